@@ -1,0 +1,27 @@
+import { ingestLatency } from './ingest-latency';
+
+/** `npm run bench -- [name ...]`: runs the named benchmarks (default: all) and writes bench/results/. */
+const BENCHMARKS: Record<string, () => Promise<void>> = {
+  'ingest-latency': ingestLatency,
+};
+
+async function main(): Promise<void> {
+  const names = process.argv.slice(2);
+  const unknown = names.filter((n) => !BENCHMARKS[n]);
+  if (unknown.length > 0) {
+    process.stderr.write(`unknown benchmark(s): ${unknown.join(', ')}; available: ${Object.keys(BENCHMARKS).join(', ')}\n`);
+    process.exit(2);
+  }
+  for (const name of names.length > 0 ? names : Object.keys(BENCHMARKS)) {
+    process.stdout.write(`running ${name}…\n`);
+    await (BENCHMARKS[name] as () => Promise<void>)();
+  }
+}
+
+main().then(
+  () => process.exit(0),
+  (err: unknown) => {
+    process.stderr.write(`${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
+    process.exit(1);
+  },
+);

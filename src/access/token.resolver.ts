@@ -1,0 +1,23 @@
+import { Arg, Ctx, ID, Mutation, Query, Resolver } from 'type-graphql';
+import { RequestContext } from '../api/context';
+import { ApiToken, NewToken, TokenInput, Viewer } from './token.graphql';
+
+@Resolver()
+export class TokenResolver {
+  @Query(() => Viewer, { description: 'Who you are and what your token may do.' })
+  viewer(@Ctx() ctx: RequestContext): Viewer {
+    const p = ctx.auth.requirePrincipal();
+    return Object.assign(new Viewer(), { tokenId: p.tokenId, principalId: p.principalId, name: p.name, grants: p.grants });
+  }
+
+  @Mutation(() => NewToken, { description: 'Issues a token (needs "admin" covering every requested pattern).' })
+  async createToken(@Arg('input', () => TokenInput) input: TokenInput, @Ctx() ctx: RequestContext): Promise<NewToken> {
+    const { token, record } = await ctx.services.tokens.createToken(ctx.auth, input);
+    return Object.assign(new NewToken(), { token, info: Object.assign(new ApiToken(), record) });
+  }
+
+  @Mutation(() => Boolean, { description: 'Revokes a token at once; true when it was live.' })
+  async revokeToken(@Arg('id', () => ID) id: string, @Ctx() ctx: RequestContext): Promise<boolean> {
+    return ctx.services.tokens.revokeToken(ctx.auth, id);
+  }
+}

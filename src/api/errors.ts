@@ -1,0 +1,92 @@
+import { GraphQLError, GraphQLFormattedError } from 'graphql';
+import { AccessException, AccessExceptionCode } from '../access/access.exception';
+import { BronzeException, BronzeExceptionCode } from '../bronze/bronze.exception';
+import { assertUnreachable } from '../common/assert-unreachable';
+
+/** The stable codes clients read in `extensions.code`. */
+export type ApiErrorCode =
+  | 'BAD_USER_INPUT'
+  | 'UNAUTHENTICATED'
+  | 'FORBIDDEN'
+  | 'NOT_FOUND'
+  | 'CONFLICT'
+  | 'LIMIT_EXCEEDED'
+  | 'INTERNAL_SERVER_ERROR';
+
+function accessCode(code: AccessExceptionCode): ApiErrorCode {
+  switch (code) {
+    case AccessExceptionCode.UNAUTHENTICATED:
+      return 'UNAUTHENTICATED';
+    case AccessExceptionCode.FORBIDDEN:
+      return 'FORBIDDEN';
+    case AccessExceptionCode.INVALID_GRANT:
+      return 'BAD_USER_INPUT';
+    case AccessExceptionCode.TOKEN_NOT_FOUND:
+      return 'NOT_FOUND';
+    default:
+      return assertUnreachable(code);
+  }
+}
+
+function bronzeCode(code: BronzeExceptionCode): ApiErrorCode {
+  switch (code) {
+    case BronzeExceptionCode.BATCH_TOO_LARGE:
+      return 'LIMIT_EXCEEDED';
+    case BronzeExceptionCode.EMPTY_BATCH:
+    case BronzeExceptionCode.INVALID_ARGUMENT:
+    case BronzeExceptionCode.INVALID_CURSOR:
+      return 'BAD_USER_INPUT';
+    default:
+      return assertUnreachable(code);
+  }
+}
+
+/** Maps a domain exception to its API code; undefined for anything unexpected. */
+export function apiCodeOf(err: unknown): { code: ApiErrorCode; reason: string } | undefined {
+  if (err instanceof AccessException) return { code: accessCode(err.code), reason: err.code };
+  if (err instanceof BronzeException) return { code: bronzeCode(err.code), reason: err.code };
+  return undefined;
+}
+
+export function apiError(code: ApiErrorCode, message: string, extra: Record<string, unknown> = {}): GraphQLError {
+  return new GraphQLError(message, { extensions: { code, ...extra } });
+}
+
+const PASS_THROUGH = new Set([
+  'GRAPHQL_PARSE_FAILED',
+  'GRAPHQL_VALIDATION_FAILED',
+  'BAD_USER_INPUT',
+  'BAD_REQUEST',
+  'PERSISTED_QUERY_NOT_FOUND',
+  'PERSISTED_QUERY_NOT_SUPPORTED',
+  'OPERATION_RESOLUTION_FAILURE',
+  'UNAUTHENTICATED',
+  'FORBIDDEN',
+  'NOT_FOUND',
+  'CONFLICT',
+  'LIMIT_EXCEEDED',
+]);
+
+/**
+ * The one place errors leave the service: domain exceptions get their code and message;
+ * GraphQL's own request errors pass through; anything else becomes INTERNAL_SERVER_ERROR with
+ * no internals shown (it is logged instead).
+ */
+export function formatApiError(formatted: GraphQLFormattedError, error: unknown, log: (msg: string, err: unknown) => void): GraphQLFormattedError {
+  const original = error instanceof GraphQLError ? (error.originalError ?? error) : error;
+  const mapped = apiCodeOf(original);
+  if (mapped) {
+    return { ...formatted, message: (original as Error).message, extensions: { code: mapped.code, reason: mapped.reason } };
+  }
+  const code = formatted.extensions?.code;
+  if (typeof code === 'string' && PASS_THROUGH.has(code)) {
+    const { stacktrace: _stack, ...extensions } = formatted.extensions ?? {};
+    return { ...formatted, extensions };
+  }
+  if (original instanceof GraphQLError && original.extensions?.code === undefined && !(original.originalError)) {
+    // Validation and coercion errors thrown by graphql-js itself carry no code.
+    return { ...formatted, extensions: { code: 'BAD_USER_INPUT' } };
+  }
+  log('unexpected error', original);
+  return { message: 'internal error: the service logged the details', locations: formatted.locations, path: formatted.path, extensions: { code: 'INTERNAL_SERVER_ERROR' } };
+}

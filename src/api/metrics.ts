@@ -1,0 +1,40 @@
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { DataSource } from 'typeorm';
+import { IngestOutcome } from '../bronze/event.types';
+
+/** Prometheus metrics of one process; `/metrics` renders `registry`. */
+export class AppMetrics {
+  readonly registry = new Registry();
+  readonly httpRequests = new Counter({ name: 'medallion_http_requests_total', help: 'HTTP requests by route and status', labelNames: ['route', 'status'], registers: [this.registry] });
+  readonly graphqlOperations = new Counter({ name: 'medallion_graphql_operations_total', help: 'GraphQL operations by type and outcome', labelNames: ['type', 'outcome'], registers: [this.registry] });
+  readonly graphqlSeconds = new Histogram({ name: 'medallion_graphql_operation_seconds', help: 'GraphQL operation latency', labelNames: ['type'], buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5], registers: [this.registry] });
+  readonly ingested = new Counter({ name: 'medallion_ingest_events_total', help: 'Submitted events by result', labelNames: ['status'], registers: [this.registry] });
+
+  constructor(ds: DataSource) {
+    collectDefaultMetrics({ register: this.registry, prefix: 'medallion_' });
+    new Gauge({
+      name: 'medallion_outbox_pending',
+      help: 'Outbox rows not yet projected to Neo4j',
+      registers: [this.registry],
+      async collect() {
+        const [row] = (await ds.query(`SELECT count(*)::int AS n, coalesce(extract(epoch FROM now() - min(created_at)), 0)::float AS age FROM ops.outbox WHERE processed_at IS NULL`)) as Array<{ n: number; age: number }>;
+        this.set(row?.n ?? 0);
+        outboxAge.set(row?.age ?? 0);
+      },
+    });
+    const outboxAge = new Gauge({ name: 'medallion_outbox_oldest_pending_seconds', help: 'Age of the oldest unprojected outbox row', registers: [this.registry] });
+    new Gauge({
+      name: 'medallion_derivation_pending',
+      help: 'Events waiting for Silver derivation',
+      registers: [this.registry],
+      async collect() {
+        const [row] = (await ds.query(`SELECT count(*)::int AS n FROM ops.derivation_queue WHERE status = 'pending'`)) as Array<{ n: number }>;
+        this.set(row?.n ?? 0);
+      },
+    });
+  }
+
+  observeIngest(outcomes: readonly IngestOutcome[]): void {
+    for (const o of outcomes) this.ingested.inc({ status: o.status });
+  }
+}

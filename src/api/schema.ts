@@ -1,0 +1,28 @@
+import 'reflect-metadata';
+import { GraphQLSchema, lexicographicSortSchema, printSchema } from 'graphql';
+import { DateTimeResolver } from 'graphql-scalars';
+import { buildSchema } from 'type-graphql';
+import { TokenResolver } from '../access/token.resolver';
+import { EventResolver } from '../bronze/event.resolver';
+import { GraphResolver } from '../graph/graph.resolver';
+import { createAppPubSub } from '../infra/pubsub/topics';
+
+export const resolvers = [EventResolver, GraphResolver, TokenResolver] as const;
+
+/** The one GraphQL schema, built from the code-first resolvers. */
+export async function buildAppSchema(): Promise<GraphQLSchema> {
+  return buildSchema({
+    resolvers,
+    scalarsMap: [{ type: Date, scalar: DateTimeResolver }],
+    // Subscriptions resolve their own sources (ctx.services.pubSub); type-graphql still wants one.
+    pubSub: createAppPubSub(),
+    validate: false,
+    emitSchemaFile: false,
+  });
+}
+
+/** `schema.graphql` as committed: sorted so the file diffs cleanly. */
+export async function printAppSchema(): Promise<string> {
+  const header = '# Generated from the code by `npm run schema:emit`. Do not edit by hand.\n\n';
+  return header + printSchema(lexicographicSortSchema(await buildAppSchema())) + '\n';
+}

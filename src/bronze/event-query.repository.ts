@@ -1,0 +1,103 @@
+import { DataSource } from 'typeorm';
+import { EVENT_COLUMNS, toBronzeEvent } from './event.repository';
+import { BronzeEvent, EventKind } from './event.types';
+
+export interface EventListFilter {
+  sources?: readonly string[] | null;
+  kinds?: readonly EventKind[] | null;
+  conversationId?: string | null;
+  sessionId?: string | null;
+  /** occurredAt >= from */
+  from?: Date | null;
+  /** occurredAt < to */
+  to?: Date | null;
+  /** case-insensitive substring of content */
+  contains?: string | null;
+}
+
+/** Position after which a page starts: (occurred_at in epoch microseconds, id). */
+export interface EventPosition {
+  occurredAtMicros: string;
+  id: string;
+}
+
+export interface Watermark {
+  namespace: string;
+  source: string;
+  lastSourceEventId: string;
+  lastOccurredAt: Date;
+  lastIngestedAt: Date;
+  eventCount: number;
+}
+
+const escapeLike = (s: string): string => s.replace(/[\\%_]/g, (c) => `\\${c}`);
+
+/** Read-side SQL for Bronze: filtered pages, conversations, tool-call links, watermarks. */
+export class EventQueryRepository {
+  constructor(private readonly ds: DataSource) {}
+
+  /** One page in (occurred_at, id) order, `limit` rows after `after`; each with its position. */
+  async list(namespace: string, filter: EventListFilter, limit: number, after?: EventPosition): Promise<Array<{ event: BronzeEvent; position: EventPosition }>> {
+    const where = ['e.namespace = $1'];
+    const params: unknown[] = [namespace];
+    const add = (sql: (p: string) => string, value: unknown) => {
+      params.push(value);
+      where.push(sql(`$${params.length}`));
+    };
+    if (filter.sources?.length) add((p) => `e.source = ANY(${p}::text[])`, filter.sources);
+    if (filter.kinds?.length) add((p) => `e.kind = ANY(${p}::text[])`, filter.kinds);
+    if (filter.conversationId) add((p) => `e.conversation_id = ${p}`, filter.conversationId);
+    if (filter.sessionId) add((p) => `e.session_id = ${p}`, filter.sessionId);
+    if (filter.from) add((p) => `e.occurred_at >= ${p}`, filter.from);
+    if (filter.to) add((p) => `e.occurred_at < ${p}`, filter.to);
+    if (filter.contains) add((p) => `e.content ILIKE '%' || ${p} || '%'`, escapeLike(filter.contains));
+    if (after) {
+      params.push(after.occurredAtMicros, after.id);
+      where.push(`(e.occurred_at, e.id) > (timestamptz 'epoch' + $${params.length - 1}::bigint * interval '1 microsecond', $${params.length}::uuid)`);
+    }
+    params.push(limit);
+    const rows: Array<Parameters<typeof toBronzeEvent>[0] & { pos_us: string }> = await this.ds.query(
+      `SELECT ${EVENT_COLUMNS}, ((extract(epoch FROM e.occurred_at) * 1000000)::bigint)::text AS pos_us
+         FROM bronze.events e
+        WHERE ${where.join(' AND ')}
+        ORDER BY e.occurred_at, e.id
+        LIMIT $${params.length}`,
+      params,
+    );
+    return rows.map((r) => ({ event: toBronzeEvent(r), position: { occurredAtMicros: r.pos_us, id: r.id } }));
+  }
+
+  /** A conversation in order: sequenceNum (unnumbered last), then occurredAt, then id. */
+  async conversation(namespace: string, conversationId: string, limit: number): Promise<BronzeEvent[]> {
+    const rows = await this.ds.query(
+      `SELECT ${EVENT_COLUMNS} FROM bronze.events e
+        WHERE e.namespace = $1 AND e.conversation_id = $2
+        ORDER BY e.sequence_num NULLS LAST, e.occurred_at, e.id
+        LIMIT $3`,
+      [namespace, conversationId, limit],
+    );
+    return rows.map(toBronzeEvent);
+  }
+
+  /** Tool calls and results sharing these (namespace, toolCallId) pairs, in one round trip. */
+  async byToolCallIds(keys: ReadonlyArray<{ namespace: string; toolCallId: string }>): Promise<BronzeEvent[]> {
+    if (keys.length === 0) return [];
+    const rows = await this.ds.query(
+      `SELECT ${EVENT_COLUMNS} FROM bronze.events e
+         JOIN unnest($1::text[], $2::text[]) AS k(namespace, tool_call_id)
+           ON e.namespace = k.namespace AND e.tool_call_id = k.tool_call_id
+        ORDER BY e.occurred_at, e.id`,
+      [keys.map((k) => k.namespace), keys.map((k) => k.toolCallId)],
+    );
+    return rows.map(toBronzeEvent);
+  }
+
+  async watermark(namespace: string, source: string): Promise<Watermark | undefined> {
+    const rows: Array<{ namespace: string; source: string; last_source_event_id: string; last_occurred_at: Date; last_ingested_at: Date; event_count: string }> =
+      await this.ds.query(`SELECT * FROM ops.watermarks WHERE namespace = $1 AND source = $2`, [namespace, source]);
+    const r = rows[0];
+    return r
+      ? { namespace: r.namespace, source: r.source, lastSourceEventId: r.last_source_event_id, lastOccurredAt: r.last_occurred_at, lastIngestedAt: r.last_ingested_at, eventCount: Number(r.event_count) }
+      : undefined;
+  }
+}

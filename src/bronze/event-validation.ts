@@ -1,0 +1,153 @@
+import { isValidNamespace, NAMESPACE_RULE } from '../common/namespace';
+import { eventChecksum } from './checksum';
+import { toolCallIdOf } from './tool-call';
+import { EventKind, EventSubmission, NormalizedEvent, RejectCode, Role } from './event.types';
+
+export interface IngestLimits {
+  maxContentBytes: number;
+  maxPayloadBytes: number;
+}
+
+export type Validation = { ok: true; event: NormalizedEvent } | { ok: false; code: RejectCode; reason: string };
+
+// Partitions are monthly; these bounds keep typos (year 20025) out while allowing history and plans.
+const MIN_TIME = Date.UTC(1900, 0, 1);
+const MAX_TIME = Date.UTC(2200, 0, 1);
+const KINDS = new Set<string>(Object.values(EventKind));
+const ROLES = new Set<string>(Object.values(Role));
+const KIND_NAMES = Object.keys(EventKind).join(', ');
+const ROLE_NAMES = Object.keys(Role).join(', ');
+
+const reject = (code: RejectCode, reason: string): Validation => ({ ok: false, code, reason });
+
+function text(value: unknown, field: string, max: number, required: boolean): { value: string | null } | Validation {
+  if (value === undefined || value === null) {
+    return required ? reject(RejectCode.MISSING_FIELD, `${field} is required`) : { value: null };
+  }
+  if (typeof value !== 'string') return reject(RejectCode.INVALID_FIELD, `${field} must be a string`);
+  if (required && value.trim() === '') return reject(RejectCode.MISSING_FIELD, `${field} must not be empty`);
+  if (value.length > max) return reject(RejectCode.INVALID_FIELD, `${field} is longer than ${max} characters`);
+  if (/[\u0000-\u001f\u007f]/.test(value)) return reject(RejectCode.INVALID_FIELD, `${field} must not contain control characters`);
+  return { value };
+}
+
+/** Accepts an enum's GraphQL name (MESSAGE) or stored value (message). */
+function enumValue<T extends string>(value: unknown, values: Set<string>, byName: Record<string, T>): T | undefined {
+  if (typeof value !== 'string') return undefined;
+  if (values.has(value)) return value as T;
+  return byName[value];
+}
+
+/**
+ * Checks one submission and normalises it (enum values, time, payload text, checksum).
+ * Pure: `now` is passed in. Every rejection names the field and what would be accepted.
+ */
+export function validateSubmission(input: EventSubmission, limits: IngestLimits, now: Date): Validation {
+  if (typeof input !== 'object' || input === null) return reject(RejectCode.INVALID_FIELD, 'an event must be an object');
+  if (typeof input.namespace !== 'string' || input.namespace === '') return reject(RejectCode.MISSING_FIELD, 'namespace is required');
+  if (!isValidNamespace(input.namespace)) {
+    return reject(RejectCode.INVALID_NAMESPACE, `invalid namespace ${JSON.stringify(input.namespace.slice(0, 80))}: ${NAMESPACE_RULE}`);
+  }
+  const fields: Record<string, string | null> = {};
+  for (const [field, max, required] of [
+    ['source', 200, true],
+    ['sourceEventId', 512, true],
+    ['provenanceRoot', 2048, false],
+    ['conversationId', 512, false],
+    ['sessionId', 512, false],
+    ['actor', 512, false],
+  ] as const) {
+    const r = text((input as unknown as Record<string, unknown>)[field], field, max, required);
+    if ('ok' in r) return r;
+    fields[field] = r.value;
+  }
+  if (fields.provenanceRoot !== null && !/^[A-Za-z][A-Za-z0-9+.-]*:\S+$/.test(fields.provenanceRoot as string)) {
+    return reject(RejectCode.INVALID_FIELD, 'provenanceRoot must be a URI with a scheme, e.g. https://… or slack://…');
+  }
+
+  const kind = enumValue(input.kind, KINDS, EventKind as unknown as Record<string, EventKind>);
+  if (input.kind === undefined || input.kind === null) return reject(RejectCode.MISSING_FIELD, `kind is required (one of ${KIND_NAMES})`);
+  if (!kind) return reject(RejectCode.INVALID_ENUM, `unknown kind ${JSON.stringify(input.kind)}: use one of ${KIND_NAMES}`);
+  let role: Role | null = null;
+  if (input.role !== undefined && input.role !== null) {
+    const r = enumValue(input.role, ROLES, Role as unknown as Record<string, Role>);
+    if (!r) return reject(RejectCode.INVALID_ENUM, `unknown role ${JSON.stringify(input.role)}: use one of ${ROLE_NAMES}`);
+    role = r;
+  }
+
+  const seq = input.sequenceNum;
+  if (seq !== undefined && seq !== null && (!Number.isInteger(seq) || seq < 0 || seq > 2_147_483_647)) {
+    return reject(RejectCode.INVALID_FIELD, 'sequenceNum must be an integer between 0 and 2147483647');
+  }
+
+  const content: unknown = input.content;
+  const hasPayload = input.rawPayload !== undefined && input.rawPayload !== null;
+  if (content === undefined || content === null) return reject(RejectCode.MISSING_FIELD, 'content is required');
+  if (typeof content !== 'string') return reject(RejectCode.INVALID_FIELD, 'content must be a string');
+  if (content === '' && !hasPayload) return reject(RejectCode.MISSING_FIELD, 'content must not be empty (or send a rawPayload with it)');
+  if (content.includes('\u0000')) {
+    return reject(RejectCode.INVALID_FIELD, 'content contains NUL (\\u0000) characters, which cannot be stored as text; encode binary data (e.g. base64)');
+  }
+  if (!content.isWellFormed()) return reject(RejectCode.INVALID_FIELD, 'content contains unpaired UTF-16 surrogates and is not valid Unicode');
+  const contentBytes = Buffer.byteLength(content, 'utf8');
+  if (contentBytes > limits.maxContentBytes) {
+    return reject(RejectCode.CONTENT_TOO_LARGE, `content is ${contentBytes} bytes; the limit is ${limits.maxContentBytes} (MAX_CONTENT_BYTES): split it into several events`);
+  }
+
+  let rawPayloadText: string | null = null;
+  if (hasPayload) {
+    try {
+      rawPayloadText = JSON.stringify(input.rawPayload);
+    } catch (err) {
+      return reject(RejectCode.INVALID_FIELD, `rawPayload is not serialisable JSON: ${(err as Error).message}`);
+    }
+    const payloadBytes = Buffer.byteLength(rawPayloadText, 'utf8');
+    if (payloadBytes > limits.maxPayloadBytes) {
+      return reject(RejectCode.PAYLOAD_TOO_LARGE, `rawPayload is ${payloadBytes} bytes as JSON; the limit is ${limits.maxPayloadBytes} (MAX_PAYLOAD_BYTES)`);
+    }
+  }
+
+  let occurredAt = now;
+  const occurredAtGiven = input.occurredAt !== undefined && input.occurredAt !== null;
+  if (occurredAtGiven) {
+    const t = input.occurredAt instanceof Date ? input.occurredAt : new Date(String(input.occurredAt));
+    if (Number.isNaN(t.getTime())) {
+      return reject(RejectCode.INVALID_TIMESTAMP, `occurredAt ${JSON.stringify(input.occurredAt)} is not a date-time; use ISO-8601 such as 2026-11-29T12:00:00Z`);
+    }
+    if (t.getTime() < MIN_TIME || t.getTime() >= MAX_TIME) {
+      return reject(RejectCode.INVALID_TIMESTAMP, `occurredAt ${t.toISOString()} is outside the accepted range 1900-01-01 to 2199-12-31`);
+    }
+    occurredAt = t;
+  }
+
+  const normalized = {
+    namespace: input.namespace,
+    source: fields.source as string,
+    sourceEventId: fields.sourceEventId as string,
+    provenanceRoot: fields.provenanceRoot,
+    kind,
+    conversationId: fields.conversationId,
+    sessionId: fields.sessionId,
+    sequenceNum: seq ?? null,
+    role,
+    actor: fields.actor,
+    content,
+    rawPayloadText,
+    toolCallId: toolCallIdOf(kind, input.rawPayload),
+    occurredAt,
+    occurredAtGiven,
+  };
+  const checksum = eventChecksum({
+    kind,
+    content,
+    rawPayload: hasPayload ? input.rawPayload : null,
+    provenanceRoot: normalized.provenanceRoot,
+    conversationId: normalized.conversationId,
+    sessionId: normalized.sessionId,
+    sequenceNum: normalized.sequenceNum,
+    role,
+    actor: normalized.actor,
+    occurredAt: occurredAtGiven ? occurredAt.toISOString() : null,
+  });
+  return { ok: true, event: { ...normalized, checksum } };
+}

@@ -1,0 +1,194 @@
+import { randomUUID } from 'node:crypto';
+import { DataSource } from 'typeorm';
+import { BronzeEvent, DerivationStatus, EventKind, NormalizedEvent, Role } from './event.types';
+
+interface EventRow {
+  id: string;
+  namespace: string;
+  source: string;
+  source_event_id: string;
+  provenance_root: string | null;
+  kind: string;
+  conversation_id: string | null;
+  session_id: string | null;
+  sequence_num: number | null;
+  role: string | null;
+  actor: string | null;
+  content: string;
+  raw_payload_text: string | null;
+  tool_call_id: string | null;
+  checksum: string;
+  occurred_at: Date;
+  ingested_at: Date;
+  derivation_status: string | null;
+}
+
+export const EVENT_COLUMNS = `e.id, e.namespace, e.source, e.source_event_id, e.provenance_root, e.kind, e.conversation_id,
+  e.session_id, e.sequence_num, e.role, e.actor, e.content, e.raw_payload::text AS raw_payload_text, e.tool_call_id, e.checksum,
+  e.occurred_at, e.ingested_at,
+  (SELECT upper(q.status) FROM ops.derivation_queue q WHERE q.event_id = e.id) AS derivation_status`;
+
+export function toBronzeEvent(r: EventRow): BronzeEvent {
+  return {
+    id: r.id,
+    namespace: r.namespace,
+    source: r.source,
+    sourceEventId: r.source_event_id,
+    provenanceRoot: r.provenance_root,
+    kind: r.kind as EventKind,
+    conversationId: r.conversation_id,
+    sessionId: r.session_id,
+    sequenceNum: r.sequence_num,
+    role: r.role as Role | null,
+    actor: r.actor,
+    content: r.content,
+    rawPayloadText: r.raw_payload_text,
+    toolCallId: r.tool_call_id,
+    checksum: r.checksum,
+    occurredAt: r.occurred_at,
+    ingestedAt: r.ingested_at,
+    derivationStatus: (r.derivation_status as DerivationStatus | null) ?? DerivationStatus.PENDING,
+  };
+}
+
+export interface EventKey {
+  namespace: string;
+  source: string;
+  sourceEventId: string;
+}
+
+export const keyString = (k: EventKey): string => JSON.stringify([k.namespace, k.source, k.sourceEventId]);
+
+const monthOf = (d: Date): string => `${d.getUTCFullYear().toString().padStart(4, '0')}-${String(d.getUTCMonth() + 1).padStart(2, '0')}-01`;
+
+/**
+ * SQL for Bronze events. Inserting a batch is one statement: key claims, events, derivation queue,
+ * outbox, watermarks and the NOTIFY for subscribers all commit together or not at all.
+ */
+export class EventRepository {
+  private readonly knownPartitions = new Set<string>();
+
+  constructor(private readonly ds: DataSource) {}
+
+  /** Creates the monthly partitions these events need (cached per process). */
+  async ensurePartitions(events: readonly NormalizedEvent[]): Promise<void> {
+    const months = [...new Set(events.map((e) => monthOf(e.occurredAt)))].filter((m) => !this.knownPartitions.has(m));
+    if (months.length === 0) return;
+    await this.ds.query(`SELECT bronze.ensure_event_partition(m) FROM unnest($1::date[]) AS m ORDER BY m`, [months]);
+    months.forEach((m) => this.knownPartitions.add(m));
+  }
+
+  /**
+   * Inserts the events whose keys are not taken yet (keys must be unique within the batch).
+   * Returns the new events by key; keys missing from the result already existed.
+   */
+  async insertNew(events: readonly NormalizedEvent[]): Promise<Map<string, BronzeEvent>> {
+    if (events.length === 0) return new Map();
+    await this.ensurePartitions(events);
+    // Sorted by key so concurrent batches take row locks in the same order (no deadlocks).
+    const rows = [...events].sort((a, b) => (keyString(a) < keyString(b) ? -1 : keyString(a) > keyString(b) ? 1 : 0));
+    const ids = rows.map(() => randomUUID());
+    const col = <T>(f: (e: NormalizedEvent) => T): T[] => rows.map(f);
+    const result: Array<{ id: string; ingested_at: Date }> = await this.ds.query(
+      `WITH input AS (
+         SELECT * FROM unnest($1::uuid[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[],
+                              $9::int[], $10::text[], $11::text[], $12::text[], $13::text[], $14::text[], $15::timestamptz[], $16::text[])
+                  WITH ORDINALITY AS t(id, namespace, source, source_event_id, provenance_root, kind, conversation_id, session_id,
+                                       sequence_num, role, actor, content, raw_payload, checksum, occurred_at, tool_call_id, ord)
+       ), new_keys AS (
+         INSERT INTO bronze.event_keys (namespace, source, source_event_id, event_id, occurred_at, checksum)
+         SELECT namespace, source, source_event_id, id, occurred_at, checksum FROM input ORDER BY ord
+         ON CONFLICT DO NOTHING
+         RETURNING event_id
+       ), ins AS (
+         INSERT INTO bronze.events (id, namespace, source, source_event_id, provenance_root, kind, conversation_id, session_id,
+                                    sequence_num, role, actor, content, raw_payload, tool_call_id, checksum, occurred_at)
+         SELECT i.id, i.namespace, i.source, i.source_event_id, i.provenance_root, i.kind, i.conversation_id, i.session_id,
+                i.sequence_num, i.role, i.actor, i.content, i.raw_payload::json, i.tool_call_id, i.checksum, i.occurred_at
+           FROM input i JOIN new_keys k ON k.event_id = i.id
+         RETURNING id, namespace, source, source_event_id, kind, conversation_id, sequence_num, occurred_at, ingested_at
+       ), queued AS (
+         INSERT INTO ops.derivation_queue (event_id, namespace, occurred_at, conversation_id, sequence_num)
+         SELECT id, namespace, occurred_at, conversation_id, sequence_num FROM ins
+       ), outboxed AS (
+         INSERT INTO ops.outbox (namespace, aggregate_type, aggregate_id, op, payload)
+         SELECT namespace, 'event', id::text, 'upsert',
+                jsonb_build_object('id', id, 'namespace', namespace, 'source', source, 'kind', kind,
+                                   'conversationId', conversation_id, 'occurredAt', occurred_at, 'ingestedAt', ingested_at)
+           FROM ins ORDER BY occurred_at, id
+       ), marks AS (
+         INSERT INTO ops.watermarks AS w (namespace, source, last_source_event_id, last_occurred_at, last_ingested_at, event_count)
+         SELECT DISTINCT ON (namespace, source) namespace, source, source_event_id, occurred_at, ingested_at,
+                count(*) OVER (PARTITION BY namespace, source)
+           FROM ins ORDER BY namespace, source, occurred_at DESC, source_event_id DESC
+         ON CONFLICT (namespace, source) DO UPDATE SET
+           last_source_event_id = CASE WHEN (EXCLUDED.last_occurred_at, EXCLUDED.last_source_event_id) >= (w.last_occurred_at, w.last_source_event_id)
+                                       THEN EXCLUDED.last_source_event_id ELSE w.last_source_event_id END,
+           last_occurred_at = GREATEST(w.last_occurred_at, EXCLUDED.last_occurred_at),
+           last_ingested_at = GREATEST(w.last_ingested_at, EXCLUDED.last_ingested_at),
+           event_count = w.event_count + EXCLUDED.event_count
+       ), notified AS (
+         SELECT pg_notify('medallion_events', json_build_object('id', id, 'namespace', namespace)::text) FROM ins
+       )
+       SELECT id, ingested_at, (SELECT count(*) FROM notified) AS notified FROM ins`,
+      [
+        ids,
+        col((e) => e.namespace),
+        col((e) => e.source),
+        col((e) => e.sourceEventId),
+        col((e) => e.provenanceRoot),
+        col((e) => e.kind),
+        col((e) => e.conversationId),
+        col((e) => e.sessionId),
+        col((e) => e.sequenceNum),
+        col((e) => e.role),
+        col((e) => e.actor),
+        col((e) => e.content),
+        col((e) => e.rawPayloadText),
+        col((e) => e.checksum),
+        col((e) => e.occurredAt),
+        col((e) => e.toolCallId),
+      ],
+    );
+    const ingestedAt = new Map(result.map((r) => [r.id, r.ingested_at]));
+    const created = new Map<string, BronzeEvent>();
+    rows.forEach((e, i) => {
+      const id = ids[i] as string;
+      const at = ingestedAt.get(id);
+      if (at) {
+        const { occurredAtGiven: _given, ...stored } = e;
+        created.set(keyString(e), { ...stored, id, ingestedAt: at, derivationStatus: DerivationStatus.PENDING });
+      }
+    });
+    return created;
+  }
+
+  /** The stored events for these idempotency keys (one round trip). */
+  async findByKeys(keys: readonly EventKey[]): Promise<Map<string, BronzeEvent>> {
+    if (keys.length === 0) return new Map();
+    const rows: EventRow[] = await this.ds.query(
+      `SELECT ${EVENT_COLUMNS}
+         FROM unnest($1::text[], $2::text[], $3::text[]) AS k(namespace, source, source_event_id)
+         JOIN bronze.event_keys ek USING (namespace, source, source_event_id)
+         JOIN bronze.events e ON e.id = ek.event_id AND e.occurred_at = ek.occurred_at`,
+      [keys.map((k) => k.namespace), keys.map((k) => k.source), keys.map((k) => k.sourceEventId)],
+    );
+    return new Map(rows.map((r) => [keyString({ namespace: r.namespace, source: r.source, sourceEventId: r.source_event_id }), toBronzeEvent(r)]));
+  }
+
+  /** Events by id, in any namespace: callers filter by grants. One round trip. */
+  async findByIds(ids: readonly string[]): Promise<BronzeEvent[]> {
+    const valid = ids.filter((id) => UUID.test(id));
+    if (valid.length === 0) return [];
+    const rows: EventRow[] = await this.ds.query(
+      `SELECT ${EVENT_COLUMNS}
+         FROM bronze.event_keys ek
+         JOIN bronze.events e ON e.id = ek.event_id AND e.occurred_at = ek.occurred_at
+        WHERE ek.event_id = ANY($1::uuid[])`,
+      [valid],
+    );
+    return rows.map(toBronzeEvent);
+  }
+}
+
+export const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;

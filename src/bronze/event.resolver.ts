@@ -1,0 +1,104 @@
+import { filter, pipe } from '@graphql-yoga/subscription';
+import { Arg, Ctx, FieldResolver, ID, Int, Mutation, Query, Resolver, Root, Subscription } from 'type-graphql';
+import { Capability } from '../access/capability';
+import { RequestContext } from '../api/context';
+import { EventIngestedMessage } from '../infra/pubsub/topics';
+import { ConnectionPageInfo, Event, EventConnection, EventEdge, EventFilter, EventInput, IngestResult, Watermark } from './event.graphql';
+import { EventKind, IngestOutcome, IngestStatus } from './event.types';
+
+const toResult = (o: IngestOutcome): IngestResult =>
+  Object.assign(new IngestResult(), {
+    index: o.index,
+    status: o.status,
+    event: o.event ? Event.from(o.event) : null,
+    code: o.status === IngestStatus.REJECTED ? o.code : null,
+    reason: o.status === IngestStatus.REJECTED ? o.reason : null,
+  });
+
+@Resolver(() => Event)
+export class EventResolver {
+  @Mutation(() => IngestResult, { description: 'Stores one event in Bronze (needs "ingest" on its namespace).' })
+  async ingestEvent(@Arg('input', () => EventInput) input: EventInput, @Ctx() ctx: RequestContext): Promise<IngestResult> {
+    return toResult(await ctx.services.ingest.ingestOne(ctx.auth, input));
+  }
+
+  @Mutation(() => [IngestResult], { description: 'Stores a batch (up to MAX_BATCH_SIZE); one result per item, in input order.' })
+  async ingestEvents(@Arg('input', () => [EventInput]) input: EventInput[], @Ctx() ctx: RequestContext): Promise<IngestResult[]> {
+    return (await ctx.services.ingest.ingestBatch(ctx.auth, input)).map(toResult);
+  }
+
+  @Query(() => Event, { nullable: true, description: 'An event by id; null when missing or outside your grants ("read").' })
+  async event(@Arg('id', () => ID) id: string, @Ctx() ctx: RequestContext): Promise<Event | null> {
+    const e = await ctx.services.events.getVisible(ctx.auth, id, (k) => ctx.loaders.eventById.load(k));
+    return e ? Event.from(e) : null;
+  }
+
+  @Query(() => EventConnection, { description: "A namespace's events in (occurredAt, id) order, filtered and paged (needs \"list\")." })
+  async events(
+    @Arg('namespace', () => String) namespace: string,
+    @Arg('filter', () => EventFilter, { nullable: true }) filter: EventFilter | null,
+    @Arg('first', () => Int, { nullable: true, description: 'Page size (default 50, at most MAX_PAGE_SIZE).' }) first: number | null,
+    @Arg('after', () => String, { nullable: true }) after: string | null,
+    @Ctx() ctx: RequestContext,
+  ): Promise<EventConnection> {
+    const page = await ctx.services.events.list(ctx.auth, namespace, filter ?? {}, first, after);
+    return Object.assign(new EventConnection(), {
+      edges: page.edges.map((e) => Object.assign(new EventEdge(), { cursor: e.cursor, node: Event.from(e.node) })),
+      pageInfo: Object.assign(new ConnectionPageInfo(), { hasNextPage: page.hasNextPage, endCursor: page.endCursor }),
+    });
+  }
+
+  @Query(() => [Event], { description: 'A conversation in order: sequenceNum, then occurredAt (needs "read").' })
+  async conversation(
+    @Arg('namespace', () => String) namespace: string,
+    @Arg('conversationId', () => String) conversationId: string,
+    @Arg('limit', () => Int, { nullable: true, description: 'At most this many events (default and maximum 10000).' }) limit: number | null,
+    @Ctx() ctx: RequestContext,
+  ): Promise<Event[]> {
+    return (await ctx.services.events.conversation(ctx.auth, namespace, conversationId, limit)).map(Event.from);
+  }
+
+  @Query(() => Watermark, { nullable: true, description: 'Where ingestion from a source stands; null before its first event (needs "ingest" or "read").' })
+  async watermark(@Arg('namespace', () => String) namespace: string, @Arg('source', () => String) source: string, @Ctx() ctx: RequestContext): Promise<Watermark | null> {
+    const w = await ctx.services.events.watermark(ctx.auth, namespace, source);
+    return w ? Object.assign(new Watermark(), w) : null;
+  }
+
+  @FieldResolver(() => Event, { nullable: true, description: 'For a TOOL_RESULT: the TOOL_CALL it answers.' })
+  async toolCall(@Root() event: Event, @Ctx() ctx: RequestContext): Promise<Event | null> {
+    if (event.kind !== EventKind.TOOL_RESULT || !event.toolCallId) return null;
+    const linked = await ctx.loaders.toolEvents.load({ namespace: event.namespace, toolCallId: event.toolCallId });
+    const call = linked.find((e) => e.kind === EventKind.TOOL_CALL);
+    return call ? Event.from(call) : null;
+  }
+
+  @FieldResolver(() => [Event], { description: 'For a TOOL_CALL: its TOOL_RESULTs, oldest first.' })
+  async toolResults(@Root() event: Event, @Ctx() ctx: RequestContext): Promise<Event[]> {
+    if (event.kind !== EventKind.TOOL_CALL || !event.toolCallId) return [];
+    const linked = await ctx.loaders.toolEvents.load({ namespace: event.namespace, toolCallId: event.toolCallId });
+    return linked.filter((e) => e.kind === EventKind.TOOL_RESULT).map(Event.from);
+  }
+
+  @Subscription(() => Event, {
+    description: 'Every event stored in the namespace from now on (needs "read" on it).',
+    subscribe: ({ args, context }) => {
+      const ctx = context as RequestContext;
+      const namespace = (args as { namespace: string }).namespace;
+      ctx.auth.require(Capability.READ, namespace);
+      return pipe(
+        ctx.services.pubSub.subscribe('EVENT_INGESTED'),
+        filter((m: EventIngestedMessage) => m.namespace === namespace),
+      );
+    },
+  })
+  async eventIngested(
+    @Root() message: EventIngestedMessage,
+    @Arg('namespace', () => String) _namespace: string,
+    @Ctx() ctx: RequestContext,
+  ): Promise<Event> {
+    // Read fresh (no loader cache across messages) and re-check the grant for this namespace.
+    const e = await ctx.services.events.getVisible(ctx.auth, message.id);
+    if (!e) throw new Error(`event ${message.id} is not readable`);
+    return Event.from(e);
+  }
+}

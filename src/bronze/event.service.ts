@@ -1,0 +1,73 @@
+import { AuthContext } from '../access/auth-context';
+import { Capability } from '../access/capability';
+import { AccessException, AccessExceptionCode } from '../access/access.exception';
+import { BronzeException, BronzeExceptionCode } from './bronze.exception';
+import { decodeCursor, encodeCursor } from './cursor';
+import { EventListFilter, EventQueryRepository, Watermark } from './event-query.repository';
+import { EventRepository } from './event.repository';
+import { BronzeEvent } from './event.types';
+
+export interface EventPage {
+  edges: Array<{ cursor: string; node: BronzeEvent }>;
+  hasNextPage: boolean;
+  endCursor: string | null;
+}
+
+export interface EventReadLimits {
+  maxPageSize: number;
+  maxConversationEvents: number;
+}
+
+/** Reads Bronze events on behalf of a caller; never returns what the caller's grants do not cover. */
+export class EventService {
+  constructor(
+    private readonly events: EventRepository,
+    private readonly queries: EventQueryRepository,
+    private readonly limits: EventReadLimits,
+  ) {}
+
+  /**
+   * The event with this id, or null when it does not exist or the caller lacks `read` on its
+   * namespace: both look the same, so ids cannot be used to probe other namespaces.
+   */
+  async getVisible(auth: AuthContext, id: string, load?: (id: string) => Promise<BronzeEvent | null>): Promise<BronzeEvent | null> {
+    auth.requirePrincipal();
+    const event = load ? await load(id) : ((await this.events.findByIds([id]))[0] ?? null);
+    return event && auth.can(Capability.READ, event.namespace) ? event : null;
+  }
+
+  /** A page of a namespace's events in (occurredAt, id) order; needs `list`. */
+  async list(auth: AuthContext, namespace: string, filter: EventListFilter, first: number | null | undefined, after: string | null | undefined): Promise<EventPage> {
+    auth.require(Capability.LIST, namespace);
+    const size = first ?? 50;
+    if (!Number.isInteger(size) || size < 1 || size > this.limits.maxPageSize) {
+      throw new BronzeException(BronzeExceptionCode.INVALID_ARGUMENT, `first must be between 1 and ${this.limits.maxPageSize} (MAX_PAGE_SIZE)`);
+    }
+    if (filter.from && filter.to && filter.from >= filter.to) {
+      throw new BronzeException(BronzeExceptionCode.INVALID_ARGUMENT, 'filter.from must be before filter.to');
+    }
+    const rows = await this.queries.list(namespace, filter, size + 1, after ? decodeCursor(after) : undefined);
+    const page = rows.slice(0, size);
+    const edges = page.map((r) => ({ cursor: encodeCursor(r.position), node: r.event }));
+    return { edges, hasNextPage: rows.length > size, endCursor: edges.at(-1)?.cursor ?? null };
+  }
+
+  /** A conversation in order (needs `read`). */
+  async conversation(auth: AuthContext, namespace: string, conversationId: string, limit: number | null | undefined): Promise<BronzeEvent[]> {
+    auth.require(Capability.READ, namespace);
+    const n = limit ?? this.limits.maxConversationEvents;
+    if (!Number.isInteger(n) || n < 1 || n > this.limits.maxConversationEvents) {
+      throw new BronzeException(BronzeExceptionCode.INVALID_ARGUMENT, `limit must be between 1 and ${this.limits.maxConversationEvents}`);
+    }
+    return this.queries.conversation(namespace, conversationId, n);
+  }
+
+  /** Where a connector left off; `ingest` or `read` on the namespace. */
+  async watermark(auth: AuthContext, namespace: string, source: string): Promise<Watermark | null> {
+    const principal = auth.requirePrincipal();
+    if (!auth.can(Capability.INGEST, namespace) && !auth.can(Capability.READ, namespace)) {
+      throw new AccessException(AccessExceptionCode.FORBIDDEN, `token "${principal.name}" needs "ingest" or "read" on namespace "${namespace}" to read its watermarks`);
+    }
+    return (await this.queries.watermark(namespace, source)) ?? null;
+  }
+}

@@ -1,0 +1,107 @@
+import { AuthContext } from '../access/auth-context';
+import { Capability } from '../access/capability';
+import { Clock } from '../common/clock';
+import { BronzeException, BronzeExceptionCode } from './bronze.exception';
+import { EventRepository, keyString } from './event.repository';
+import { BronzeEvent, EventSubmission, IngestOutcome, IngestStatus, NormalizedEvent, RejectCode } from './event.types';
+import { IngestLimits, validateSubmission } from './event-validation';
+
+export interface IngestServiceOptions extends IngestLimits {
+  maxBatchSize: number;
+}
+
+/** Observes ingest outcomes (metrics). */
+export type IngestObserver = (outcomes: readonly IngestOutcome[]) => void;
+
+/**
+ * Writes events to Bronze. Each item gets its own result, in input order: CREATED, DUPLICATE
+ * (same key, same checksum: the original event) or REJECTED with a code and a reason. A bad item
+ * never keeps the good ones of its batch out.
+ */
+export class IngestService {
+  constructor(
+    private readonly events: EventRepository,
+    private readonly clock: Clock,
+    private readonly options: IngestServiceOptions,
+    private readonly observe: IngestObserver = () => undefined,
+  ) {}
+
+  async ingestOne(auth: AuthContext, input: EventSubmission): Promise<IngestOutcome> {
+    const [result] = await this.ingestBatch(auth, [input]);
+    return result as IngestOutcome;
+  }
+
+  async ingestBatch(auth: AuthContext, inputs: readonly EventSubmission[]): Promise<IngestOutcome[]> {
+    auth.requirePrincipal();
+    if (inputs.length === 0) throw new BronzeException(BronzeExceptionCode.EMPTY_BATCH, 'the batch is empty: send at least one event');
+    if (inputs.length > this.options.maxBatchSize) {
+      throw new BronzeException(
+        BronzeExceptionCode.BATCH_TOO_LARGE,
+        `the batch has ${inputs.length} events; the limit is ${this.options.maxBatchSize} (MAX_BATCH_SIZE): split it`,
+      );
+    }
+    const now = this.clock.now();
+    const outcomes: Array<IngestOutcome | undefined> = new Array(inputs.length);
+    const firstIndexOfKey = new Map<string, number>();
+    const accepted: Array<{ index: number; event: NormalizedEvent }> = [];
+    const repeats: Array<{ index: number; event: NormalizedEvent }> = [];
+
+    inputs.forEach((input, index) => {
+      const v = validateSubmission(input, this.options, now);
+      if (!v.ok) {
+        outcomes[index] = { index, status: IngestStatus.REJECTED, code: v.code, reason: v.reason };
+        return;
+      }
+      if (!auth.can(Capability.INGEST, v.event.namespace)) {
+        outcomes[index] = {
+          index,
+          status: IngestStatus.REJECTED,
+          code: RejectCode.FORBIDDEN,
+          reason: `this token lacks the "ingest" capability on namespace "${v.event.namespace}"`,
+        };
+        return;
+      }
+      const key = keyString(v.event);
+      if (firstIndexOfKey.has(key)) repeats.push({ index, event: v.event });
+      else {
+        firstIndexOfKey.set(key, index);
+        accepted.push({ index, event: v.event });
+      }
+    });
+
+    const created = await this.events.insertNew(accepted.map((a) => a.event));
+    const existingKeys = [...accepted, ...repeats].filter((a) => !created.has(keyString(a.event))).map((a) => a.event);
+    const existing = await this.events.findByKeys(existingKeys);
+
+    for (const { index, event } of accepted) {
+      const key = keyString(event);
+      const mine = created.get(key);
+      outcomes[index] = mine
+        ? { index, status: IngestStatus.CREATED, event: mine }
+        : this.againstStored(index, event, existing.get(key));
+    }
+    for (const { index, event } of repeats) {
+      const key = keyString(event);
+      outcomes[index] = this.againstStored(index, event, created.get(key) ?? existing.get(key));
+    }
+    const results = outcomes as IngestOutcome[];
+    this.observe(results);
+    return results;
+  }
+
+  /** A submission whose key is taken: DUPLICATE when identical, CONFLICT otherwise. */
+  private againstStored(index: number, event: NormalizedEvent, stored: BronzeEvent | undefined): IngestOutcome {
+    if (!stored) {
+      // Only possible if a key row existed without its event, which the single-statement insert rules out.
+      throw new Error(`event key ${keyString(event)} exists but its event could not be read`);
+    }
+    if (stored.checksum === event.checksum) return { index, status: IngestStatus.DUPLICATE, event: stored };
+    return {
+      index,
+      status: IngestStatus.REJECTED,
+      code: RejectCode.CONFLICT,
+      reason: `an event with namespace "${event.namespace}", source "${event.source}" and sourceEventId "${event.sourceEventId}" already exists with different content (checksum ${stored.checksum.slice(0, 12)}…); Bronze never overwrites: use a new sourceEventId`,
+      event: stored,
+    };
+  }
+}

@@ -1,0 +1,126 @@
+import path from 'node:path';
+import { z } from 'zod';
+
+/** Where the service finds its stores and models. Built once from the environment by `loadConfig`. */
+export interface AppConfig {
+  readonly port: number;
+  readonly host: string;
+  readonly dataDir: string;
+  readonly cacheDir: string;
+  readonly databaseUrl: string | undefined;
+  readonly neo4j: { readonly uri: string; readonly user: string; readonly password: string } | undefined;
+  readonly adminToken: string | undefined;
+  readonly openai: {
+    readonly apiKey: string | undefined;
+    readonly baseUrl: string | undefined;
+    readonly extractionModel: string | undefined;
+    readonly embeddingModel: string | undefined;
+  };
+  readonly logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
+  readonly limits: {
+    readonly maxContentBytes: number;
+    readonly maxPayloadBytes: number;
+    readonly maxBatchSize: number;
+    readonly maxRequestBytes: number;
+    readonly maxQueryDepth: number;
+    readonly maxQueryComplexity: number;
+    readonly maxPageSize: number;
+  };
+  readonly projector: { readonly batchSize: number; readonly pollMs: number };
+}
+
+const intIn = (min: number, max: number) =>
+  z.coerce.number({ error: `expected an integer between ${min} and ${max}` }).int(`expected an integer between ${min} and ${max}`).min(min, `expected an integer >= ${min}`).max(max, `expected an integer <= ${max}`);
+
+const optionalString = z
+  .string()
+  .optional()
+  .transform((v) => (v === undefined || v.trim() === '' ? undefined : v));
+
+const urlWithScheme = (schemes: string[]) =>
+  optionalString.refine(
+    (v) => v === undefined || schemes.some((s) => v.startsWith(`${s}://`)),
+    `expected a URL starting with ${schemes.map((s) => `${s}://`).join(' or ')}`,
+  );
+
+const envSchema = z.object({
+  PORT: intIn(0, 65535).default(4000),
+  HOST: z.string().min(1).default('127.0.0.1'),
+  DATA_DIR: z.string().min(1).default('./.data'),
+  CACHE_DIR: optionalString,
+  DATABASE_URL: urlWithScheme(['postgres', 'postgresql']),
+  NEO4J_URI: urlWithScheme(['bolt', 'bolt+s', 'bolt+ssc', 'neo4j', 'neo4j+s', 'neo4j+ssc']),
+  NEO4J_USER: z.string().min(1).default('neo4j'),
+  NEO4J_PASSWORD: optionalString,
+  ADMIN_TOKEN: optionalString.refine(
+    (v) => v === undefined || v.length >= 24,
+    'expected at least 24 characters (a guessable admin token is a security hole)',
+  ),
+  OPENAI_API_KEY: optionalString,
+  OPENAI_BASE_URL: urlWithScheme(['http', 'https']),
+  EXTRACTION_MODEL: optionalString,
+  EMBEDDING_MODEL: optionalString,
+  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  MAX_CONTENT_BYTES: intIn(1, 64 * 1024 * 1024).default(1024 * 1024),
+  MAX_PAYLOAD_BYTES: intIn(1, 64 * 1024 * 1024).default(1024 * 1024),
+  MAX_BATCH_SIZE: intIn(1, 100_000).default(1000),
+  MAX_REQUEST_BYTES: intIn(1024, 1024 * 1024 * 1024).default(64 * 1024 * 1024),
+  MAX_QUERY_DEPTH: intIn(2, 100).default(12),
+  MAX_QUERY_COMPLEXITY: intIn(10, 10_000_000).default(20_000),
+  MAX_PAGE_SIZE: intIn(1, 10_000).default(500),
+  PROJECTOR_BATCH_SIZE: intIn(1, 10_000).default(500),
+  PROJECTOR_POLL_MS: intIn(10, 60_000).default(250),
+});
+
+/** Thrown at start when the environment is invalid; lists every bad variable at once. */
+export class ConfigError extends Error {
+  constructor(readonly problems: string[]) {
+    super(`Invalid configuration:\n${problems.map((p) => `  - ${p}`).join('\n')}`);
+    this.name = 'ConfigError';
+  }
+}
+
+/** Reads and validates the environment once; throws `ConfigError` naming each bad variable. */
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
+  const parsed = envSchema.safeParse(env);
+  if (!parsed.success) {
+    throw new ConfigError(
+      parsed.error.issues.map((i) => `${i.path.join('.')}=${JSON.stringify(env[String(i.path[0])] ?? '')}: ${i.message}`),
+    );
+  }
+  const e = parsed.data;
+  const problems: string[] = [];
+  if (e.NEO4J_URI && !e.NEO4J_PASSWORD) problems.push('NEO4J_PASSWORD: required when NEO4J_URI is set');
+  if (!e.NEO4J_URI && e.NEO4J_PASSWORD) problems.push('NEO4J_URI: required when NEO4J_PASSWORD is set');
+  if (e.OPENAI_BASE_URL && !e.EXTRACTION_MODEL && !e.EMBEDDING_MODEL)
+    problems.push('EXTRACTION_MODEL or EMBEDDING_MODEL: name at least one model when OPENAI_BASE_URL is set');
+  if (problems.length > 0) throw new ConfigError(problems);
+
+  const dataDir = path.resolve(e.DATA_DIR);
+  return Object.freeze({
+    port: e.PORT,
+    host: e.HOST,
+    dataDir,
+    cacheDir: path.resolve(e.CACHE_DIR ?? '.cache'),
+    databaseUrl: e.DATABASE_URL,
+    neo4j: e.NEO4J_URI ? Object.freeze({ uri: e.NEO4J_URI, user: e.NEO4J_USER, password: e.NEO4J_PASSWORD ?? '' }) : undefined,
+    adminToken: e.ADMIN_TOKEN,
+    openai: Object.freeze({
+      apiKey: e.OPENAI_API_KEY,
+      baseUrl: e.OPENAI_BASE_URL,
+      extractionModel: e.EXTRACTION_MODEL,
+      embeddingModel: e.EMBEDDING_MODEL,
+    }),
+    logLevel: e.LOG_LEVEL,
+    limits: Object.freeze({
+      maxContentBytes: e.MAX_CONTENT_BYTES,
+      maxPayloadBytes: e.MAX_PAYLOAD_BYTES,
+      maxBatchSize: e.MAX_BATCH_SIZE,
+      maxRequestBytes: e.MAX_REQUEST_BYTES,
+      maxQueryDepth: e.MAX_QUERY_DEPTH,
+      maxQueryComplexity: e.MAX_QUERY_COMPLEXITY,
+      maxPageSize: e.MAX_PAGE_SIZE,
+    }),
+    projector: Object.freeze({ batchSize: e.PROJECTOR_BATCH_SIZE, pollMs: e.PROJECTOR_POLL_MS }),
+  });
+}

@@ -1,0 +1,8 @@
+import pino, { Logger } from 'pino';
+
+export type AppLogger = Logger;
+
+/** JSON logs on stderr, so stdout stays free for CLI output (e.g. the generated admin token). */
+export function createLogger(level: string, name = 'medallion'): AppLogger {
+  return pino({ name, level }, pino.destination(2));
+}

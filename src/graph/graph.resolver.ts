@@ -1,0 +1,21 @@
+import { Arg, Ctx, ID, Query, Resolver } from 'type-graphql';
+import { RequestContext } from '../api/context';
+import { EventNode } from './event-node.graphql';
+
+@Resolver()
+export class GraphResolver {
+  @Query(() => EventNode, {
+    nullable: true,
+    description: 'The (:Event) node in Neo4j; null until the projector has written it, or outside your grants.',
+  })
+  async eventNode(@Arg('id', () => ID) id: string, @Ctx() ctx: RequestContext): Promise<EventNode | null> {
+    const n = await ctx.services.eventNodes.getVisible(ctx.auth, id);
+    if (!n) return null;
+    return Object.assign(new EventNode(), {
+      ...n,
+      occurredAt: new Date(n.occurredAt),
+      ingestedAt: new Date(n.ingestedAt),
+      projectedAt: new Date(n.projectedAt),
+    });
+  }
+}

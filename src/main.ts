@@ -1,0 +1,87 @@
+#!/usr/bin/env node
+import 'reflect-metadata';
+import fs from 'node:fs';
+import path from 'node:path';
+import { Command } from 'commander';
+import { App, startApp, startStores, Stores } from './app';
+import { ConfigError, loadConfig } from './common/config';
+import { createLogger } from './common/logger';
+import { printAppSchema } from './api/schema';
+import { ImportCommandOptions, runImportCommand } from './bronze/import.command';
+
+const program = new Command()
+  .name('medallion')
+  .description('Medallion memory service: Bronze events, Silver facts, Gold graph, one GraphQL API');
+
+async function runUntilSignal(opts: { api: boolean; worker: boolean }): Promise<void> {
+  const config = loadConfig();
+  const log = createLogger(config.logLevel);
+  const stores: Stores = await startStores(config, log);
+  let app: App | undefined;
+  const shutdown = async (signal: string) => {
+    log.info({ signal }, 'shutting down');
+    await app?.stop();
+    await stores.stop();
+    process.exit(0);
+  };
+  process.once('SIGINT', () => void shutdown('SIGINT'));
+  process.once('SIGTERM', () => void shutdown('SIGTERM'));
+  try {
+    app = await startApp(config, stores, opts, log);
+  } catch (err) {
+    await stores.stop();
+    throw err;
+  }
+}
+
+program
+  .command('serve', { isDefault: true })
+  .description('serve GraphQL (and run the background workers unless --no-worker)')
+  .option('--no-worker', 'do not run background workers in this process')
+  .action(async (o: { worker: boolean }) => runUntilSignal({ api: true, worker: o.worker }));
+
+program
+  .command('worker')
+  .description('run background workers only (Neo4j projector)')
+  .action(async () => runUntilSignal({ api: false, worker: true }));
+
+program
+  .command('migrate')
+  .description('apply database migrations and exit')
+  .action(async () => {
+    const config = loadConfig();
+    const log = createLogger(config.logLevel);
+    const stores = await startStores(config, log);
+    try {
+      const app = await startApp(config, stores, { api: false, worker: false }, log);
+      await app.stop();
+    } finally {
+      await stores.stop();
+    }
+  });
+
+program
+  .command('emit-schema')
+  .description('write schema.graphql from the code')
+  .option('-o, --out <file>', 'output file', 'schema.graphql')
+  .action(async (o: { out: string }) => {
+    const text = await printAppSchema();
+    fs.writeFileSync(path.resolve(o.out), text);
+    process.stdout.write(`wrote ${o.out}\n`);
+  });
+
+program
+  .command('ingest <file>')
+  .description('import a JSONL file (one EventInput per line) into a running service; safe to re-run')
+  .option('--url <url>', 'service URL', `http://127.0.0.1:${process.env.PORT ?? 4000}`)
+  .option('--token <token>', 'API token with "ingest" (default: MEDALLION_TOKEN, then DATA_DIR/admin.token)')
+  .option('--batch-size <n>', 'events per request', '500')
+  .action(async (file: string, o: ImportCommandOptions) => {
+    process.exitCode = await runImportCommand(loadConfig(), file, o);
+  });
+
+program.parseAsync(process.argv).catch((err: unknown) => {
+  if (err instanceof ConfigError) process.stderr.write(`${err.message}\n`);
+  else process.stderr.write(`${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
+  process.exit(1);
+});

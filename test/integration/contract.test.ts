@@ -1,0 +1,88 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { spawnSync } from 'node:child_process';
+import { printAppSchema } from '../../src/api/schema';
+import {
+  CreateTokenDocument,
+  GetEventDocument,
+  GetEventNodeDocument,
+  IngestEventDocument,
+  IngestEventsDocument,
+  OnEventIngestedDocument,
+  OnEventIngestedSubscription,
+  RevokeTokenDocument,
+  ViewerDocument,
+} from '../../src/client/generated/graphql';
+import { MemoryClient, MemoryClientError } from '../../src/client/memory-client';
+import { uniqueNamespace } from '../support/stores';
+import { eventually, startTestApp, TestApp } from '../support/test-app';
+import { collect, wsClient } from '../support/ws-client';
+import { print } from 'graphql';
+
+const root = path.resolve(__dirname, '..', '..');
+
+describe('the checked-in contract', () => {
+  it('schema.graphql is what the code emits (run `npm run schema:emit` when this fails)', async () => {
+    expect(fs.readFileSync(path.join(root, 'schema.graphql'), 'utf8')).toBe(await printAppSchema());
+  });
+
+  it('src/client/generated is what codegen.yml produces (run `npm run codegen` when this fails)', async () => {
+    const run = spawnSync(process.execPath, [path.join(root, 'test/support/codegen-output.cjs')], { encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 });
+    expect(run.stderr).toBe('');
+    const outputs = JSON.parse(run.stdout) as Array<{ filename: string; content: string }>;
+    expect(outputs.length).toBeGreaterThan(0);
+    for (const out of outputs) {
+      expect({ file: path.relative(root, out.filename), content: fs.readFileSync(out.filename, 'utf8') }).toEqual({ file: path.relative(root, out.filename), content: out.content });
+    }
+  });
+});
+
+describe('the generated operations against the running service', () => {
+  let t: TestApp;
+  beforeAll(async () => {
+    t = await startTestApp();
+  });
+  afterAll(async () => t?.stop());
+
+  it('runs every agent operation with its generated types', async () => {
+    const ns = uniqueNamespace('codegen');
+    const admin = new MemoryClient({ url: t.url, token: t.adminToken });
+    const created = await admin.request(CreateTokenDocument, {
+      input: { name: 'codegen-agent', grants: [{ namespacePattern: ns, capabilities: ['INGEST', 'READ', 'LIST'] }] },
+    });
+    expect(created.createToken.info.grants).toEqual([{ namespacePattern: ns, capabilities: ['INGEST', 'READ', 'LIST'] }]);
+    const agent = new MemoryClient({ url: t.url, token: created.createToken.token });
+
+    expect((await agent.request(ViewerDocument, {})).viewer.name).toBe('codegen-agent');
+
+    const ws = wsClient(t.url, created.createToken.token);
+    const sub = collect<OnEventIngestedSubscription>(ws, print(OnEventIngestedDocument), { namespace: ns });
+    await sub.ready;
+    await new Promise((r) => setTimeout(r, 300));
+
+    const one = await agent.request(IngestEventDocument, { input: { namespace: ns, source: 'codegen', sourceEventId: '1', kind: 'NOTE', content: 'typed' } });
+    expect(one.ingestEvent.status).toBe('CREATED');
+    const id = one.ingestEvent.event?.id as string;
+    const many = await agent.request(IngestEventsDocument, {
+      input: [
+        { namespace: ns, source: 'codegen', sourceEventId: '1', kind: 'NOTE', content: 'typed' },
+        { namespace: ns, source: 'codegen', sourceEventId: '2', kind: 'MESSAGE', role: 'USER', content: 'two' },
+      ],
+    });
+    expect(many.ingestEvents.map((r) => r.status)).toEqual(['DUPLICATE', 'CREATED']);
+
+    const pushed = await eventually(async () => sub.received.next[0], 'the typed subscription');
+    expect(pushed.eventIngested).toMatchObject({ id, namespace: ns, kind: 'NOTE', content: 'typed' });
+    sub.stop();
+    await ws.dispose();
+
+    const read = await agent.request(GetEventDocument, { id });
+    expect(read.event).toMatchObject({ id, namespace: ns, kind: 'NOTE', content: 'typed', derivationStatus: 'PENDING' });
+    const node = await eventually(async () => (await agent.request(GetEventNodeDocument, { id })).eventNode, 'projection');
+    expect(node).toMatchObject({ id, namespace: ns, kind: 'note' });
+
+    expect((await admin.request(RevokeTokenDocument, { id: created.createToken.info.id })).revokeToken).toBe(true);
+    await expect(agent.request(ViewerDocument, {})).rejects.toMatchObject({ code: 'UNAUTHENTICATED' });
+    await expect(agent.request(ViewerDocument, {})).rejects.toBeInstanceOf(MemoryClientError);
+  });
+});

@@ -1,0 +1,94 @@
+import { randomBytes } from 'node:crypto';
+import os from 'node:os';
+import path from 'node:path';
+import { App, startApp } from '../../src/app';
+import { loadConfig } from '../../src/common/config';
+import { createLogger } from '../../src/common/logger';
+import { createTestDatabase, testStores } from './stores';
+
+export interface TestApp {
+  app: App;
+  url: string;
+  adminToken: string;
+  databaseUrl: string;
+  stop(): Promise<void>;
+}
+
+/** The real service (HTTP + workers) on a fresh database and the shared test Neo4j. */
+export async function startTestApp(env: Record<string, string> = {}, opts = { api: true, worker: true }): Promise<TestApp> {
+  const db = await createTestDatabase();
+  const stores = testStores();
+  const adminToken = `test-admin-${randomBytes(16).toString('hex')}`;
+  const config = loadConfig({
+    DATABASE_URL: db.url,
+    NEO4J_URI: stores.neo4j.uri,
+    NEO4J_USER: stores.neo4j.user,
+    NEO4J_PASSWORD: stores.neo4j.password,
+    ADMIN_TOKEN: adminToken,
+    PORT: '0',
+    DATA_DIR: path.join(os.tmpdir(), 'medallion-test-data'),
+    LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent',
+    PROJECTOR_POLL_MS: '50',
+    ...env,
+  });
+  const app = await startApp(config, { postgresUrl: db.url, neo4j: stores.neo4j }, opts, createLogger(config.logLevel));
+  return {
+    app,
+    url: app.http?.url ?? '',
+    adminToken,
+    databaseUrl: db.url,
+    async stop() {
+      await app.stop();
+      await db.drop();
+    },
+  };
+}
+
+export interface GqlResponse<T> {
+  data?: T;
+  errors?: Array<{ message: string; extensions?: { code?: string; [k: string]: unknown } }>;
+}
+
+/** POSTs one GraphQL operation like any HTTP client would. */
+export async function gql<T = Record<string, unknown>>(
+  url: string,
+  token: string | undefined,
+  query: string,
+  variables?: Record<string, unknown>,
+): Promise<GqlResponse<T>> {
+  const res = await fetch(`${url}/graphql`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', ...(token ? { authorization: `Bearer ${token}` } : {}) },
+    body: JSON.stringify({ query, variables }),
+  });
+  return (await res.json()) as GqlResponse<T>;
+}
+
+/** Like `gql` but fails the test on any GraphQL error. */
+export async function gqlOk<T = Record<string, unknown>>(url: string, token: string | undefined, query: string, variables?: Record<string, unknown>): Promise<T> {
+  const r = await gql<T>(url, token, query, variables);
+  if (r.errors?.length) throw new Error(`GraphQL errors: ${JSON.stringify(r.errors)}`);
+  return r.data as T;
+}
+
+/** Issues a token through the API with the admin token. */
+export async function createToken(t: TestApp, grants: Array<{ namespacePattern: string; capabilities: string[] }>, name = 'test-token'): Promise<{ id: string; token: string }> {
+  const data = await gqlOk<{ createToken: { token: string; info: { id: string } } }>(
+    t.url,
+    t.adminToken,
+    `mutation($input: TokenInput!) { createToken(input: $input) { token info { id } } }`,
+    { input: { name, grants } },
+  );
+  return { id: data.createToken.info.id, token: data.createToken.token };
+}
+
+/** Polls `fn` until it returns a truthy value (for work done by background loops). */
+export async function eventually<T>(fn: () => Promise<T | undefined | null | false>, what: string, timeoutMs = 20_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const v = await fn();
+    if (v) return v;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
