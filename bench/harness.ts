@@ -33,7 +33,7 @@ export interface BenchEnv {
  * Starts the real service for a benchmark: DATABASE_URL / NEO4J_URI when set, else the embedded
  * stores under a throwaway DATA_DIR.
  */
-export async function withBenchApp<T>(fn: (env: BenchEnv) => Promise<T>): Promise<T> {
+export async function withBenchApp<T>(fn: (env: BenchEnv) => Promise<T>, opts: { worker: boolean } = { worker: true }): Promise<T> {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'medallion-bench-'));
   fs.chmodSync(dataDir, 0o755);
   const adminToken = `bench-admin-${randomBytes(16).toString('hex')}`;
@@ -42,7 +42,7 @@ export async function withBenchApp<T>(fn: (env: BenchEnv) => Promise<T>): Promis
   const stores: Stores = await startStores(config, log);
   let app: App | undefined;
   try {
-    app = await startApp(config, stores, { api: true, worker: true }, log);
+    app = await startApp(config, stores, { api: true, worker: opts.worker }, log);
     return await fn({ app, url: app.http?.url ?? '', adminToken, postgresUrl: stores.postgresUrl });
   } finally {
     await app?.stop();

@@ -11,24 +11,25 @@ const INGEST = `mutation($input: EventInput!) { ingestEvent(input: $input) { sta
  * per ingest, next to a raw `pg` single-row INSERT of the same row into a plain table.
  */
 export async function ingestLatency(): Promise<void> {
+  const worker = process.env.BENCH_WORKER !== "0";
   await withBenchApp(async ({ app, url, adminToken, postgresUrl }) => {
     const ns = 'bench-latency';
     const content = 'I switched from vim to neovim last week because the LSP support is better. '.repeat(4);
-    const post = async (i: number) => {
+    const post = async (key: string, i: number) => {
       const res = await fetch(`${url}/graphql`, {
         method: 'POST',
         headers: { 'content-type': 'application/json', authorization: `Bearer ${adminToken}` },
-        body: JSON.stringify({ query: INGEST, variables: { input: { namespace: ns, source: 'bench', sourceEventId: `e-${i}`, kind: 'MESSAGE', role: 'USER', content, conversationId: 'c-1', sequenceNum: i } } }),
+        body: JSON.stringify({ query: INGEST, variables: { input: { namespace: ns, source: 'bench', sourceEventId: key, kind: 'MESSAGE', role: 'USER', content, conversationId: 'c-1', sequenceNum: i } } }),
       });
       const body = (await res.json()) as { data?: { ingestEvent: { status: string } } };
       if (body.data?.ingestEvent.status !== 'CREATED') throw new Error(`unexpected response ${JSON.stringify(body)}`);
     };
-    for (let i = 0; i < WARMUP; i++) await post(-1 - i);
+    for (let i = 0; i < WARMUP; i++) await post(`warmup-${i}`, i);
     const api: number[] = [];
     app.queryCounter.reset();
     for (let i = 0; i < N; i++) {
       const t0 = nowMs();
-      await post(i);
+      await post(`e-${i}`, i);
       api.push(nowMs() - t0);
     }
     const roundTrips = app.queryCounter.count / N;
@@ -50,7 +51,8 @@ export async function ingestLatency(): Promise<void> {
 
     const apiS = summarize(api);
     const rawS = summarize(raw);
-    report('ingest-latency', {
+    report(worker ? 'ingest-latency' : 'ingest-latency-no-projector', {
+      projectorRunning: worker,
       events: N,
       contentChars: content.length,
       ingestEventOverHttpMs: apiS,
@@ -60,5 +62,5 @@ export async function ingestLatency(): Promise<void> {
       sqlRoundTripsPerIngest: round(roundTrips, 2),
       note: 'round trips counted by the DataSource logger: token lookup + one single-statement insert (keys, event, queue, outbox, watermark, notify)',
     });
-  });
+  }, { worker });
 }

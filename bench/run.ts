@@ -1,8 +1,10 @@
+import { ingestThroughput } from './ingest';
 import { ingestLatency } from './ingest-latency';
 
 /** `npm run bench -- [name ...]`: runs the named benchmarks (default: all) and writes bench/results/. */
 const BENCHMARKS: Record<string, () => Promise<void>> = {
   'ingest-latency': ingestLatency,
+  ingest: ingestThroughput,
 };
 
 async function main(): Promise<void> {

@@ -149,7 +149,7 @@ export async function ensureNeo4jJars(opts: EnsureNeo4jJarsOptions): Promise<str
   fs.rmSync(tmpLib, { recursive: true, force: true });
   const args = ["-B", "-Dstyle.color=never", "-f", path.join(dir, "pom.xml"),
     "dependency:copy-dependencies", `-DoutputDirectory=${tmpLib}`];
-  log(`local-neo4j: resolving Neo4j jars with Maven into ${lib} (first run downloads ~130 MB)`);
+  log(`local-neo4j: resolving Neo4j jars with Maven into ${lib} (a cold ~/.m2 downloads ~110 MB)`);
   const started = Date.now();
   let downloads = 0;
   let lastReport = started;
@@ -191,9 +191,24 @@ function freePort(): Promise<number> {
   });
 }
 
+function hasArchiveHeader(file: string): boolean {
+  try {
+    const fd = fs.openSync(file, "r");
+    try {
+      const magic = Buffer.alloc(4);
+      return fs.readSync(fd, magic, 0, 4, 0) === 4 && magic.readUInt32LE(0) !== 0;
+    } finally {
+      fs.closeSync(fd);
+    }
+  } catch {
+    return false;
+  }
+}
+
 /** Starts Neo4j on dataDir (created if missing) and resolves once Bolt answers with the password. */
 export async function startLocalNeo4j(opts: StartLocalNeo4jOptions): Promise<LocalNeo4j> {
   const log = opts.log ?? noop;
+  if (!opts.password) throw new Error("local-neo4j: a password is required");
   const lib = await ensureNeo4jJars({ cacheDir: opts.cacheDir, log });
   const javaVersion = await probeJava();
   const dataDir = path.resolve(opts.dataDir);
@@ -208,15 +223,15 @@ export async function startLocalNeo4j(opts: StartLocalNeo4jOptions): Promise<Loc
     const key = createHash("sha256").update(javaVersion).update(fs.readdirSync(lib).sort().join("\n"))
       .digest("hex").slice(0, 16);
     const archive = path.join(path.dirname(lib), `cds-${key}.jsa`);
-    dumpingCds = !fs.existsSync(archive);
+    // The JVM writes the archive header last: a zero header means a dump was killed midway (or is
+    // running in another process); the JVM would ignore that file, so dump a fresh one.
+    dumpingCds = !hasArchiveHeader(archive);
     if (dumpingCds) {
       // Archives of older JDKs or jar sets are dead weight (~140 MB each).
       for (const f of fs.readdirSync(path.dirname(lib))) {
         if (/^cds-.*\.jsa$/.test(f)) fs.rmSync(path.join(path.dirname(lib), f), { force: true });
       }
     }
-    // The JVM writes the archive header last, so a half-written archive (killed mid-dump, or being
-    // dumped by another process right now) is rejected at start and the JVM just runs without it.
     jvm.push(dumpingCds ? `-XX:ArchiveClassesAtExit=${archive}` : `-XX:SharedArchiveFile=${archive}`);
   }
   jvm.push(...(opts.jvmArgs ?? []));

@@ -1,0 +1,77 @@
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { runImportCommand } from '../../src/bronze/import.command';
+import { loadConfig } from '../../src/common/config';
+import { anEvent } from '../builders/event-input';
+import { uniqueNamespace } from '../support/stores';
+import { createToken, gqlOk, startTestApp, TestApp } from '../support/test-app';
+
+describe('medallion ingest FILE.jsonl', () => {
+  let t: TestApp;
+  let dir: string;
+  const ns = uniqueNamespace('import');
+  let token: string;
+
+  beforeAll(async () => {
+    t = await startTestApp();
+    token = (await createToken(t, [{ namespacePattern: ns, capabilities: ['INGEST', 'LIST'] }], 'importer')).token;
+    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'medallion-import-'));
+  });
+  afterAll(async () => {
+    fs.rmSync(dir, { recursive: true, force: true });
+    await t?.stop();
+  });
+
+  const run = async (file: string, batchSize = '7') => {
+    const out: string[] = [];
+    const spy = jest.spyOn(process.stdout, 'write').mockImplementation((chunk: string | Uint8Array) => {
+      out.push(String(chunk));
+      return true;
+    });
+    const quietErr = jest.spyOn(process.stderr, 'write').mockImplementation(() => true);
+    try {
+      const code = await runImportCommand(loadConfig({ DATA_DIR: dir }), file, { url: t.url, token, batchSize });
+      return { code, out: out.join('') };
+    } finally {
+      spy.mockRestore();
+      quietErr.mockRestore();
+    }
+  };
+
+  it('imports a real file, reports rejected lines by number, and is safe to re-run', async () => {
+    const good = Array.from({ length: 40 }, (_, i) => JSON.stringify(anEvent(ns).withKey('jsonl', `line-${i}`).saying(`line ${i}`).by(i % 2 ? 'assistant' : 'USER').ofKind(i % 5 ? 'MESSAGE' : 'note').build()));
+    const lines = [
+      ...good.slice(0, 10),
+      '{not json',
+      JSON.stringify({ ...anEvent(ns).build(), kind: 'TELEGRAM' }),
+      '',
+      ...good.slice(10, 30),
+      JSON.stringify([1, 2]),
+      JSON.stringify({ ...anEvent(ns).build(), namespace: 'not allowed here!' }),
+      ...good.slice(30),
+    ];
+    const file = path.join(dir, 'events.jsonl');
+    fs.writeFileSync(file, lines.join('\n') + '\n');
+
+    const first = await run(file);
+    expect(first.code).toBe(3);
+    expect(first.out).toContain(`${lines.length} lines, 40 created, 0 duplicate, 4 rejected`);
+    expect(first.out).toMatch(/line 11: INVALID_JSON/);
+    expect(first.out).toMatch(/line 12: INVALID_ENUM: unknown kind "TELEGRAM"/);
+    expect(first.out).toMatch(/line 34: INVALID_FIELD/);
+    expect(first.out).toMatch(/line 35: INVALID_NAMESPACE/);
+
+    const second = await run(file, '500');
+    expect(second.out).toContain('0 created, 40 duplicate, 4 rejected');
+
+    const listed = await gqlOk<{ events: { edges: unknown[] } }>(t.url, token, `query($ns: String!) { events(namespace: $ns, first: 100) { edges { cursor } } }`, { ns });
+    expect(listed.events.edges).toHaveLength(40);
+  });
+
+  it('explains a batch size the service would refuse', async () => {
+    const file = path.join(dir, 'one.jsonl');
+    fs.writeFileSync(file, JSON.stringify(anEvent(ns).build()) + '\n');
+    await expect(run(file, '100000')).rejects.toThrow(/--batch-size must be an integer between 1 and 1000/);
+  });
+});
