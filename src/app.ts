@@ -39,7 +39,11 @@ export async function startStores(config: AppConfig, log: AppLogger): Promise<St
     let postgresUrl = config.databaseUrl;
     if (!postgresUrl) {
       const t0 = Date.now();
-      const pg = await startEmbeddedPostgres({ dataDir: path.join(config.dataDir, 'pg'), log: (m) => log.debug({ pg: m }) });
+      const pg = await startEmbeddedPostgres({
+        dataDir: path.join(config.dataDir, 'pg'),
+        log: (m) => log.debug({ pg: m }),
+        notice: (m) => log.info({ pg: m }),
+      });
       stops.push(() => pg.stop());
       postgresUrl = pg.url;
       log.info({ ms: Date.now() - t0, dataDir: pg.dataDir, port: pg.port }, 'embedded PostgreSQL started');

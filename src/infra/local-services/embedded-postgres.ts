@@ -17,7 +17,10 @@ export interface EmbeddedPostgresOptions {
   /** Wanted data folder; moved under the OS temp folder when the `postgres` user cannot reach it. */
   dataDir: string;
   port?: number;
+  /** PostgreSQL's own output (noisy). */
   log?: (msg: string) => void;
+  /** Decisions worth telling the person running it (relocated data, copied binaries). */
+  notice?: (msg: string) => void;
 }
 
 interface EmbeddedPostgresInstance {
@@ -38,11 +41,12 @@ const PG_USER = 'medallion';
  */
 export async function startEmbeddedPostgres(opts: EmbeddedPostgresOptions): Promise<EmbeddedPostgresHandle> {
   const log = opts.log ?? (() => undefined);
+  const notice = opts.notice ?? log;
   const runsAsRoot = process.getuid?.() === 0;
   const dataDir = runsAsRoot && !traversableByOthers(path.dirname(path.resolve(opts.dataDir)))
-    ? relocatedDataDir(opts.dataDir, log)
+    ? relocatedDataDir(opts.dataDir, notice)
     : path.resolve(opts.dataDir);
-  const EmbeddedPostgres = await loadEmbeddedPostgres(runsAsRoot, log);
+  const EmbeddedPostgres = await loadEmbeddedPostgres(runsAsRoot, notice);
 
   const password = readOrCreateSecret(path.join(path.dirname(dataDir), `${path.basename(dataDir)}.password`));
   const port = opts.port ?? (await freePort());
@@ -60,7 +64,7 @@ export async function startEmbeddedPostgres(opts: EmbeddedPostgresOptions): Prom
     onError: (m: unknown) => log(`[pg error] ${String(m)}`),
   });
   if (!fs.existsSync(path.join(dataDir, 'PG_VERSION'))) {
-    log(`initialising PostgreSQL cluster in ${dataDir}`);
+    notice(`initialising a PostgreSQL cluster in ${dataDir}`);
     await pg.initialise();
   }
   removeStalePid(dataDir, log);
@@ -97,11 +101,21 @@ function traversableByOthers(dir: string): boolean {
   }
 }
 
+/**
+ * Only reached as root (the server then runs as `postgres`): keep the cluster under /var/lib,
+ * which survives reboots unlike the temp folder, and leave a link where it was wanted.
+ */
 function relocatedDataDir(wanted: string, log: (m: string) => void): string {
-  const key = createHash('sha256').update(path.resolve(wanted)).digest('hex').slice(0, 12);
-  const dir = path.join(os.tmpdir(), `medallion-pg-${key}`, 'pg');
-  log(`${wanted} is not reachable by the 'postgres' OS user; keeping the PostgreSQL data in ${dir}`);
+  const abs = path.resolve(wanted);
+  const key = createHash('sha256').update(abs).digest('hex').slice(0, 12);
+  const dir = path.join('/var/lib/medallion-memory', `pg-${key}`);
   fs.mkdirSync(path.dirname(dir), { recursive: true, mode: 0o755 });
+  fs.chmodSync(path.dirname(dir), 0o755);
+  if (!fs.existsSync(abs)) {
+    fs.mkdirSync(path.dirname(abs), { recursive: true });
+    fs.symlinkSync(dir, abs);
+  }
+  log(`${abs} is not reachable by the 'postgres' OS user (a parent folder is private); the PostgreSQL data lives in ${dir}`);
   return dir;
 }
 
