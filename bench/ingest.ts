@@ -40,15 +40,21 @@ function batchOf(run: string, b: number): EventSubmission[] {
   });
 }
 
-async function timed(batches: number, fn: (b: number) => Promise<void>): Promise<{ eventsPerSec: number; batchMs: ReturnType<typeof summarize> }> {
+/** Runs `batches` batches over `concurrency` parallel clients; events/s over the whole run. */
+async function timed(batches: number, fn: (b: number) => Promise<void>, concurrency = 1): Promise<{ concurrency: number; eventsPerSec: number; batchMs: ReturnType<typeof summarize> }> {
   const ms: number[] = [];
+  let next = 0;
   const t0 = nowMs();
-  for (let b = 0; b < batches; b++) {
-    const s = nowMs();
-    await fn(b);
-    ms.push(nowMs() - s);
-  }
-  return { eventsPerSec: round((batches * BATCH) / ((nowMs() - t0) / 1000), 0), batchMs: summarize(ms) };
+  await Promise.all(
+    Array.from({ length: concurrency }, async () => {
+      for (let b = next++; b < batches; b = next++) {
+        const s = nowMs();
+        await fn(b);
+        ms.push(nowMs() - s);
+      }
+    }),
+  );
+  return { concurrency, eventsPerSec: round((batches * BATCH) / ((nowMs() - t0) / 1000), 0), batchMs: summarize(ms) };
 }
 
 const INGEST = `mutation($input: [EventInput!]!) { ingestEvents(input: $input) { status } }`;
@@ -91,17 +97,20 @@ export async function ingestThroughput(): Promise<void> {
       await app.services.ingest.ingestBatch(admin as AuthContext, batchOf('service', b));
     });
 
-    app.queryCounter.reset();
-    const http = await timed(batches, async (b) => {
+    const overHttp = (run: string) => async (b: number) => {
       const res = await fetch(`${url}/graphql`, {
         method: 'POST',
         headers: { 'content-type': 'application/json', authorization: `Bearer ${adminToken}` },
-        body: JSON.stringify({ query: INGEST, variables: { input: batchOf('http', b) } }),
+        body: JSON.stringify({ query: INGEST, variables: { input: batchOf(run, b) } }),
       });
       const body = (await res.json()) as { data?: { ingestEvents: Array<{ status: string }> } };
       if (body.data?.ingestEvents.filter((r) => r.status === 'CREATED').length !== BATCH) throw new Error(`batch ${b} not fully created: ${JSON.stringify(body).slice(0, 300)}`);
-    });
-    const roundTrips = app.queryCounter.count / batches;
+    };
+    app.queryCounter.reset();
+    const http = await timed(batches, overHttp('http'));
+    const roundTripCount = app.queryCounter.count;
+    const http4 = await timed(batches, overHttp('http4'), 4);
+    const roundTrips = roundTripCount / batches;
 
     report(worker ? 'ingest' : 'ingest-no-projector', {
       events: batches * BATCH,
@@ -111,7 +120,9 @@ export async function ingestThroughput(): Promise<void> {
       ingestStatement: repo,
       ingestService: service,
       ingestEventsOverHttp: http,
-      ratioHttpToRaw: round(raw.eventsPerSec / http.eventsPerSec, 2),
+      ingestEventsOverHttp4Clients: http4,
+      ratioRawToHttp: round(raw.eventsPerSec / http.eventsPerSec, 2),
+      ratioRawToHttp4Clients: round(raw.eventsPerSec / http4.eventsPerSec, 2),
       sqlRoundTripsPerBatchOverHttp: round(roundTrips, 2),
       projectorRunning: worker,
     });

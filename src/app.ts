@@ -23,7 +23,7 @@ import { startLocalNeo4j } from './infra/local-services/local-neo4j';
 import { applyNeo4jSchema, createNeo4jDriver, Neo4jConnection, pingNeo4j } from './infra/neo4j/neo4j-client';
 import { assertPostgresVersion, connectPostgres, migrate, QueryCounter } from './infra/postgres/data-source';
 import { PgListener } from './infra/pubsub/pg-listener';
-import { AppPubSub, CHANNELS, createAppPubSub, EventIngestedMessage } from './infra/pubsub/topics';
+import { AppPubSub, CHANNELS, createAppPubSub, EventsIngestedNotification } from './infra/pubsub/topics';
 
 export interface Stores {
   readonly postgresUrl: string;
@@ -137,8 +137,8 @@ export async function startApp(config: AppConfig, stores: Pick<Stores, 'postgres
 
     const projector = new ProjectorLoop(new ProjectionJob(ds, driver, config.projector.batchSize), config.projector.pollMs, (m) => log.warn(m));
     await listener.on(CHANNELS.EVENT_INGESTED, (payload) => {
-      const message = JSON.parse(payload) as EventIngestedMessage;
-      pubSub.publish('EVENT_INGESTED', message);
+      const { namespace, ids } = JSON.parse(payload) as EventsIngestedNotification;
+      for (const id of ids) pubSub.publish('EVENT_INGESTED', { id, namespace });
       if (opts.worker) projector.wake();
     });
     if (opts.worker) {

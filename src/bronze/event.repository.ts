@@ -86,7 +86,8 @@ export class EventRepository {
     if (events.length === 0) return new Map();
     await this.ensurePartitions(events);
     // Sorted by key so concurrent batches take row locks in the same order (no deadlocks).
-    const rows = [...events].sort((a, b) => (keyString(a) < keyString(b) ? -1 : keyString(a) > keyString(b) ? 1 : 0));
+    const keyed = events.map((e) => ({ key: keyString(e), e })).sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
+    const rows = keyed.map((k) => k.e);
     const ids = rows.map(() => randomUUID());
     const col = <T>(f: (e: NormalizedEvent) => T): T[] => rows.map(f);
     const result: Array<{ id: string; ingested_at: Date }> = await this.ds.query(
@@ -128,7 +129,10 @@ export class EventRepository {
            last_ingested_at = GREATEST(w.last_ingested_at, EXCLUDED.last_ingested_at),
            event_count = w.event_count + EXCLUDED.event_count
        ), notified AS (
-         SELECT pg_notify('medallion_events', json_build_object('id', id, 'namespace', namespace)::text) FROM ins
+         -- One notification per namespace and 150 ids (a payload must stay under 8000 bytes).
+         SELECT pg_notify('medallion_events', json_build_object('namespace', namespace, 'ids', json_agg(id ORDER BY occurred_at, id))::text)
+           FROM (SELECT namespace, id, occurred_at, (row_number() OVER (PARTITION BY namespace ORDER BY occurred_at, id) - 1) / 150 AS chunk FROM ins) c
+          GROUP BY namespace, chunk
        )
        SELECT id, ingested_at, (SELECT count(*) FROM notified) AS notified FROM ins`,
       [
@@ -152,12 +156,12 @@ export class EventRepository {
     );
     const ingestedAt = new Map(result.map((r) => [r.id, r.ingested_at]));
     const created = new Map<string, BronzeEvent>();
-    rows.forEach((e, i) => {
+    keyed.forEach(({ key, e }, i) => {
       const id = ids[i] as string;
       const at = ingestedAt.get(id);
       if (at) {
         const { occurredAtGiven: _given, ...stored } = e;
-        created.set(keyString(e), { ...stored, id, ingestedAt: at, derivationStatus: DerivationStatus.PENDING });
+        created.set(key, { ...stored, id, ingestedAt: at, derivationStatus: DerivationStatus.PENDING });
       }
     });
     return created;

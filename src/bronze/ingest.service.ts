@@ -43,8 +43,8 @@ export class IngestService {
     const now = this.clock.now();
     const outcomes: Array<IngestOutcome | undefined> = new Array(inputs.length);
     const firstIndexOfKey = new Map<string, number>();
-    const accepted: Array<{ index: number; event: NormalizedEvent }> = [];
-    const repeats: Array<{ index: number; event: NormalizedEvent }> = [];
+    const accepted: Array<{ index: number; key: string; event: NormalizedEvent }> = [];
+    const repeats: Array<{ index: number; key: string; event: NormalizedEvent }> = [];
 
     inputs.forEach((input, index) => {
       const v = validateSubmission(input, this.options, now);
@@ -62,26 +62,24 @@ export class IngestService {
         return;
       }
       const key = keyString(v.event);
-      if (firstIndexOfKey.has(key)) repeats.push({ index, event: v.event });
+      if (firstIndexOfKey.has(key)) repeats.push({ index, key, event: v.event });
       else {
         firstIndexOfKey.set(key, index);
-        accepted.push({ index, event: v.event });
+        accepted.push({ index, key, event: v.event });
       }
     });
 
     const created = await this.events.insertNew(accepted.map((a) => a.event));
-    const existingKeys = [...accepted, ...repeats].filter((a) => !created.has(keyString(a.event))).map((a) => a.event);
+    const existingKeys = [...accepted, ...repeats].filter((a) => !created.has(a.key)).map((a) => a.event);
     const existing = await this.events.findByKeys(existingKeys);
 
-    for (const { index, event } of accepted) {
-      const key = keyString(event);
+    for (const { index, key, event } of accepted) {
       const mine = created.get(key);
       outcomes[index] = mine
         ? { index, status: IngestStatus.CREATED, event: mine }
         : this.againstStored(index, event, existing.get(key));
     }
-    for (const { index, event } of repeats) {
-      const key = keyString(event);
+    for (const { index, key, event } of repeats) {
       outcomes[index] = this.againstStored(index, event, created.get(key) ?? existing.get(key));
     }
     const results = outcomes as IngestOutcome[];

@@ -6,6 +6,12 @@ export interface EventIngestedMessage {
   namespace: string;
 }
 
+/** The NOTIFY payload on `medallion_events`: up to 150 new event ids of one namespace. */
+export interface EventsIngestedNotification {
+  namespace: string;
+  ids: string[];
+}
+
 /** The typed topic map of every subscription. */
 export type Topics = {
   EVENT_INGESTED: [EventIngestedMessage];
