@@ -1,0 +1,30 @@
+import { ConfigError, loadConfig } from './config';
+
+describe('loadConfig', () => {
+  it('gives working defaults for the embedded setup', () => {
+    const c = loadConfig({});
+    expect(c).toMatchObject({ port: 4000, host: '127.0.0.1', databaseUrl: undefined, neo4j: undefined, limits: { maxBatchSize: 1000 } });
+    expect(Object.isFrozen(c)).toBe(true);
+  });
+
+  it('names every bad variable and what it expects, at once', () => {
+    let err: unknown;
+    try {
+      loadConfig({ PORT: 'eighty', DATABASE_URL: 'mysql://x', MAX_BATCH_SIZE: '0', ADMIN_TOKEN: 'short', LOG_LEVEL: 'loud' });
+    } catch (e) {
+      err = e;
+    }
+    expect(err).toBeInstanceOf(ConfigError);
+    const msg = (err as Error).message;
+    expect(msg).toMatch(/PORT="eighty": expected an integer between 0 and 65535/);
+    expect(msg).toMatch(/DATABASE_URL="mysql:\/\/x": expected a URL starting with postgres:\/\/ or postgresql:\/\//);
+    expect(msg).toMatch(/MAX_BATCH_SIZE="0": expected an integer >= 1/);
+    expect(msg).toMatch(/ADMIN_TOKEN=.*at least 24 characters/);
+    expect(msg).toMatch(/LOG_LEVEL="loud"/);
+  });
+
+  it('requires Neo4j credentials together', () => {
+    expect(() => loadConfig({ NEO4J_URI: 'bolt://db:7687' })).toThrow(/NEO4J_PASSWORD: required when NEO4J_URI is set/);
+    expect(loadConfig({ NEO4J_URI: 'bolt://db:7687', NEO4J_PASSWORD: 'pw' }).neo4j).toEqual({ uri: 'bolt://db:7687', user: 'neo4j', password: 'pw' });
+  });
+});
