@@ -1,0 +1,141 @@
+/**
+ * The model ports of the Silver pipeline. Adapters: OpenAI-compatible (src/infra/openai) and the
+ * offline defaults (src/infra/offline-models). Character spans are UTF-16 code-unit offsets into
+ * the event's `content` (JavaScript string indices): `content.slice(start, end)` is the quote.
+ */
+
+/** An event handed to an extractor, in conversation order. */
+export interface ExtractionEvent {
+  id: string;
+  content: string;
+  kind: string; // stored kind: message | tool_call | tool_result | note | document | commit | issue | other
+  role: string | null; // user | assistant | system | tool
+  actor: string | null;
+  occurredAt: Date;
+  conversationId: string | null;
+  sequenceNum: number | null;
+}
+
+export interface Span {
+  eventId: string;
+  start: number;
+  end: number;
+}
+
+export interface ExtractedEntity {
+  /** Local id within one extraction result ("e1"), referenced by facts and relationships. */
+  ref: string;
+  /** Canonical name ("PostgreSQL"). */
+  name: string;
+  /** One of ENTITY_TYPES (anything else is mapped by the quality gate). */
+  type: string;
+  /** Other names used for it in these events ("the database", "our DB", "postgres"). */
+  aliases: string[];
+  mentions: Span[];
+}
+
+export interface ExtractedFact {
+  ref: string;
+  /** Atomic and self-contained: "The user prefers neovim", not "I like it". */
+  statement: string;
+  /** One of FACT_TYPES. */
+  factType: string;
+  subjectRef: string | null;
+  predicate: string | null; // normalised verb phrase: "prefers", "uses", "lives_in", "plans_to"
+  objectValue: string | null;
+  objectRef: string | null;
+  isNegation: boolean;
+  /** 0..1: how sure the extractor is that the text states this. */
+  confidence: number;
+  /** ISO-8601 when the text gives an explicit time ("last week", "on 3 May"); else null (the event's occurredAt is used). */
+  validFrom: string | null;
+  validTo: string | null;
+  /** For "switched from X to Y" / "no longer use X": the value this fact replaces, a hint for the judge. */
+  replacesValue: string | null;
+  sources: Span[];
+}
+
+export interface ExtractedRelationship {
+  ref: string;
+  /** One of RELATIONSHIP_TYPES. */
+  type: string;
+  sourceRef: string;
+  targetRef: string;
+  confidence: number;
+  validFrom: string | null;
+  sources: Span[];
+}
+
+export interface ExtractionResult {
+  entities: ExtractedEntity[];
+  facts: ExtractedFact[];
+  relationships: ExtractedRelationship[];
+}
+
+export interface ExtractionContext {
+  namespace: string;
+  entityTypes: readonly string[];
+  relationshipTypes: readonly string[];
+  factTypes: readonly string[];
+}
+
+export interface Extractor {
+  /** Recorded on every fact as `extraction_model` ("offline-rules@1", "openai:gpt-4o-mini"). */
+  readonly model: string;
+  /** One call for the whole micro-batch, so coreference works across its events. */
+  extract(events: ExtractionEvent[], ctx: ExtractionContext): Promise<ExtractionResult>;
+}
+
+export type JudgeAction = 'ADD' | 'UPDATE' | 'SUPERSEDE' | 'SKIP';
+
+/** An existing current fact the new one may conflict with. */
+export interface JudgeCandidate {
+  id: string;
+  statement: string;
+  factType: string;
+  subjectName: string | null;
+  predicate: string | null;
+  objectValue: string | null;
+  isNegation: boolean;
+  validFrom: Date;
+  /** Cosine similarity of embeddings (or trigram similarity when no embedding), 0..1. */
+  similarity: number;
+}
+
+export interface JudgeInput {
+  fact: {
+    statement: string;
+    factType: string;
+    subjectName: string | null;
+    predicate: string | null;
+    objectValue: string | null;
+    isNegation: boolean;
+    validFrom: Date;
+    replacesValue: string | null;
+  };
+  candidates: JudgeCandidate[];
+}
+
+/**
+ * ADD: a new fact. UPDATE: restates or refines `targetId` (same thing, better wording or more
+ * detail): the old one is retired. SUPERSEDE: the world changed, `targetId` stops being true when
+ * the new fact starts. SKIP: `targetId` already says this: no new fact, the source corroborates it.
+ */
+export interface JudgeDecision {
+  action: JudgeAction;
+  targetId: string | null;
+  reason: string;
+}
+
+export interface Judge {
+  readonly model: string;
+  /** One decision per input, in input order; one call for a whole batch where the adapter can. */
+  decide(inputs: JudgeInput[]): Promise<JudgeDecision[]>;
+}
+
+export interface Embedder {
+  readonly model: string;
+  readonly dimensions: number;
+  /** Unit-length vectors, one per text, in order. */
+  embed(texts: string[]): Promise<number[][]>;
+}

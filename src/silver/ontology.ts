@@ -1,0 +1,35 @@
+/**
+ * The bounded ontology (the user's starting set, seed report section 7.1, plus `place`, which the
+ * Silver issue asks for). Extractors are told these types; the quality gate enforces them with the
+ * mapping rules below, never dropping anything silently.
+ */
+export const ENTITY_TYPES = [
+  'person',
+  'technology',
+  'programming_language',
+  'framework',
+  'concept',
+  'project',
+  'organization',
+  'preference',
+  'workflow',
+  'place',
+] as const;
+export type EntityType = (typeof ENTITY_TYPES)[number];
+
+export const RELATIONSHIP_TYPES = [
+  'uses',
+  'prefers',
+  'knows',
+  'works_on',
+  'depends_on',
+  'related_to',
+  'supersedes',
+  'contradicts',
+  'part_of',
+  'located_in',
+] as const;
+export type RelationshipType = (typeof RELATIONSHIP_TYPES)[number];
+
+export const FACT_TYPES = ['preference', 'attribute', 'relationship', 'event', 'plan', 'other'] as const;
+export type FactType = (typeof FACT_TYPES)[number];
