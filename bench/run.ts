@@ -1,3 +1,4 @@
+import { extractQuality } from './extract-quality';
 import { ingestThroughput } from './ingest';
 import { ingestLatency } from './ingest-latency';
 
@@ -5,6 +6,7 @@ import { ingestLatency } from './ingest-latency';
 const BENCHMARKS: Record<string, () => Promise<void>> = {
   'ingest-latency': ingestLatency,
   ingest: ingestThroughput,
+  'extract-quality': extractQuality,
 };
 
 async function main(): Promise<void> {

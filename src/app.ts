@@ -17,13 +17,22 @@ import { AppConfig } from './common/config';
 import { systemClock } from './common/clock';
 import { AppLogger } from './common/logger';
 import { EventNodeService } from './graph/event-node.service';
-import { ProjectionJob, ProjectorLoop } from './graph/projection.job';
+import { ProjectionJob, projectorStep } from './graph/projection.job';
+import { PollingLoop } from './common/loop';
+import { CandidateRepository } from './silver/candidate.repository';
+import { DeriveJob, DeriveObserver, deriveStep } from './silver/derive.job';
+import { DeriveService } from './silver/derive.service';
+import { FactRepository } from './silver/fact.repository';
+import { loadModels } from './silver/models';
+import { PipelineService } from './silver/pipeline.service';
+import { RebuildJob, rebuildStep } from './silver/rebuild.job';
+import { SilverReadService } from './silver/silver-read.service';
 import { startEmbeddedPostgres } from './infra/local-services/embedded-postgres';
 import { startLocalNeo4j } from './infra/local-services/local-neo4j';
 import { applyNeo4jSchema, createNeo4jDriver, Neo4jConnection, pingNeo4j } from './infra/neo4j/neo4j-client';
 import { assertPostgresVersion, connectPostgres, migrate, QueryCounter } from './infra/postgres/data-source';
 import { PgListener } from './infra/pubsub/pg-listener';
-import { AppPubSub, CHANNELS, createAppPubSub, EventsIngestedNotification } from './infra/pubsub/topics';
+import { AppPubSub, CHANNELS, createAppPubSub, EventsIngestedNotification, FactsChangedNotification } from './infra/pubsub/topics';
 
 export interface Stores {
   readonly postgresUrl: string;
@@ -85,8 +94,10 @@ function readOrCreateSecret(file: string): string {
 export interface AppOptions {
   /** Serve GraphQL over HTTP. */
   api: boolean;
-  /** Run background work (the Neo4j projector). */
+  /** Run background work (derivation, rebuild jobs, the Neo4j projector). */
   worker: boolean;
+  /** Sees each derive step's result (tests, benchmarks). */
+  onDerive?: DeriveObserver;
 }
 
 export interface App {
@@ -96,7 +107,7 @@ export interface App {
   readonly neo4j: Driver;
   readonly services: Services;
   readonly http: HttpServerHandle | undefined;
-  readonly projector: ProjectorLoop;
+  readonly loops: { readonly projector: PollingLoop; readonly derive: PollingLoop | undefined; readonly jobs: PollingLoop | undefined };
   stop(): Promise<void>;
 }
 
@@ -125,6 +136,7 @@ export async function startApp(config: AppConfig, stores: Pick<Stores, 'postgres
     const metrics = new AppMetrics(ds);
     const eventRepository = new EventRepository(ds);
     const eventQueries = new EventQueryRepository(ds);
+    const factRepository = new FactRepository(ds);
     const services: Services = {
       tokens: tokenService,
       ingest: new IngestService(eventRepository, systemClock, config.limits, (o) => metrics.observeIngest(o)),
@@ -133,17 +145,43 @@ export async function startApp(config: AppConfig, stores: Pick<Stores, 'postgres
       eventRepository,
       eventQueries,
       pubSub,
+      factRepository,
+      silver: new SilverReadService(factRepository, config.limits.maxPageSize),
+      pipeline: new PipelineService(ds),
     };
 
-    const projector = new ProjectorLoop(new ProjectionJob(ds, driver, config.projector.batchSize), config.projector.pollMs, (m) => log.warn(m));
-    await listener.on(CHANNELS.EVENT_INGESTED, (payload) => {
+    const warn = (m: string) => log.warn(m);
+    const projector = new PollingLoop(projectorStep(new ProjectionJob(ds, driver, config.projector.batchSize), warn), config.projector.pollMs, warn);
+    let derive: PollingLoop | undefined;
+    let jobs: PollingLoop | undefined;
+    if (opts.worker) {
+      const models = await loadModels(config, (m) => log.info(m));
+      const deriveService = new DeriveService(models, new CandidateRepository(ds), config.derive);
+      const deriveJob = new DeriveJob(ds, eventRepository, deriveService, config.derive, warn);
+      derive = new PollingLoop(deriveStep(deriveJob, config.derive.concurrency, opts.onDerive ?? (() => undefined), warn), config.derive.pollMs, warn);
+      jobs = new PollingLoop(rebuildStep(new RebuildJob(ds, config.derive.workerId)), config.derive.pollMs, warn);
+    }
+    await listener.on(CHANNELS.events, (payload) => {
       const { namespace, ids } = JSON.parse(payload) as EventsIngestedNotification;
       for (const id of ids) pubSub.publish('EVENT_INGESTED', { id, namespace });
-      if (opts.worker) projector.wake();
+      projector.wake();
+      derive?.wake();
+    });
+    await listener.on(CHANNELS.facts, (payload) => {
+      const { namespace, added, superseded } = JSON.parse(payload) as FactsChangedNotification;
+      for (const id of added) pubSub.publish('FACT_ADDED', { namespace, id });
+      for (const [id, newId] of superseded) pubSub.publish('FACT_SUPERSEDED', { namespace, id, newId });
+      projector.wake();
+    });
+    await listener.on(CHANNELS.jobs, (payload) => {
+      pubSub.publish('JOB_CHANGED', JSON.parse(payload) as { id: string });
+      jobs?.wake();
     });
     if (opts.worker) {
-      projector.start();
-      cleanups.push(() => projector.stop());
+      for (const loop of [projector, derive, jobs]) {
+        loop?.start();
+        cleanups.push(async () => loop?.stop());
+      }
     }
 
     let httpHandle: HttpServerHandle | undefined;
@@ -172,7 +210,7 @@ export async function startApp(config: AppConfig, stores: Pick<Stores, 'postgres
       neo4j: driver,
       services,
       http: httpHandle,
-      projector,
+      loops: { projector, derive, jobs },
       async stop() {
         for (const c of cleanups.reverse()) await c().catch((err) => log.error({ err }, 'shutdown step failed'));
       },

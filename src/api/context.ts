@@ -8,6 +8,10 @@ import { BronzeEvent } from '../bronze/event.types';
 import { IngestService } from '../bronze/ingest.service';
 import { EventNodeService } from '../graph/event-node.service';
 import { AppPubSub } from '../infra/pubsub/topics';
+import { FactRepository } from '../silver/fact.repository';
+import { PipelineService } from '../silver/pipeline.service';
+import { SilverReadService } from '../silver/silver-read.service';
+import { Entity, Fact, FactSourceRow, JudgeDecisionRow, Relationship, RelationshipSourceRow } from '../silver/silver.types';
 
 /** Long-lived services, built once per process. */
 export interface Services {
@@ -18,6 +22,9 @@ export interface Services {
   readonly eventRepository: EventRepository;
   readonly eventQueries: EventQueryRepository;
   readonly pubSub: AppPubSub;
+  readonly factRepository: FactRepository;
+  readonly silver: SilverReadService;
+  readonly pipeline: PipelineService;
 }
 
 /** Per-request (or per graphql-ws operation) loaders: their caches never outlive one operation. */
@@ -25,7 +32,39 @@ export interface Loaders {
   readonly eventById: DataLoader<string, BronzeEvent | null>;
   /** Tool calls and results by (namespace, toolCallId). */
   readonly toolEvents: DataLoader<{ namespace: string; toolCallId: string }, BronzeEvent[], string>;
+  readonly factById: DataLoader<string, Fact | null>;
+  readonly sourcesByFactId: DataLoader<string, FactSourceRow[]>;
+  readonly factsByEventId: DataLoader<string, Fact[]>;
+  /** Facts whose supersededBy is the key. */
+  readonly supersedesByFactId: DataLoader<string, Fact[]>;
+  readonly decisionsByFactId: DataLoader<string, JudgeDecisionRow[]>;
+  readonly entityById: DataLoader<string, Entity | null>;
+  readonly factsByEntity: DataLoader<{ entityId: string; asOf: Date | null }, Fact[], string>;
+  readonly relationshipsByEntity: DataLoader<{ entityId: string; asOf: Date | null }, Relationship[], string>;
+  readonly sourcesByRelationshipId: DataLoader<string, RelationshipSourceRow[]>;
 }
+
+/** Groups rows under their keys, in key order (DataLoader's contract). */
+function groupBy<K, R>(keys: readonly K[], rows: readonly R[], keyOf: (r: R) => K): R[][] {
+  const m = new Map<K, R[]>();
+  for (const r of rows) m.set(keyOf(r), [...(m.get(keyOf(r)) ?? []), r]);
+  return keys.map((k) => m.get(k) ?? []);
+}
+
+/** Loaders keyed by (entity, asOf): one round trip per distinct asOf in the operation. */
+function perAsOf<T>(load: (ids: string[], asOf: Date | null) => Promise<Array<{ entityId: string } & T>>) {
+  return async (keys: ReadonlyArray<{ entityId: string; asOf: Date | null }>) => {
+    const byAsOf = new Map<string, { asOf: Date | null; ids: string[] }>();
+    for (const k of keys) {
+      const tag = k.asOf?.toISOString() ?? '';
+      byAsOf.set(tag, { asOf: k.asOf, ids: [...(byAsOf.get(tag)?.ids ?? []), k.entityId] });
+    }
+    const results = new Map<string, Array<{ entityId: string } & T>>();
+    await Promise.all([...byAsOf.entries()].map(async ([tag, g]) => results.set(tag, await load([...new Set(g.ids)], g.asOf))));
+    return keys.map((k) => (results.get(k.asOf?.toISOString() ?? '') ?? []).filter((r) => r.entityId === k.entityId));
+  };
+}
+const entityAsOfKey = (k: { entityId: string; asOf: Date | null }) => `${k.entityId}@${k.asOf?.toISOString() ?? ''}`;
 
 export interface RequestContext {
   readonly auth: AuthContext;
@@ -46,6 +85,32 @@ export function createLoaders(services: Services): Loaders {
       },
       { cacheKeyFn: (k) => `${k.namespace}\u0000${k.toolCallId}` },
     ),
+    factById: new DataLoader(async (ids) => {
+      const found = new Map((await services.factRepository.factsByIds(ids)).map((f) => [f.id, f]));
+      return ids.map((id) => found.get(id) ?? null);
+    }),
+    sourcesByFactId: new DataLoader(async (ids) => groupBy(ids, await services.factRepository.sourcesByFactIds(ids), (r) => r.factId)),
+    factsByEventId: new DataLoader(async (ids) =>
+      groupBy(ids, await services.factRepository.factsByEventIds(ids), (r) => r.eventId).map((rows) => rows.map((r) => r.fact)),
+    ),
+    supersedesByFactId: new DataLoader(async (ids) => groupBy(ids, await services.factRepository.supersededBy(ids), (f) => f.supersededById as string)),
+    decisionsByFactId: new DataLoader(async (ids) => {
+      const rows = await services.factRepository.decisionsByFactIds(ids);
+      return ids.map((id) => rows.filter((d) => d.factId === id || d.targetFactId === id));
+    }),
+    entityById: new DataLoader(async (ids) => {
+      const found = new Map((await services.factRepository.entitiesByIds(ids)).map((e) => [e.id, e]));
+      return ids.map((id) => found.get(id) ?? null);
+    }),
+    factsByEntity: new DataLoader(
+      async (keys) => (await perAsOf((ids, asOf) => services.factRepository.factsByEntityIds(ids, asOf))(keys)).map((rows) => rows.map((r) => r.fact)),
+      { cacheKeyFn: entityAsOfKey },
+    ),
+    relationshipsByEntity: new DataLoader(
+      async (keys) => (await perAsOf((ids, asOf) => services.factRepository.relationshipsByEntityIds(ids, asOf))(keys)).map((rows) => rows.map((r) => r.relationship)),
+      { cacheKeyFn: entityAsOfKey },
+    ),
+    sourcesByRelationshipId: new DataLoader(async (ids) => groupBy(ids, await services.factRepository.relationshipSources(ids), (r) => r.relationshipId)),
   };
 }
 

@@ -6,8 +6,21 @@ import { TokenResolver } from '../access/token.resolver';
 import { EventResolver } from '../bronze/event.resolver';
 import { GraphResolver } from '../graph/graph.resolver';
 import { createAppPubSub } from '../infra/pubsub/topics';
+import { EntityResolver, RelationshipResolver } from '../silver/entity.resolver';
+import { EventFactsResolver, FactResolver, FactSourceResolver } from '../silver/fact.resolver';
+import { PipelineResolver } from '../silver/pipeline.resolver';
 
-export const resolvers = [EventResolver, GraphResolver, TokenResolver] as const;
+export const resolvers = [
+  EventResolver,
+  EventFactsResolver,
+  FactResolver,
+  FactSourceResolver,
+  EntityResolver,
+  RelationshipResolver,
+  PipelineResolver,
+  GraphResolver,
+  TokenResolver,
+] as const;
 
 /** The one GraphQL schema, built from the code-first resolvers. */
 export async function buildAppSchema(): Promise<GraphQLSchema> {

@@ -1,4 +1,5 @@
 import { DataSource } from 'typeorm';
+import { Position } from '../common/cursor';
 import { EVENT_COLUMNS, toBronzeEvent } from './event.repository';
 import { BronzeEvent, EventKind } from './event.types';
 
@@ -15,11 +16,6 @@ export interface EventListFilter {
   contains?: string | null;
 }
 
-/** Position after which a page starts: (occurred_at in epoch microseconds, id). */
-export interface EventPosition {
-  occurredAtMicros: string;
-  id: string;
-}
 
 export interface Watermark {
   namespace: string;
@@ -37,7 +33,7 @@ export class EventQueryRepository {
   constructor(private readonly ds: DataSource) {}
 
   /** One page in (occurred_at, id) order, `limit` rows after `after`; each with its position. */
-  async list(namespace: string, filter: EventListFilter, limit: number, after?: EventPosition): Promise<Array<{ event: BronzeEvent; position: EventPosition }>> {
+  async list(namespace: string, filter: EventListFilter, limit: number, after?: Position): Promise<Array<{ event: BronzeEvent; position: Position }>> {
     const where = ['e.namespace = $1'];
     const params: unknown[] = [namespace];
     const add = (sql: (p: string) => string, value: unknown) => {
@@ -52,7 +48,7 @@ export class EventQueryRepository {
     if (filter.to) add((p) => `e.occurred_at < ${p}`, filter.to);
     if (filter.contains) add((p) => `e.content ILIKE '%' || ${p} || '%'`, escapeLike(filter.contains));
     if (after) {
-      params.push(after.occurredAtMicros, after.id);
+      params.push(after.micros, after.id);
       where.push(`(e.occurred_at, e.id) > (timestamptz 'epoch' + $${params.length - 1}::bigint * interval '1 microsecond', $${params.length}::uuid)`);
     }
     params.push(limit);
@@ -64,7 +60,7 @@ export class EventQueryRepository {
         LIMIT $${params.length}`,
       params,
     );
-    return rows.map((r) => ({ event: toBronzeEvent(r), position: { occurredAtMicros: r.pos_us, id: r.id } }));
+    return rows.map((r) => ({ event: toBronzeEvent(r), position: { micros: r.pos_us, id: r.id } }));
   }
 
   /** A conversation in order: sequenceNum (unnumbered last), then occurredAt, then id. */

@@ -2,7 +2,7 @@ import { AuthContext } from '../access/auth-context';
 import { Capability } from '../access/capability';
 import { AccessException, AccessExceptionCode } from '../access/access.exception';
 import { BronzeException, BronzeExceptionCode } from './bronze.exception';
-import { decodeCursor, encodeCursor } from './cursor';
+import { decodeCursor, encodeCursor } from '../common/cursor';
 import { EventListFilter, EventQueryRepository, Watermark } from './event-query.repository';
 import { EventRepository } from './event.repository';
 import { BronzeEvent } from './event.types';

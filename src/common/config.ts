@@ -1,3 +1,4 @@
+import os from 'node:os';
 import path from 'node:path';
 import { z } from 'zod';
 
@@ -27,6 +28,27 @@ export interface AppConfig {
     readonly maxPageSize: number;
   };
   readonly projector: { readonly batchSize: number; readonly pollMs: number };
+  readonly derive: {
+    readonly workerId: string;
+    readonly batchSize: number;
+    readonly maxWaitMs: number;
+    readonly leaseSeconds: number;
+    readonly concurrency: number;
+    readonly maxAttempts: number;
+    readonly retryBaseSeconds: number;
+    readonly pollMs: number;
+    readonly candidateLimit: number;
+    readonly trigramThreshold: number;
+    readonly embeddingThreshold: number;
+  };
+  readonly models: {
+    readonly judgeModel: string | undefined;
+    readonly embeddingDimensions: number | undefined;
+    readonly timeoutMs: number;
+    readonly maxRetries: number;
+    readonly concurrency: number;
+    readonly offlineEmbedder: 'minilm' | 'hashing';
+  };
 }
 
 const intIn = (min: number, max: number) =>
@@ -70,6 +92,23 @@ const envSchema = z.object({
   MAX_PAGE_SIZE: intIn(1, 10_000).default(500),
   PROJECTOR_BATCH_SIZE: intIn(1, 10_000).default(500),
   PROJECTOR_POLL_MS: intIn(10, 60_000).default(250),
+  WORKER_ID: optionalString,
+  DERIVE_BATCH_SIZE: intIn(1, 1000).default(100),
+  DERIVE_MAX_WAIT_MS: intIn(0, 3_600_000).default(30_000),
+  DERIVE_LEASE_SECONDS: intIn(1, 3600).default(120),
+  DERIVE_CONCURRENCY: intIn(1, 64).default(2),
+  DERIVE_MAX_ATTEMPTS: intIn(1, 100).default(5),
+  DERIVE_RETRY_BASE_SECONDS: intIn(0, 3600).default(10),
+  DERIVE_POLL_MS: intIn(10, 60_000).default(500),
+  CANDIDATE_LIMIT: intIn(1, 100).default(8),
+  CANDIDATE_TRIGRAM_THRESHOLD: z.coerce.number().min(0).max(1).default(0.3),
+  CANDIDATE_EMBEDDING_THRESHOLD: z.coerce.number().min(0).max(1).default(0.6),
+  JUDGE_MODEL: optionalString,
+  EMBEDDING_DIMENSIONS: intIn(1, 65_536).optional(),
+  MODEL_TIMEOUT_MS: intIn(100, 600_000).default(60_000),
+  MODEL_MAX_RETRIES: intIn(0, 10).default(3),
+  MODEL_CONCURRENCY: intIn(1, 64).default(4),
+  OFFLINE_EMBEDDER: z.enum(['minilm', 'hashing']).default('minilm'),
 });
 
 /** Thrown at start when the environment is invalid; lists every bad variable at once. */
@@ -122,5 +161,26 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
       maxPageSize: e.MAX_PAGE_SIZE,
     }),
     projector: Object.freeze({ batchSize: e.PROJECTOR_BATCH_SIZE, pollMs: e.PROJECTOR_POLL_MS }),
+    derive: Object.freeze({
+      workerId: e.WORKER_ID ?? `${os.hostname()}-${process.pid}`,
+      batchSize: e.DERIVE_BATCH_SIZE,
+      maxWaitMs: e.DERIVE_MAX_WAIT_MS,
+      leaseSeconds: e.DERIVE_LEASE_SECONDS,
+      concurrency: e.DERIVE_CONCURRENCY,
+      maxAttempts: e.DERIVE_MAX_ATTEMPTS,
+      retryBaseSeconds: e.DERIVE_RETRY_BASE_SECONDS,
+      pollMs: e.DERIVE_POLL_MS,
+      candidateLimit: e.CANDIDATE_LIMIT,
+      trigramThreshold: e.CANDIDATE_TRIGRAM_THRESHOLD,
+      embeddingThreshold: e.CANDIDATE_EMBEDDING_THRESHOLD,
+    }),
+    models: Object.freeze({
+      judgeModel: e.JUDGE_MODEL,
+      embeddingDimensions: e.EMBEDDING_DIMENSIONS,
+      timeoutMs: e.MODEL_TIMEOUT_MS,
+      maxRetries: e.MODEL_MAX_RETRIES,
+      concurrency: e.MODEL_CONCURRENCY,
+      offlineEmbedder: e.OFFLINE_EMBEDDER,
+    }),
   });
 }

@@ -1,18 +1,24 @@
-import { BronzeException, BronzeExceptionCode } from './bronze.exception';
-import { EventPosition } from './event-query.repository';
-import { UUID } from './event.repository';
+import { BronzeException, BronzeExceptionCode } from '../bronze/bronze.exception';
 
-/** Opaque page cursors: base64url of a small JSON position. They carry no namespace or content. */
-export function encodeCursor(p: EventPosition): string {
-  return Buffer.from(JSON.stringify([p.occurredAtMicros, p.id])).toString('base64url');
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/** A row's place in a (timestamp, id) ordered listing: the timestamp in epoch microseconds. */
+export interface Position {
+  micros: string;
+  id: string;
 }
 
-export function decodeCursor(cursor: string): EventPosition {
+/** Opaque page cursors: base64url of a small JSON position. They carry no namespace or content. */
+export function encodeCursor(p: Position): string {
+  return Buffer.from(JSON.stringify([p.micros, p.id])).toString('base64url');
+}
+
+export function decodeCursor(cursor: string): Position {
   try {
     const parsed: unknown = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'));
     if (Array.isArray(parsed) && parsed.length === 2) {
       const [t, id] = parsed as unknown[];
-      if (typeof t === 'string' && /^-?\d{1,19}$/.test(t) && typeof id === 'string' && UUID.test(id)) return { occurredAtMicros: t, id };
+      if (typeof t === 'string' && /^-?\d{1,19}$/.test(t) && typeof id === 'string' && UUID.test(id)) return { micros: t, id };
     }
   } catch {
     // fall through

@@ -12,6 +12,12 @@ interface OutboxRow {
 
 export type ProjectionResult = { kind: 'success'; projected: number } | { kind: 'skipped' } | { kind: 'failed'; error: string; rows: number };
 
+/**
+ * Aggregate types this projector writes. Silver rows (fact, entity, relationship) wait in the
+ * outbox for the graph projection of facts (the Graph issue); `rebuildGraph` can replay them.
+ */
+const PROJECTED_TYPES = ['event'];
+
 /** Retry delay after a failed write: 2^attempts seconds, capped. */
 const MAX_BACKOFF_SECONDS = 300;
 
@@ -31,9 +37,9 @@ export class ProjectionJob {
     return this.ds.transaction(async (em) => {
       const rows: OutboxRow[] = await em.query(
         `SELECT id, aggregate_type, op, payload, attempts FROM ops.outbox
-          WHERE processed_at IS NULL AND available_at <= now()
+          WHERE processed_at IS NULL AND available_at <= now() AND aggregate_type = ANY($2::text[])
           ORDER BY id LIMIT $1 FOR UPDATE SKIP LOCKED`,
-        [this.batchSize],
+        [this.batchSize, PROJECTED_TYPES],
       );
       if (rows.length === 0) return { kind: 'skipped' } as const;
       const ids = rows.map((r) => r.id);
@@ -62,59 +68,17 @@ export class ProjectionJob {
   }
 }
 
-/** Runs the projection job in a loop until stopped; `wake()` skips the wait (new outbox rows). */
-export class ProjectorLoop {
-  private running = false;
-  private wakeUp: (() => void) | undefined;
-  private done: Promise<void> | undefined;
-
-  constructor(
-    private readonly job: ProjectionJob,
-    private readonly pollMs: number,
-    private readonly log: (msg: string) => void,
-  ) {}
-
-  start(): void {
-    if (this.running) return;
-    this.running = true;
-    this.done = this.loop();
-  }
-
-  wake(): void {
-    this.wakeUp?.();
-  }
-
-  async stop(): Promise<void> {
-    this.running = false;
-    this.wake();
-    await this.done;
-  }
-
-  private async loop(): Promise<void> {
-    let failures = 0;
-    while (this.running) {
-      let result: ProjectionResult;
-      try {
-        result = await this.job.runOnce();
-      } catch (err) {
-        result = { kind: 'failed', error: String(err), rows: 0 };
-      }
-      if (result.kind === 'success') {
-        failures = 0;
-        continue; // more may be waiting
-      }
-      if (result.kind === 'failed') {
-        failures += 1;
-        if (failures === 1 || failures % 20 === 0) this.log(`projector: Neo4j write failed (${result.error}); will retry`);
-      }
-      await new Promise<void>((resolve) => {
-        const t = setTimeout(resolve, this.pollMs);
-        this.wakeUp = () => {
-          clearTimeout(t);
-          resolve();
-        };
-      });
-      this.wakeUp = undefined;
+/** One projector step for a PollingLoop: true when it projected something. */
+export function projectorStep(job: ProjectionJob, log: (msg: string) => void): () => Promise<boolean> {
+  let failures = 0;
+  return async () => {
+    const result = await job.runOnce();
+    if (result.kind === 'failed') {
+      failures += 1;
+      if (failures === 1 || failures % 20 === 0) log(`projector: Neo4j write failed (${result.error}); will retry`);
+      return false;
     }
-  }
+    failures = 0;
+    return result.kind === 'success';
+  };
 }

@@ -113,7 +113,8 @@ export async function startOpenAIStubServer(options: OpenAIStubServerOptions = {
         if (route === undefined) return send(res, 404, { error: { message: `no route for ${recorded.method} ${path}`, type: 'invalid_request_error' } });
         const reply = queue.shift() ?? (await handler(recorded));
         if (reply.type === 'hang') return; // the client's timeout aborts; close() ends the socket
-        if (latencyMs > 0) await new Promise((r) => setTimeout(r, latencyMs));
+        // unref: a reply still waiting when a test ends (its client was killed) must not keep jest alive.
+        if (latencyMs > 0) await new Promise((r) => setTimeout(r, latencyMs).unref());
         if (res.destroyed) return;
         writeReply(res, reply, recorded, ++counter);
       })().catch((err: unknown) => send(res, 500, { error: { message: `stub handler failed: ${String(err)}`, type: 'server_error' } }));

@@ -12,17 +12,40 @@ export interface EventsIngestedNotification {
   ids: string[];
 }
 
+/** A fact added (newId unset) or superseded (id = old fact, newId = its replacement). */
+export interface FactsChangedMessage {
+  namespace: string;
+  id: string;
+  newId?: string;
+}
+
+/** NOTIFY payload on `medallion_facts`, written by the derive workers in their transaction. */
+export interface FactsChangedNotification {
+  namespace: string;
+  added: string[];
+  superseded: Array<[string, string]>;
+}
+
+export interface JobChangedMessage {
+  id: string;
+}
+
 /** The typed topic map of every subscription. */
 export type Topics = {
   EVENT_INGESTED: [EventIngestedMessage];
+  FACT_ADDED: [FactsChangedMessage];
+  FACT_SUPERSEDED: [FactsChangedMessage];
+  JOB_CHANGED: [JobChangedMessage];
 };
 
 export type AppPubSub = PubSub<Topics>;
 
 /** Postgres channel carrying each topic. */
-export const CHANNELS: Record<keyof Topics, string> = {
-  EVENT_INGESTED: 'medallion_events',
-};
+export const CHANNELS = {
+  events: 'medallion_events',
+  facts: 'medallion_facts',
+  jobs: 'medallion_jobs',
+} as const;
 
 /**
  * In-process fan-out only. Messages arrive here from Postgres LISTEN (see PgListener), which is

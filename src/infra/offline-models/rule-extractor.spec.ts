@@ -1,0 +1,157 @@
+import type { ExtractionContext, ExtractionEvent, ExtractionResult } from '../../silver/model-ports';
+import { ENTITY_TYPES, FACT_TYPES, RELATIONSHIP_TYPES } from '../../silver/ontology';
+import { RuleExtractor } from './rule-extractor';
+
+const CTX: ExtractionContext = { namespace: 'test', entityTypes: ENTITY_TYPES, relationshipTypes: RELATIONSHIP_TYPES, factTypes: FACT_TYPES };
+const DAY = 86_400_000;
+
+let seq = 0;
+function anEvent(content: string, over: Partial<ExtractionEvent> = {}): ExtractionEvent {
+  seq++;
+  return { id: `ev${seq}`, content, kind: 'message', role: 'user', actor: null, occurredAt: new Date('2025-03-24T10:00:00Z'), conversationId: 'c1', sequenceNum: seq, ...over };
+}
+
+const extract = (events: ExtractionEvent[]): Promise<ExtractionResult> => new RuleExtractor().extract(events, CTX);
+const quote = (events: ExtractionEvent[], span: { eventId: string; start: number; end: number }): string =>
+  (events.find((e) => e.id === span.eventId) as ExtractionEvent).content.slice(span.start, span.end);
+const entityName = (res: ExtractionResult, ref: string | null): string | undefined => res.entities.find((e) => e.ref === ref)?.name;
+
+describe('RuleExtractor', () => {
+  it('records its model name', () => {
+    expect(new RuleExtractor().model).toBe('offline-rules@1');
+  });
+
+  it('links "I switched to neovim last week" to the earlier vim fact, dated a week before the event', async () => {
+    const t1 = anEvent('I use vim for everything.', { occurredAt: new Date('2025-03-10T09:00:00Z') });
+    const t2 = anEvent('I switched to neovim last week.', { occurredAt: new Date('2025-03-24T10:00:00Z') });
+    const res = await extract([t1, t2]);
+    const vim = res.facts.find((f) => f.sources[0]?.eventId === t1.id);
+    const neovim = res.facts.find((f) => f.sources[0]?.eventId === t2.id);
+    expect(vim).toMatchObject({ factType: 'preference', predicate: 'uses', objectValue: 'Vim', isNegation: false, statement: 'The user uses Vim', validFrom: null });
+    expect(neovim).toMatchObject({ factType: 'preference', predicate: 'uses', objectValue: 'Neovim', replacesValue: 'Vim', isNegation: false });
+    expect(Date.parse(neovim?.validFrom as string)).toBe(t2.occurredAt.getTime() - 7 * DAY);
+    expect(quote([t1, t2], vim!.sources[0]!)).toBe('I use vim for everything');
+    expect(quote([t1, t2], neovim!.sources[0]!)).toBe('I switched to neovim last week');
+    expect(entityName(res, vim!.subjectRef)).toBe('the user');
+    expect(res.relationships.map((r) => [r.type, entityName(res, r.sourceRef), entityName(res, r.targetRef)])).toEqual([
+      ['uses', 'the user', 'Vim'],
+      ['uses', 'the user', 'Neovim'],
+    ]);
+  });
+
+  it('sets replacesValue from "switched from X to Y" and "replaced X with Y"', async () => {
+    const res = await extract([anEvent('Last month we switched from MySQL to postgres.'), anEvent('I replaced Chrome with Firefox.')]);
+    expect(res.facts.map((f) => [f.objectValue, f.replacesValue])).toEqual([
+      ['PostgreSQL', 'MySQL'],
+      ['Firefox', 'Chrome'],
+    ]);
+    expect(res.entities.find((e) => e.name === 'PostgreSQL')?.aliases).toContain('postgres');
+  });
+
+  it('marks negations and stops', async () => {
+    const texts = ["I don't like Java.", 'We never use MongoDB.', 'I no longer use pgAdmin.', 'I stopped using Jira.', "I don't use Slack anymore."];
+    const res = await extract(texts.map((t) => anEvent(t)));
+    expect(res.facts.map((f) => [f.predicate, f.objectValue, f.isNegation])).toEqual([
+      ['likes', 'Java', true],
+      ['uses', 'MongoDB', true],
+      ['uses', 'pgAdmin', true],
+      ['uses', 'Jira', true],
+      ['uses', 'Slack', true],
+    ]);
+    expect(res.facts[0]?.statement).toBe('The user does not like Java');
+    expect(res.relationships).toEqual([]); // negated facts relate nothing
+  });
+
+  it('names the actor as the subject and extracts attributes with typed entities', async () => {
+    const ev = anEvent("Hi! My name is Dana and I'm a data engineer at Acme. I live in Berlin.", { actor: 'Dana' });
+    const res = await extract([ev]);
+    expect(res.facts.map((f) => f.statement)).toEqual(["Dana's name is Dana", 'Dana is a data engineer', 'Dana works at Acme', 'Dana lives in Berlin']);
+    expect(res.facts.map((f) => f.factType)).toEqual(['attribute', 'attribute', 'attribute', 'attribute']);
+    expect(res.entities.find((e) => e.name === 'Acme')?.type).toBe('organization');
+    expect(res.entities.find((e) => e.name === 'Berlin')?.type).toBe('place');
+    expect(res.relationships.map((r) => r.type)).toEqual(['part_of', 'located_in']);
+  });
+
+  it('extracts preferences, favourites and plans', async () => {
+    const res = await extract([anEvent('I prefer tabs over spaces.'), anEvent('My favourite editor is Helix.'), anEvent("I'm going to migrate our warehouse to Snowflake next month.")]);
+    expect(res.facts.map((f) => [f.factType, f.predicate, f.objectValue])).toEqual([
+      ['preference', 'prefers', 'tabs'],
+      ['preference', 'prefers', 'Helix'],
+      ['plan', 'plans_to', 'migrate our warehouse to Snowflake'],
+    ]);
+    expect(res.facts[2]?.statement).toBe('The user plans to migrate our warehouse to Snowflake next month');
+    expect(res.facts[2]?.validFrom).toBeNull();
+  });
+
+  it('resolves "the database" and "it" to the most recent compatible entity and keeps the description as an alias', async () => {
+    const res = await extract([anEvent('We switched from MySQL to PostgreSQL.'), anEvent('The database runs on AWS RDS now.'), anEvent('I work on Orion, our analytics tool.'), anEvent("It's built with React.")]);
+    const runsOn = res.facts.find((f) => f.predicate === 'runs_on');
+    expect(entityName(res, runsOn?.subjectRef ?? null)).toBe('PostgreSQL');
+    expect(runsOn?.statement).toBe('PostgreSQL runs on Amazon RDS');
+    expect(res.entities.find((e) => e.name === 'PostgreSQL')?.aliases).toContain('The database');
+    const builtWith = res.facts.find((f) => f.objectValue === 'React');
+    expect(entityName(res, builtWith?.subjectRef ?? null)).toBe('Orion');
+    expect(res.relationships.some((r) => r.type === 'depends_on' && entityName(res, r.sourceRef) === 'PostgreSQL')).toBe(true);
+  });
+
+  it('resolves "she" to the last person other than the speaker', async () => {
+    const res = await extract([anEvent('My manager is Priya.', { actor: 'Marco' }), anEvent("She's based in Dublin.", { actor: 'Marco' })]);
+    expect(res.facts.map((f) => f.statement)).toEqual(["Marco's manager is Priya", 'Priya is based in Dublin']);
+    expect(res.relationships.map((r) => [r.type, entityName(res, r.sourceRef), entityName(res, r.targetRef)])).toEqual([
+      ['knows', 'Marco', 'Priya'],
+      ['located_in', 'Priya', 'Dublin'],
+    ]);
+  });
+
+  it('dates explicit times relative to the event and leaves others null', async () => {
+    const at = new Date('2025-06-10T12:00:00Z');
+    const res = await extract([anEvent('We moved to Hamburg on 3 May 2025.', { occurredAt: at }), anEvent("We've been on MySQL since 2019.", { occurredAt: at }), anEvent('Yesterday I gave a talk about observability.', { occurredAt: at }), anEvent('I use Docker.', { occurredAt: at })]);
+    expect(res.facts.map((f) => f.validFrom)).toEqual(['2025-05-03T12:00:00.000Z', '2019-01-01T00:00:00.000Z', '2025-06-09T12:00:00.000Z', null]);
+    expect(res.facts[0]).toMatchObject({ predicate: 'lives_in', objectValue: 'Hamburg', factType: 'attribute' });
+    expect(res.facts[2]).toMatchObject({ factType: 'event', statement: 'The user gave a talk about observability' });
+  });
+
+  it('grades confidence: explicit, hedged, coreference, assistant', async () => {
+    const res = await extract([
+      anEvent('I use Docker.'),
+      anEvent('I think I prefer dark themes.'),
+      anEvent('I prefer Rust.', { role: 'assistant' }),
+      anEvent('I work on Atlas.'),
+      anEvent('It depends on Redis.'),
+    ]);
+    expect(res.facts.map((f) => f.confidence)).toEqual([0.9, 0.7, 0.54, 0.9, 0.7]);
+    expect(res.facts[2]?.statement).toBe('The assistant prefers Rust');
+  });
+
+  it('states nothing for questions, chit-chat and tool output', async () => {
+    const res = await extract([anEvent('Do you use vim?'), anEvent('Good morning!'), anEvent('I think it might rain today.'), anEvent('PASS src/app.spec.ts (I use 12 tests)', { role: 'tool' })]);
+    expect(res.facts).toEqual([]);
+    expect(res.entities.map((e) => e.name)).toContain('Vim'); // mentions are still recorded
+  });
+
+  it('splits lists and picks gazetteer names out of qualifiers', async () => {
+    const res = await extract([anEvent('We use Airflow for orchestration and dbt for transformations.'), anEvent('For terminals I use WezTerm on macOS.')]);
+    expect(res.facts.map((f) => f.objectValue)).toEqual(['Airflow', 'dbt', 'WezTerm', 'macOS']);
+  });
+
+  it('gives every span a real quote and keeps types inside the ontology', async () => {
+    const events = [anEvent("Quick context: I'm a backend developer in Toronto. I mostly write Python and some Go 🚀. My wife Anna is a doctor."), anEvent('Atlas depends on Redis and RabbitMQ.')];
+    const res = await extract(events);
+    expect(res.facts.length).toBeGreaterThan(5);
+    for (const span of [...res.facts.flatMap((f) => f.sources), ...res.relationships.flatMap((r) => r.sources), ...res.entities.flatMap((e) => e.mentions)]) {
+      expect(span.start).toBeGreaterThanOrEqual(0);
+      expect(span.end).toBeGreaterThan(span.start);
+      expect(quote(events, span).trim()).toBe(quote(events, span));
+    }
+    const go = res.entities.find((e) => e.name === 'Go');
+    expect(quote(events, go!.mentions[0]!)).toBe('Go');
+    for (const f of res.facts) expect(FACT_TYPES).toContain(f.factType);
+    for (const e of res.entities) expect(ENTITY_TYPES).toContain(e.type);
+    for (const r of res.relationships) expect(RELATIONSHIP_TYPES).toContain(r.type);
+  });
+
+  it('is deterministic', async () => {
+    const make = () => [anEvent('I use vim. My shell is fish.', { id: 'a' }), anEvent('I switched to neovim last week; the editor is great.', { id: 'b' })];
+    expect(await extract(make())).toEqual(await extract(make()));
+  });
+});

@@ -1,0 +1,308 @@
+import nlp from 'compromise';
+import type { ExtractedFact, ExtractedRelationship, ExtractionContext, ExtractionEvent, ExtractionResult, Extractor, Span } from '../../silver/model-ports';
+import type { EntityType } from '../../silver/ontology';
+import { EntityRegistry, WorkingEntity } from './entity-registry';
+import { findTech, lookupTech } from './gazetteer';
+import { applyRules, applyThirdPerson, Draft, HEDGES, Range, relationPredicate } from './patterns';
+import { Clause, findTime, normaliseQuotes, splitClauses, splitSentences, timeRanges } from './segments';
+import { cleanObject, splitItems } from './object-phrases';
+
+/**
+ * Confidence rule (documented, deterministic):
+ * - 0.9 an explicit first-person statement ("I use vim");
+ * - 0.8 a third-person statement ("Atlas depends on Redis"), a plan, or a "my wife Anna" relation;
+ * - 0.75 a past event;
+ * - at most 0.7 when hedged ("I think", "probably", "maybe", "thinking about");
+ * - minus 0.1 when the subject or object was resolved by coreference ("it", "the database");
+ * - times 0.6 for assistant-role text (the assistant speaking about itself).
+ * Tool and system events yield entities only, never facts.
+ */
+export const CONFIDENCE = { firstPerson: 0.9, thirdPerson: 0.8, plan: 0.8, event: 0.75, hedgedCap: 0.7, corefPenalty: 0.1, assistantFactor: 0.6 } as const;
+
+// Ontology relationship type for a fact predicate (positive facts with two entities only).
+const RELATION_OF: Record<string, string> = {
+  uses: 'uses', prefers: 'prefers', likes: 'prefers', works_on: 'works_on', works_at: 'part_of', lives_in: 'located_in',
+  located_in: 'located_in', depends_on: 'depends_on', runs_on: 'depends_on', knows: 'knows', spouse: 'knows', sibling: 'knows',
+  parent: 'knows', child: 'knows', has_manager: 'knows', colleague: 'knows', friend: 'knows', cofounder: 'knows', mentor: 'knows', dating: 'knows', roommate: 'knows', neighbor: 'knows',
+};
+
+const KIND_TYPE: Partial<Record<string, EntityType>> = { place: 'place', organization: 'organization', project: 'project', person: 'person' };
+
+interface EventCtx {
+  ev: ExtractionEvent;
+  index: number;
+  speaker: () => WorkingEntity;
+  speakerName: string;
+}
+
+/** The offline default extractor: deterministic rules over compromise, chrono-node and a gazetteer. */
+export class RuleExtractor implements Extractor {
+  readonly model = 'offline-rules@1';
+
+  async extract(events: ExtractionEvent[], ctx: ExtractionContext): Promise<ExtractionResult> {
+    return new BatchExtraction(ctx).run(events);
+  }
+}
+
+class BatchExtraction {
+  private readonly registry = new EntityRegistry();
+  private readonly facts: ExtractedFact[] = [];
+  private readonly relationships: ExtractedRelationship[] = [];
+  private readonly factSubjects = new Map<string, WorkingEntity | null>();
+
+  constructor(private readonly ctx: ExtractionContext) {}
+
+  run(events: ExtractionEvent[]): ExtractionResult {
+    events.forEach((ev, index) => this.event(ev, index));
+    const allowedFacts = new Set(this.ctx.factTypes);
+    const allowedRels = new Set(this.ctx.relationshipTypes);
+    return {
+      entities: this.registry.toExtracted(),
+      facts: this.facts.filter((f) => allowedFacts.size === 0 || allowedFacts.has(f.factType)),
+      relationships: this.relationships.filter((r) => allowedRels.size === 0 || allowedRels.has(r.type)),
+    };
+  }
+
+  private event(ev: ExtractionEvent, index: number): void {
+    const speakerName = ev.actor?.trim() || (ev.role === 'assistant' ? 'the assistant' : 'the user');
+    let speaker: WorkingEntity | null = null;
+    const ectx: EventCtx = {
+      ev, index, speakerName,
+      speaker: () => (speaker ??= this.registry.upsert(speakerName, 'person', null, null, index)),
+    };
+    this.mentions(ev, index);
+    if (ev.role === 'tool' || ev.role === 'system') return;
+    for (const sentence of splitSentences(ev.content)) {
+      if (/\?\s*$/.test(sentence.text)) continue; // questions state nothing
+      for (const clause of splitClauses(sentence)) this.clause(clause, ectx);
+    }
+  }
+
+  /** Free-text mentions: gazetteer names and compromise's people, organisations and places. */
+  private mentions(ev: ExtractionEvent, index: number): void {
+    const span = (start: number, end: number): Span => ({ eventId: ev.id, start, end });
+    for (const hit of findTech(ev.content)) this.registry.upsert(hit.entry.name, hit.entry.type, hit.entry.category, span(hit.start, hit.end), index, hit.text);
+    const doc = nlp(ev.content);
+    const groups: Array<[EntityType, unknown]> = [['person', doc.people().json({ offset: true })], ['organization', doc.organizations().json({ offset: true })], ['place', doc.places().json({ offset: true })]];
+    for (const [type, json] of groups) {
+      for (const item of json as Array<{ text: string; offset?: { start: number; length: number } }>) {
+        if (!item.offset) continue;
+        const cleaned = cleanProperName(ev.content, item.offset.start, item.offset.start + item.offset.length);
+        if (!cleaned || lookupTech(cleaned.text) || (type === 'person' && ev.actor && cleaned.text === ev.actor && false)) continue;
+        this.registry.upsert(cleaned.text, type, null, span(cleaned.start, cleaned.end), index);
+      }
+    }
+  }
+
+  private clause(clause: Clause, e: EventCtx): void {
+    const text = clause.prefix + normaliseQuotes(clause.text);
+    const abs = (i: number): number => clause.start + Math.max(0, Math.min(i - clause.prefix.length, clause.text.length));
+    const hedged = HEDGES.test(clause.sentence.text);
+    const matches = applyRules(text);
+    let produced = 0;
+    for (const { rule, draft } of matches) {
+      if ((rule === 'will' || rule === 'progressive') && !this.futureTime(text, e.ev.occurredAt)) continue;
+      produced += this.draft(draft, clause, text, abs, e, hedged || draft.hedged, null);
+    }
+    if (produced > 0 || e.ev.role !== 'user') return;
+    const third = applyThirdPerson(text);
+    if (third) this.thirdPerson(third, clause, text, abs, e, hedged);
+  }
+
+  private futureTime(text: string, ref: Date): boolean {
+    const t = findTime(text, ref, 'any');
+    return t !== null && new Date(t.iso).getTime() >= ref.getTime() - 60_000;
+  }
+
+  private thirdPerson(match: NonNullable<ReturnType<typeof applyThirdPerson>>, clause: Clause, text: string, abs: (i: number) => number, e: EventCtx, hedged: boolean): void {
+    const np = match.draft.subject;
+    let subject: WorkingEntity | null = null;
+    let coref = false;
+    if (match.relative) {
+      subject = this.registry.upsert(match.relative.name.text, 'person', null, { eventId: e.ev.id, start: abs(match.relative.name.start), end: abs(match.relative.name.end) }, e.index);
+      const pred = relationPredicate(match.relative.word);
+      const rel: Draft = { ...match.draft, factType: 'relationship', predicate: pred, object: match.relative.name, subject: 'speaker', template: `{S}'s ${match.relative.word.toLowerCase()} is {O}`, objectKind: 'person' };
+      this.draft(rel, clause, text, abs, e, hedged, null);
+    } else {
+      const resolved = this.registry.resolve(np.text, e.index, abs(np.start), e.speaker());
+      coref = resolved !== null && /^(?:it|they|he|she|the |our |my )/i.test(np.text);
+      subject = resolved ?? this.subjectEntity(np.text, match.draft, e, abs(np.start), abs(np.end));
+    }
+    if (!subject) return;
+    this.registry.noteSubject(subject, e.index);
+    // "<X> is written in Go and depends on Kafka": the second verb phrase shares the subject.
+    const obj = match.draft.object;
+    const cont = /\s+and\s+(?=(?:also\s+)?(?:depends|relies|runs|uses|is|was)\b)/.exec(obj.text);
+    const first: Draft = cont ? { ...match.draft, object: { text: obj.text.slice(0, cont.index), start: obj.start, end: obj.start + cont.index } } : match.draft;
+    // "the repo is a pnpm monorepo": an is-a naming technologies is a usage.
+    const hits = first.predicate === 'is_a' ? findTech(first.object.text, true) : [];
+    const adjusted: Draft = hits.length > 0 ? { ...first, factType: 'relationship', predicate: 'uses', template: '{S} uses {O}', objectKind: 'tech' } : first;
+    if (adjusted.predicate === 'is_a' && !coref && subject.type !== 'person' && subject.type !== 'project') return;
+    this.draft(adjusted, clause, text, abs, e, hedged, { entity: subject, coref });
+    if (cont) {
+      const restStart = obj.start + cont.index + cont[0].length;
+      const synthetic = `it ${text.slice(restStart)}`;
+      const again = applyThirdPerson(synthetic);
+      if (!again) return;
+      const shift = restStart - 3;
+      const mapped: Draft = { ...again.draft, object: { ...again.draft.object, start: again.draft.object.start + shift, end: again.draft.object.end + shift } };
+      this.draft(mapped, clause, text, abs, e, hedged, { entity: subject, coref });
+    }
+  }
+
+  private subjectEntity(np: string, draft: Draft, e: EventCtx, start: number, end: number): WorkingEntity | null {
+    const mention: Span = { eventId: e.ev.id, start, end };
+    const tech = lookupTech(np);
+    if (tech) return this.registry.upsert(tech.name, tech.type, tech.category, mention, e.index, np);
+    const known = this.registry.findByName(np);
+    if (known) {
+      this.registry.sight(known, mention, e.index);
+      return known;
+    }
+    const desc = /^(?:the|our|my|their)\s+(.+)$/i.exec(np);
+    if (desc) return this.registry.upsert(`${possessive(e.speakerName)} ${desc[1] as string}`, 'project', null, mention, e.index, np);
+    if (!/^[A-Z]/.test(np)) return null;
+    const type: EntityType = draft.objectKind === 'organization' || draft.objectKind === 'place' || draft.predicate === 'is_a' ? 'person' : 'project';
+    return this.registry.upsert(np, type, null, mention, e.index);
+  }
+
+  /** Turns one draft into facts (one per object item); returns how many it produced. */
+  private draft(draft: Draft, clause: Clause, text: string, abs: (i: number) => number, e: EventCtx, hedged: boolean, third: { entity: WorkingEntity; coref: boolean } | null): number {
+    const subject = third ? third.entity : e.speaker();
+    const subjectName = third ? third.entity.name : e.speakerName;
+    const times = draft.predicate === 'birthday' ? [] : timeRanges(text, e.ev.occurredAt);
+    const time = draft.timed ? findTime(text, e.ev.occurredAt) : null;
+    const items = splitItems(draft, text, times);
+    let n = 0;
+    for (const item of items) {
+      let coref = third?.coref ?? false;
+      let objectEntity: WorkingEntity | null = null;
+      let value = item.text;
+      const resolved = /^(?:it|them|him|her|they|the\s+\w+|our\s+\w+|my\s+\w+)$/i.test(item.text) ? this.registry.resolve(item.text, e.index, abs(item.start), e.speaker()) : null;
+      const mention: Span = { eventId: e.ev.id, start: abs(item.start), end: abs(item.end) };
+      if (resolved) {
+        objectEntity = resolved;
+        value = resolved.name;
+        coref = true;
+        this.registry.sight(resolved, mention, e.index);
+      } else if (/^(?:it|them|him|her|they|this|that)$/i.test(item.text) && draft.objectKind !== 'phrase') {
+        continue; // an unresolved pronoun is no fact
+      } else if (draft.objectKind === 'phrase') {
+        // Pronouns inside a plan or event ("visit him", "open-source it") take their referent's name.
+        const phrase = this.resolveInPhrase(item.text, e, abs(item.start));
+        value = phrase.text;
+        coref = coref || phrase.coref;
+      } else {
+        objectEntity = this.objectEntity(item.text, draft, mention, e);
+        if (objectEntity) value = objectEntity.name;
+      }
+      let predicate = draft.predicate;
+      let factType = draft.factType;
+      let template = draft.template;
+      if (draft.isChange && objectEntity?.type === 'place') {
+        predicate = 'lives_in';
+        factType = 'attribute';
+        template = '{S} moved to {O}';
+      }
+      if (predicate === 'name' && !third) {
+        this.registry.addAlias(subject, value);
+        objectEntity = null;
+      }
+      const replaces = this.replaced(draft, text, times, subject, objectEntity, predicate);
+      let statement = capitalise(template.replace('{S}', subjectName).replace('{O}', value).replace('{R}', replaces ?? ''));
+      const when = draft.factType === 'plan' ? times.map(([a, b]) => text.slice(a, b)).find((t) => !/^(?:now|currently|again|instead)$/i.test(t)) : undefined;
+      if (when && !statement.includes(when)) statement = `${statement} ${when.charAt(0).toLowerCase()}${when.slice(1)}`;
+      const confidence = this.confidence(draft, hedged, coref, third !== null, e.ev.role);
+      const source: Span = { eventId: e.ev.id, start: clause.start, end: clause.end };
+      if (!third) this.registry.sight(subject, source, e.index);
+      this.addFact({ statement, factType, subject, predicate, value, objectEntity, isNegation: draft.isNegation, confidence, validFrom: time?.iso ?? null, replaces, source });
+      n++;
+    }
+    return n;
+  }
+
+  private resolveInPhrase(phrase: string, e: EventCtx, at: number): { text: string; coref: boolean } {
+    let coref = false;
+    const text = phrase.replace(/\b(?:it|him|her|them)\b/gi, (word, offset: number) => {
+      const hit = this.registry.resolve(word, e.index, at + offset, e.speaker());
+      if (!hit) return word;
+      coref = true;
+      return hit.name;
+    });
+    return { text, coref };
+  }
+
+  private objectEntity(phrase: string, draft: Draft, mention: Span, e: EventCtx): WorkingEntity | null {
+    const tech = lookupTech(phrase);
+    if (tech) return this.registry.upsert(tech.name, tech.type, tech.category, mention, e.index, phrase);
+    const known = this.registry.findByName(phrase);
+    if (known && draft.objectKind !== 'phrase') {
+      this.registry.sight(known, mention, e.index);
+      return known;
+    }
+    if (draft.isChange && /^[A-Z]/.test(phrase) && nlp(phrase).places().found) return this.registry.upsert(phrase, 'place', null, mention, e.index);
+    const type = KIND_TYPE[draft.objectKind];
+    if (!type) return null;
+    if (type !== 'project' && !/^[A-Z]/.test(phrase)) return null;
+    return this.registry.upsert(phrase, type, null, mention, e.index);
+  }
+
+  /** The value a change replaces: named in the text, else the latest same-category value of this subject in the batch. */
+  private replaced(draft: Draft, text: string, times: Array<[number, number]>, subject: WorkingEntity, object: WorkingEntity | null, predicate: string): string | null {
+    if (draft.replaces) {
+      const from = cleanObject(draft.replaces, text, times, 'free');
+      return from ? (lookupTech(from.text)?.name ?? from.text) : null;
+    }
+    if (!draft.isChange) return null;
+    for (let i = this.facts.length - 1; i >= 0; i--) {
+      const f = this.facts[i] as ExtractedFact;
+      if (f.isNegation || this.factSubjects.get(f.ref) !== subject) continue;
+      if (predicate === 'lives_in' && f.predicate === 'lives_in' && f.objectValue !== object?.name) return f.objectValue;
+      const prev = f.objectValue ? lookupTech(f.objectValue) : undefined;
+      if (object?.category && prev && prev.category === object.category && prev.name !== object.name && (f.predicate === 'uses' || f.predicate === 'prefers')) return prev.name;
+    }
+    return null;
+  }
+
+  private confidence(draft: Draft, hedged: boolean, coref: boolean, third: boolean, role: string | null): number {
+    let c: number = draft.factType === 'event' ? CONFIDENCE.event : draft.factType === 'plan' ? CONFIDENCE.plan : third ? CONFIDENCE.thirdPerson : CONFIDENCE.firstPerson;
+    if (hedged) c = Math.min(c, CONFIDENCE.hedgedCap);
+    if (coref) c -= CONFIDENCE.corefPenalty;
+    if (role === 'assistant') c *= CONFIDENCE.assistantFactor;
+    return Math.round(c * 100) / 100;
+  }
+
+  private addFact(f: { statement: string; factType: string; subject: WorkingEntity; predicate: string; value: string; objectEntity: WorkingEntity | null; isNegation: boolean; confidence: number; validFrom: string | null; replaces: string | null; source: Span }): void {
+    const dup = this.facts.find((x) => this.factSubjects.get(x.ref) === f.subject && x.predicate === f.predicate && x.objectValue?.toLowerCase() === f.value.toLowerCase() && x.isNegation === f.isNegation);
+    if (dup) {
+      if (!dup.sources.some((s) => s.eventId === f.source.eventId && s.start === f.source.start)) dup.sources.push(f.source);
+      dup.confidence = Math.max(dup.confidence, f.confidence);
+      return;
+    }
+    const ref = `f${this.facts.length + 1}`;
+    this.factSubjects.set(ref, f.subject);
+    this.facts.push({
+      ref, statement: f.statement, factType: f.factType, subjectRef: f.subject.ref, predicate: f.predicate, objectValue: f.value,
+      objectRef: f.objectEntity?.ref ?? null, isNegation: f.isNegation, confidence: f.confidence, validFrom: f.validFrom, validTo: null,
+      replacesValue: f.replaces, sources: [f.source],
+    });
+    const type = RELATION_OF[f.predicate];
+    if (type && f.objectEntity && !f.isNegation && f.objectEntity !== f.subject) {
+      this.relationships.push({ ref: `r${this.relationships.length + 1}`, type, sourceRef: f.subject.ref, targetRef: f.objectEntity.ref, confidence: f.confidence, validFrom: f.validFrom, sources: [f.source] });
+    }
+  }
+}
+
+function cleanProperName(content: string, start: number, end: number): Range | null {
+  let s = start;
+  let e = end;
+  while (e > s && /[\s.,!?;:'"]/.test(content[e - 1] as string)) e--;
+  if (content.slice(e - 2, e) === "'s") e -= 2;
+  // "brother Jake" → "Jake": drop leading lowercase words.
+  for (let m = /^[a-z][\w-]*\s+/.exec(content.slice(s, e)); m; m = /^[a-z][\w-]*\s+/.exec(content.slice(s, e))) s += m[0].length;
+  const text = content.slice(s, e);
+  return text.length >= 2 && /^[A-Z]/.test(text) ? { text, start: s, end: e } : null;
+}
+
+const capitalise = (s: string): string => s.charAt(0).toUpperCase() + s.slice(1);
+export const possessive = (name: string): string => (name.endsWith('s') ? `${name}'` : `${name}'s`);

@@ -1,0 +1,77 @@
+import type { JudgeCandidate, JudgeInput } from '../../silver/model-ports';
+import { RuleJudge } from './rule-judge';
+
+const T0 = new Date('2025-03-10T09:00:00Z');
+const T1 = new Date('2025-03-24T10:00:00Z');
+
+function aFact(over: Partial<JudgeInput['fact']> = {}): JudgeInput['fact'] {
+  return { statement: 'The user uses Neovim', factType: 'preference', subjectName: 'the user', predicate: 'uses', objectValue: 'Neovim', isNegation: false, validFrom: T1, replacesValue: null, ...over };
+}
+function aCandidate(over: Partial<JudgeCandidate> = {}): JudgeCandidate {
+  return { id: 'old', statement: 'The user uses Vim', factType: 'preference', subjectName: 'the user', predicate: 'uses', objectValue: 'Vim', isNegation: false, validFrom: T0, similarity: 0.5, ...over };
+}
+const decide = (fact: JudgeInput['fact'], candidates: JudgeCandidate[], judge = new RuleJudge()) => judge.decideOne({ fact, candidates });
+
+describe('RuleJudge', () => {
+  it('ADDs when there is nothing related', () => {
+    expect(decide(aFact(), [])).toMatchObject({ action: 'ADD', targetId: null });
+    expect(new RuleJudge().model).toBe('offline-rules@1');
+  });
+
+  it('SKIPs the same triple, alias-aware and case-insensitive', () => {
+    const d = decide(aFact({ statement: 'The user uses postgres', objectValue: 'postgres' }), [aCandidate({ statement: 'The user uses PostgreSQL', objectValue: 'PostgreSQL' })]);
+    expect(d).toMatchObject({ action: 'SKIP', targetId: 'old' });
+    expect(d.reason).toContain('already known');
+  });
+
+  it('SUPERSEDEs the fact named by replacesValue (the vim → neovim case)', () => {
+    const d = decide(aFact({ statement: 'The user switched to Neovim', replacesValue: 'vim' }), [aCandidate({ id: 'docker', statement: 'The user uses Docker', objectValue: 'Docker' }), aCandidate()]);
+    expect(d).toMatchObject({ action: 'SUPERSEDE', targetId: 'old' });
+  });
+
+  it('SUPERSEDEs a same-category value on a change statement, but not an unrelated one', () => {
+    const change = aFact({ statement: 'The user switched to Neovim' });
+    expect(decide(change, [aCandidate()])).toMatchObject({ action: 'SUPERSEDE', targetId: 'old' });
+    expect(decide(change, [aCandidate({ statement: 'The user uses Docker', objectValue: 'Docker' })])).toMatchObject({ action: 'ADD' });
+    // Without a change word "uses" holds many values.
+    expect(decide(aFact(), [aCandidate()])).toMatchObject({ action: 'ADD' });
+  });
+
+  it('SUPERSEDEs a single-valued predicate with a new value', () => {
+    const d = decide(aFact({ statement: 'Dana lives in Hamburg', factType: 'attribute', subjectName: 'Dana', predicate: 'lives_in', objectValue: 'Hamburg' }), [
+      aCandidate({ statement: 'Dana lives in Berlin', factType: 'attribute', subjectName: 'Dana', predicate: 'lives_in', objectValue: 'Berlin' }),
+    ]);
+    expect(d).toMatchObject({ action: 'SUPERSEDE', targetId: 'old' });
+    expect(d.reason).toContain('one value');
+  });
+
+  it('SUPERSEDEs when a negation flips', () => {
+    const d = decide(aFact({ statement: 'The user no longer uses Vim', objectValue: 'Vim', isNegation: true }), [aCandidate()]);
+    expect(d).toMatchObject({ action: 'SUPERSEDE', targetId: 'old' });
+    expect(d.reason).toContain('negation');
+  });
+
+  it('leaves other subjects alone', () => {
+    expect(decide(aFact({ subjectName: 'Dana', statement: 'Dana switched to Neovim' }), [aCandidate()])).toMatchObject({ action: 'ADD' });
+  });
+
+  it('UPDATEs the same fact said with more detail', () => {
+    const d = decide(aFact({ statement: 'The user uses Neovim with a Lua config', objectValue: 'Neovim' }), [aCandidate({ statement: 'The user uses Neovim', objectValue: 'Neovim' })]);
+    expect(d).toMatchObject({ action: 'UPDATE', targetId: 'old' });
+  });
+
+  it('SKIPs near-identical statements at the configurable threshold', () => {
+    const fact = aFact({ statement: 'Standup is at 9:30 every day', factType: 'other', predicate: null, objectValue: null });
+    const candidate = aCandidate({ statement: 'Standup is at 9.30 every day', factType: 'other', predicate: null, objectValue: null, similarity: 0.93 });
+    expect(decide(fact, [candidate])).toMatchObject({ action: 'SKIP', targetId: 'old' });
+    expect(decide(fact, [candidate], new RuleJudge({ skipSimilarity: 0.95 }))).toMatchObject({ action: 'ADD' });
+  });
+
+  it('decides a batch in input order', async () => {
+    const decisions = await new RuleJudge().decide([
+      { fact: aFact(), candidates: [] },
+      { fact: aFact({ objectValue: 'Vim', statement: 'The user uses Vim' }), candidates: [aCandidate()] },
+    ]);
+    expect(decisions.map((d) => d.action)).toEqual(['ADD', 'SKIP']);
+  });
+});

@@ -1,0 +1,65 @@
+import { JudgeAction, JudgeCandidate, Span } from './model-ports';
+
+/** An entity the batch needs: an existing one to reuse (maybe with new aliases) or a new one. */
+export interface PlannedEntity {
+  id: string;
+  isNew: boolean;
+  type: string;
+  name: string;
+  nameKey: string;
+  /** The full alias list after this batch (display forms). */
+  aliases: string[];
+  aliasKeys: string[];
+  aliasesChanged: boolean;
+}
+
+export interface PlannedSource extends Span {
+  quote: string;
+}
+
+/** A fact as the batch will store it (or, for SKIP, attach to its target). */
+export interface PlannedFact {
+  id: string;
+  statement: string;
+  factType: string;
+  subjectEntityId: string | null;
+  predicate: string | null;
+  objectValue: string | null;
+  objectEntityId: string | null;
+  isNegation: boolean;
+  confidence: number;
+  importance: number;
+  validFrom: Date;
+  validTo: Date | null;
+  embedding: number[] | null;
+  sources: PlannedSource[];
+  action: JudgeAction;
+  targetId: string | null;
+  reason: string;
+  candidates: JudgeCandidate[];
+  /** The speaker role of the first source event, for rescoring corroborated facts. */
+  role: string | null;
+  explicitTime: boolean;
+}
+
+export interface PlannedRelationship {
+  id: string;
+  type: string;
+  sourceEntityId: string;
+  targetEntityId: string;
+  confidence: number;
+  validFrom: Date;
+  sources: PlannedSource[];
+}
+
+/** Everything one micro-batch will write, computed before the write transaction opens. */
+export interface DerivationPlan {
+  namespace: string;
+  eventIds: string[];
+  entities: PlannedEntity[];
+  facts: PlannedFact[];
+  relationships: PlannedRelationship[];
+  gateNotes: Array<{ rule: number; detail: string }>;
+  models: { extraction: string; judge: string; embedding: string };
+  modelCalls: number;
+}

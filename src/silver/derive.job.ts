@@ -1,0 +1,190 @@
+import { DataSource } from 'typeorm';
+import { EventRepository } from '../bronze/event.repository';
+import { BronzeEvent } from '../bronze/event.types';
+import { DeriveService } from './derive.service';
+import { ModelException } from './model.exception';
+import { LostClaimError, writePlan } from './silver-writer';
+
+export interface DeriveJobSettings {
+  workerId: string;
+  /** N: a namespace is derived once it has this many pending events… */
+  batchSize: number;
+  /** …or its oldest pending event has waited this long (T). */
+  maxWaitMs: number;
+  leaseSeconds: number;
+  maxAttempts: number;
+  /** Base of the exponential retry delay of a failed event. */
+  retryBaseSeconds: number;
+}
+
+export type DeriveResult =
+  | { kind: 'success'; namespace: string; events: number; facts: number; superseded: number; deadLettered: number }
+  | { kind: 'skipped' }
+  | { kind: 'failed'; namespace: string; error: string };
+
+/** Receives what a batch changed (tests and metrics); subscribers hear it through NOTIFY. */
+export type DeriveObserver = (r: DeriveResult) => void;
+
+/**
+ * The micro-batch derivation job. One namespace at a time per call, under a lease with a fencing
+ * generation: a killed worker's lease expires and another takes over; a worker whose lease was
+ * taken cannot commit (its write transaction checks the generation and the queue rows), so each
+ * event's effect lands exactly once.
+ */
+export class DeriveJob {
+  constructor(
+    private readonly ds: DataSource,
+    private readonly events: EventRepository,
+    private readonly derive: DeriveService,
+    private readonly settings: DeriveJobSettings,
+    private readonly log: (msg: string) => void = () => undefined,
+  ) {}
+
+  /** Namespaces with work that is due, oldest first. */
+  async readyNamespaces(limit: number): Promise<string[]> {
+    const rows: Array<{ namespace: string }> = await this.ds.query(
+      `SELECT namespace FROM ops.derivation_queue
+        WHERE status IN ('pending', 'failed') AND available_at <= now() AND attempts < $1
+        GROUP BY namespace
+       HAVING count(*) FILTER (WHERE status = 'pending') >= $2
+           OR min(enqueued_at) <= now() - make_interval(secs => $3::float / 1000)
+           OR bool_or(job_id IS NOT NULL) OR bool_or(status = 'failed')
+        ORDER BY min(enqueued_at)
+        LIMIT $4`,
+      [this.settings.maxAttempts, this.settings.batchSize, this.settings.maxWaitMs, limit],
+    );
+    return rows.map((r) => r.namespace);
+  }
+
+  /** Derives the next batch of one namespace if its lease can be had. */
+  async runNamespace(namespace: string): Promise<DeriveResult> {
+    const generation = await this.acquireLease(namespace);
+    if (generation === undefined) return { kind: 'skipped' };
+    try {
+      const batch = await this.nextBatch(namespace);
+      if (batch.events.length === 0) return { kind: 'skipped' };
+      return await this.process(namespace, batch.events, batch.jobId, generation);
+    } catch (err) {
+      return { kind: 'failed', namespace, error: err instanceof Error ? err.message : String(err) };
+    } finally {
+      await this.ds
+        .query(`UPDATE ops.derivation_leases SET lease_until = now() WHERE namespace = $1 AND worker_id = $2 AND generation = $3`, [namespace, this.settings.workerId, generation])
+        .catch(() => undefined);
+    }
+  }
+
+  private async acquireLease(namespace: string): Promise<number | undefined> {
+    const rows: Array<{ generation: string }> = await this.ds.query(
+      `INSERT INTO ops.derivation_leases AS l (namespace, worker_id, generation, lease_until)
+       VALUES ($1, $2, 1, now() + make_interval(secs => $3))
+       ON CONFLICT (namespace) DO UPDATE SET worker_id = EXCLUDED.worker_id, generation = l.generation + 1, lease_until = EXCLUDED.lease_until
+        WHERE l.lease_until < now() OR l.worker_id = EXCLUDED.worker_id
+       RETURNING generation`,
+      [namespace, this.settings.workerId, this.settings.leaseSeconds],
+    );
+    return rows[0] ? Number(rows[0].generation) : undefined;
+  }
+
+  /** Pending events in time order (conversation sequence breaking ties); a failed event is retried alone. */
+  private async nextBatch(namespace: string): Promise<{ events: BronzeEvent[]; jobId: string | null }> {
+    let rows: Array<{ event_id: string; job_id: string | null }> = await this.ds.query(
+      `SELECT event_id, job_id FROM ops.derivation_queue
+        WHERE namespace = $1 AND status = 'pending' AND available_at <= now()
+        ORDER BY occurred_at, conversation_id, sequence_num, event_id LIMIT $2`,
+      [namespace, this.settings.batchSize],
+    );
+    if (rows.length === 0) {
+      rows = await this.ds.query(
+        `SELECT event_id, job_id FROM ops.derivation_queue WHERE namespace = $1 AND status = 'failed' AND available_at <= now() AND attempts < $2
+          ORDER BY occurred_at, event_id LIMIT 1`,
+        [namespace, this.settings.maxAttempts],
+      );
+    }
+    const events = await this.events.findByIds(rows.map((r) => r.event_id));
+    const order = new Map(rows.map((r, i) => [r.event_id, i]));
+    events.sort((a, b) => (order.get(a.id) ?? 0) - (order.get(b.id) ?? 0));
+    return { events, jobId: rows.find((r) => r.job_id)?.job_id ?? null };
+  }
+
+  private async process(namespace: string, events: BronzeEvent[], jobId: string | null, generation: number): Promise<DeriveResult> {
+    try {
+      const out = await this.planAndWrite(namespace, events, jobId, generation);
+      return { kind: 'success', namespace, events: events.length, facts: out.added, superseded: out.superseded, deadLettered: 0 };
+    } catch (err) {
+      if (err instanceof LostClaimError) throw err;
+      if (events.length === 1) {
+        await this.deadLetter(namespace, events[0] as BronzeEvent, err);
+        return { kind: 'success', namespace, events: 0, facts: 0, superseded: 0, deadLettered: 1 };
+      }
+      // Isolate the bad event: derive one by one so the others still land.
+      this.log(`derive: batch of ${events.length} in ${namespace} failed (${String(err)}); retrying event by event`);
+      let facts = 0;
+      let superseded = 0;
+      let dead = 0;
+      for (const e of events) {
+        try {
+          const out = await this.planAndWrite(namespace, [e], jobId, generation);
+          facts += out.added;
+          superseded += out.superseded;
+        } catch (one) {
+          if (one instanceof LostClaimError) throw one;
+          await this.deadLetter(namespace, e, one);
+          dead += 1;
+        }
+      }
+      return { kind: 'success', namespace, events: events.length - dead, facts, superseded, deadLettered: dead };
+    }
+  }
+
+  private async planAndWrite(namespace: string, events: BronzeEvent[], jobId: string | null, generation: number): Promise<{ added: number; superseded: number }> {
+    const plan = await this.derive.plan(namespace, events);
+    return this.ds.transaction(async (em) => {
+      const fence: unknown[] = await em.query(
+        `SELECT 1 FROM ops.derivation_leases WHERE namespace = $1 AND worker_id = $2 AND generation = $3 FOR UPDATE`,
+        [namespace, this.settings.workerId, generation],
+      );
+      if (fence.length === 0) throw new LostClaimError(`lease on ${namespace} was taken over`);
+      const out = await writePlan(em, plan, { kind: jobId ? 'rebuild' : 'incremental', jobId, workerId: this.settings.workerId });
+      return { added: out.added.length, superseded: out.superseded.length };
+    });
+  }
+
+  /** Records the failure; the event is retried with exponential backoff until maxAttempts. */
+  private async deadLetter(namespace: string, event: BronzeEvent, err: unknown): Promise<void> {
+    const code = err instanceof ModelException ? err.code : 'DERIVATION_ERROR';
+    const message = (err instanceof Error ? err.message : String(err)).slice(0, 4000);
+    const raw = err instanceof ModelException ? (err.rawOutput?.slice(0, 20_000) ?? null) : null;
+    await this.ds.transaction(async (em) => {
+      const [row] = (await em.query(
+        `UPDATE ops.derivation_queue SET status = 'failed', attempts = attempts + 1, last_error = $2,
+                available_at = now() + make_interval(secs => least($3 * power(2, attempts), 3600))
+          WHERE event_id = $1 RETURNING attempts, available_at`,
+        [event.id, `${code}: ${message}`, this.settings.retryBaseSeconds],
+      )) as [Array<{ attempts: number; available_at: Date }>, number];
+      const state = row?.[0];
+      const nextRetry = state && state.attempts < this.settings.maxAttempts ? state.available_at : null;
+      await em.query(
+        `INSERT INTO silver.dead_letters (namespace, event_id, error_code, error, raw_output, attempts, next_retry_at)
+         VALUES ($1, $2, $3, $4, $5, $6, $7)
+         ON CONFLICT (event_id) WHERE resolved_at IS NULL
+         DO UPDATE SET error_code = EXCLUDED.error_code, error = EXCLUDED.error, raw_output = EXCLUDED.raw_output,
+                       attempts = EXCLUDED.attempts, next_retry_at = EXCLUDED.next_retry_at, updated_at = now()`,
+        [namespace, event.id, code, message, raw, state?.attempts ?? 1, nextRetry],
+      );
+    });
+    this.log(`derive: event ${event.id} in ${namespace} dead-lettered (${code}: ${message})`);
+  }
+}
+
+/** One derive step for a PollingLoop: up to `concurrency` namespaces in parallel; true when any worked. */
+export function deriveStep(job: DeriveJob, concurrency: number, observe: DeriveObserver, log: (msg: string) => void): () => Promise<boolean> {
+  return async () => {
+    const namespaces = await job.readyNamespaces(concurrency);
+    const results = await Promise.all(namespaces.map((ns) => job.runNamespace(ns)));
+    for (const r of results) {
+      observe(r);
+      if (r.kind === 'failed') log(`derive: ${r.namespace}: ${r.error}`);
+    }
+    return results.some((r) => r.kind === 'success');
+  };
+}

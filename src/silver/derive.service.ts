@@ -1,0 +1,204 @@
+import { randomUUID } from 'node:crypto';
+import { BronzeEvent } from '../bronze/event.types';
+import { CandidateFactRow, CandidateRepository, ExistingEntity, nameKey } from './candidate.repository';
+import { DerivationPlan, PlannedEntity, PlannedFact, PlannedRelationship, PlannedSource } from './derivation-plan';
+import { Embedder, ExtractedEntity, ExtractionEvent, Extractor, Judge, JudgeCandidate, JudgeInput, Span } from './model-ports';
+import { ENTITY_TYPES, FACT_TYPES, RELATIONSHIP_TYPES } from './ontology';
+import { applyQualityGate } from './quality-gate';
+import { scoreFact } from './scoring';
+import { resolveValidFrom, validFromAfterUpdate } from './temporal';
+
+export interface DeriveModels {
+  extractor: Extractor;
+  judge: Judge;
+  embedder: Embedder;
+}
+
+export interface DeriveSettings {
+  /** Candidates per new fact shown to the judge. */
+  candidateLimit: number;
+  /** pg_trgm similarity above which a statement is a candidate even about another subject. */
+  trigramThreshold: number;
+  /** Cosine similarity above which an in-batch fact about another subject is a candidate. */
+  embeddingThreshold: number;
+}
+
+export const cosine = (a: readonly number[], b: readonly number[]): number => {
+  let dot = 0;
+  let na = 0;
+  let nb = 0;
+  for (let i = 0; i < a.length && i < b.length; i++) {
+    dot += (a[i] as number) * (b[i] as number);
+    na += (a[i] as number) ** 2;
+    nb += (b[i] as number) ** 2;
+  }
+  return na === 0 || nb === 0 ? 0 : dot / Math.sqrt(na * nb);
+};
+
+const toExtractionEvent = (e: BronzeEvent): ExtractionEvent => ({
+  id: e.id,
+  content: e.content,
+  kind: e.kind,
+  role: e.role,
+  actor: e.actor,
+  occurredAt: e.occurredAt,
+  conversationId: e.conversationId,
+  sequenceNum: e.sequenceNum,
+});
+
+/**
+ * Plans one micro-batch: distill (extractor + ontology gate), resolve entities, embed, gather
+ * candidates, judge, score. Reads only; the worker writes the plan in one transaction.
+ */
+export class DeriveService {
+  constructor(
+    private readonly models: DeriveModels,
+    private readonly candidates: CandidateRepository,
+    private readonly settings: DeriveSettings,
+  ) {}
+
+  get modelNames(): DerivationPlan['models'] {
+    return { extraction: this.models.extractor.model, judge: this.models.judge.model, embedding: this.models.embedder.model };
+  }
+
+  async plan(namespace: string, events: readonly BronzeEvent[]): Promise<DerivationPlan> {
+    const batch = events.map(toExtractionEvent);
+    const byId = new Map(events.map((e) => [e.id, e]));
+    let modelCalls = 0;
+
+    const raw = await this.models.extractor.extract(batch, { namespace, entityTypes: ENTITY_TYPES, relationshipTypes: RELATIONSHIP_TYPES, factTypes: FACT_TYPES });
+    modelCalls += 1;
+    const { result, notes } = applyQualityGate(raw, batch);
+
+    const entities = await this.resolveEntities(namespace, result.entities);
+    const entityIdByRef = new Map(result.entities.map((e, i) => [e.ref, (entities.byIndex[i] as PlannedEntity).id]));
+    const entityById = new Map(entities.list.map((e) => [e.id, e]));
+    const quote = (s: Span): PlannedSource => ({ ...s, quote: (byId.get(s.eventId)?.content ?? '').slice(s.start, s.end) });
+
+    const embeddings = result.facts.length > 0 ? await this.models.embedder.embed(result.facts.map((f) => f.statement)) : [];
+    if (result.facts.length > 0) modelCalls += 1;
+
+    const drafts = result.facts.map((f, i) => {
+      const first = byId.get(f.sources[0]?.eventId ?? '') as BronzeEvent;
+      return {
+        id: randomUUID(),
+        fact: f,
+        subjectEntityId: f.subjectRef ? (entityIdByRef.get(f.subjectRef) ?? null) : null,
+        objectEntityId: f.objectRef ? (entityIdByRef.get(f.objectRef) ?? null) : null,
+        validFrom: resolveValidFrom(f.validFrom, first.occurredAt),
+        validTo: f.validTo ? resolveValidFrom(f.validTo, first.occurredAt) : null,
+        embedding: embeddings[i] ?? null,
+        role: first.role,
+      };
+    });
+
+    const stored = await this.candidates.candidates(
+      namespace,
+      drafts.map((d, index) => ({ index, subjectEntityId: d.subjectEntityId, predicate: d.fact.predicate, statement: d.fact.statement })),
+      this.settings.candidateLimit,
+      this.settings.trigramThreshold,
+    );
+    const storedByIndex = new Map<number, CandidateFactRow[]>();
+    for (const c of stored) storedByIndex.set(c.queryIndex, [...(storedByIndex.get(c.queryIndex) ?? []), c]);
+
+    const subjectName = (id: string | null) => (id ? (entityById.get(id)?.name ?? null) : null);
+    const inputs: JudgeInput[] = drafts.map((d, i) => {
+      const fromStore: JudgeCandidate[] = (storedByIndex.get(i) ?? []).map((c) => ({
+        id: c.id,
+        statement: c.statement,
+        factType: c.factType,
+        subjectName: c.subjectName,
+        predicate: c.predicate,
+        objectValue: c.objectValue,
+        isNegation: c.isNegation,
+        validFrom: c.validFrom,
+        similarity: c.embedding && d.embedding && c.embeddingModel === this.models.embedder.model ? cosine(c.embedding, d.embedding) : c.trigram,
+      }));
+      // Earlier facts of this batch count too: "I use vim" and "I switched to neovim" may arrive together.
+      const fromBatch: JudgeCandidate[] = drafts.slice(0, i).flatMap((p) => {
+        const similarity = p.embedding && d.embedding ? cosine(p.embedding, d.embedding) : 0;
+        const sameSubject = p.subjectEntityId !== null && p.subjectEntityId === d.subjectEntityId;
+        if (!sameSubject && similarity < this.settings.embeddingThreshold) return [];
+        return [{ id: p.id, statement: p.fact.statement, factType: p.fact.factType, subjectName: subjectName(p.subjectEntityId), predicate: p.fact.predicate, objectValue: p.fact.objectValue, isNegation: p.fact.isNegation, validFrom: p.validFrom, similarity }];
+      });
+      return {
+        fact: { statement: d.fact.statement, factType: d.fact.factType, subjectName: subjectName(d.subjectEntityId), predicate: d.fact.predicate, objectValue: d.fact.objectValue, isNegation: d.fact.isNegation, validFrom: d.validFrom, replacesValue: d.fact.replacesValue },
+        candidates: [...fromStore, ...fromBatch].sort((a, b) => b.similarity - a.similarity || a.id.localeCompare(b.id)).slice(0, this.settings.candidateLimit),
+      };
+    });
+    const decisions = inputs.length > 0 ? await this.models.judge.decide(inputs) : [];
+    if (inputs.length > 0) modelCalls += 1;
+
+    const validFromOf = new Map<string, Date>([...stored.map((c) => [c.id, c.validFrom] as const), ...drafts.map((d) => [d.id, d.validFrom] as const)]);
+    const facts: PlannedFact[] = drafts.map((d, i) => {
+      const decision = decisions[i] ?? { action: 'ADD' as const, targetId: null, reason: 'no decision returned; added' };
+      const candidateIds = new Set(inputs[i]?.candidates.map((c) => c.id));
+      const targetId = decision.action !== 'ADD' && decision.targetId && candidateIds.has(decision.targetId) ? decision.targetId : null;
+      const action = decision.action !== 'ADD' && !targetId ? 'ADD' : decision.action;
+      const validFrom = action === 'UPDATE' && targetId ? validFromAfterUpdate({ validFrom: validFromOf.get(targetId) as Date }, d.validFrom) : d.validFrom;
+      const explicitTime = d.fact.validFrom !== null;
+      const score = scoreFact({ factType: d.fact.factType, extractorConfidence: d.fact.confidence, role: d.role, isNegation: d.fact.isNegation, explicitTime, corroborations: d.fact.sources.length - 1 });
+      return {
+        id: d.id,
+        statement: d.fact.statement,
+        factType: d.fact.factType,
+        subjectEntityId: d.subjectEntityId,
+        predicate: d.fact.predicate,
+        objectValue: d.fact.objectValue,
+        objectEntityId: d.objectEntityId,
+        isNegation: d.fact.isNegation,
+        confidence: score.confidence,
+        importance: score.importance,
+        validFrom,
+        validTo: d.validTo && d.validTo >= validFrom ? d.validTo : null,
+        embedding: d.embedding,
+        sources: d.fact.sources.map(quote),
+        action,
+        targetId,
+        reason: action === decision.action ? decision.reason : `${decision.reason} (target ${decision.targetId ?? 'missing'} is not a candidate: added instead)`,
+        candidates: inputs[i]?.candidates ?? [],
+        role: d.role,
+        explicitTime,
+      };
+    });
+
+    const relationships: PlannedRelationship[] = result.relationships.flatMap((r) => {
+      const sourceEntityId = entityIdByRef.get(r.sourceRef);
+      const targetEntityId = entityIdByRef.get(r.targetRef);
+      const first = byId.get(r.sources[0]?.eventId ?? '');
+      if (!sourceEntityId || !targetEntityId || !first) return [];
+      return [{ id: randomUUID(), type: r.type, sourceEntityId, targetEntityId, confidence: r.confidence, validFrom: resolveValidFrom(r.validFrom, first.occurredAt), sources: r.sources.map(quote) }];
+    });
+
+    return { namespace, eventIds: events.map((e) => e.id), entities: entities.list, facts, relationships, gateNotes: notes, models: this.modelNames, modelCalls };
+  }
+
+  /** Reuses live entities with the same (type, name) or a shared alias; new ones otherwise. */
+  private async resolveEntities(namespace: string, extracted: ExtractedEntity[]): Promise<{ list: PlannedEntity[]; byIndex: PlannedEntity[] }> {
+    const keysOf = (e: ExtractedEntity) => [nameKey(e.name), ...e.aliases.map(nameKey)].filter((k) => k !== '');
+    const existing = await this.candidates.entitiesByKeys(namespace, [...new Set(extracted.flatMap(keysOf))]);
+    const planned = new Map<string, PlannedEntity>();
+    const byIndex = extracted.map((e) => {
+      const keys = keysOf(e);
+      const inBatch = [...planned.values()].find((p) => p.type === e.type && (keys.includes(p.nameKey) || p.aliasKeys.some((k) => keys.includes(k))));
+      const stored: ExistingEntity | undefined =
+        existing.find((x) => x.type === e.type && x.nameKey === keys[0]) ??
+        existing.find((x) => x.type === e.type && (keys.includes(x.nameKey) || x.aliasKeys.some((k) => keys.includes(k))));
+      const base: PlannedEntity = inBatch
+        ? inBatch
+        : stored
+          ? { ...stored, isNew: false, aliasesChanged: false }
+          : { id: randomUUID(), isNew: true, type: e.type, name: e.name, nameKey: keys[0] ?? nameKey(e.name), aliases: [], aliasKeys: [], aliasesChanged: false };
+      for (const alias of [e.name, ...e.aliases]) {
+        const k = nameKey(alias);
+        if (k === '' || k === base.nameKey || base.aliasKeys.includes(k)) continue;
+        base.aliases = [...base.aliases, alias];
+        base.aliasKeys = [...base.aliasKeys, k];
+        base.aliasesChanged = true;
+      }
+      planned.set(base.id, base);
+      return base;
+    });
+    return { list: [...planned.values()], byIndex };
+  }
+}

@@ -1,0 +1,120 @@
+import { filter, pipe } from '@graphql-yoga/subscription';
+import { Arg, Ctx, FieldResolver, ID, Int, Query, Resolver, Root, Subscription } from 'type-graphql';
+import { Capability } from '../access/capability';
+import { RequestContext } from '../api/context';
+import { ConnectionPageInfo, Event } from '../bronze/event.graphql';
+import { FactsChangedMessage } from '../infra/pubsub/topics';
+import { Entity, Fact, FactConnection, FactEdge, FactFilter, FactSource, FactSupersession, JudgeDecision } from './fact.graphql';
+
+@Resolver(() => Fact)
+export class FactResolver {
+  @Query(() => Fact, { nullable: true, description: 'A fact by id; null when missing or outside your grants ("read").' })
+  async fact(@Arg('id', () => ID) id: string, @Ctx() ctx: RequestContext): Promise<Fact | null> {
+    const f = ctx.services.silver.visible(ctx.auth, await ctx.loaders.factById.load(id));
+    return f ? Fact.from(f) : null;
+  }
+
+  @Query(() => FactConnection, {
+    description:
+      'Facts of a namespace (needs "list"). Without asOf: current facts. With asOf T: facts true in the world at T (validFrom <= T < validTo) by current belief; includeRetired adds facts the engine no longer believes.',
+  })
+  async facts(
+    @Arg('namespace', () => String) namespace: string,
+    @Arg('filter', () => FactFilter, { nullable: true }) filter: FactFilter | null,
+    @Arg('asOf', () => Date, { nullable: true }) asOf: Date | null,
+    @Arg('includeRetired', () => Boolean, { nullable: true }) includeRetired: boolean | null,
+    @Arg('first', () => Int, { nullable: true }) first: number | null,
+    @Arg('after', () => String, { nullable: true }) after: string | null,
+    @Ctx() ctx: RequestContext,
+  ): Promise<FactConnection> {
+    const page = await ctx.services.silver.listFacts(ctx.auth, namespace, filter ?? {}, asOf, includeRetired ?? false, first, after);
+    for (const e of page.edges) ctx.loaders.factById.prime(e.node.id, e.node);
+    return Object.assign(new FactConnection(), {
+      edges: page.edges.map((e) => Object.assign(new FactEdge(), { cursor: e.cursor, node: Fact.from(e.node) })),
+      pageInfo: Object.assign(new ConnectionPageInfo(), { hasNextPage: page.hasNextPage, endCursor: page.endCursor }),
+    });
+  }
+
+  @FieldResolver(() => Entity, { nullable: true })
+  async subject(@Root() f: Fact, @Ctx() ctx: RequestContext): Promise<Entity | null> {
+    const e = f.subjectEntityId ? await ctx.loaders.entityById.load(f.subjectEntityId) : null;
+    return e ? Entity.from(e) : null;
+  }
+
+  @FieldResolver(() => Entity, { nullable: true })
+  async objectEntity(@Root() f: Fact, @Ctx() ctx: RequestContext): Promise<Entity | null> {
+    const e = f.objectEntityId ? await ctx.loaders.entityById.load(f.objectEntityId) : null;
+    return e ? Entity.from(e) : null;
+  }
+
+  @FieldResolver(() => Fact, { nullable: true, description: 'The fact that replaced this one.' })
+  async supersededBy(@Root() f: Fact, @Ctx() ctx: RequestContext): Promise<Fact | null> {
+    const next = f.supersededById ? await ctx.loaders.factById.load(f.supersededById) : null;
+    return next ? Fact.from(next) : null;
+  }
+
+  @FieldResolver(() => [Fact], { description: 'The facts this one replaced.' })
+  async supersedes(@Root() f: Fact, @Ctx() ctx: RequestContext): Promise<Fact[]> {
+    return (await ctx.loaders.supersedesByFactId.load(f.id)).map(Fact.from);
+  }
+
+  @FieldResolver(() => [FactSource], { description: 'The events (and spans) this fact rests on.' })
+  async sources(@Root() f: Fact, @Ctx() ctx: RequestContext): Promise<FactSource[]> {
+    return (await ctx.loaders.sourcesByFactId.load(f.id)).map((s) => Object.assign(new FactSource(), s));
+  }
+
+  @FieldResolver(() => [JudgeDecision], { description: 'Why the engine believes this: the decisions that created, changed or corroborated it.' })
+  async decisions(@Root() f: Fact, @Ctx() ctx: RequestContext): Promise<JudgeDecision[]> {
+    return (await ctx.loaders.decisionsByFactId.load(f.id)).map(JudgeDecision.from);
+  }
+
+  @Subscription(() => Fact, {
+    description: 'Facts as the workers add them to the namespace (needs "read").',
+    subscribe: ({ args, context }) => {
+      const ctx = context as RequestContext;
+      const namespace = (args as { namespace: string }).namespace;
+      ctx.auth.require(Capability.READ, namespace);
+      return pipe(ctx.services.pubSub.subscribe('FACT_ADDED'), filter((m: FactsChangedMessage) => m.namespace === namespace));
+    },
+  })
+  async factAdded(@Root() m: FactsChangedMessage, @Arg('namespace', () => String) _ns: string, @Ctx() ctx: RequestContext): Promise<Fact> {
+    const f = ctx.services.silver.visible(ctx.auth, (await ctx.services.factRepository.factsByIds([m.id]))[0]);
+    if (!f) throw new Error(`fact ${m.id} is not readable`);
+    return Fact.from(f);
+  }
+
+  @Subscription(() => FactSupersession, {
+    description: 'An older fact replaced by a newer one in the namespace (needs "read").',
+    subscribe: ({ args, context }) => {
+      const ctx = context as RequestContext;
+      const namespace = (args as { namespace: string }).namespace;
+      ctx.auth.require(Capability.READ, namespace);
+      return pipe(ctx.services.pubSub.subscribe('FACT_SUPERSEDED'), filter((m: FactsChangedMessage) => m.namespace === namespace));
+    },
+  })
+  async factSuperseded(@Root() m: FactsChangedMessage, @Arg('namespace', () => String) _ns: string, @Ctx() ctx: RequestContext): Promise<FactSupersession> {
+    const rows = await ctx.services.factRepository.factsByIds([m.id, m.newId as string]);
+    const old = ctx.services.silver.visible(ctx.auth, rows.find((r) => r.id === m.id));
+    const next = ctx.services.silver.visible(ctx.auth, rows.find((r) => r.id === m.newId));
+    if (!old || !next) throw new Error(`supersession ${m.id} -> ${m.newId} is not readable`);
+    return Object.assign(new FactSupersession(), { old: Fact.from(old), newFact: Fact.from(next) });
+  }
+}
+
+@Resolver(() => FactSource)
+export class FactSourceResolver {
+  @FieldResolver(() => Event)
+  async event(@Root() s: FactSource, @Ctx() ctx: RequestContext): Promise<Event> {
+    const e = await ctx.loaders.eventById.load(s.eventId);
+    if (!e) throw new Error(`event ${s.eventId} of a fact source is missing from Bronze`);
+    return Event.from(e);
+  }
+}
+
+@Resolver(() => Event)
+export class EventFactsResolver {
+  @FieldResolver(() => [Fact], { description: 'Facts derived from this event (current and past).' })
+  async facts(@Root() e: Event, @Ctx() ctx: RequestContext): Promise<Fact[]> {
+    return (await ctx.loaders.factsByEventId.load(e.id)).map(Fact.from);
+  }
+}

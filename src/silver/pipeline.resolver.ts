@@ -1,0 +1,80 @@
+import { filter, pipe } from '@graphql-yoga/subscription';
+import { Arg, Ctx, Field, Float, ID, Int, Mutation, ObjectType, Query, Resolver, Root, Subscription } from 'type-graphql';
+import { RequestContext } from '../api/context';
+import { JobChangedMessage } from '../infra/pubsub/topics';
+import { JobRow } from './pipeline.service';
+
+@ObjectType({ description: 'The derivation pipeline of a namespace.' })
+export class PipelineStatus {
+  @Field(() => String) namespace!: string;
+  @Field(() => Int, { description: 'Events not yet derived (0 = settled).' }) pending!: number;
+  @Field(() => Int, { description: 'Events whose derivation failed and waits for a retry.' }) deadLetters!: number;
+  @Field(() => Int, { description: 'Changes not yet projected to Neo4j.' }) outboxLag!: number;
+  @Field(() => Float, { nullable: true }) oldestPendingSeconds!: number | null;
+}
+
+@ObjectType({ description: 'A long-running operation (rebuilds).' })
+export class Job {
+  @Field(() => ID) id!: string;
+  @Field(() => String) kind!: string;
+  @Field(() => String, { nullable: true }) namespace!: string | null;
+  @Field(() => String, { description: 'queued | running | succeeded | failed' }) status!: string;
+  @Field(() => String) reason!: string;
+  @Field(() => Int) progressDone!: number;
+  @Field(() => Int, { nullable: true }) progressTotal!: number | null;
+  @Field(() => String, { nullable: true }) message!: string | null;
+  @Field(() => String, { nullable: true }) error!: string | null;
+  @Field(() => Date) createdAt!: Date;
+  @Field(() => Date, { nullable: true }) startedAt!: Date | null;
+  @Field(() => Date, { nullable: true }) finishedAt!: Date | null;
+
+  static from(j: JobRow): Job {
+    return Object.assign(new Job(), j);
+  }
+}
+
+@Resolver()
+export class PipelineResolver {
+  @Query(() => PipelineStatus, { description: 'Pending derivations, dead letters and outbox lag (needs "read").' })
+  async pipelineStatus(@Arg('namespace', () => String) namespace: string, @Ctx() ctx: RequestContext): Promise<PipelineStatus> {
+    return Object.assign(new PipelineStatus(), await ctx.services.pipeline.status(ctx.auth, namespace));
+  }
+
+  @Query(() => Job, { nullable: true })
+  async job(@Arg('id', () => ID) id: string, @Ctx() ctx: RequestContext): Promise<Job | null> {
+    const j = await ctx.services.pipeline.job(ctx.auth, id);
+    return j ? Job.from(j) : null;
+  }
+
+  @Mutation(() => Int, { description: 'Makes every dead-lettered event of the namespace due again (needs "admin"); returns how many.' })
+  async retryDeadLetters(@Arg('namespace', () => String) namespace: string, @Ctx() ctx: RequestContext): Promise<number> {
+    return ctx.services.pipeline.retryDeadLetters(ctx.auth, namespace);
+  }
+
+  @Mutation(() => Job, { description: 'Re-derives Silver from Bronze for the namespace (events with occurredAt in [from, to) when given), retiring the old rows softly (needs "admin").' })
+  async rebuildSilver(
+    @Arg('namespace', () => String) namespace: string,
+    @Arg('from', () => Date, { nullable: true }) from: Date | null,
+    @Arg('to', () => Date, { nullable: true }) to: Date | null,
+    @Arg('reason', () => String) reason: string,
+    @Ctx() ctx: RequestContext,
+  ): Promise<Job> {
+    return Job.from(await ctx.services.pipeline.requestRebuild(ctx.auth, namespace, from, to, reason));
+  }
+
+  @Subscription(() => Job, {
+    description: 'Every change of a job (needs "read" on its namespace).',
+    subscribe: async ({ args, context }) => {
+      const ctx = context as RequestContext;
+      const id = (args as { jobId: string }).jobId;
+      const job = await ctx.services.pipeline.job(ctx.auth, id);
+      if (!job) throw new Error(`no job ${id} in your namespaces`);
+      return pipe(ctx.services.pubSub.subscribe('JOB_CHANGED'), filter((m: JobChangedMessage) => m.id === id));
+    },
+  })
+  async jobProgress(@Root() m: JobChangedMessage, @Arg('jobId', () => ID) _jobId: string, @Ctx() ctx: RequestContext): Promise<Job> {
+    const j = await ctx.services.pipeline.job(ctx.auth, m.id);
+    if (!j) throw new Error(`job ${m.id} is not readable`);
+    return Job.from(j);
+  }
+}

@@ -1,0 +1,49 @@
+import { ChildProcess, spawn } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import { testStores } from './stores';
+
+const MAIN = path.resolve(__dirname, '..', '..', 'dist', 'src', 'main.js');
+
+export interface WorkerProcess {
+  readonly child: ChildProcess;
+  readonly output: string[];
+  exited: Promise<number | null>;
+  kill(signal?: NodeJS.Signals): Promise<number | null>;
+}
+
+/** Starts `medallion worker` (the compiled service, `npm run build`) as a separate OS process. */
+export function spawnWorker(databaseUrl: string, env: Record<string, string>): WorkerProcess {
+  if (!fs.existsSync(MAIN)) throw new Error(`${MAIN} is missing: run \`npm run build\` first (npm test does)`);
+  const stores = testStores();
+  const child = spawn(process.execPath, [MAIN, 'worker'], {
+    env: {
+      PATH: process.env.PATH ?? '',
+      HOME: process.env.HOME ?? '/tmp',
+      DATABASE_URL: databaseUrl,
+      NEO4J_URI: stores.neo4j.uri,
+      NEO4J_USER: stores.neo4j.user,
+      NEO4J_PASSWORD: stores.neo4j.password,
+      DATA_DIR: '/tmp/medallion-test-worker',
+      LOG_LEVEL: 'info',
+      OFFLINE_EMBEDDER: 'hashing',
+      DERIVE_MAX_WAIT_MS: '0',
+      DERIVE_POLL_MS: '50',
+      ...env,
+    },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const output: string[] = [];
+  child.stdout?.on('data', (d: Buffer) => output.push(d.toString()));
+  child.stderr?.on('data', (d: Buffer) => output.push(d.toString()));
+  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+  return {
+    child,
+    output,
+    exited,
+    async kill(signal: NodeJS.Signals = 'SIGKILL') {
+      if (child.exitCode === null && child.signalCode === null) child.kill(signal);
+      return exited;
+    },
+  };
+}
