@@ -90,12 +90,21 @@ export async function writePlan(em: EntityManager, plan: DerivationPlan, meta: R
   for (const f of plan.facts) {
     if (!f.targetId) continue;
     if (f.action === 'SUPERSEDE') {
-      const rows: unknown[] = await em.query(
-        `UPDATE silver.facts SET valid_to = GREATEST(valid_from, $2::timestamptz), superseded_by = $3
-          WHERE id = $1 AND valid_to IS NULL AND retired_at IS NULL RETURNING id`,
+      // The judge saw the batch's facts side by side; when its target was already replaced by a
+      // later fact of this batch, the new fact replaces the head of that chain instead.
+      const [rows] = (await em.query(
+        `WITH RECURSIVE chain(id, depth) AS (
+           SELECT $1::uuid, 0
+           UNION ALL
+           SELECT f.superseded_by, c.depth + 1 FROM chain c JOIN silver.facts f ON f.id = c.id
+            WHERE f.superseded_by IS NOT NULL AND f.superseded_by <> $3 AND c.depth < 100
+         )
+         UPDATE silver.facts SET valid_to = GREATEST(valid_from, $2::timestamptz), superseded_by = $3
+          WHERE id = (SELECT id FROM chain ORDER BY depth DESC LIMIT 1) AND valid_to IS NULL AND retired_at IS NULL
+          RETURNING id`,
         [f.targetId, f.validFrom, f.id],
-      );
-      if ((Array.isArray(rows[0]) ? (rows[0] as unknown[]) : rows).length > 0) superseded.push({ oldId: f.targetId, newId: f.id });
+      )) as [Array<{ id: string }>, number];
+      if (rows[0]) superseded.push({ oldId: rows[0].id, newId: f.id });
     } else if (f.action === 'UPDATE') {
       const rows: unknown[] = await em.query(`UPDATE silver.facts SET retired_at = now(), superseded_by = $2 WHERE id = $1 AND retired_at IS NULL RETURNING id`, [f.targetId, f.id]);
       if ((Array.isArray(rows[0]) ? (rows[0] as unknown[]) : rows).length > 0) superseded.push({ oldId: f.targetId, newId: f.id });
