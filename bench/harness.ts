@@ -29,26 +29,53 @@ export interface BenchEnv {
   postgresUrl: string;
 }
 
+export interface BenchStores {
+  stores: Stores;
+  dataDir: string;
+  adminToken: string;
+  /** Starts the service on these stores with extra environment (stop it yourself). */
+  startApp(env?: Record<string, string>, opts?: { api: boolean; worker: boolean }): Promise<BenchEnv>;
+}
+
 /**
- * Starts the real service for a benchmark: DATABASE_URL / NEO4J_URI when set, else the embedded
- * stores under a throwaway DATA_DIR.
+ * Starts the stores a benchmark runs on: DATABASE_URL / NEO4J_URI when set, else the embedded
+ * stores under a throwaway DATA_DIR. Apps started through it share them.
  */
-export async function withBenchApp<T>(fn: (env: BenchEnv) => Promise<T>, opts: { worker: boolean } = { worker: true }): Promise<T> {
+export async function withBenchStores<T>(fn: (b: BenchStores) => Promise<T>): Promise<T> {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'medallion-bench-'));
   fs.chmodSync(dataDir, 0o755);
   const adminToken = `bench-admin-${randomBytes(16).toString('hex')}`;
-  const config = loadConfig({ ...process.env, DATA_DIR: dataDir, PORT: '0', ADMIN_TOKEN: adminToken, LOG_LEVEL: process.env.LOG_LEVEL ?? 'warn' });
+  const base = { ...process.env, DATA_DIR: dataDir, PORT: '0', ADMIN_TOKEN: adminToken, LOG_LEVEL: process.env.LOG_LEVEL ?? 'warn' };
+  const config = loadConfig(base);
   const log = createLogger(config.logLevel, 'bench');
   const stores: Stores = await startStores(config, log);
-  let app: App | undefined;
   try {
-    app = await startApp(config, stores, { api: true, worker: opts.worker }, log);
-    return await fn({ app, url: app.http?.url ?? '', adminToken, postgresUrl: stores.postgresUrl });
+    return await fn({
+      stores,
+      dataDir,
+      adminToken,
+      async startApp(env = {}, opts = { api: true, worker: true }) {
+        const c = loadConfig({ ...base, ...env });
+        const app = await startApp(c, stores, opts, log);
+        return { app, url: app.http?.url ?? '', adminToken, postgresUrl: stores.postgresUrl };
+      },
+    });
   } finally {
-    await app?.stop();
     await stores.stop();
     fs.rmSync(dataDir, { recursive: true, force: true });
   }
+}
+
+/** The service with its stores, for one benchmark body. */
+export async function withBenchApp<T>(fn: (env: BenchEnv) => Promise<T>, opts: { worker: boolean } = { worker: true }): Promise<T> {
+  return withBenchStores(async (b) => {
+    const env = await b.startApp({}, { api: true, worker: opts.worker });
+    try {
+      return await fn(env);
+    } finally {
+      await env.app.stop();
+    }
+  });
 }
 
 /** Prints a result and writes it to bench/results/<name>.json. */

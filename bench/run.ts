@@ -1,4 +1,5 @@
 import { extractQuality } from './extract-quality';
+import { deriveThroughput } from './derive';
 import { ingestThroughput } from './ingest';
 import { ingestLatency } from './ingest-latency';
 
@@ -6,6 +7,7 @@ import { ingestLatency } from './ingest-latency';
 const BENCHMARKS: Record<string, () => Promise<void>> = {
   'ingest-latency': ingestLatency,
   ingest: ingestThroughput,
+  derive: deriveThroughput,
   'extract-quality': extractQuality,
 };
 

@@ -8,6 +8,9 @@ import {
   GetEventNodeDocument,
   IngestEventDocument,
   IngestEventsDocument,
+  ListFactsDocument,
+  PipelineStatusDocument,
+  GetFactDocument,
   OnEventIngestedDocument,
   OnEventIngestedSubscription,
   RevokeTokenDocument,
@@ -40,7 +43,7 @@ describe('the checked-in contract', () => {
 describe('the generated operations against the running service', () => {
   let t: TestApp;
   beforeAll(async () => {
-    t = await startTestApp();
+    t = await startTestApp({ OFFLINE_EMBEDDER: 'hashing', DERIVE_MAX_WAIT_MS: '0', DERIVE_POLL_MS: '50' });
   });
   afterAll(async () => t?.stop());
 
@@ -77,9 +80,24 @@ describe('the generated operations against the running service', () => {
     await ws.dispose();
 
     const read = await agent.request(GetEventDocument, { id });
-    expect(read.event).toMatchObject({ id, namespace: ns, kind: 'NOTE', content: 'typed', derivationStatus: 'PENDING' });
+    expect(read.event).toMatchObject({ id, namespace: ns, kind: 'NOTE', content: 'typed' });
     const node = await eventually(async () => (await agent.request(GetEventNodeDocument, { id })).eventNode, 'projection');
     expect(node).toMatchObject({ id, namespace: ns, kind: 'note' });
+
+    const settled = await eventually(async () => {
+      const s = (await agent.request(PipelineStatusDocument, { namespace: ns })).pipelineStatus;
+      return s.pending === 0 ? s : undefined;
+    }, 'derivation');
+    expect(settled).toMatchObject({ namespace: ns, deadLetters: 0 });
+    await agent.request(IngestEventDocument, { input: { namespace: ns, source: 'codegen', sourceEventId: '3', kind: 'MESSAGE', role: 'USER', content: 'I prefer Rust for systems work' } });
+    const page = await eventually(async () => {
+      const p = (await agent.request(ListFactsDocument, { namespace: ns, first: 10 })).facts;
+      return p.edges.some((e) => /rust/i.test(e.node.statement)) ? p : undefined;
+    }, 'a fact about Rust');
+    const rust = page.edges.find((e) => /rust/i.test(e.node.statement))?.node;
+    const full = await agent.request(GetFactDocument, { id: rust?.id as string });
+    expect(full.fact?.sources[0]?.quote).toMatch(/Rust/);
+    expect(full.fact?.decisions[0]?.action).toBe('ADD');
 
     expect((await admin.request(RevokeTokenDocument, { id: created.createToken.info.id })).revokeToken).toBe(true);
     await expect(agent.request(ViewerDocument, {})).rejects.toMatchObject({ code: 'UNAUTHENTICATED' });
