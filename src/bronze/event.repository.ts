@@ -66,16 +66,25 @@ const monthOf = (d: Date): string => `${d.getUTCFullYear().toString().padStart(4
  * outbox, watermarks and the NOTIFY for subscribers all commit together or not at all.
  */
 export class EventRepository {
-  private readonly knownPartitions = new Set<string>();
+  /** Months whose partition exists or is being created by this process. */
+  private readonly partitions = new Map<string, Promise<void>>();
 
   constructor(private readonly ds: DataSource) {}
 
-  /** Creates the monthly partitions these events need (cached per process). */
+  /** Creates the monthly partitions these events need; concurrent callers share one creation per month. */
   async ensurePartitions(events: readonly NormalizedEvent[]): Promise<void> {
-    const months = [...new Set(events.map((e) => monthOf(e.occurredAt)))].filter((m) => !this.knownPartitions.has(m));
-    if (months.length === 0) return;
-    await this.ds.query(`SELECT bronze.ensure_event_partition(m) FROM unnest($1::date[]) AS m ORDER BY m`, [months]);
-    months.forEach((m) => this.knownPartitions.add(m));
+    const months = [...new Set(events.map((e) => monthOf(e.occurredAt)))];
+    await Promise.all(
+      months.map((m) => {
+        let creation = this.partitions.get(m);
+        if (!creation) {
+          creation = this.ds.query(`SELECT bronze.ensure_event_partition($1::date)`, [m]).then(() => undefined);
+          creation.catch(() => this.partitions.delete(m)); // a failure is retried by the next batch
+          this.partitions.set(m, creation);
+        }
+        return creation;
+      }),
+    );
   }
 
   /**

@@ -68,6 +68,23 @@ describe('Bronze integrity: append-only, partitions, concurrency', () => {
     expect(again).toMatchObject({ status: 'REJECTED', code: 'CONFLICT', event: { id: results[0]?.event?.id } });
   });
 
+  it('creates a month once when 8 sessions ask for it at the same moment', async () => {
+    const clients = await Promise.all(Array.from({ length: 8 }, async () => {
+      const c = new Client({ connectionString: t.databaseUrl });
+      await c.connect();
+      return c;
+    }));
+    try {
+      const results = await Promise.all(clients.map((c) => c.query(`SELECT bronze.ensure_event_partition('2033-03-15') AS part`)));
+      expect(results.map((r) => r.rows[0].part)).toEqual(Array(8).fill('events_2033_03'));
+    } finally {
+      await Promise.all(clients.map((c) => c.end()));
+    }
+    const parts = await sql.query(`SELECT count(*)::int AS n FROM pg_inherits WHERE inhparent = 'bronze.events'::regclass AND inhrelid::regclass::text = 'bronze.events_2033_03'`);
+    expect(parts.rows[0].n).toBe(1);
+    await expect(sql.query(`TRUNCATE bronze.events_2033_03`)).rejects.toThrow(/append-only/);
+  });
+
   it('keeps exactly one event per key when 8 clients send overlapping batches at once', async () => {
     const keys = Array.from({ length: 240 }, (_, i) => `k-${i}`);
     const inputFor = (k: string) => anEvent(ns).withKey('concurrent', k).saying(`content of ${k}`).at('2026-05-05T05:05:05Z').build();
