@@ -24,6 +24,7 @@ import { DeriveJob, DeriveObserver, deriveStep } from './silver/derive.job';
 import { DeriveService } from './silver/derive.service';
 import { FactRepository } from './silver/fact.repository';
 import { loadModels } from './silver/models';
+import { loadOntology } from './silver/ontology-file';
 import { PipelineService } from './silver/pipeline.service';
 import { RebuildJob, rebuildStep } from './silver/rebuild.job';
 import { SilverReadService } from './silver/silver-read.service';
@@ -156,7 +157,7 @@ export async function startApp(config: AppConfig, stores: Pick<Stores, 'postgres
     let jobs: PollingLoop | undefined;
     if (opts.worker) {
       const models = await loadModels(config, (m) => log.info(m));
-      const deriveService = new DeriveService(models, new CandidateRepository(ds), config.derive);
+      const deriveService = new DeriveService(models, new CandidateRepository(ds), { ...config.derive, ontology: loadOntology(config.models.ontologyFile) });
       const deriveJob = new DeriveJob(ds, eventRepository, deriveService, config.derive, warn);
       derive = new PollingLoop(deriveStep(deriveJob, config.derive.concurrency, opts.onDerive ?? (() => undefined), warn), config.derive.pollMs, warn);
       jobs = new PollingLoop(rebuildStep(new RebuildJob(ds, config.derive.workerId)), config.derive.pollMs, warn);

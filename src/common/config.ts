@@ -48,6 +48,8 @@ export interface AppConfig {
     readonly maxRetries: number;
     readonly concurrency: number;
     readonly offlineEmbedder: 'minilm' | 'hashing';
+    /** JSON file with the bounded ontology; unset: the built-in one. */
+    readonly ontologyFile: string | undefined;
   };
 }
 
@@ -109,6 +111,7 @@ const envSchema = z.object({
   MODEL_MAX_RETRIES: intIn(0, 10).default(3),
   MODEL_CONCURRENCY: intIn(1, 64).default(4),
   OFFLINE_EMBEDDER: z.enum(['minilm', 'hashing']).default('minilm'),
+  ONTOLOGY_FILE: optionalString,
 });
 
 /** Thrown at start when the environment is invalid; lists every bad variable at once. */
@@ -181,6 +184,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
       maxRetries: e.MODEL_MAX_RETRIES,
       concurrency: e.MODEL_CONCURRENCY,
       offlineEmbedder: e.OFFLINE_EMBEDDER,
+      ontologyFile: e.ONTOLOGY_FILE ? path.resolve(e.ONTOLOGY_FILE) : undefined,
     }),
   });
 }

@@ -3,7 +3,7 @@ import { BronzeEvent } from '../bronze/event.types';
 import { CandidateFactRow, CandidateRepository, ExistingEntity, nameKey } from './candidate.repository';
 import { DerivationPlan, PlannedEntity, PlannedFact, PlannedRelationship, PlannedSource } from './derivation-plan';
 import { Embedder, ExtractedEntity, ExtractionEvent, Extractor, Judge, JudgeCandidate, JudgeInput, Span } from './model-ports';
-import { ENTITY_TYPES, FACT_TYPES, RELATIONSHIP_TYPES } from './ontology';
+import { DEFAULT_ONTOLOGY, FACT_TYPES, Ontology } from './ontology';
 import { applyQualityGate } from './quality-gate';
 import { scoreFact } from './scoring';
 import { resolveValidFrom, validFromAfterUpdate } from './temporal';
@@ -21,6 +21,8 @@ export interface DeriveSettings {
   trigramThreshold: number;
   /** Cosine similarity above which an in-batch fact about another subject is a candidate. */
   embeddingThreshold: number;
+  /** The bounded ontology (default: src/silver/ontology.ts; ONTOLOGY_FILE overrides). */
+  ontology?: Ontology;
 }
 
 export const cosine = (a: readonly number[], b: readonly number[]): number => {
@@ -66,9 +68,10 @@ export class DeriveService {
     const byId = new Map(events.map((e) => [e.id, e]));
     let modelCalls = 0;
 
-    const raw = await this.models.extractor.extract(batch, { namespace, entityTypes: ENTITY_TYPES, relationshipTypes: RELATIONSHIP_TYPES, factTypes: FACT_TYPES });
+    const ontology = this.settings.ontology ?? DEFAULT_ONTOLOGY;
+    const raw = await this.models.extractor.extract(batch, { namespace, entityTypes: ontology.entityTypes, relationshipTypes: ontology.relationshipTypes, factTypes: FACT_TYPES });
     modelCalls += 1;
-    const { result, notes } = applyQualityGate(raw, batch);
+    const { result, notes } = applyQualityGate(raw, batch, ontology);
 
     const entities = await this.resolveEntities(namespace, result.entities);
     const entityIdByRef = new Map(result.entities.map((e, i) => [e.ref, (entities.byIndex[i] as PlannedEntity).id]));

@@ -33,3 +33,20 @@ export type RelationshipType = (typeof RELATIONSHIP_TYPES)[number];
 
 export const FACT_TYPES = ['preference', 'attribute', 'relationship', 'event', 'plan', 'other'] as const;
 export type FactType = (typeof FACT_TYPES)[number];
+
+/** The types Silver accepts; the defaults above, or a JSON file named by ONTOLOGY_FILE. */
+export interface Ontology {
+  entityTypes: readonly string[];
+  relationshipTypes: readonly string[];
+  /** Where an entity type outside the list (and without a synonym in it) goes. */
+  fallbackEntityType: string;
+  /** Where a relationship type outside the list (and without a synonym in it) goes. */
+  fallbackRelationshipType: string;
+}
+
+export const DEFAULT_ONTOLOGY: Ontology = Object.freeze({
+  entityTypes: ENTITY_TYPES,
+  relationshipTypes: RELATIONSHIP_TYPES,
+  fallbackEntityType: 'concept',
+  fallbackRelationshipType: 'related_to',
+});

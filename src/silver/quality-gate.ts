@@ -1,15 +1,16 @@
 import { ExtractionEvent, ExtractionResult, Span } from './model-ports';
-import { ENTITY_TYPES, FACT_TYPES, RELATIONSHIP_TYPES } from './ontology';
+import { DEFAULT_ONTOLOGY, FACT_TYPES, Ontology } from './ontology';
 
 /**
  * The ontology gate between an extractor and Silver. Nothing is dropped silently: every change
  * is one of these documented rules and is written to the run's `gate_notes`.
  *
- * 1. Entity type outside the ontology: a known synonym maps to its type (company → organization,
- *    city → place, database → technology, language → programming_language, library →
- *    framework, …); anything else becomes `concept`.
- * 2. Relationship type outside the ontology: synonyms map (employs/works_at → works_on, lives_in
- *    → located_in, likes → prefers, …); anything else becomes `related_to`.
+ * 1. Entity type outside the ontology: a known synonym maps to its type when the ontology has it
+ *    (company → organization, city → place, database → technology, language →
+ *    programming_language, library → framework, …); anything else becomes the fallback
+ *    (`concept` by default).
+ * 2. Relationship type outside the ontology: synonyms map likewise (works_at → works_on, lives_in
+ *    → located_in, likes → prefers, …); anything else becomes the fallback (`related_to`).
  * 3. Fact type outside FACT_TYPES becomes `other`.
  * 4. A reference to an unknown entity ref is cleared (the fact keeps its text); a relationship
  *    whose ends do not resolve cannot exist and is removed, with a note.
@@ -39,22 +40,25 @@ export interface GateNote {
   detail: string;
 }
 
-export function mapEntityType(type: string): { type: string; mapped: boolean } {
+function mapType(type: string, allowed: readonly string[], synonyms: Record<string, string>, fallback: string): { type: string; mapped: boolean } {
   const t = normalize(type);
-  if ((ENTITY_TYPES as readonly string[]).includes(t)) return { type: t, mapped: t !== type };
-  return { type: ENTITY_SYNONYMS[t] ?? 'concept', mapped: true };
+  if (allowed.includes(t)) return { type: t, mapped: t !== type };
+  const synonym = synonyms[t];
+  return { type: synonym && allowed.includes(synonym) ? synonym : fallback, mapped: true };
 }
 
-export function mapRelationshipType(type: string): { type: string; mapped: boolean } {
-  const t = normalize(type);
-  if ((RELATIONSHIP_TYPES as readonly string[]).includes(t)) return { type: t, mapped: t !== type };
-  return { type: RELATIONSHIP_SYNONYMS[t] ?? 'related_to', mapped: true };
+export function mapEntityType(type: string, ontology: Ontology = DEFAULT_ONTOLOGY): { type: string; mapped: boolean } {
+  return mapType(type, ontology.entityTypes, ENTITY_SYNONYMS, ontology.fallbackEntityType);
+}
+
+export function mapRelationshipType(type: string, ontology: Ontology = DEFAULT_ONTOLOGY): { type: string; mapped: boolean } {
+  return mapType(type, ontology.relationshipTypes, RELATIONSHIP_SYNONYMS, ontology.fallbackRelationshipType);
 }
 
 const clamp01 = (x: number): number => (Number.isFinite(x) ? Math.min(1, Math.max(0, x)) : 0);
 
 /** Applies the rules above; returns the cleaned result and a note per change. */
-export function applyQualityGate(result: ExtractionResult, events: readonly ExtractionEvent[]): { result: ExtractionResult; notes: GateNote[] } {
+export function applyQualityGate(result: ExtractionResult, events: readonly ExtractionEvent[], ontology: Ontology = DEFAULT_ONTOLOGY): { result: ExtractionResult; notes: GateNote[] } {
   const notes: GateNote[] = [];
   const contentById = new Map(events.map((e) => [e.id, e.content]));
   const validSpans = (spans: Span[], what: string): Span[] =>
@@ -66,7 +70,7 @@ export function applyQualityGate(result: ExtractionResult, events: readonly Extr
     });
 
   const entities = result.entities.map((e) => {
-    const { type, mapped } = mapEntityType(e.type);
+    const { type, mapped } = mapEntityType(e.type, ontology);
     if (mapped && type !== e.type.trim().toLowerCase()) notes.push({ rule: 1, detail: `entity "${e.name}": type "${e.type}" -> "${type}"` });
     return { ...e, type, mentions: validSpans(e.mentions, `entity "${e.name}"`) };
   });
@@ -98,7 +102,7 @@ export function applyQualityGate(result: ExtractionResult, events: readonly Extr
       notes.push({ rule: 4, detail: `relationship ${r.type} ${r.sourceRef}->${r.targetRef} removed: an end does not resolve` });
       return [];
     }
-    const { type, mapped } = mapRelationshipType(r.type);
+    const { type, mapped } = mapRelationshipType(r.type, ontology);
     if (mapped && type !== r.type.trim().toLowerCase()) notes.push({ rule: 2, detail: `relationship type "${r.type}" -> "${type}"` });
     const sources = validSpans(r.sources, `relationship ${r.type}`);
     return [{ ...r, type, sources, confidence: clamp01(r.confidence) }];

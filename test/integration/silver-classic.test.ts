@@ -95,3 +95,37 @@ describe('Silver, the classic case: vim, then neovim', () => {
     expect(res.event.facts.map((f) => f.statement).join(' ')).toMatch(/neovim/i);
   });
 });
+
+describe('Silver entities: coreference within a batch, aliases across batches', () => {
+  let t: TestApp;
+  const ns = uniqueNamespace('aliases');
+  let token: string;
+  const settle = async () =>
+    eventually(async () => (await gqlOk<{ pipelineStatus: { pending: number } }>(t.url, token, `query($ns: String!) { pipelineStatus(namespace: $ns) { pending } }`, { ns })).pipelineStatus.pending === 0, 'derivation');
+
+  beforeAll(async () => {
+    t = await startTestApp({ OFFLINE_EMBEDDER: 'hashing', DERIVE_MAX_WAIT_MS: '0', DERIVE_POLL_MS: '50' });
+    token = (await createToken(t, [{ namespacePattern: ns, capabilities: ['INGEST', 'READ', 'LIST'] }])).token;
+  });
+  afterAll(async () => t?.stop());
+
+  it('keeps one PostgreSQL entity whose aliases grow with each way people name it', async () => {
+    await gqlOk(t.url, token, INGEST, {
+      input: [
+        anEvent(ns).inConversation('db', 1).by('USER').saying('We switched from MySQL to PostgreSQL.').at('2026-04-01T10:00:00Z').build(),
+        anEvent(ns).inConversation('db', 2).by('USER').saying('The database runs on AWS RDS now.').at('2026-04-01T10:01:00Z').build(),
+      ],
+    });
+    await settle();
+    await gqlOk(t.url, token, INGEST, { input: [anEvent(ns).inConversation('db', 3).by('USER').saying('I use pg for analytics every day.').at('2026-04-02T10:00:00Z').build()] });
+    await settle();
+    const res = await gqlOk<{ entities: { edges: Array<{ node: { id: string; name: string; type: string; aliases: string[]; facts: Array<{ statement: string }> } }> } }>(
+      t.url, token, `query($ns: String!) { entities(namespace: $ns, filter: { nameContains: "postgres" }) { edges { node { id name type aliases facts { statement } } } } }`, { ns },
+    );
+    const pg = res.entities.edges.map((e) => e.node).filter((e) => e.name === 'PostgreSQL');
+    expect(pg).toHaveLength(1);
+    expect(pg[0]?.type).toBe('technology');
+    expect(pg[0]?.aliases.map((a) => a.toLowerCase())).toEqual(expect.arrayContaining(['the database', 'pg']));
+    expect(pg[0]?.facts.map((f) => f.statement).join(' | ')).toMatch(/runs on/i);
+  });
+});
