@@ -194,6 +194,7 @@ export async function startApp(config: AppConfig, stores: Pick<Stores, 'postgres
         services,
         metrics,
         limits: { maxDepth: config.limits.maxQueryDepth, maxComplexity: config.limits.maxQueryComplexity, maxRequestBytes: config.limits.maxRequestBytes },
+        authRecheckMs: config.authRecheckMs,
         health: [
           { name: 'postgres', check: async () => void (await ds.query('SELECT 1')) },
           { name: 'neo4j', check: () => pingNeo4j(driver) },

@@ -70,6 +70,24 @@ export interface RequestContext {
   readonly auth: AuthContext;
   readonly loaders: Loaders;
   readonly services: Services;
+  /**
+   * For long-lived operations (subscriptions): the caller's grants as they are now, re-read at
+   * most every few seconds, so a revoked or expired token stops receiving. Requests use `auth`.
+   */
+  readonly currentAuth: () => Promise<AuthContext>;
+}
+
+/** `currentAuth` for a connection: re-authenticates the same header once `recheckMs` have passed (AUTH_RECHECK_MS). */
+export function recheckingAuth(services: Services, authorization: string | undefined, initial: AuthContext, recheckMs: number, now: () => number = Date.now): () => Promise<AuthContext> {
+  let current = initial;
+  let checkedAt = now();
+  return async () => {
+    if (now() - checkedAt >= recheckMs) {
+      current = await services.tokens.authenticate(authorization);
+      checkedAt = now();
+    }
+    return current;
+  };
 }
 
 export function createLoaders(services: Services): Loaders {
@@ -116,5 +134,5 @@ export function createLoaders(services: Services): Loaders {
 
 export async function createRequestContext(services: Services, authorization: string | undefined | null): Promise<RequestContext> {
   const auth = await services.tokens.authenticate(authorization);
-  return { auth, loaders: createLoaders(services), services };
+  return { auth, loaders: createLoaders(services), services, currentAuth: async () => auth };
 }

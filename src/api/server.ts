@@ -8,7 +8,7 @@ import { ExecutionArgs, GraphQLError, GraphQLSchema, parse, validate } from 'gra
 import { useServer } from 'graphql-ws/use/ws';
 import { WebSocketServer } from 'ws';
 import { AuthContext } from '../access/auth-context';
-import { createLoaders, createRequestContext, RequestContext, Services } from './context';
+import { createLoaders, createRequestContext, recheckingAuth, RequestContext, Services } from './context';
 import { formatApiError } from './errors';
 import { graphiqlRouter } from './graphiql';
 import { checkOperationLimits, QueryLimits } from './limits';
@@ -26,6 +26,8 @@ export interface HttpServerDeps {
   services: Services;
   metrics: AppMetrics;
   limits: QueryLimits & { maxRequestBytes: number };
+  /** How long a subscription may deliver on grants it has not re-checked. */
+  authRecheckMs: number;
   health: readonly HealthCheck[];
   log: { info(msg: string): void; error(msg: string, err?: unknown): void };
 }
@@ -66,12 +68,13 @@ export async function startHttpServer(deps: HttpServerDeps): Promise<HttpServerH
     formatApiError(formatted, error, (msg, err) => deps.log.error(msg, err));
 
   const wsServer = new WebSocketServer({ server: httpServer, path: '/graphql', maxPayload: 1024 * 1024 });
-  const wsCleanup = useServer<Record<string, unknown>, { auth?: AuthContext }>(
+  const wsCleanup = useServer<Record<string, unknown>, { auth?: AuthContext; authorization?: string }>(
     {
       schema: deps.schema,
       onConnect: async (ctx) => {
         const authorization = ctx.connectionParams?.authorization ?? ctx.connectionParams?.Authorization;
-        ctx.extra.auth = await deps.services.tokens.authenticate(typeof authorization === 'string' ? authorization : undefined);
+        ctx.extra.authorization = typeof authorization === 'string' ? authorization : undefined;
+        ctx.extra.auth = await deps.services.tokens.authenticate(ctx.extra.authorization);
         return true;
       },
       onSubscribe: (ctx, _id, payload): ExecutionArgs | readonly GraphQLError[] => {
@@ -85,10 +88,12 @@ export async function startHttpServer(deps: HttpServerDeps): Promise<HttpServerH
         if (errors.length > 0) return errors;
         const limitError = checkOperationLimits(deps.schema, document, payload.variables ?? undefined, payload.operationName, deps.limits);
         if (limitError) return [limitError];
+        const auth = ctx.extra.auth ?? AuthContext.anonymous();
         const contextValue: RequestContext = {
-          auth: ctx.extra.auth ?? AuthContext.anonymous(),
+          auth,
           loaders: createLoaders(deps.services),
           services: deps.services,
+          currentAuth: recheckingAuth(deps.services, ctx.extra.authorization, auth, deps.authRecheckMs),
         };
         return { schema: deps.schema, document, variableValues: payload.variables, operationName: payload.operationName, contextValue };
       },

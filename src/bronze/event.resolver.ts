@@ -87,7 +87,7 @@ export class EventResolver {
       ctx.auth.require(Capability.READ, namespace);
       return pipe(
         ctx.services.pubSub.subscribe('EVENT_INGESTED'),
-        filter((m: EventIngestedMessage) => m.namespace === namespace),
+        filter(async (m: EventIngestedMessage) => m.namespace === namespace && Boolean((await ctx.currentAuth()).require(Capability.READ, namespace))),
       );
     },
   })
@@ -97,7 +97,7 @@ export class EventResolver {
     @Ctx() ctx: RequestContext,
   ): Promise<Event> {
     // Read fresh (no loader cache across messages) and re-check the grant for this namespace.
-    const e = await ctx.services.events.getVisible(ctx.auth, message.id);
+    const e = await ctx.services.events.getVisible(await ctx.currentAuth(), message.id);
     if (!e) throw new Error(`event ${message.id} is not readable`);
     return Event.from(e);
   }

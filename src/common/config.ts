@@ -11,6 +11,8 @@ export interface AppConfig {
   readonly databaseUrl: string | undefined;
   readonly neo4j: { readonly uri: string; readonly user: string; readonly password: string } | undefined;
   readonly adminToken: string | undefined;
+  /** Subscriptions re-check their token at most this often: a revoked token stops receiving. */
+  readonly authRecheckMs: number;
   readonly openai: {
     readonly apiKey: string | undefined;
     readonly baseUrl: string | undefined;
@@ -80,6 +82,7 @@ const envSchema = z.object({
     (v) => v === undefined || v.length >= 24,
     'expected at least 24 characters (a guessable admin token is a security hole)',
   ),
+  AUTH_RECHECK_MS: intIn(50, 600_000).default(5_000),
   OPENAI_API_KEY: optionalString,
   OPENAI_BASE_URL: urlWithScheme(['http', 'https']),
   EXTRACTION_MODEL: optionalString,
@@ -147,6 +150,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     databaseUrl: e.DATABASE_URL,
     neo4j: e.NEO4J_URI ? Object.freeze({ uri: e.NEO4J_URI, user: e.NEO4J_USER, password: e.NEO4J_PASSWORD ?? '' }) : undefined,
     adminToken: e.ADMIN_TOKEN,
+    authRecheckMs: e.AUTH_RECHECK_MS,
     openai: Object.freeze({
       apiKey: e.OPENAI_API_KEY,
       baseUrl: e.OPENAI_BASE_URL,

@@ -74,11 +74,14 @@ export class FactResolver {
       const ctx = context as RequestContext;
       const namespace = (args as { namespace: string }).namespace;
       ctx.auth.require(Capability.READ, namespace);
-      return pipe(ctx.services.pubSub.subscribe('FACT_ADDED'), filter((m: FactsChangedMessage) => m.namespace === namespace));
+      return pipe(
+        ctx.services.pubSub.subscribe('FACT_ADDED'),
+        filter(async (m: FactsChangedMessage) => m.namespace === namespace && Boolean((await ctx.currentAuth()).require(Capability.READ, namespace))),
+      );
     },
   })
   async factAdded(@Root() m: FactsChangedMessage, @Arg('namespace', () => String) _ns: string, @Ctx() ctx: RequestContext): Promise<Fact> {
-    const f = ctx.services.silver.visible(ctx.auth, (await ctx.services.factRepository.factsByIds([m.id]))[0]);
+    const f = ctx.services.silver.visible(await ctx.currentAuth(), (await ctx.services.factRepository.factsByIds([m.id]))[0]);
     if (!f) throw new Error(`fact ${m.id} is not readable`);
     return Fact.from(f);
   }
@@ -89,13 +92,17 @@ export class FactResolver {
       const ctx = context as RequestContext;
       const namespace = (args as { namespace: string }).namespace;
       ctx.auth.require(Capability.READ, namespace);
-      return pipe(ctx.services.pubSub.subscribe('FACT_SUPERSEDED'), filter((m: FactsChangedMessage) => m.namespace === namespace));
+      return pipe(
+        ctx.services.pubSub.subscribe('FACT_SUPERSEDED'),
+        filter(async (m: FactsChangedMessage) => m.namespace === namespace && Boolean((await ctx.currentAuth()).require(Capability.READ, namespace))),
+      );
     },
   })
   async factSuperseded(@Root() m: FactsChangedMessage, @Arg('namespace', () => String) _ns: string, @Ctx() ctx: RequestContext): Promise<FactSupersession> {
     const rows = await ctx.services.factRepository.factsByIds([m.id, m.newId as string]);
-    const old = ctx.services.silver.visible(ctx.auth, rows.find((r) => r.id === m.id));
-    const next = ctx.services.silver.visible(ctx.auth, rows.find((r) => r.id === m.newId));
+    const auth = await ctx.currentAuth();
+    const old = ctx.services.silver.visible(auth, rows.find((r) => r.id === m.id));
+    const next = ctx.services.silver.visible(auth, rows.find((r) => r.id === m.newId));
     if (!old || !next) throw new Error(`supersession ${m.id} -> ${m.newId} is not readable`);
     return Object.assign(new FactSupersession(), { old: Fact.from(old), newFact: Fact.from(next) });
   }

@@ -1,5 +1,6 @@
 import { filter, pipe } from '@graphql-yoga/subscription';
 import { Arg, Ctx, Field, Float, ID, Int, Mutation, ObjectType, Query, Resolver, Root, Subscription } from 'type-graphql';
+import { Capability } from '../access/capability';
 import { RequestContext } from '../api/context';
 import { JobChangedMessage } from '../infra/pubsub/topics';
 import { JobRow } from './pipeline.service';
@@ -69,11 +70,14 @@ export class PipelineResolver {
       const id = (args as { jobId: string }).jobId;
       const job = await ctx.services.pipeline.job(ctx.auth, id);
       if (!job) throw new Error(`no job ${id} in your namespaces`);
-      return pipe(ctx.services.pubSub.subscribe('JOB_CHANGED'), filter((m: JobChangedMessage) => m.id === id));
+      return pipe(
+        ctx.services.pubSub.subscribe('JOB_CHANGED'),
+        filter(async (m: JobChangedMessage) => m.id === id && Boolean((await ctx.currentAuth()).require(Capability.READ, job.namespace as string))),
+      );
     },
   })
   async jobProgress(@Root() m: JobChangedMessage, @Arg('jobId', () => ID) _jobId: string, @Ctx() ctx: RequestContext): Promise<Job> {
-    const j = await ctx.services.pipeline.job(ctx.auth, m.id);
+    const j = await ctx.services.pipeline.job(await ctx.currentAuth(), m.id);
     if (!j) throw new Error(`job ${m.id} is not readable`);
     return Job.from(j);
   }

@@ -102,6 +102,34 @@ describe('the spine, end to end over HTTP and graphql-ws', () => {
 
 });
 
+describe('revocation reaches open subscriptions', () => {
+  let t: TestApp;
+  const ns = uniqueNamespace('revoke');
+  beforeAll(async () => {
+    t = await startTestApp({ AUTH_RECHECK_MS: '100' });
+  });
+  afterAll(async () => t?.stop());
+
+  it('ends a subscription with UNAUTHENTICATED once its token is revoked', async () => {
+    const { id, token } = await createToken(t, [{ namespacePattern: ns, capabilities: ['INGEST', 'READ'] }], 'soon-revoked');
+    const client = wsClient(t.url, token);
+    const sub = collect<{ eventIngested: { id: string } }>(client, SUBSCRIBE, { ns });
+    await sub.ready;
+    await new Promise((r) => setTimeout(r, 300));
+    const send = (n: number) => gqlOk(t.url, t.adminToken, INGEST, { input: { namespace: ns, source: 'revoke', sourceEventId: `r-${n}`, kind: 'NOTE', content: `note ${n}` } });
+    await send(1);
+    await eventually(async () => sub.received.next.length === 1, 'the first delivery');
+    await gqlOk(t.url, t.adminToken, `mutation($id: ID!) { revokeToken(id: $id) }`, { id });
+    await new Promise((r) => setTimeout(r, 200));
+    await send(2);
+    await eventually(async () => sub.received.errors.length > 0 || sub.received.done, 'the subscription to end');
+    expect(sub.received.next).toHaveLength(1);
+    expect(JSON.stringify(sub.received.errors)).toMatch(/UNAUTHENTICATED|missing or invalid API token/);
+    sub.stop();
+    await client.dispose();
+  });
+});
+
 describe('query limits', () => {
   let t: TestApp;
   beforeAll(async () => {
