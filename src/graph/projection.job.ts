@@ -1,30 +1,41 @@
 import { Driver } from 'neo4j-driver';
 import { DataSource } from 'typeorm';
+import { mergeEntityNodes } from './cypher/entity-nodes';
 import { EventNodeRow, mergeEventNodes } from './cypher/event-nodes';
+import { syncFactEdges } from './cypher/fact-edges';
+import { mergeFactNodes } from './cypher/fact-nodes';
+import { mergeRelationshipEdges } from './cypher/relationship-edges';
+import { GraphSourceRepository } from './graph-source.repository';
+
+type AggregateType = 'event' | 'fact' | 'entity' | 'relationship';
 
 interface OutboxRow {
   id: string;
-  aggregate_type: string;
+  aggregate_type: AggregateType;
   op: string;
-  payload: EventNodeRow;
+  /** Events carry their node row; Silver aggregates carry only `{id}` (the handler re-reads Postgres). */
+  payload: EventNodeRow | { id: string };
   attempts: number;
 }
 
 export type ProjectionResult = { kind: 'success'; projected: number } | { kind: 'skipped' } | { kind: 'failed'; error: string; rows: number };
 
-/**
- * Aggregate types this projector writes. Silver rows (fact, entity, relationship) wait in the
- * outbox for the graph projection of facts (the Graph issue); `rebuildGraph` can replay them.
- */
-const PROJECTED_TYPES = ['event'];
+/** Aggregate types this projector writes. */
+const PROJECTED_TYPES: readonly AggregateType[] = ['event', 'fact', 'entity', 'relationship'];
 
 /** Retry delay after a failed write: 2^attempts seconds, capped. */
 const MAX_BACKOFF_SECONDS = 300;
+
+function idsOf(rows: readonly OutboxRow[], type: AggregateType): string[] {
+  return [...new Set(rows.filter((r) => r.aggregate_type === type && r.op === 'upsert').map((r) => r.payload.id))];
+}
 
 /**
  * Drains `ops.outbox` into Neo4j: claims a batch (`FOR UPDATE SKIP LOCKED`, oldest first), MERGEs
  * it in one Neo4j transaction and marks it processed in the same Postgres transaction. When Neo4j
  * fails the rows stay pending with exponential backoff, so nothing is lost while it is down.
+ * Silver rows carry ids only: the batch re-reads the current facts, entities and relationships
+ * (one query per type), so a replayed or out-of-order row writes the current state, idempotently.
  */
 export class ProjectionJob {
   constructor(
@@ -43,12 +54,23 @@ export class ProjectionJob {
       );
       if (rows.length === 0) return { kind: 'skipped' } as const;
       const ids = rows.map((r) => r.id);
+      // Postgres reads stay outside the try: an SQL error aborts this transaction, so it cannot record a retry.
+      const events = rows.filter((r) => r.aggregate_type === 'event' && r.op === 'upsert').map((r) => r.payload as EventNodeRow);
+      const source = new GraphSourceRepository(em);
+      const entities = await source.entitiesByIds(idsOf(rows, 'entity'));
+      const facts = await source.factsByIds(idsOf(rows, 'fact'));
+      const relationships = await source.relationshipsByIds(idsOf(rows, 'relationship'));
       try {
-        const events = rows.filter((r) => r.aggregate_type === 'event' && r.op === 'upsert').map((r) => r.payload);
         await this.neo4j.executeQuery('RETURN 1'); // fail fast before opening a write transaction
         const session = this.neo4j.session();
         try {
-          await session.executeWrite((tx) => mergeEventNodes(tx, events));
+          await session.executeWrite(async (tx) => {
+            await mergeEventNodes(tx, events);
+            await mergeEntityNodes(tx, entities);
+            await mergeFactNodes(tx, facts);
+            await syncFactEdges(tx, facts);
+            await mergeRelationshipEdges(tx, relationships);
+          });
         } finally {
           await session.close();
         }

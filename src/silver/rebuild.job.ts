@@ -40,13 +40,23 @@ export class RebuildJob {
           WHERE superseded_by = ANY($1::uuid[]) AND retired_at IS NULL RETURNING id`,
         [retiredIds],
       ).then((r: [Array<{ id: string }>, number]) => r[0]);
-      await em.query(
+      const retiredRelationships: Array<{ id: string }> = await em.query(
         `UPDATE silver.relationships r SET retired_at = now()
           WHERE r.namespace = $1 AND r.retired_at IS NULL
-            AND ($4 OR EXISTS (SELECT 1 FROM silver.relationship_sources s JOIN ops.derivation_queue q ON q.event_id = s.event_id WHERE s.relationship_id = r.id AND ${window}))`,
+            AND ($4 OR EXISTS (SELECT 1 FROM silver.relationship_sources s JOIN ops.derivation_queue q ON q.event_id = s.event_id WHERE s.relationship_id = r.id AND ${window}))
+          RETURNING r.id`,
         [...args, full],
+      ).then((r: [Array<{ id: string }>, number]) => r[0]);
+      const retiredEntities: Array<{ id: string }> = full
+        ? await em.query(`UPDATE silver.entities SET retired_at = now() WHERE namespace = $1 AND retired_at IS NULL RETURNING id`, [ns]).then((r: [Array<{ id: string }>, number]) => r[0])
+        : [];
+      // The graph projection mirrors retirements too (retiredAt on RELATED edges and Entity nodes).
+      await em.query(
+        `INSERT INTO ops.outbox (namespace, aggregate_type, aggregate_id, op, payload)
+         SELECT $1, x.type, x.id, 'upsert', jsonb_build_object('id', x.id, 'jobId', $2::text)
+           FROM jsonb_to_recordset($3::jsonb) AS x(type text, id text, ord int) ORDER BY x.ord`,
+        [ns, job.id, JSON.stringify([...retiredEntities.map((r) => ({ type: 'entity', id: r.id })), ...retiredRelationships.map((r) => ({ type: 'relationship', id: r.id }))].map((o, ord) => ({ ...o, ord })))],
       );
-      if (full) await em.query(`UPDATE silver.entities SET retired_at = now() WHERE namespace = $1 AND retired_at IS NULL`, [ns]);
       await em.query(
         `INSERT INTO ops.outbox (namespace, aggregate_type, aggregate_id, op, payload)
          SELECT $1, 'fact', id::text, 'upsert', jsonb_build_object('id', id, 'jobId', $3::text) FROM unnest($2::uuid[]) AS id`,

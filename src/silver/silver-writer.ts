@@ -159,6 +159,8 @@ export async function writePlan(em: EntityManager, plan: DerivationPlan, meta: R
     ...plan.entities.filter((e) => e.isNew || e.aliasesChanged).map((e) => ({ type: 'entity', id: e.id, op: 'upsert' })),
     ...stored.map((f) => ({ type: 'fact', id: f.id, op: 'upsert' })),
     ...superseded.map((s) => ({ type: 'fact', id: s.oldId, op: 'upsert' })),
+    // A corroborated fact gained a source and confidence: the graph needs its new DERIVED_FROM edge.
+    ...[...new Set(corroborated.map((f) => f.targetId as string))].map((id) => ({ type: 'fact', id, op: 'upsert' })),
   ];
   if (outbox.length > 0) {
     await em.query(

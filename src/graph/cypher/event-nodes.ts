@@ -1,4 +1,5 @@
 import { ManagedTransaction } from 'neo4j-driver';
+import { CypherRunner } from './cypher-runner';
 
 export interface EventNodeRow {
   id: string;
@@ -15,7 +16,7 @@ export interface EventNode extends EventNodeRow {
 }
 
 /** Idempotent upsert of `(:Event)` nodes, one UNWIND per batch. */
-export async function mergeEventNodes(tx: ManagedTransaction, rows: readonly EventNodeRow[]): Promise<void> {
+export async function mergeEventNodes(tx: CypherRunner, rows: readonly EventNodeRow[]): Promise<void> {
   if (rows.length === 0) return;
   await tx.run(
     `UNWIND $rows AS r

@@ -32,6 +32,8 @@ export const NEO4J_SCHEMA: readonly string[] = [
   'CREATE INDEX fact_namespace IF NOT EXISTS FOR (f:Fact) ON (f.namespace)',
   'CREATE CONSTRAINT entity_id IF NOT EXISTS FOR (n:Entity) REQUIRE n.id IS UNIQUE',
   'CREATE INDEX entity_namespace IF NOT EXISTS FOR (n:Entity) ON (n.namespace)',
+  // Graph projection of Silver: RELATED edges are MERGEd and looked up by their Silver relationship id.
+  'CREATE INDEX related_id IF NOT EXISTS FOR ()-[r:RELATED]-() ON (r.id)',
 ];
 
 export async function applyNeo4jSchema(driver: Driver): Promise<void> {

@@ -1,0 +1,45 @@
+import { CypherRunner } from './cypher-runner';
+
+export interface FactSourceRow {
+  eventId: string;
+  /** -1 when Silver has no span for this source. */
+  spanStart: number;
+  spanEnd: number;
+  quote: string | null;
+}
+
+/** One Silver fact as the projection reads it (timestamps as ISO 8601 strings). */
+export interface FactNodeRow {
+  id: string;
+  namespace: string;
+  statement: string;
+  factType: string;
+  predicate: string | null;
+  object: string | null;
+  isNegation: boolean;
+  confidence: number;
+  importance: number;
+  validFrom: string;
+  validTo: string | null;
+  recordedAt: string;
+  retiredAt: string | null;
+  extractionModel: string;
+  supersededBy: string | null;
+  subjectEntityId: string | null;
+  objectEntityId: string | null;
+  sources: FactSourceRow[];
+}
+
+/** Idempotent upsert of `(:Fact)` nodes; the edges are `syncFactEdges`'s job. */
+export async function mergeFactNodes(tx: CypherRunner, rows: readonly FactNodeRow[]): Promise<void> {
+  if (rows.length === 0) return;
+  await tx.run(
+    `UNWIND $rows AS r
+     MERGE (f:Fact {id: r.id})
+     SET f.namespace = r.namespace, f.statement = r.statement, f.factType = r.factType, f.predicate = r.predicate,
+         f.object = r.object, f.isNegation = r.isNegation, f.confidence = r.confidence, f.importance = r.importance,
+         f.validFrom = datetime(r.validFrom), f.validTo = datetime(r.validTo), f.recordedAt = datetime(r.recordedAt),
+         f.retiredAt = datetime(r.retiredAt), f.extractionModel = r.extractionModel`,
+    { rows: rows.map(({ sources: _s, subjectEntityId: _a, objectEntityId: _b, supersededBy: _c, ...node }) => node) },
+  );
+}

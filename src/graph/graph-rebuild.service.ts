@@ -1,0 +1,152 @@
+import { Driver } from 'neo4j-driver';
+import neo4j from 'neo4j-driver';
+import { DataSource } from 'typeorm';
+import { mergeEntityNodes } from './cypher/entity-nodes';
+import { mergeEventNodes } from './cypher/event-nodes';
+import { syncFactEdges } from './cypher/fact-edges';
+import { mergeFactNodes } from './cypher/fact-nodes';
+import { deleteProjectedNodes, PROJECTED_LABELS, readGraphKeys } from './cypher/graph-admin';
+import { CypherRunner } from './cypher/cypher-runner';
+import { mergeRelationshipEdges } from './cypher/relationship-edges';
+import { GraphSourceRepository, PageCursor } from './graph-source.repository';
+
+export type GraphRebuildPhase = 'delete' | 'events' | 'entities' | 'facts' | 'relationships';
+
+export interface GraphRebuildProgress {
+  phase: GraphRebuildPhase;
+  /** Rows done in this phase so far (nodes deleted for `delete`). */
+  done: number;
+}
+
+export interface GraphRebuildResult {
+  deleted: number;
+  events: number;
+  entities: number;
+  facts: number;
+  relationships: number;
+  ms: number;
+}
+
+/** Labels and relationship types the consistency check compares. */
+export const GRAPH_KINDS = ['Event', 'Fact', 'Entity', 'DERIVED_FROM', 'ABOUT', 'SUPERSEDES', 'RELATED'] as const;
+export type GraphKind = (typeof GRAPH_KINDS)[number];
+
+export interface GraphConsistency {
+  ok: boolean;
+  postgres: Record<GraphKind, number>;
+  neo4j: Record<GraphKind, number>;
+  /** `Kind:key` (node id, relationship id, or `from->to@detail` for edges), capped. */
+  missingInNeo4j: string[];
+  extraInNeo4j: string[];
+}
+
+export interface GraphRebuildOptions {
+  batchSize?: number;
+  onProgress?: (p: GraphRebuildProgress) => void;
+}
+
+/**
+ * Neo4j is a projection: `rebuildGraph` deletes a namespace's (or every namespace's) Event, Fact
+ * and Entity nodes with their edges and re-projects them from Postgres with the projector's own
+ * graph operations; `checkConsistency` compares node ids and edge keys per label/type.
+ * A rebuild runs alongside the outbox projector safely: both write current Postgres state with
+ * MERGE, so whichever writes last writes the same thing.
+ */
+export class GraphRebuildService {
+  private readonly source: GraphSourceRepository;
+
+  constructor(
+    private readonly ds: DataSource,
+    private readonly driver: Driver,
+  ) {
+    this.source = new GraphSourceRepository(ds);
+  }
+
+  async rebuildGraph(namespace: string | null, opts: GraphRebuildOptions = {}): Promise<GraphRebuildResult> {
+    const t0 = Date.now();
+    const batchSize = opts.batchSize ?? 1000;
+    const progress = opts.onProgress ?? (() => undefined);
+
+    let deleted = 0;
+    const session = this.driver.session();
+    try {
+      for (const label of PROJECTED_LABELS) {
+        deleted += await deleteProjectedNodes(session, label, namespace, batchSize);
+        progress({ phase: 'delete', done: deleted });
+      }
+    } finally {
+      await session.close();
+    }
+
+    const events = await this.replay(namespace, batchSize, 'events', (c) => this.source.eventsPage(c), (tx, rows) => mergeEventNodes(tx, rows), progress);
+    const entities = await this.replay(namespace, batchSize, 'entities', (c) => this.source.entitiesPage(c), (tx, rows) => mergeEntityNodes(tx, rows), progress);
+    const facts = await this.replay(
+      namespace,
+      batchSize,
+      'facts',
+      (c) => this.source.factsPage(c),
+      async (tx, rows) => {
+        await mergeFactNodes(tx, rows);
+        await syncFactEdges(tx, rows);
+      },
+      progress,
+    );
+    const relationships = await this.replay(namespace, batchSize, 'relationships', (c) => this.source.relationshipsPage(c), (tx, rows) => mergeRelationshipEdges(tx, rows), progress);
+    return { deleted, events, entities, facts, relationships, ms: Date.now() - t0 };
+  }
+
+  async checkConsistency(namespace: string, opts: { maxIds?: number } = {}): Promise<GraphConsistency> {
+    const maxIds = opts.maxIds ?? 100;
+    const pg = (await this.source.keys(namespace)).keys;
+    const session = this.driver.session({ defaultAccessMode: neo4j.session.READ });
+    let graph: Record<string, string[]>;
+    try {
+      graph = await session.executeRead((tx) => readGraphKeys(tx, namespace));
+    } finally {
+      await session.close();
+    }
+    const missing: string[] = [];
+    const extra: string[] = [];
+    const postgres = {} as Record<GraphKind, number>;
+    const neo = {} as Record<GraphKind, number>;
+    for (const kind of GRAPH_KINDS) {
+      const a = pg[kind] ?? [];
+      const b = graph[kind] ?? [];
+      postgres[kind] = a.length;
+      neo[kind] = b.length;
+      const inGraph = new Set(b);
+      const inPg = new Set(a);
+      for (const k of a) if (!inGraph.has(k)) missing.push(`${kind}:${k}`);
+      for (const k of b) if (!inPg.has(k)) extra.push(`${kind}:${k}`);
+    }
+    const ok = missing.length === 0 && extra.length === 0 && GRAPH_KINDS.every((k) => postgres[k] === neo[k]);
+    return { ok, postgres, neo4j: neo, missingInNeo4j: missing.slice(0, maxIds), extraInNeo4j: extra.slice(0, maxIds) };
+  }
+
+  private async replay<T extends { id: string }>(
+    namespace: string | null,
+    batchSize: number,
+    phase: GraphRebuildPhase,
+    page: (c: PageCursor) => Promise<T[]>,
+    write: (tx: CypherRunner, rows: T[]) => Promise<void>,
+    progress: (p: GraphRebuildProgress) => void,
+  ): Promise<number> {
+    let after: string | null = null;
+    let done = 0;
+    for (;;) {
+      const rows = await page({ namespace, after, limit: batchSize });
+      if (rows.length === 0) break;
+      const session = this.driver.session();
+      try {
+        await session.executeWrite((tx) => write(tx, rows));
+      } finally {
+        await session.close();
+      }
+      done += rows.length;
+      after = (rows[rows.length - 1] as T).id;
+      progress({ phase, done });
+      if (rows.length < batchSize) break;
+    }
+    return done;
+  }
+}

@@ -1,0 +1,118 @@
+import { EventNodeRow } from './cypher/event-nodes';
+import { EntityNodeRow } from './cypher/entity-nodes';
+import { FactNodeRow } from './cypher/fact-nodes';
+import { RelationshipEdgeRow } from './cypher/relationship-edges';
+
+/** Anything that runs SQL: a DataSource or a transaction's EntityManager. */
+export interface SqlExecutor {
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- the shape of TypeORM's query()
+  query(sql: string, params?: unknown[]): Promise<any>;
+}
+
+/** Where a page of a namespace (or of everything, `namespace` null) starts: after this key. */
+export interface PageCursor {
+  namespace: string | null;
+  after: string | null;
+  limit: number;
+}
+
+const ISO = (col: string) => `(to_json(${col}) #>> '{}')`;
+
+const FACT_SELECT = `
+  SELECT f.id::text AS id, f.namespace, f.statement, f.fact_type AS "factType", f.predicate, f.object_value AS "object",
+         f.is_negation AS "isNegation", f.confidence::float8 AS confidence, f.importance::float8 AS importance,
+         ${ISO('f.valid_from')} AS "validFrom", ${ISO('f.valid_to')} AS "validTo", ${ISO('f.recorded_at')} AS "recordedAt",
+         ${ISO('f.retired_at')} AS "retiredAt", f.extraction_model AS "extractionModel", f.superseded_by::text AS "supersededBy",
+         f.subject_entity_id::text AS "subjectEntityId", f.object_entity_id::text AS "objectEntityId",
+         COALESCE((SELECT json_agg(json_build_object('eventId', s.event_id::text, 'spanStart', COALESCE(s.span_start, -1),
+                                                     'spanEnd', COALESCE(s.span_end, -1), 'quote', s.quote)
+                                   ORDER BY s.event_id, s.span_start, s.span_end)
+                     FROM silver.fact_sources s WHERE s.fact_id = f.id), '[]'::json) AS sources
+    FROM silver.facts f`;
+
+const ENTITY_SELECT = `
+  SELECT n.id::text AS id, n.namespace, n.type, n.name, n.aliases, ${ISO('n.retired_at')} AS "retiredAt"
+    FROM silver.entities n`;
+
+const RELATIONSHIP_SELECT = `
+  SELECT r.id::text AS id, r.namespace, r.type, r.source_entity_id::text AS "sourceEntityId", r.target_entity_id::text AS "targetEntityId",
+         r.confidence::float8 AS confidence, ${ISO('r.valid_from')} AS "validFrom", ${ISO('r.valid_to')} AS "validTo",
+         ${ISO('r.retired_at')} AS "retiredAt",
+         ARRAY(SELECT DISTINCT s.event_id::text FROM silver.relationship_sources s WHERE s.relationship_id = r.id ORDER BY 1) AS sources
+    FROM silver.relationships r`;
+
+const EVENT_ROW = `jsonb_build_object('id', id, 'namespace', namespace, 'source', source, 'kind', kind,
+                                      'conversationId', conversation_id, 'occurredAt', occurred_at, 'ingestedAt', ingested_at)`;
+
+const FIRST_UUID = '00000000-0000-0000-0000-000000000000';
+
+/**
+ * Reads the current Silver (and Bronze event) state the graph projection writes: by ids for the
+ * outbox projector (one query per aggregate type and batch), or page by page for a rebuild.
+ */
+export class GraphSourceRepository {
+  constructor(private readonly sql: SqlExecutor) {}
+
+  factsByIds(ids: readonly string[]): Promise<FactNodeRow[]> {
+    return ids.length === 0 ? Promise.resolve([]) : this.sql.query(`${FACT_SELECT} WHERE f.id = ANY($1::uuid[]) ORDER BY f.id`, [ids]);
+  }
+
+  entitiesByIds(ids: readonly string[]): Promise<EntityNodeRow[]> {
+    return ids.length === 0 ? Promise.resolve([]) : this.sql.query(`${ENTITY_SELECT} WHERE n.id = ANY($1::uuid[]) ORDER BY n.id`, [ids]);
+  }
+
+  relationshipsByIds(ids: readonly string[]): Promise<RelationshipEdgeRow[]> {
+    return ids.length === 0 ? Promise.resolve([]) : this.sql.query(`${RELATIONSHIP_SELECT} WHERE r.id = ANY($1::uuid[]) ORDER BY r.id`, [ids]);
+  }
+
+  factsPage(c: PageCursor): Promise<FactNodeRow[]> {
+    return this.sql.query(`${FACT_SELECT} WHERE ($1::text IS NULL OR f.namespace = $1) AND f.id > $2::uuid ORDER BY f.id LIMIT $3`, [c.namespace, c.after ?? FIRST_UUID, c.limit]);
+  }
+
+  entitiesPage(c: PageCursor): Promise<EntityNodeRow[]> {
+    return this.sql.query(`${ENTITY_SELECT} WHERE ($1::text IS NULL OR n.namespace = $1) AND n.id > $2::uuid ORDER BY n.id LIMIT $3`, [c.namespace, c.after ?? FIRST_UUID, c.limit]);
+  }
+
+  relationshipsPage(c: PageCursor): Promise<RelationshipEdgeRow[]> {
+    return this.sql.query(`${RELATIONSHIP_SELECT} WHERE ($1::text IS NULL OR r.namespace = $1) AND r.id > $2::uuid ORDER BY r.id LIMIT $3`, [c.namespace, c.after ?? FIRST_UUID, c.limit]);
+  }
+
+  /** Bronze events in (namespace, occurred_at, id) order, in the outbox payload's shape. `after` is the last row's id. */
+  async eventsPage(c: PageCursor): Promise<EventNodeRow[]> {
+    const rows: Array<{ row: EventNodeRow }> = await this.sql.query(
+      `SELECT ${EVENT_ROW} AS row FROM bronze.events
+        WHERE ($1::text IS NULL OR namespace = $1)
+          AND ($2::uuid IS NULL OR (namespace, occurred_at, id) > (SELECT namespace, occurred_at, id FROM bronze.events WHERE id = $2::uuid LIMIT 1))
+        ORDER BY namespace, occurred_at, id LIMIT $3`,
+      [c.namespace, c.after, c.limit],
+    );
+    return rows.map((r) => r.row);
+  }
+
+  async counts(namespace: string): Promise<Record<string, number>> {
+    return (await this.keys(namespace)).counts;
+  }
+
+  /** Every node id / edge key the graph of a namespace must hold, per label or relationship type. */
+  async keys(namespace: string): Promise<{ counts: Record<string, number>; keys: Record<string, string[]> }> {
+    const q = async (sql: string): Promise<string[]> => ((await this.sql.query(sql, [namespace])) as Array<{ k: string }>).map((r) => r.k);
+    const keys: Record<string, string[]> = {
+      Event: await q(`SELECT id::text AS k FROM bronze.events WHERE namespace = $1`),
+      Fact: await q(`SELECT id::text AS k FROM silver.facts WHERE namespace = $1`),
+      Entity: await q(`SELECT id::text AS k FROM silver.entities WHERE namespace = $1`),
+      DERIVED_FROM: await q(
+        `SELECT s.fact_id || '->' || s.event_id || '@' || COALESCE(s.span_start, -1) || ':' || COALESCE(s.span_end, -1) AS k
+           FROM silver.fact_sources s JOIN silver.facts f ON f.id = s.fact_id WHERE f.namespace = $1`,
+      ),
+      ABOUT: await q(
+        `SELECT id || '->' || subject_entity_id || '@subject' AS k FROM silver.facts WHERE namespace = $1 AND subject_entity_id IS NOT NULL
+         UNION ALL
+         SELECT id || '->' || object_entity_id || '@object' FROM silver.facts WHERE namespace = $1 AND object_entity_id IS NOT NULL`,
+      ),
+      SUPERSEDES: await q(`SELECT superseded_by || '->' || id AS k FROM silver.facts WHERE namespace = $1 AND superseded_by IS NOT NULL`),
+      RELATED: await q(`SELECT id::text AS k FROM silver.relationships WHERE namespace = $1`),
+    };
+    const counts = Object.fromEntries(Object.entries(keys).map(([k, v]) => [k, v.length]));
+    return { counts, keys };
+  }
+}
