@@ -26,6 +26,12 @@ const PROJECTED_TYPES: readonly AggregateType[] = ['event', 'fact', 'entity', 'r
 /** Retry delay after a failed write: 2^attempts seconds, capped. */
 const MAX_BACKOFF_SECONDS = 300;
 
+/** Connection-level failures (server down, restarting, network), as opposed to a bad row. */
+export function isNeo4jUnavailable(err: unknown): boolean {
+  const code = (err as { code?: unknown } | null)?.code;
+  return code === 'ServiceUnavailable' || code === 'SessionExpired' || (typeof code === 'string' && code.startsWith('Neo.TransientError.'));
+}
+
 function idsOf(rows: readonly OutboxRow[], type: AggregateType): string[] {
   return [...new Set(rows.filter((r) => r.aggregate_type === type && r.op === 'upsert').map((r) => r.payload.id))];
 }
@@ -78,6 +84,9 @@ export class ProjectionJob {
         return { kind: 'success', projected: rows.length } as const;
       } catch (err) {
         const error = err instanceof Error ? err.message : String(err);
+        // Neo4j unreachable: the rows did nothing wrong. Leave them as they are (the loop polls
+        // again), so the backlog drains the moment Neo4j is back instead of after a long backoff.
+        if (isNeo4jUnavailable(err)) return { kind: 'failed', error, rows: rows.length } as const;
         await em.query(
           `UPDATE ops.outbox SET attempts = attempts + 1, last_error = $2,
                   available_at = now() + make_interval(secs => least(power(2, attempts + 1), $3))

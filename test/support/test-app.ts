@@ -31,7 +31,9 @@ export async function startTestApp(env: Record<string, string> = {}, opts = { ap
     PROJECTOR_POLL_MS: '50',
     ...env,
   });
-  const app = await startApp(config, { postgresUrl: db.url, neo4j: stores.neo4j }, opts, createLogger(config.logLevel));
+  // A test may bring its own Neo4j (NEO4J_URI in env), e.g. to stop and restart it.
+  const neo4j = config.neo4j ?? stores.neo4j;
+  const app = await startApp(config, { postgresUrl: db.url, neo4j }, opts, createLogger(config.logLevel));
   return {
     app,
     url: app.http?.url ?? '',
