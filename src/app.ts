@@ -17,13 +17,16 @@ import { AppConfig } from './common/config';
 import { systemClock } from './common/clock';
 import { AppLogger } from './common/logger';
 import { EventNodeService } from './graph/event-node.service';
+import { ChangeRepository } from './graph/change.repository';
+import { ProvenanceService } from './graph/provenance.service';
 import { ProjectionJob, projectorStep } from './graph/projection.job';
 import { PollingLoop } from './common/loop';
 import { CandidateRepository } from './silver/candidate.repository';
 import { DeriveJob, DeriveObserver, deriveStep } from './silver/derive.job';
 import { DeriveService } from './silver/derive.service';
 import { FactRepository } from './silver/fact.repository';
-import { loadModels } from './silver/models';
+import { loadEmbedder, loadModels } from './silver/models';
+import { lazyEmbedder, SearchService } from './graph/search.service';
 import { loadOntology } from './silver/ontology-file';
 import { PipelineService } from './silver/pipeline.service';
 import { RebuildJob, rebuildStep } from './silver/rebuild.job';
@@ -143,12 +146,14 @@ export async function startApp(config: AppConfig, stores: Pick<Stores, 'postgres
       ingest: new IngestService(eventRepository, systemClock, config.limits, (o) => metrics.observeIngest(o)),
       events: new EventService(eventRepository, eventQueries, { maxPageSize: config.limits.maxPageSize, maxConversationEvents: 10_000 }),
       eventNodes: new EventNodeService(driver),
+      provenance: new ProvenanceService(driver, new ChangeRepository(ds)),
       eventRepository,
       eventQueries,
       pubSub,
       factRepository,
       silver: new SilverReadService(factRepository, config.limits.maxPageSize),
       pipeline: new PipelineService(ds),
+      search: new SearchService(driver, lazyEmbedder(() => loadEmbedder(config, (m) => log.info(m))), undefined, (m) => log.warn(m)),
     };
 
     const warn = (m: string) => log.warn(m);

@@ -7,9 +7,11 @@ import { EventService } from '../bronze/event.service';
 import { BronzeEvent } from '../bronze/event.types';
 import { IngestService } from '../bronze/ingest.service';
 import { EventNodeService } from '../graph/event-node.service';
+import { ProvenanceService } from '../graph/provenance.service';
 import { AppPubSub } from '../infra/pubsub/topics';
 import { FactRepository } from '../silver/fact.repository';
 import { PipelineService } from '../silver/pipeline.service';
+import { SearchService } from '../graph/search.service';
 import { SilverReadService } from '../silver/silver-read.service';
 import { Entity, Fact, FactSourceRow, JudgeDecisionRow, Relationship, RelationshipSourceRow } from '../silver/silver.types';
 
@@ -19,12 +21,14 @@ export interface Services {
   readonly ingest: IngestService;
   readonly events: EventService;
   readonly eventNodes: EventNodeService;
+  readonly provenance: ProvenanceService;
   readonly eventRepository: EventRepository;
   readonly eventQueries: EventQueryRepository;
   readonly pubSub: AppPubSub;
   readonly factRepository: FactRepository;
   readonly silver: SilverReadService;
   readonly pipeline: PipelineService;
+  readonly search: SearchService;
 }
 
 /** Per-request (or per graphql-ws operation) loaders: their caches never outlive one operation. */

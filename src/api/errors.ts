@@ -2,6 +2,7 @@ import { GraphQLError, GraphQLFormattedError } from 'graphql';
 import { AccessException, AccessExceptionCode } from '../access/access.exception';
 import { BronzeException, BronzeExceptionCode } from '../bronze/bronze.exception';
 import { assertUnreachable } from '../common/assert-unreachable';
+import { GraphException, GraphExceptionCode } from '../graph/graph.exception';
 
 /** The stable codes clients read in `extensions.code`. */
 export type ApiErrorCode =
@@ -41,10 +42,23 @@ function bronzeCode(code: BronzeExceptionCode): ApiErrorCode {
   }
 }
 
+function graphCode(code: GraphExceptionCode): ApiErrorCode {
+  switch (code) {
+    case GraphExceptionCode.INVALID_ARGUMENT:
+      return 'BAD_USER_INPUT';
+    case GraphExceptionCode.DEPTH_LIMIT_EXCEEDED:
+    case GraphExceptionCode.SUBGRAPH_TOO_LARGE:
+      return 'LIMIT_EXCEEDED';
+    default:
+      return assertUnreachable(code);
+  }
+}
+
 /** Maps a domain exception to its API code; undefined for anything unexpected. */
 export function apiCodeOf(err: unknown): { code: ApiErrorCode; reason: string } | undefined {
   if (err instanceof AccessException) return { code: accessCode(err.code), reason: err.code };
   if (err instanceof BronzeException) return { code: bronzeCode(err.code), reason: err.code };
+  if (err instanceof GraphException) return { code: graphCode(err.code), reason: err.code };
   return undefined;
 }
 

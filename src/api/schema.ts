@@ -5,6 +5,8 @@ import { buildSchema } from 'type-graphql';
 import { TokenResolver } from '../access/token.resolver';
 import { EventResolver } from '../bronze/event.resolver';
 import { GraphResolver } from '../graph/graph.resolver';
+import { SearchResolver } from '../graph/search.resolver';
+import { ProvenanceResolver } from '../graph/provenance.resolver';
 import { createAppPubSub } from '../infra/pubsub/topics';
 import { EntityResolver, RelationshipResolver } from '../silver/entity.resolver';
 import { EventFactsResolver, FactResolver, FactSourceResolver } from '../silver/fact.resolver';
@@ -19,6 +21,8 @@ export const resolvers = [
   RelationshipResolver,
   PipelineResolver,
   GraphResolver,
+  SearchResolver,
+  ProvenanceResolver,
   TokenResolver,
 ] as const;
 

@@ -24,6 +24,7 @@ const FACT_SELECT = `
          ${ISO('f.valid_from')} AS "validFrom", ${ISO('f.valid_to')} AS "validTo", ${ISO('f.recorded_at')} AS "recordedAt",
          ${ISO('f.retired_at')} AS "retiredAt", f.extraction_model AS "extractionModel", f.superseded_by::text AS "supersededBy",
          f.subject_entity_id::text AS "subjectEntityId", f.object_entity_id::text AS "objectEntityId",
+         f.embedding::float8[] AS embedding, f.embedding_model AS "embeddingModel",
          COALESCE((SELECT json_agg(json_build_object('eventId', s.event_id::text, 'spanStart', COALESCE(s.span_start, -1),
                                                      'spanEnd', COALESCE(s.span_end, -1), 'quote', s.quote)
                                    ORDER BY s.event_id, s.span_start, s.span_end)

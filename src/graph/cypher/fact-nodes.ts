@@ -27,6 +27,9 @@ export interface FactNodeRow {
   supersededBy: string | null;
   subjectEntityId: string | null;
   objectEntityId: string | null;
+  /** The statement's embedding (null when Silver has none) and the model that made it: search compares only same-model vectors. */
+  embedding: number[] | null;
+  embeddingModel: string | null;
   sources: FactSourceRow[];
 }
 
@@ -39,7 +42,8 @@ export async function mergeFactNodes(tx: CypherRunner, rows: readonly FactNodeRo
      SET f.namespace = r.namespace, f.statement = r.statement, f.factType = r.factType, f.predicate = r.predicate,
          f.object = r.object, f.isNegation = r.isNegation, f.confidence = r.confidence, f.importance = r.importance,
          f.validFrom = datetime(r.validFrom), f.validTo = datetime(r.validTo), f.recordedAt = datetime(r.recordedAt),
-         f.retiredAt = datetime(r.retiredAt), f.extractionModel = r.extractionModel`,
+         f.retiredAt = datetime(r.retiredAt), f.extractionModel = r.extractionModel,
+         f.embedding = r.embedding, f.embeddingModel = r.embeddingModel`,
     { rows: rows.map(({ sources: _s, subjectEntityId: _a, objectEntityId: _b, supersededBy: _c, ...node }) => node) },
   );
 }

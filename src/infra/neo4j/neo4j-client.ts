@@ -34,6 +34,13 @@ export const NEO4J_SCHEMA: readonly string[] = [
   'CREATE INDEX entity_namespace IF NOT EXISTS FOR (n:Entity) ON (n.namespace)',
   // Graph projection of Silver: RELATED edges are MERGEd and looked up by their Silver relationship id.
   'CREATE INDEX related_id IF NOT EXISTS FOR ()-[r:RELATED]-() ON (r.id)',
+  // Memory search (docs/search.md). One vector index without a fixed dimension: the vector-2.0
+  // provider indexes vectors of any length and a query only meets vectors of its own length, so
+  // MiniLM/hashing (384) and OpenAI (1536, 3072, ...) embeddings share it; search also requires the same embeddingModel.
+  "CREATE VECTOR INDEX fact_embedding IF NOT EXISTS FOR (f:Fact) ON (f.embedding) OPTIONS { indexConfig: { `vector.similarity_function`: 'cosine' } }",
+  'CREATE INDEX fact_namespace_embedding_model IF NOT EXISTS FOR (f:Fact) ON (f.namespace, f.embeddingModel)',
+  'CREATE FULLTEXT INDEX fact_statement_fulltext IF NOT EXISTS FOR (f:Fact) ON EACH [f.statement]',
+  'CREATE FULLTEXT INDEX entity_name_fulltext IF NOT EXISTS FOR (n:Entity) ON EACH [n.name, n.aliases]',
 ];
 
 export async function applyNeo4jSchema(driver: Driver): Promise<void> {

@@ -1,0 +1,36 @@
+import { SqlExecutor } from './graph-source.repository';
+
+export type ChangeKind = 'ADDED' | 'SUPERSEDED' | 'RETIRED';
+
+export interface ChangeRow {
+  kind: ChangeKind;
+  factId: string;
+  at: Date;
+}
+
+/**
+ * The change log of a namespace's facts, read from Silver's two clocks: recorded_at (ADDED),
+ * the superseding fact's recorded_at (SUPERSEDED: the supersession commits with it) and
+ * retired_at (RETIRED). Strictly after `since`, oldest first.
+ */
+export class ChangeRepository {
+  constructor(private readonly sql: SqlExecutor) {}
+
+  async since(namespace: string, since: Date, limit: number): Promise<ChangeRow[]> {
+    const rows: Array<{ kind: ChangeKind; fact_id: string; at: Date }> = await this.sql.query(
+      `SELECT kind, fact_id, at FROM (
+         SELECT 'ADDED' AS kind, 0 AS ord, f.id::text AS fact_id, f.recorded_at AS at
+           FROM silver.facts f WHERE f.namespace = $1 AND f.recorded_at > $2
+         UNION ALL
+         SELECT 'SUPERSEDED', 1, f.id::text, n.recorded_at
+           FROM silver.facts f JOIN silver.facts n ON n.id = f.superseded_by
+          WHERE f.namespace = $1 AND n.namespace = $1 AND n.recorded_at > $2
+         UNION ALL
+         SELECT 'RETIRED', 2, f.id::text, f.retired_at
+           FROM silver.facts f WHERE f.namespace = $1 AND f.retired_at > $2
+       ) c ORDER BY at, ord, fact_id LIMIT $3`,
+      [namespace, since, limit],
+    );
+    return rows.map((r) => ({ kind: r.kind, factId: r.fact_id, at: r.at }));
+  }
+}

@@ -1,0 +1,32 @@
+import { ManagedTransaction } from 'neo4j-driver';
+
+/** What the read-side queries need: a managed read transaction. */
+export type CypherReader = Pick<ManagedTransaction, 'run'>;
+
+/** A RELATED edge as the read side returns it (timestamps as ISO strings). */
+export interface RelatedEdge {
+  id: string;
+  type: string;
+  sourceEntityId: string;
+  targetEntityId: string;
+  confidence: number;
+  validFrom: string;
+  validTo: string | null;
+  retiredAt: string | null;
+}
+
+/** Cypher map projection of a RELATED edge `x` between `a` (start) and `b` (end): the RelatedEdge shape. */
+export const RELATED_EDGE = (x: string) =>
+  `{id: ${x}.id, type: ${x}.type, sourceEntityId: startNode(${x}).id, targetEntityId: endNode(${x}).id, confidence: ${x}.confidence,
+    validFrom: toString(${x}.validFrom), validTo: toString(${x}.validTo), retiredAt: toString(${x}.retiredAt)}`;
+
+/**
+ * The validity rule for RELATED edges, the same as Entity.relationships(asOf): never retired;
+ * with $asOf, valid at that instant (validFrom <= asOf < validTo); without, current (no validTo).
+ * Every query using it passes `$asOf` (an ISO string or null) and `$types` (a list or null).
+ */
+export const RELATED_IS_VISIBLE = (x: string) =>
+  `${x}.namespace = $ns AND ${x}.retiredAt IS NULL
+   AND ($types IS NULL OR ${x}.type IN $types)
+   AND CASE WHEN $asOf IS NULL THEN ${x}.validTo IS NULL
+            ELSE ${x}.validFrom <= datetime($asOf) AND (${x}.validTo IS NULL OR ${x}.validTo > datetime($asOf)) END`;

@@ -1,0 +1,111 @@
+import neo4j from 'neo4j-driver';
+import { CypherRunner } from './cypher-runner';
+
+/** Scope and filters every search channel applies inside Cypher (namespace first: nothing else is ever returned). */
+export interface FactSearchScope {
+  namespace: string;
+  factTypes: string[] | null;
+  entityId: string | null;
+  minImportance: number | null;
+  /** ISO 8601, or null for "now". */
+  asOf: string | null;
+  includeSuperseded: boolean;
+}
+
+export interface ScoredId {
+  id: string;
+  score: number;
+}
+
+/** The WHERE body for a `(f:Fact)`; mirrors `matchesSearchFilter`. */
+const FACT_FILTER = `f.namespace = $ns
+  AND ($factTypes IS NULL OR f.factType IN $factTypes)
+  AND ($minImportance IS NULL OR f.importance >= $minImportance)
+  AND ($entityId IS NULL OR EXISTS { MATCH (f)-[:ABOUT]->(:Entity {id: $entityId}) })
+  AND CASE WHEN $asOf IS NULL THEN $includeSuperseded OR (f.validTo IS NULL AND f.retiredAt IS NULL)
+           ELSE f.validFrom <= datetime($asOf) AND (f.validTo IS NULL OR datetime($asOf) < f.validTo)
+                AND ($includeSuperseded OR f.retiredAt IS NULL) END`;
+
+function scopeParams(s: FactSearchScope): Record<string, unknown> {
+  return { ns: s.namespace, factTypes: s.factTypes, entityId: s.entityId, minImportance: s.minImportance, asOf: s.asOf, includeSuperseded: s.includeSuperseded };
+}
+
+async function ids(tx: CypherRunner, query: string, params: Record<string, unknown>): Promise<ScoredId[]> {
+  const res = await tx.run(query, params);
+  return res.records.map((r) => ({ id: r.get('id') as string, score: Number(r.get('score')) }));
+}
+
+/** How many facts of the namespace carry an embedding of `model` (decides exact vs. index search). */
+export async function countEmbeddedFacts(tx: CypherRunner, namespace: string, model: string): Promise<number> {
+  const res = await tx.run(`MATCH (f:Fact) WHERE f.namespace = $ns AND f.embeddingModel = $model RETURN count(f) AS n`, { ns: namespace, model });
+  return Number(res.records[0]?.get('n') ?? 0);
+}
+
+/** Exact cosine over the namespace's facts of the same embedding model: no index, so no oversampling and no starvation. */
+export function exactVectorSearch(tx: CypherRunner, scope: FactSearchScope, model: string, vector: number[], k: number): Promise<ScoredId[]> {
+  return ids(
+    tx,
+    `MATCH (f:Fact) WHERE f.embeddingModel = $model AND size(f.embedding) = size($vector) AND ${FACT_FILTER}
+     WITH f, vector.similarity.cosine(f.embedding, $vector) AS score
+     RETURN f.id AS id, score ORDER BY score DESC, id LIMIT $k`,
+    { ...scopeParams(scope), model, vector, k: neo4j.int(k) },
+  );
+}
+
+/**
+ * Approximate nearest neighbours from the `fact_embedding` index, `candidates` of them across all
+ * namespaces (5.26 has no pre-filter), then the namespace and filters: the caller oversamples.
+ */
+export function indexVectorSearch(tx: CypherRunner, scope: FactSearchScope, model: string, vector: number[], candidates: number, k: number): Promise<ScoredId[]> {
+  return ids(
+    tx,
+    `CALL db.index.vector.queryNodes('fact_embedding', $candidates, $vector) YIELD node AS f, score
+     WITH f, score WHERE f.embeddingModel = $model AND ${FACT_FILTER}
+     RETURN f.id AS id, score ORDER BY score DESC, id LIMIT $k`,
+    { ...scopeParams(scope), model, vector, candidates: neo4j.int(candidates), k: neo4j.int(k) },
+  );
+}
+
+/** Fulltext (Lucene BM25) over fact statements; `lucene` must already be a safe query (`toLuceneQuery`). */
+export function keywordSearch(tx: CypherRunner, scope: FactSearchScope, lucene: string, k: number): Promise<ScoredId[]> {
+  return ids(
+    tx,
+    `CALL db.index.fulltext.queryNodes('fact_statement_fulltext', $lucene) YIELD node AS f, score
+     WITH f, score WHERE ${FACT_FILTER}
+     RETURN f.id AS id, score ORDER BY score DESC, id LIMIT $k`,
+    { ...scopeParams(scope), lucene, k: neo4j.int(k) },
+  );
+}
+
+/** Facts ABOUT the namespace's entities whose name or alias matches the query words (best entity match first). */
+export function entityNameSearch(tx: CypherRunner, scope: FactSearchScope, lucene: string, maxEntities: number, k: number): Promise<ScoredId[]> {
+  return ids(
+    tx,
+    `CALL db.index.fulltext.queryNodes('entity_name_fulltext', $lucene) YIELD node AS e, score
+     WITH e, score WHERE e.namespace = $ns AND e.retiredAt IS NULL
+     WITH e, score ORDER BY score DESC LIMIT $maxEntities
+     MATCH (f:Fact)-[:ABOUT]->(e) WHERE ${FACT_FILTER}
+     WITH f, max(score) AS score
+     RETURN f.id AS id, score ORDER BY score DESC, id LIMIT $k`,
+    { ...scopeParams(scope), lucene, maxEntities: neo4j.int(maxEntities), k: neo4j.int(k) },
+  );
+}
+
+/**
+ * Graph expansion: other facts ABOUT the entities the seed facts are ABOUT. Each shared entity
+ * weighs 1/(its fact count), so a hub ("the user", about nearly everything) adds little.
+ */
+export function expandFromSeeds(tx: CypherRunner, scope: FactSearchScope, seedIds: string[], k: number): Promise<ScoredId[]> {
+  return ids(
+    tx,
+    `UNWIND $seedIds AS sid
+     MATCH (s:Fact {id: sid})-[:ABOUT]->(e:Entity)
+     WHERE s.namespace = $ns AND e.namespace = $ns
+     WITH DISTINCT e
+     WITH e, 1.0 / COUNT { (e)<-[:ABOUT]-(:Fact) } AS w
+     MATCH (f:Fact)-[:ABOUT]->(e) WHERE NOT f.id IN $seedIds AND ${FACT_FILTER}
+     WITH f, sum(w) AS score
+     RETURN f.id AS id, score ORDER BY score DESC, id LIMIT $k`,
+    { ...scopeParams(scope), seedIds, k: neo4j.int(k) },
+  );
+}

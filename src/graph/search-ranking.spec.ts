@@ -1,0 +1,62 @@
+import { Fact } from '../silver/silver.types';
+import { escapeLucene, fuseByReciprocalRank, matchesSearchFilter, RRF_K, toLuceneQuery } from './search-ranking';
+
+const fact = (over: Partial<Fact> = {}): Fact => ({
+  id: 'f1', namespace: 'ns', statement: 'The user uses Neovim', factType: 'preference', subjectEntityId: 'u', predicate: 'uses', objectValue: 'Neovim',
+  objectEntityId: 'nvim', isNegation: false, confidence: 0.9, importance: 0.5, validFrom: new Date('2026-03-01T00:00:00Z'), validTo: null,
+  recordedAt: new Date('2026-03-08T00:00:00Z'), retiredAt: null, supersededById: null, extractionModel: 'm', derivationRunId: 'r', ...over,
+});
+
+describe('fuseByReciprocalRank', () => {
+  it('sums 1/(60 + rank) over the channels that found a fact and records them', () => {
+    const fused = fuseByReciprocalRank({ vector: [{ id: 'a' }, { id: 'b' }], keyword: [{ id: 'b' }], graph: [{ id: 'c' }] });
+    expect(fused.map((h) => h.id)).toEqual(['b', 'a', 'c']);
+    expect(fused[0]).toEqual({ id: 'b', score: 1 / (RRF_K + 2) + 1 / (RRF_K + 1), channels: ['vector', 'keyword'] });
+    expect(fused[1]?.channels).toEqual(['vector']);
+  });
+
+  it('breaks ties deterministically and ignores duplicates within a channel', () => {
+    const fused = fuseByReciprocalRank({ vector: [{ id: 'z' }, { id: 'z' }], keyword: [{ id: 'a' }] });
+    expect(fused.map((h) => [h.id, h.channels])).toEqual([['a', ['keyword']], ['z', ['vector']]]);
+  });
+});
+
+describe('toLuceneQuery', () => {
+  it('keeps only lowercased words, so operators and syntax become text', () => {
+    expect(toLuceneQuery('neovim" AND (vim OR ~* :\\ [Berlin TO Z] NOT')).toBe('neovim and vim or berlin to z not');
+    expect(toLuceneQuery('  ?! ')).toBeNull();
+    expect(toLuceneQuery('a b a c', 2)).toBe('a b');
+  });
+
+  it('escapes every reserved character', () => {
+    expect(escapeLucene('a+b-c&&d||e!(f){g}[h]^i"j~k*l?m:n\\o/p')).toBe('a\\+b\\-c\\&\\&d\\|\\|e\\!\\(f\\)\\{g\\}\\[h\\]\\^i\\"j\\~k\\*l\\?m\\:n\\\\o\\/p');
+  });
+});
+
+describe('matchesSearchFilter', () => {
+  it('keeps only the namespace and, by default, current facts', () => {
+    expect(matchesSearchFilter(fact(), 'ns', {}, null)).toBe(true);
+    expect(matchesSearchFilter(fact({ namespace: 'other' }), 'ns', { includeSuperseded: true }, null)).toBe(false);
+    expect(matchesSearchFilter(fact({ validTo: new Date('2026-03-05T00:00:00Z') }), 'ns', {}, null)).toBe(false);
+    expect(matchesSearchFilter(fact({ retiredAt: new Date() }), 'ns', {}, null)).toBe(false);
+    expect(matchesSearchFilter(fact({ validTo: new Date('2026-03-05T00:00:00Z') }), 'ns', { includeSuperseded: true }, null)).toBe(true);
+  });
+
+  it('asOf T keeps facts with validFrom <= T < validTo', () => {
+    const f = fact({ validTo: new Date('2026-04-01T00:00:00Z') });
+    expect(matchesSearchFilter(f, 'ns', {}, new Date('2026-03-01T00:00:00Z'))).toBe(true);
+    expect(matchesSearchFilter(f, 'ns', {}, new Date('2026-02-28T23:59:59Z'))).toBe(false);
+    expect(matchesSearchFilter(f, 'ns', {}, new Date('2026-04-01T00:00:00Z'))).toBe(false);
+    expect(matchesSearchFilter(fact({ retiredAt: new Date() }), 'ns', {}, new Date('2026-03-02T00:00:00Z'))).toBe(false);
+    expect(matchesSearchFilter(fact({ retiredAt: new Date() }), 'ns', { includeSuperseded: true }, new Date('2026-03-02T00:00:00Z'))).toBe(true);
+  });
+
+  it('applies fact types, entity and minimum importance', () => {
+    expect(matchesSearchFilter(fact(), 'ns', { factTypes: ['plan'] }, null)).toBe(false);
+    expect(matchesSearchFilter(fact(), 'ns', { factTypes: ['preference'] }, null)).toBe(true);
+    expect(matchesSearchFilter(fact(), 'ns', { entityId: 'nvim' }, null)).toBe(true);
+    expect(matchesSearchFilter(fact(), 'ns', { entityId: 'berlin' }, null)).toBe(false);
+    expect(matchesSearchFilter(fact(), 'ns', { minImportance: 0.6 }, null)).toBe(false);
+    expect(matchesSearchFilter(fact(), 'ns', { minImportance: 0.5 }, null)).toBe(true);
+  });
+});

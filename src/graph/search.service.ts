@@ -1,0 +1,170 @@
+import neo4j, { Driver } from 'neo4j-driver';
+import { AuthContext } from '../access/auth-context';
+import { Capability } from '../access/capability';
+import { BronzeException, BronzeExceptionCode } from '../bronze/bronze.exception';
+import { Embedder } from '../silver/model-ports';
+import { Fact } from '../silver/silver.types';
+import { CypherRunner } from './cypher/cypher-runner';
+import {
+  countEmbeddedFacts,
+  entityNameSearch,
+  exactVectorSearch,
+  expandFromSeeds,
+  FactSearchScope,
+  indexVectorSearch,
+  keywordSearch,
+  ScoredId,
+} from './cypher/search-facts';
+import { fuseByReciprocalRank, matchesSearchFilter, SearchChannel, SearchFilterInput, toLuceneQuery } from './search-ranking';
+
+export interface SearchMemoryArgs {
+  namespace: string;
+  query: string;
+  limit?: number | null;
+  asOf?: Date | null;
+  filter?: SearchFilterInput | null;
+}
+
+export interface MemoryHitRow {
+  fact: Fact;
+  score: number;
+  channels: SearchChannel[];
+}
+
+export interface SearchSettings {
+  /** Up to this many embedded facts in a namespace, the vector channel computes exact cosine; above it, the index with oversampling. */
+  exactMaxFacts: number;
+  /** Largest k asked of the vector index before falling back to exact cosine. */
+  maxIndexCandidates: number;
+}
+
+export const DEFAULT_SEARCH_SETTINGS: SearchSettings = { exactMaxFacts: 20_000, maxIndexCandidates: 10_000 };
+export const MAX_SEARCH_LIMIT = 100;
+export const MAX_QUERY_CHARS = 2_000;
+const MAX_FACT_TYPES = 50;
+/** Graph seeds: the best few vector/keyword hits whose entities are expanded. */
+const GRAPH_SEEDS = 5;
+const MAX_NAME_MATCHED_ENTITIES = 10;
+
+/** Loads facts by id (the request's factById DataLoader), null for misses. */
+export type FactLoader = (ids: string[]) => Promise<Array<Fact | null | Error>>;
+
+/** Loads the embedder once, on first use, shared by concurrent callers; a failed load is retried next time. */
+export function lazyEmbedder(load: () => Promise<Embedder>): () => Promise<Embedder> {
+  let pending: Promise<Embedder> | undefined;
+  return () => {
+    pending ??= load().catch((err: unknown) => {
+      pending = undefined;
+      throw err;
+    });
+    return pending;
+  };
+}
+
+function invalid(message: string): BronzeException {
+  return new BronzeException(BronzeExceptionCode.INVALID_ARGUMENT, message);
+}
+
+/**
+ * Hybrid memory search over the Neo4j projection (docs/search.md): vector similarity, keyword
+ * (fulltext) and graph expansion, each scoped to the namespace and filtered inside Cypher, fused by
+ * reciprocal rank, then re-checked against Silver through the caller's loader.
+ */
+export class SearchService {
+  constructor(
+    private readonly driver: Driver,
+    private readonly embedder: () => Promise<Embedder>,
+    private readonly settings: SearchSettings = DEFAULT_SEARCH_SETTINGS,
+    private readonly warn: (msg: string) => void = () => undefined,
+  ) {}
+
+  async search(auth: AuthContext, args: SearchMemoryArgs, loadFacts: FactLoader): Promise<MemoryHitRow[]> {
+    auth.require(Capability.SEARCH, args.namespace);
+    const { limit, query, scope } = this.validate(args);
+    const depth = Math.max(limit * 3, 30);
+    const lucene = toLuceneQuery(query);
+
+    const [vector, keyword, named] = await Promise.all([
+      this.vectorChannel(scope, query, depth),
+      lucene ? this.read((tx) => keywordSearch(tx, scope, lucene, depth)) : Promise.resolve([]),
+      lucene ? this.read((tx) => entityNameSearch(tx, scope, lucene, MAX_NAME_MATCHED_ENTITIES, depth)) : Promise.resolve([]),
+    ]);
+    const seeds = fuseByReciprocalRank({ vector, keyword }).slice(0, GRAPH_SEEDS).map((h) => h.id);
+    const expanded = seeds.length > 0 ? await this.read((tx) => expandFromSeeds(tx, scope, seeds, depth)) : [];
+    const graph = [...named, ...expanded.filter((e) => !named.some((n) => n.id === e.id))];
+
+    const fused = fuseByReciprocalRank({ vector, keyword, graph });
+    // Silver is the truth: drop hits the projection has not caught up with (moved out of the filter, gone).
+    const candidates = fused.slice(0, limit * 2);
+    const facts = await loadFacts(candidates.map((h) => h.id));
+    const hits: MemoryHitRow[] = [];
+    candidates.forEach((h, i) => {
+      const f = facts[i];
+      if (f && !(f instanceof Error) && matchesSearchFilter(f, scope.namespace, args.filter ?? {}, args.asOf ?? null)) hits.push({ fact: f, score: h.score, channels: h.channels });
+    });
+    return hits.slice(0, limit);
+  }
+
+  private validate(args: SearchMemoryArgs): { limit: number; query: string; scope: FactSearchScope } {
+    const limit = args.limit ?? 10;
+    if (!Number.isInteger(limit) || limit < 1 || limit > MAX_SEARCH_LIMIT) throw invalid(`limit must be between 1 and ${MAX_SEARCH_LIMIT}`);
+    const query = args.query.trim();
+    if (query.length === 0) throw invalid('query must not be empty');
+    if (query.length > MAX_QUERY_CHARS) throw invalid(`query is ${query.length} characters; the maximum is ${MAX_QUERY_CHARS}`);
+    const f = args.filter ?? {};
+    if (f.factTypes && f.factTypes.length > MAX_FACT_TYPES) throw invalid(`filter.factTypes takes at most ${MAX_FACT_TYPES} types`);
+    if (f.minImportance !== null && f.minImportance !== undefined && !Number.isFinite(f.minImportance)) throw invalid('filter.minImportance must be a finite number');
+    if (args.asOf && Number.isNaN(args.asOf.getTime())) throw invalid('asOf is not a valid date-time');
+    return {
+      limit,
+      query,
+      scope: {
+        namespace: args.namespace,
+        factTypes: f.factTypes && f.factTypes.length > 0 ? [...f.factTypes] : null,
+        entityId: f.entityId ?? null,
+        minImportance: f.minImportance ?? null,
+        asOf: args.asOf ? args.asOf.toISOString() : null,
+        includeSuperseded: f.includeSuperseded ?? false,
+      },
+    };
+  }
+
+  /**
+   * Exact cosine within the namespace when it is small enough (cheap, exact, cannot starve);
+   * otherwise the shared vector index, oversampling (doubling k) until `k` hits of this namespace
+   * pass the filters, and exact cosine when even the largest k does not yield them.
+   */
+  private async vectorChannel(scope: FactSearchScope, query: string, k: number): Promise<ScoredId[]> {
+    let embedder: Embedder;
+    let vector: number[];
+    try {
+      embedder = await this.embedder();
+      [vector = []] = await embedder.embed([query]);
+    } catch (err) {
+      // Keyword and graph still answer; the vector channel is skipped, loudly.
+      this.warn(`searchMemory: embedding the query failed, vector channel skipped: ${err instanceof Error ? err.message : String(err)}`);
+      return [];
+    }
+    if (vector.length === 0) return [];
+    const model = embedder.model;
+    const count = await this.read((tx) => countEmbeddedFacts(tx, scope.namespace, model));
+    if (count === 0) return [];
+    if (count <= this.settings.exactMaxFacts) return this.read((tx) => exactVectorSearch(tx, scope, model, vector, k));
+    for (let candidates = Math.max(k * 10, 100); ; candidates *= 2) {
+      const n = Math.min(candidates, this.settings.maxIndexCandidates);
+      const hits = await this.read((tx) => indexVectorSearch(tx, scope, model, vector, n, k));
+      if (hits.length >= Math.min(k, count)) return hits;
+      if (n >= this.settings.maxIndexCandidates) break;
+    }
+    return this.read((tx) => exactVectorSearch(tx, scope, model, vector, k));
+  }
+
+  private async read<T>(work: (tx: CypherRunner) => Promise<T>): Promise<T> {
+    const session = this.driver.session({ defaultAccessMode: neo4j.session.READ });
+    try {
+      return await session.executeRead(work);
+    } finally {
+      await session.close();
+    }
+  }
+}
