@@ -11,6 +11,8 @@ import {
   ListFactsDocument,
   PipelineStatusDocument,
   GetFactDocument,
+  GetProvenanceDocument,
+  SearchMemoryDocument,
   OnEventIngestedDocument,
   OnEventIngestedSubscription,
   RevokeTokenDocument,
@@ -51,9 +53,9 @@ describe('the generated operations against the running service', () => {
     const ns = uniqueNamespace('codegen');
     const admin = new MemoryClient({ url: t.url, token: t.adminToken });
     const created = await admin.request(CreateTokenDocument, {
-      input: { name: 'codegen-agent', grants: [{ namespacePattern: ns, capabilities: ['INGEST', 'READ', 'LIST'] }] },
+      input: { name: 'codegen-agent', grants: [{ namespacePattern: ns, capabilities: ['INGEST', 'READ', 'LIST', 'SEARCH'] }] },
     });
-    expect(created.createToken.info.grants).toEqual([{ namespacePattern: ns, capabilities: ['INGEST', 'READ', 'LIST'] }]);
+    expect(created.createToken.info.grants).toEqual([{ namespacePattern: ns, capabilities: ['INGEST', 'READ', 'LIST', 'SEARCH'] }]);
     const agent = new MemoryClient({ url: t.url, token: created.createToken.token });
 
     expect((await agent.request(ViewerDocument, {})).viewer.name).toBe('codegen-agent');
@@ -98,6 +100,14 @@ describe('the generated operations against the running service', () => {
     const full = await agent.request(GetFactDocument, { id: rust?.id as string });
     expect(full.fact?.sources[0]?.quote).toMatch(/Rust/);
     expect(full.fact?.decisions[0]?.action).toBe('ADD');
+    const trace = await eventually(async () => {
+      const p = (await agent.request(GetProvenanceDocument, { factId: rust?.id as string })).provenance;
+      return p.steps.length > 0 ? p : undefined;
+    }, 'the fact in the graph');
+    expect(trace.steps[0]).toMatchObject({ via: 'DIRECT', quote: expect.stringMatching(/Rust/) });
+    const hits = (await agent.request(SearchMemoryDocument, { namespace: ns, query: 'which language for systems work: rust?', limit: 3 })).searchMemory;
+    expect(hits[0]?.fact.id).toBe(rust?.id);
+    expect(hits[0]?.channels.length).toBeGreaterThan(0);
 
     expect((await admin.request(RevokeTokenDocument, { id: created.createToken.info.id })).revokeToken).toBe(true);
     await expect(agent.request(ViewerDocument, {})).rejects.toMatchObject({ code: 'UNAUTHENTICATED' });
