@@ -19,6 +19,8 @@ import { AppLogger } from './common/logger';
 import { EventNodeService } from './graph/event-node.service';
 import { ChangeRepository } from './graph/change.repository';
 import { ProvenanceService } from './graph/provenance.service';
+import { GraphRebuildJob } from './graph/graph-rebuild.job';
+import { GraphRebuildService } from './graph/graph-rebuild.service';
 import { ProjectionJob, projectorStep } from './graph/projection.job';
 import { PollingLoop } from './common/loop';
 import { CandidateRepository } from './silver/candidate.repository';
@@ -153,6 +155,7 @@ export async function startApp(config: AppConfig, stores: Pick<Stores, 'postgres
       factRepository,
       silver: new SilverReadService(factRepository, config.limits.maxPageSize),
       pipeline: new PipelineService(ds),
+      graph: new GraphRebuildService(ds, driver),
       search: new SearchService(driver, lazyEmbedder(() => loadEmbedder(config, (m) => log.info(m))), undefined, (m) => log.warn(m)),
     };
 
@@ -165,7 +168,9 @@ export async function startApp(config: AppConfig, stores: Pick<Stores, 'postgres
       const deriveService = new DeriveService(models, new CandidateRepository(ds), { ...config.derive, ontology: loadOntology(config.models.ontologyFile) });
       const deriveJob = new DeriveJob(ds, eventRepository, deriveService, config.derive, warn);
       derive = new PollingLoop(deriveStep(deriveJob, config.derive.concurrency, opts.onDerive ?? (() => undefined), warn), config.derive.pollMs, warn);
-      jobs = new PollingLoop(rebuildStep(new RebuildJob(ds, config.derive.workerId)), config.derive.pollMs, warn);
+      const silverJobs = rebuildStep(new RebuildJob(ds, config.derive.workerId));
+      const graphJobs = new GraphRebuildJob(ds, services.graph, config.derive.workerId);
+      jobs = new PollingLoop(async () => (await silverJobs()) || (await graphJobs.runNext()), config.derive.pollMs, warn);
     }
     await listener.on(CHANNELS.events, (payload) => {
       const { namespace, ids } = JSON.parse(payload) as EventsIngestedNotification;

@@ -10,6 +10,7 @@ import { EventNodeService } from '../graph/event-node.service';
 import { ProvenanceService } from '../graph/provenance.service';
 import { AppPubSub } from '../infra/pubsub/topics';
 import { FactRepository } from '../silver/fact.repository';
+import { GraphRebuildService } from '../graph/graph-rebuild.service';
 import { PipelineService } from '../silver/pipeline.service';
 import { SearchService } from '../graph/search.service';
 import { SilverReadService } from '../silver/silver-read.service';
@@ -28,6 +29,7 @@ export interface Services {
   readonly factRepository: FactRepository;
   readonly silver: SilverReadService;
   readonly pipeline: PipelineService;
+  readonly graph: GraphRebuildService;
   readonly search: SearchService;
 }
 

@@ -1,6 +1,7 @@
 import { DataSource } from 'typeorm';
 import { AuthContext } from '../access/auth-context';
 import { Capability } from '../access/capability';
+import { AccessException, AccessExceptionCode } from '../access/access.exception';
 import { BronzeException, BronzeExceptionCode } from '../bronze/bronze.exception';
 
 export interface PipelineStatusRow {
@@ -83,10 +84,29 @@ export class PipelineService {
     return toJob(row as Record<string, unknown>);
   }
 
+  /**
+   * Queues a re-projection of Postgres into Neo4j for a namespace, or for all of them (needs
+   * "admin" on "*"). Neo4j is a projection: this is always safe to run.
+   */
+  async requestGraphRebuild(auth: AuthContext, namespace: string | null, reason: string | null): Promise<JobRow> {
+    const principal = namespace ? auth.require(Capability.ADMIN, namespace) : auth.requirePrincipal();
+    if (!namespace && !principal.grants.some((g) => g.namespacePattern === '*' && g.capabilities.includes(Capability.ADMIN))) {
+      throw new AccessException(AccessExceptionCode.FORBIDDEN, 'rebuilding the whole graph needs "admin" on "*"; pass a namespace to rebuild one');
+    }
+    const [row] = (await this.ds.query(
+      `INSERT INTO ops.jobs (kind, namespace, reason, created_by) VALUES ('rebuild_graph', $1, $2, $3) RETURNING *`,
+      [namespace, reason?.trim() || 'graph rebuild requested', principal.tokenId],
+    )) as Array<Record<string, unknown>>;
+    await this.ds.query(`SELECT pg_notify('medallion_jobs', $1)`, [JSON.stringify({ id: row?.id })]);
+    return toJob(row as Record<string, unknown>);
+  }
+
   async job(auth: AuthContext, id: string): Promise<JobRow | null> {
     auth.requirePrincipal();
     const job = await this.jobById(id);
-    return job && job.namespace && auth.can(Capability.READ, job.namespace) ? job : null;
+    if (!job) return null;
+    // A job over every namespace (graph rebuild of all) is visible to admins of "*" only.
+    return auth.can(Capability.READ, job.namespace ?? '*') && (job.namespace !== null || auth.can(Capability.ADMIN, '*')) ? job : null;
   }
 
   async jobById(id: string): Promise<JobRow | null> {
