@@ -51,8 +51,8 @@ export async function ingestLatency(): Promise<void> {
 
     const apiS = summarize(api);
     const rawS = summarize(raw);
-    report(worker ? 'ingest-latency' : 'ingest-latency-no-projector', {
-      projectorRunning: worker,
+    report(worker ? 'ingest-latency' : 'ingest-latency-no-workers', {
+      backgroundWorkers: worker,
       events: N,
       contentChars: content.length,
       ingestEventOverHttpMs: apiS,

@@ -112,7 +112,7 @@ export async function ingestThroughput(): Promise<void> {
     const http4 = await timed(batches, overHttp('http4'), 4);
     const roundTrips = roundTripCount / batches;
 
-    report(worker ? 'ingest' : 'ingest-no-projector', {
+    report(worker ? 'ingest' : 'ingest-no-workers', {
       events: batches * BATCH,
       batchSize: BATCH,
       contentChars: '200-2000',
@@ -124,7 +124,7 @@ export async function ingestThroughput(): Promise<void> {
       ratioRawToHttp: round(raw.eventsPerSec / http.eventsPerSec, 2),
       ratioRawToHttp4Clients: round(raw.eventsPerSec / http4.eventsPerSec, 2),
       sqlRoundTripsPerBatchOverHttp: round(roundTrips, 2),
-      projectorRunning: worker,
+      backgroundWorkers: worker,
     });
   }, { worker });
 }
