@@ -111,8 +111,22 @@ function relocatedDataDir(wanted: string, log: (m: string) => void): string {
   const dir = path.join('/var/lib/medallion-memory', `pg-${key}`);
   fs.mkdirSync(path.dirname(dir), { recursive: true, mode: 0o755 });
   fs.chmodSync(path.dirname(dir), 0o755);
-  if (!fs.existsSync(abs)) {
+  let linked = false;
+  try {
+    linked = fs.readlinkSync(abs) === dir;
+  } catch {
+    // no link (first start, or DATA_DIR was deleted)
+  }
+  if (!linked) {
+    // DATA_DIR was deleted (or is new) but a cluster for it remains: whoever deleted DATA_DIR
+    // wanted a fresh start (its admin.token went with it). Keep the old cluster aside, never delete it.
+    if (fs.existsSync(dir)) {
+      const aside = `${dir}.replaced-${new Date().toISOString().replace(/[:.]/g, '-')}`;
+      fs.renameSync(dir, aside);
+      log(`${abs} is gone but its PostgreSQL data remained in ${dir}; moved it to ${aside} and starting fresh`);
+    }
     fs.mkdirSync(path.dirname(abs), { recursive: true });
+    fs.rmSync(abs, { force: true });
     fs.symlinkSync(dir, abs);
   }
   log(`${abs} is not reachable by the 'postgres' OS user (a parent folder is private); the PostgreSQL data lives in ${dir}`);
