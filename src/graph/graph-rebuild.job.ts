@@ -34,22 +34,32 @@ export class GraphRebuildJob {
     if (!row) return false;
     const job = toJob(row);
     await this.notify(job.id);
+    // Progress writes run one after another and all land before the final status.
+    let progress: Promise<void> = Promise.resolve();
     try {
       let done = 0;
       const result = await this.graph.rebuildGraph(job.namespace, {
         onProgress: (p) => {
           done += 1;
-          void this.ds
-            .query(`UPDATE ops.jobs SET progress_done = $2, message = $3, locked_until = now() + make_interval(secs => $4) WHERE id = $1`, [job.id, done, `${p.phase}: ${p.done}`, LEASE_SECONDS])
+          const step = done;
+          progress = progress
+            .then(() =>
+              this.ds.query(
+                `UPDATE ops.jobs SET progress_done = $2, message = $3, locked_until = now() + make_interval(secs => $4) WHERE id = $1 AND status = 'running'`,
+                [job.id, step, `${p.phase}: ${p.done}`, LEASE_SECONDS],
+              ),
+            )
             .then(() => this.notify(job.id))
             .catch(() => undefined);
         },
       });
+      await progress;
       await this.ds.query(
         `UPDATE ops.jobs SET status = 'succeeded', finished_at = now(), progress_total = progress_done, message = $2 WHERE id = $1`,
         [job.id, `deleted ${result.deleted} nodes; projected ${result.events} events, ${result.entities} entities, ${result.facts} facts, ${result.relationships} relationships in ${result.ms} ms`],
       );
     } catch (err) {
+      await progress;
       await this.ds.query(`UPDATE ops.jobs SET status = 'failed', finished_at = now(), error = $2 WHERE id = $1`, [job.id, (err instanceof Error ? err.message : String(err)).slice(0, 4000)]);
     }
     await this.notify(job.id);
