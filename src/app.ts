@@ -143,6 +143,8 @@ export async function startApp(config: AppConfig, stores: Pick<Stores, 'postgres
     const eventRepository = new EventRepository(ds);
     const eventQueries = new EventQueryRepository(ds);
     const factRepository = new FactRepository(ds);
+    // One embedder per process, loaded on first use: search queries and derived facts share it.
+    const embedder = lazyEmbedder(() => loadEmbedder(config, (m) => log.info(m)));
     const services: Services = {
       tokens: tokenService,
       ingest: new IngestService(eventRepository, systemClock, config.limits, (o) => metrics.observeIngest(o)),
@@ -156,7 +158,7 @@ export async function startApp(config: AppConfig, stores: Pick<Stores, 'postgres
       silver: new SilverReadService(factRepository, config.limits.maxPageSize),
       pipeline: new PipelineService(ds),
       graph: new GraphRebuildService(ds, driver),
-      search: new SearchService(driver, lazyEmbedder(() => loadEmbedder(config, (m) => log.info(m))), undefined, (m) => log.warn(m)),
+      search: new SearchService(driver, embedder, undefined, (m) => log.warn(m)),
     };
 
     const warn = (m: string) => log.warn(m);
@@ -164,7 +166,7 @@ export async function startApp(config: AppConfig, stores: Pick<Stores, 'postgres
     let derive: PollingLoop | undefined;
     let jobs: PollingLoop | undefined;
     if (opts.worker) {
-      const models = await loadModels(config, (m) => log.info(m));
+      const models = loadModels(config, await embedder(), (m) => log.info(m));
       const deriveService = new DeriveService(models, new CandidateRepository(ds), { ...config.derive, ontology: loadOntology(config.models.ontologyFile) });
       const deriveJob = new DeriveJob(ds, eventRepository, deriveService, config.derive, warn);
       derive = new PollingLoop(deriveStep(deriveJob, config.derive.concurrency, opts.onDerive ?? (() => undefined), warn), config.derive.pollMs, warn);

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { DataSource } from 'typeorm';
+import { UUID } from '../common/ids';
 import { BronzeEvent, DerivationStatus, EventKind, NormalizedEvent, Role } from './event.types';
 
 interface EventRow {
@@ -204,4 +205,3 @@ export class EventRepository {
   }
 }
 
-export const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;

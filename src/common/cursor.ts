@@ -1,6 +1,6 @@
 import { BronzeException, BronzeExceptionCode } from '../bronze/bronze.exception';
+import { UUID } from './ids';
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /** A row's place in a (timestamp, id) ordered listing: the timestamp in epoch microseconds. */
 export interface Position {

@@ -2,53 +2,46 @@ import { AppConfig } from '../common/config';
 import { loadOfflineEmbedder } from '../infra/offline-models/offline-embedder';
 import { RuleExtractor } from '../infra/offline-models/rule-extractor';
 import { RuleJudge } from '../infra/offline-models/rule-judge';
-import { createOpenAIModels } from '../infra/openai/openai-models';
+import { createOpenAIModels, OpenAIModelsOptions } from '../infra/openai/openai-models';
 import { DeriveModels } from './derive.service';
 import { Embedder } from './model-ports';
 
-/**
- * The models the pipeline runs with: OpenAI-compatible ones where configured
- * (EXTRACTION_MODEL, JUDGE_MODEL — default: the extraction model —, EMBEDDING_MODEL), the
- * offline defaults otherwise, so the service derives facts out of the box with no key.
- */
-export async function loadModels(config: AppConfig, log: (msg: string) => void): Promise<DeriveModels> {
+/** The OpenAI-compatible adapter options the configuration names (models left unset are not built). */
+function openAIOptions(config: AppConfig, models: { extraction: boolean; embedding: boolean }): OpenAIModelsOptions {
   const o = config.openai;
-  const remote = createOpenAIModels({
+  return {
     apiKey: o.apiKey,
     baseUrl: o.baseUrl,
-    extractionModel: o.extractionModel,
-    judgeModel: config.models.judgeModel ?? o.extractionModel,
-    embeddingModel: o.embeddingModel,
+    extractionModel: models.extraction ? o.extractionModel : undefined,
+    judgeModel: models.extraction ? (config.models.judgeModel ?? o.extractionModel) : undefined,
+    embeddingModel: models.embedding ? o.embeddingModel : undefined,
     embeddingDimensions: config.models.embeddingDimensions,
     timeoutMs: config.models.timeoutMs,
     maxRetries: config.models.maxRetries,
     concurrency: config.models.concurrency,
-  });
-  const extractor = remote.extractor ?? new RuleExtractor();
-  const judge = remote.judge ?? new RuleJudge();
-  const embedder = remote.embedder ?? (await loadOfflineEmbedder({ cacheDir: config.cacheDir, log, prefer: config.models.offlineEmbedder }));
-  log(`models: extractor ${extractor.model}, judge ${judge.model}, embedder ${embedder.model}`);
-  return { extractor, judge, embedder };
+  };
 }
 
 /**
- * The embedder alone, as `loadModels` would pick it (EMBEDDING_MODEL, else the offline one): the
- * API process embeds search queries with the same model the workers embedded the facts with.
+ * The embedder: EMBEDDING_MODEL through the OpenAI-compatible adapter, else the offline one. One
+ * instance serves both the workers (facts) and the API (search queries), so both use one model.
  */
 export async function loadEmbedder(config: AppConfig, log: (msg: string) => void): Promise<Embedder> {
-  const o = config.openai;
-  const remote = createOpenAIModels({
-    apiKey: o.apiKey,
-    baseUrl: o.baseUrl,
-    extractionModel: undefined,
-    judgeModel: undefined,
-    embeddingModel: o.embeddingModel,
-    embeddingDimensions: config.models.embeddingDimensions,
-    timeoutMs: config.models.timeoutMs,
-    maxRetries: config.models.maxRetries,
-    concurrency: config.models.concurrency,
-  });
+  const remote = createOpenAIModels(openAIOptions(config, { extraction: false, embedding: true }));
   const embedder = remote.embedder ?? (await loadOfflineEmbedder({ cacheDir: config.cacheDir, log, prefer: config.models.offlineEmbedder }));
-  log(`search: query embedder ${embedder.model}`);
+  log(`models: embedder ${embedder.model}`);
   return embedder;
+}
+
+/**
+ * The models the pipeline runs with: OpenAI-compatible ones where configured
+ * (EXTRACTION_MODEL, JUDGE_MODEL — default: the extraction model), the offline defaults
+ * otherwise, so the service derives facts out of the box with no key.
+ */
+export function loadModels(config: AppConfig, embedder: Embedder, log: (msg: string) => void): DeriveModels {
+  const remote = createOpenAIModels(openAIOptions(config, { extraction: true, embedding: false }));
+  const extractor = remote.extractor ?? new RuleExtractor();
+  const judge = remote.judge ?? new RuleJudge();
+  log(`models: extractor ${extractor.model}, judge ${judge.model}`);
+  return { extractor, judge, embedder };
 }

@@ -3,6 +3,7 @@ import { AuthContext } from '../access/auth-context';
 import { Capability } from '../access/capability';
 import { AccessException, AccessExceptionCode } from '../access/access.exception';
 import { BronzeException, BronzeExceptionCode } from '../bronze/bronze.exception';
+import { isUuid } from '../common/ids';
 
 export interface PipelineStatusRow {
   namespace: string;
@@ -110,7 +111,7 @@ export class PipelineService {
   }
 
   async jobById(id: string): Promise<JobRow | null> {
-    if (!/^[0-9a-f-]{36}$/i.test(id)) return null;
+    if (!isUuid(id)) return null;
     const rows: Array<Record<string, unknown>> = await this.ds.query(`SELECT * FROM ops.jobs WHERE id = $1`, [id]);
     return rows[0] ? toJob(rows[0]) : null;
   }
