@@ -72,6 +72,7 @@ export async function startStores(config: AppConfig, log: AppLogger): Promise<St
         password: readOrCreateSecret(path.join(config.dataDir, 'neo4j.password')),
         log: (m) => log.info({ neo4j: m }),
       });
+        pageCacheMb: config.neo4jPageCacheMb,
       stops.push(() => local.stop());
       neo4j = { uri: local.uri, user: local.user, password: local.password };
       log.info({ ms: Date.now() - t0, uri: local.uri }, 'local Neo4j started');

@@ -49,7 +49,8 @@ public class LocalNeo4j {
                 .setConfig(GraphDatabaseSettings.auth_enabled, true)
                 // Local use: let short dev/test passwords through (the default minimum is 8).
                 .setConfig(GraphDatabaseSettings.auth_minimum_password_length, 1)
-                .setConfig(GraphDatabaseSettings.pagecache_memory, ByteUnit.mebiBytes(128))
+                // Page cache: -Dneo4j.local.pagecacheMb (NEO4J_PAGECACHE_MB), 128 MiB by default.
+                .setConfig(GraphDatabaseSettings.pagecache_memory, ByteUnit.mebiBytes(Long.getLong("neo4j.local.pagecacheMb", 128L)))
                 // Small transaction logs: keep one file, rotate at 32 MiB (files are preallocated).
                 .setConfig(GraphDatabaseSettings.keep_logical_logs, "1 files")
                 .setConfig(GraphDatabaseSettings.logical_log_rotation_threshold, ByteUnit.mebiBytes(32))

@@ -10,6 +10,8 @@ export interface AppConfig {
   readonly cacheDir: string;
   readonly databaseUrl: string | undefined;
   readonly neo4j: { readonly uri: string; readonly user: string; readonly password: string } | undefined;
+  /** Page cache of the local Neo4j started when NEO4J_URI is unset. */
+  readonly neo4jPageCacheMb: number;
   readonly adminToken: string | undefined;
   /** Subscriptions re-check their token at most this often: a revoked token stops receiving. */
   readonly authRecheckMs: number;
@@ -82,6 +84,7 @@ const envSchema = z.object({
     (v) => v === undefined || v.length >= 24,
     'expected at least 24 characters (a guessable admin token is a security hole)',
   ),
+  NEO4J_PAGECACHE_MB: intIn(16, 1_048_576).default(128),
   AUTH_RECHECK_MS: intIn(50, 600_000).default(5_000),
   OPENAI_API_KEY: optionalString,
   OPENAI_BASE_URL: urlWithScheme(['http', 'https']),
@@ -155,6 +158,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
       apiKey: e.OPENAI_API_KEY,
       baseUrl: e.OPENAI_BASE_URL,
       extractionModel: e.EXTRACTION_MODEL,
+    neo4jPageCacheMb: e.NEO4J_PAGECACHE_MB,
       embeddingModel: e.EMBEDDING_MODEL,
     }),
     logLevel: e.LOG_LEVEL,

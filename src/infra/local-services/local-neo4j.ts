@@ -32,6 +32,8 @@ export interface StartLocalNeo4jOptions {
   port?: number;
   /** JVM heap bound in MiB (default 1024). */
   heapMb?: number;
+  /** Neo4j page cache in MiB (default 128; NEO4J_PAGECACHE_MB). */
+  pageCacheMb?: number;
   log?: (msg: string) => void;
   /** How long to wait for Bolt (default 180 s: a cold start takes ~15-25 s on 2 cores). */
   startTimeoutMs?: number;
@@ -216,7 +218,7 @@ export async function startLocalNeo4j(opts: StartLocalNeo4jOptions): Promise<Loc
   const port = opts.port ?? (await freePort());
   const uri = `bolt://127.0.0.1:${port}`;
 
-  const jvm = [...BASE_JVM_FLAGS, `-Xmx${opts.heapMb ?? 1024}m`];
+  const jvm = [...BASE_JVM_FLAGS, `-Xmx${opts.heapMb ?? 1024}m`, `-Dneo4j.local.pagecacheMb=${opts.pageCacheMb ?? 128}`];
   let dumpingCds = false;
   if (opts.classDataSharing ?? true) {
     // The archive only fits this exact JDK and jar set; a stale one would just be ignored.
