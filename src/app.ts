@@ -21,6 +21,8 @@ import { ChangeRepository } from './graph/change.repository';
 import { ProvenanceService } from './graph/provenance.service';
 import { GraphRebuildJob } from './graph/graph-rebuild.job';
 import { GraphRebuildService } from './graph/graph-rebuild.service';
+import { checkExploreCompat } from './graph/explore/explore.schema';
+import { ExploreService } from './graph/explore/explore.service';
 import { ProjectionJob, projectorStep } from './graph/projection.job';
 import { PollingLoop } from './common/loop';
 import { CandidateRepository } from './silver/candidate.repository';
@@ -70,9 +72,9 @@ export async function startStores(config: AppConfig, log: AppLogger): Promise<St
         dataDir: path.join(config.dataDir, 'neo4j'),
         cacheDir: config.cacheDir,
         password: readOrCreateSecret(path.join(config.dataDir, 'neo4j.password')),
+        pageCacheMb: config.neo4jPageCacheMb,
         log: (m) => log.info({ neo4j: m }),
       });
-        pageCacheMb: config.neo4jPageCacheMb,
       stops.push(() => local.stop());
       neo4j = { uri: local.uri, user: local.user, password: local.password };
       log.info({ ms: Date.now() - t0, uri: local.uri }, 'local Neo4j started');
@@ -130,6 +132,7 @@ export async function startApp(config: AppConfig, stores: Pick<Stores, 'postgres
     const driver = createNeo4jDriver(stores.neo4j);
     cleanups.push(() => driver.close());
     await applyNeo4jSchema(driver);
+    if (opts.api) await checkExploreCompat(driver);
 
     const tokenService = new TokenService(new TokenRepository(ds));
     const { generated } = await tokenService.ensureBootstrapAdmin(config.adminToken);
@@ -160,6 +163,7 @@ export async function startApp(config: AppConfig, stores: Pick<Stores, 'postgres
       pipeline: new PipelineService(ds),
       graph: new GraphRebuildService(ds, driver),
       search: new SearchService(driver, embedder, undefined, (m) => log.warn(m)),
+      explore: new ExploreService(driver, ds, { queryTimeoutMs: config.limits.exploreTimeoutMs }, (field) => metrics.exploreQueries.inc({ field })),
     };
 
     const warn = (m: string) => log.warn(m);
@@ -206,7 +210,12 @@ export async function startApp(config: AppConfig, stores: Pick<Stores, 'postgres
         schema: await buildAppSchema(),
         services,
         metrics,
-        limits: { maxDepth: config.limits.maxQueryDepth, maxComplexity: config.limits.maxQueryComplexity, maxRequestBytes: config.limits.maxRequestBytes },
+        limits: {
+          maxDepth: config.limits.maxQueryDepth,
+          maxComplexity: config.limits.maxQueryComplexity,
+          maxInputDepth: config.limits.maxInputDepth,
+          maxRequestBytes: config.limits.maxRequestBytes,
+        },
         authRecheckMs: config.authRecheckMs,
         health: [
           { name: 'postgres', check: async () => void (await ds.query('SELECT 1')) },

@@ -11,6 +11,7 @@ import { ProvenanceService } from '../graph/provenance.service';
 import { AppPubSub } from '../infra/pubsub/topics';
 import { FactRepository } from '../silver/fact.repository';
 import { GraphRebuildService } from '../graph/graph-rebuild.service';
+import { ExploreService } from '../graph/explore/explore.service';
 import { PipelineService } from '../silver/pipeline.service';
 import { SearchService } from '../graph/search.service';
 import { SilverReadService } from '../silver/silver-read.service';
@@ -31,6 +32,7 @@ export interface Services {
   readonly pipeline: PipelineService;
   readonly graph: GraphRebuildService;
   readonly search: SearchService;
+  readonly explore: ExploreService;
 }
 
 /** Per-request (or per graphql-ws operation) loaders: their caches never outlive one operation. */

@@ -62,6 +62,17 @@ export function apiCodeOf(err: unknown): { code: ApiErrorCode; reason: string } 
   return undefined;
 }
 
+/** Neo4j's codes for a transaction that outlived the timeout the service set on it. */
+const NEO4J_TIMEOUT_CODES = /^Neo\.ClientError\.Transaction\.TransactionTimedOut/;
+
+/** The first error in an `originalError` chain (delegation wraps errors more than once) that matches. */
+function findInChain(error: unknown, test: (e: Error & { code?: unknown }) => boolean): (Error & { code?: unknown }) | undefined {
+  for (let e: unknown = error, hops = 0; e instanceof Error && hops < 10; e = (e as { originalError?: unknown }).originalError, hops++) {
+    if (test(e)) return e;
+  }
+  return undefined;
+}
+
 export function apiError(code: ApiErrorCode, message: string, extra: Record<string, unknown> = {}): GraphQLError {
   return new GraphQLError(message, { extensions: { code, ...extra } });
 }
@@ -91,6 +102,14 @@ export function formatApiError(formatted: GraphQLFormattedError, error: unknown,
   const mapped = apiCodeOf(original);
   if (mapped) {
     return { ...formatted, message: (original as Error).message, extensions: { code: mapped.code, reason: mapped.reason } };
+  }
+  if (findInChain(error, (e) => typeof e.code === 'string' && NEO4J_TIMEOUT_CODES.test(e.code))) {
+    return {
+      message: 'the graph query did not finish within its time limit (EXPLORE_TIMEOUT_MS): ask for smaller pages, fewer nested levels or narrower filters',
+      locations: formatted.locations,
+      path: formatted.path,
+      extensions: { code: 'LIMIT_EXCEEDED', reason: 'QUERY_TIMEOUT' },
+    };
   }
   const code = formatted.extensions?.code;
   if (typeof code === 'string' && PASS_THROUGH.has(code)) {

@@ -1,5 +1,5 @@
 import { parse } from 'graphql';
-import { operationDepth } from './limits';
+import { operationDepth, operationInputDepth } from './limits';
 
 describe('operationDepth', () => {
   it('counts nested fields and follows fragments', () => {
@@ -16,5 +16,20 @@ describe('operationDepth', () => {
 
   it('treats a fragment cycle as infinitely deep', () => {
     expect(operationDepth(parse('fragment F on T { a { ...G } } fragment G on T { b { ...F } } { x { ...F } }'))).toBe(Number.POSITIVE_INFINITY);
+  });
+});
+
+describe('operationInputDepth', () => {
+  it('counts object nesting in literal arguments, lists adding none', () => {
+    expect(operationInputDepth(parse('{ a(x: 1) }'))).toBe(0);
+    expect(operationInputDepth(parse('{ a(where: { name: { eq: "v" } }) }'))).toBe(2);
+    expect(operationInputDepth(parse('{ a(where: { OR: [{ name: { eq: "v" } }, { id: { eq: "1" } }] }) }'))).toBe(3);
+    expect(operationInputDepth(parse('{ a { b(where: { NOT: { NOT: { NOT: { x: { eq: 1 } } } } }) } }'))).toBe(5);
+  });
+
+  it('follows variables, fragments and every operation in the document', () => {
+    const doc = parse('query Q($w: W) { a(where: $w) } fragment F on T { b(where: { x: { y: { z: 1 } } }) }');
+    expect(operationInputDepth(doc, { w: { NOT: { OR: [{ NOT: { name: { eq: 'v' } } }] } } })).toBe(5);
+    expect(operationInputDepth(doc, {})).toBe(3);
   });
 });

@@ -8,6 +8,7 @@ export class AppMetrics {
   readonly httpRequests = new Counter({ name: 'medallion_http_requests_total', help: 'HTTP requests by route and status', labelNames: ['route', 'status'], registers: [this.registry] });
   readonly graphqlOperations = new Counter({ name: 'medallion_graphql_operations_total', help: 'GraphQL operations by type and outcome', labelNames: ['type', 'outcome'], registers: [this.registry] });
   readonly graphqlSeconds = new Histogram({ name: 'medallion_graphql_operation_seconds', help: 'GraphQL operation latency', labelNames: ['type'], buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5], registers: [this.registry] });
+  readonly exploreQueries = new Counter({ name: 'medallion_graph_explore_queries_total', help: 'Generated graph-exploration root fields run against Neo4j, by field', labelNames: ['field'], registers: [this.registry] });
   readonly ingested = new Counter({ name: 'medallion_ingest_events_total', help: 'Submitted events by result', labelNames: ['status'], registers: [this.registry] });
 
   constructor(ds: DataSource) {

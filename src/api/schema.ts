@@ -7,6 +7,7 @@ import { EventResolver } from '../bronze/event.resolver';
 import { GraphResolver } from '../graph/graph.resolver';
 import { SearchResolver } from '../graph/search.resolver';
 import { ProvenanceResolver } from '../graph/provenance.resolver';
+import { buildExploreSchema, mergeExploreSchema } from '../graph/explore/explore.schema';
 import { createAppPubSub } from '../infra/pubsub/topics';
 import { EntityResolver, RelationshipResolver } from '../silver/entity.resolver';
 import { EventFactsResolver, FactResolver, FactSourceResolver } from '../silver/fact.resolver';
@@ -26,8 +27,13 @@ export const resolvers = [
   TokenResolver,
 ] as const;
 
-/** The one GraphQL schema, built from the code-first resolvers. */
+/** The one GraphQL schema: the code-first resolvers plus the generated graph exploration API. */
 export async function buildAppSchema(): Promise<GraphQLSchema> {
+  const [codeFirst, explore] = await Promise.all([buildCodeFirstSchema(), buildExploreSchema()]);
+  return mergeExploreSchema(codeFirst, explore);
+}
+
+function buildCodeFirstSchema(): Promise<GraphQLSchema> {
   return buildSchema({
     resolvers,
     scalarsMap: [{ type: Date, scalar: DateTimeResolver }],

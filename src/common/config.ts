@@ -29,7 +29,11 @@ export interface AppConfig {
     readonly maxRequestBytes: number;
     readonly maxQueryDepth: number;
     readonly maxQueryComplexity: number;
+    /** Deepest nesting of an argument value (objects and lists): bounds generated `where` filters. */
+    readonly maxInputDepth: number;
     readonly maxPageSize: number;
+    /** Neo4j transaction timeout for one generated graph-exploration query. */
+    readonly exploreTimeoutMs: number;
   };
   readonly projector: { readonly batchSize: number; readonly pollMs: number };
   readonly derive: {
@@ -80,11 +84,11 @@ const envSchema = z.object({
   NEO4J_URI: urlWithScheme(['bolt', 'bolt+s', 'bolt+ssc', 'neo4j', 'neo4j+s', 'neo4j+ssc']),
   NEO4J_USER: z.string().min(1).default('neo4j'),
   NEO4J_PASSWORD: optionalString,
+  NEO4J_PAGECACHE_MB: intIn(16, 1_048_576).default(128),
   ADMIN_TOKEN: optionalString.refine(
     (v) => v === undefined || v.length >= 24,
     'expected at least 24 characters (a guessable admin token is a security hole)',
   ),
-  NEO4J_PAGECACHE_MB: intIn(16, 1_048_576).default(128),
   AUTH_RECHECK_MS: intIn(50, 600_000).default(5_000),
   OPENAI_API_KEY: optionalString,
   OPENAI_BASE_URL: urlWithScheme(['http', 'https']),
@@ -97,7 +101,9 @@ const envSchema = z.object({
   MAX_REQUEST_BYTES: intIn(1024, 1024 * 1024 * 1024).default(64 * 1024 * 1024),
   MAX_QUERY_DEPTH: intIn(2, 100).default(12),
   MAX_QUERY_COMPLEXITY: intIn(10, 10_000_000).default(20_000),
+  MAX_INPUT_DEPTH: intIn(2, 100).default(8),
   MAX_PAGE_SIZE: intIn(1, 10_000).default(500),
+  EXPLORE_TIMEOUT_MS: intIn(100, 600_000).default(5_000),
   PROJECTOR_BATCH_SIZE: intIn(1, 10_000).default(500),
   PROJECTOR_POLL_MS: intIn(10, 60_000).default(250),
   WORKER_ID: optionalString,
@@ -152,13 +158,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     cacheDir: path.resolve(e.CACHE_DIR ?? '.cache'),
     databaseUrl: e.DATABASE_URL,
     neo4j: e.NEO4J_URI ? Object.freeze({ uri: e.NEO4J_URI, user: e.NEO4J_USER, password: e.NEO4J_PASSWORD ?? '' }) : undefined,
+    neo4jPageCacheMb: e.NEO4J_PAGECACHE_MB,
     adminToken: e.ADMIN_TOKEN,
     authRecheckMs: e.AUTH_RECHECK_MS,
     openai: Object.freeze({
       apiKey: e.OPENAI_API_KEY,
       baseUrl: e.OPENAI_BASE_URL,
       extractionModel: e.EXTRACTION_MODEL,
-    neo4jPageCacheMb: e.NEO4J_PAGECACHE_MB,
       embeddingModel: e.EMBEDDING_MODEL,
     }),
     logLevel: e.LOG_LEVEL,
@@ -169,6 +175,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
       maxRequestBytes: e.MAX_REQUEST_BYTES,
       maxQueryDepth: e.MAX_QUERY_DEPTH,
       maxQueryComplexity: e.MAX_QUERY_COMPLEXITY,
+      maxInputDepth: e.MAX_INPUT_DEPTH,
+      exploreTimeoutMs: e.EXPLORE_TIMEOUT_MS,
       maxPageSize: e.MAX_PAGE_SIZE,
     }),
     projector: Object.freeze({ batchSize: e.PROJECTOR_BATCH_SIZE, pollMs: e.PROJECTOR_POLL_MS }),

@@ -1,0 +1,39 @@
+import { Driver } from 'neo4j-driver';
+import { AuthContext } from '../../access/auth-context';
+import { Capability } from '../../access/capability';
+import { SqlExecutor } from '../graph-source.repository';
+
+export interface ExploreSettings {
+  /** Neo4j transaction timeout for one generated exploration query, in ms. */
+  queryTimeoutMs: number;
+}
+
+export const DEFAULT_EXPLORE_SETTINGS: ExploreSettings = { queryTimeoutMs: 5_000 };
+
+/**
+ * What the generated exploration API needs per request: the Neo4j driver it runs on and the
+ * namespaces the caller may list. Grants are patterns (`team-a/*`), while @neo4j/graphql's
+ * authorization filters compare against a list, so prefix grants are expanded against the
+ * namespaces that exist (every namespace with an event has a watermark row).
+ */
+export class ExploreService {
+  constructor(
+    readonly driver: Driver,
+    private readonly sql: SqlExecutor,
+    readonly settings: ExploreSettings = DEFAULT_EXPLORE_SETTINGS,
+    /** Called for every generated root field that is about to run against Neo4j. */
+    readonly onQuery: (field: string) => void = () => undefined,
+  ) {}
+
+  /** Namespaces where the caller holds `list` (sorted); empty when it holds none. */
+  async listableNamespaces(auth: AuthContext): Promise<string[]> {
+    const principal = auth.requirePrincipal();
+    const patterns = principal.grants.map((g) => g.namespacePattern);
+    const exact = patterns.filter((p) => !p.endsWith('*') && auth.can(Capability.LIST, p));
+    const hasPrefixGrant = principal.grants.some((g) => g.namespacePattern.endsWith('*'));
+    const known: string[] = hasPrefixGrant
+      ? (await this.sql.query(`SELECT DISTINCT namespace FROM ops.watermarks`)).map((r: { namespace: string }) => r.namespace)
+      : [];
+    return [...new Set([...exact, ...known.filter((ns) => auth.can(Capability.LIST, ns))])].sort();
+  }
+}
