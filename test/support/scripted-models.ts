@@ -54,3 +54,72 @@ export function livesInModel(): StubHandler {
     return fallback(req);
   };
 }
+
+type Span = { eventId: string; start: number; end: number; quote: string };
+const spanOf = (e: { id: string; content: string }, word: string): Span => {
+  const start = e.content.indexOf(word);
+  return { eventId: e.id, start, end: start + word.length, quote: word };
+};
+
+/**
+ * A small team graph for tests that need many linked facts, entities and relationships:
+ * - "Roster: Tool0, Tool1, ..." gives "The user knows ToolI" per name (fact, entity, knows edge);
+ * - "CityI ToolI" gives "The user lives in CityI" (lives_in: a supersession chain, each one
+ *   replacing the latest before it) and "The user uses ToolI" (fact, uses edge).
+ * Every fact is about "the user"; tool facts also have the tool as their object entity.
+ */
+export function teamModel(): StubHandler {
+  const fallback = createDefaultHandler({ embeddingDimensions: 8 });
+  return (req) => {
+    const schema = (req.body as { response_format?: { json_schema?: { name?: string } } } | undefined)?.response_format?.json_schema?.name;
+    const payload = userJson(req);
+    if (schema === 'extract_facts') {
+      const entities = new Map<string, { ref: string; name: string; type: string; aliases: string[]; mentions: Span[] }>();
+      const entity = (name: string, type: string): string => {
+        const found = entities.get(name) ?? { ref: `e${entities.size}`, name, type, aliases: [], mentions: [] };
+        entities.set(name, found);
+        return found.ref;
+      };
+      const facts: unknown[] = [];
+      const relationships: unknown[] = [];
+      const fact = (statement: string, predicate: string, objectValue: string, objectRef: string | null, source: Span) =>
+        facts.push({
+          ref: `f${facts.length}`, statement, factType: objectRef ? 'relationship' : 'attribute', subjectRef: entity('the user', 'person'), predicate, objectValue,
+          objectRef, isNegation: false, confidence: 0.9, validFrom: null, validTo: null, replacesValue: null, sources: [source],
+        });
+      const related = (type: string, targetRef: string, source: Span) =>
+        relationships.push({ ref: `r${relationships.length}`, type, sourceRef: entity('the user', 'person'), targetRef, confidence: 0.9, validFrom: null, sources: [source] });
+      for (const e of payload.events ?? []) {
+        const words = e.content.split(/[\s,:]+/).filter(Boolean);
+        if (words[0] === 'Roster') {
+          for (const tool of words.slice(1)) {
+            const ref = entity(tool, 'technology');
+            fact(`The user knows ${tool}`, 'knows', tool, ref, spanOf(e, tool));
+            related('knows', ref, spanOf(e, tool));
+          }
+          continue;
+        }
+        const [city = e.content, tool] = words;
+        fact(`The user lives in ${city}`, 'lives_in', city, null, spanOf(e, city));
+        if (tool) {
+          const ref = entity(tool, 'technology');
+          fact(`The user uses ${tool}`, 'uses', tool, ref, spanOf(e, tool));
+          related('uses', ref, spanOf(e, tool));
+        }
+      }
+      return stubReply.json({ entities: [...entities.values()], facts, relationships });
+    }
+    if (schema === 'judge_facts') {
+      type Input = { index: number; new?: { predicate: string | null }; candidates: Array<WireCandidate & { validFrom: string }> };
+      return stubReply.json({
+        decisions: ((payload.inputs ?? []) as Input[]).map((input) => {
+          const latest = input.new?.predicate === 'lives_in'
+            ? input.candidates.filter((c) => c.predicate === 'lives_in').sort((a, b) => a.validFrom.localeCompare(b.validFrom) || a.id.localeCompare(b.id)).pop()
+            : undefined;
+          return latest ? { index: input.index, action: 'SUPERSEDE', targetId: latest.id, reason: 'moved: lives_in holds one value' } : { index: input.index, action: 'ADD', targetId: null, reason: 'a new claim' };
+        }),
+      });
+    }
+    return fallback(req);
+  };
+}
