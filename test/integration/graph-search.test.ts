@@ -1,5 +1,5 @@
 import { Client } from 'pg';
-import { SearchService } from '../../src/graph/search.service';
+import { DEFAULT_SEARCH_SETTINGS, SearchService } from '../../src/graph/search.service';
 import { HashingEmbedder } from '../../src/infra/offline-models/hashing-embedder';
 import { Fact } from '../../src/silver/silver.types';
 import { anEvent } from '../builders/event-input';
@@ -158,7 +158,7 @@ describe('searchMemory: hybrid (vector + keyword + graph) search over the projec
     const auth = await t.app.services.tokens.authenticate(`Bearer ${token}`);
     const load = (ids: string[]) => t.app.services.factRepository.factsByIds(ids).then((fs) => ids.map((id) => fs.find((f: Fact) => f.id === id) ?? null));
     const embedder = async () => new HashingEmbedder();
-    for (const settings of [{ exactMaxFacts: 0, maxIndexCandidates: 10_000 }, { exactMaxFacts: 0, maxIndexCandidates: 20 }]) {
+    for (const settings of [{ ...DEFAULT_SEARCH_SETTINGS, exactMaxFacts: 0, maxIndexCandidates: 10_000 }, { ...DEFAULT_SEARCH_SETTINGS, exactMaxFacts: 0, maxIndexCandidates: 20 }]) {
       const viaIndex = await new SearchService(t.app.neo4j, embedder, settings).search(auth, { namespace: ns, query: q, limit }, load);
       expect(viaIndex).toHaveLength(limit);
       expect(viaIndex.every((h) => h.fact.namespace === ns)).toBe(true);

@@ -91,9 +91,14 @@ export function entityNameSearch(tx: CypherRunner, scope: FactSearchScope, lucen
   );
 }
 
+/** Entities with more facts than this are hubs: each of their facts would score under 1/this, so they are not expanded. */
+export const MAX_EXPANSION_DEGREE = 500;
+
 /**
  * Graph expansion: other facts ABOUT the entities the seed facts are ABOUT. Each shared entity
- * weighs 1/(its fact count), so a hub ("the user", about nearly everything) adds little.
+ * weighs 1/(its fact count), so a hub adds little; hubs above `MAX_EXPANSION_DEGREE` ("the user",
+ * about nearly everything) are skipped rather than walked. The degree comes from the node's
+ * relationship counts (every ABOUT edge starts at a Fact), without visiting the facts.
  */
 export function expandFromSeeds(tx: CypherRunner, scope: FactSearchScope, seedIds: string[], k: number): Promise<ScoredId[]> {
   return ids(
@@ -102,10 +107,12 @@ export function expandFromSeeds(tx: CypherRunner, scope: FactSearchScope, seedId
      MATCH (s:Fact {id: sid})-[:ABOUT]->(e:Entity)
      WHERE s.namespace = $ns AND e.namespace = $ns
      WITH DISTINCT e
-     WITH e, 1.0 / COUNT { (e)<-[:ABOUT]-(:Fact) } AS w
+     WITH e, COUNT { (e)<-[:ABOUT]-() } AS degree
+     WHERE degree <= $maxDegree
+     WITH e, 1.0 / degree AS w
      MATCH (f:Fact)-[:ABOUT]->(e) WHERE NOT f.id IN $seedIds AND ${FACT_FILTER}
      WITH f, sum(w) AS score
      RETURN f.id AS id, score ORDER BY score DESC, id LIMIT $k`,
-    { ...scopeParams(scope), seedIds, k: neo4j.int(k) },
+    { ...scopeParams(scope), seedIds, maxDegree: neo4j.int(MAX_EXPANSION_DEGREE), k: neo4j.int(k) },
   );
 }
