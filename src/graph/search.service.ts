@@ -6,6 +6,7 @@ import { Embedder } from '../silver/model-ports';
 import { Fact } from '../silver/silver.types';
 import { CypherRunner } from './cypher/cypher-runner';
 import {
+  countAllFacts,
   countEmbeddedFacts,
   entityNameSearch,
   exactVectorSearch,
@@ -54,6 +55,34 @@ const MAX_NAME_MATCHED_ENTITIES = 10;
 
 /** Loads facts by id (the request's factById DataLoader), null for misses. */
 export type FactLoader = (ids: string[]) => Promise<Array<Fact | null | Error>>;
+
+/**
+ * The vector index path: the index has no namespace pre-filter, so ask it for enough neighbours
+ * that `k` of this namespace's should survive the post-filter — k × (all facts ÷ the namespace's
+ * facts) × 1.5, at least max(10 k, 100) — and double while short, up to `maxIndexCandidates`;
+ * then exact cosine. Sizing the first call by the namespace's share saves the doubling round in
+ * the common case (bench/search: 1.83 index calls per query before, with a fixed 10 k start).
+ */
+export async function oversampledIndexSearch(
+  read: <T>(work: (tx: CypherRunner) => Promise<T>) => Promise<T>,
+  scope: FactSearchScope,
+  model: string,
+  vector: number[],
+  k: number,
+  sizes: { namespaceFacts: number; allFacts: number },
+  settings: Pick<SearchSettings, 'maxIndexCandidates'>,
+): Promise<{ hits: ScoredId[]; indexCalls: number; fellBack: boolean }> {
+  const share = sizes.namespaceFacts / Math.max(sizes.allFacts, sizes.namespaceFacts, 1);
+  let indexCalls = 0;
+  for (let candidates = Math.max(k * 10, 100, Math.ceil((1.5 * k) / share)); ; candidates *= 2) {
+    const n = Math.min(candidates, settings.maxIndexCandidates);
+    indexCalls += 1;
+    const hits = await read((tx) => indexVectorSearch(tx, scope, model, vector, n, k));
+    if (hits.length >= Math.min(k, sizes.namespaceFacts)) return { hits, indexCalls, fellBack: false };
+    if (n >= settings.maxIndexCandidates) break;
+  }
+  return { hits: await read((tx) => exactVectorSearch(tx, scope, model, vector, k)), indexCalls, fellBack: true };
+}
 
 /** Loads the embedder once, on first use, shared by concurrent callers; a failed load is retried next time. */
 export function lazyEmbedder(load: () => Promise<Embedder>): () => Promise<Embedder> {
@@ -156,13 +185,8 @@ export class SearchService {
     const count = await this.embeddedFactCount(scope.namespace, model);
     if (count === 0) return [];
     if (count <= this.settings.exactMaxFacts) return this.read((tx) => exactVectorSearch(tx, scope, model, vector, k));
-    for (let candidates = Math.max(k * 10, 100); ; candidates *= 2) {
-      const n = Math.min(candidates, this.settings.maxIndexCandidates);
-      const hits = await this.read((tx) => indexVectorSearch(tx, scope, model, vector, n, k));
-      if (hits.length >= Math.min(k, count)) return hits;
-      if (n >= this.settings.maxIndexCandidates) break;
-    }
-    return this.read((tx) => exactVectorSearch(tx, scope, model, vector, k));
+    const total = await this.read(countAllFacts);
+    return (await oversampledIndexSearch((work) => this.read(work), scope, model, vector, k, { namespaceFacts: count, allFacts: total }, this.settings)).hits;
   }
 
   private readonly counts = new Map<string, { n: number; at: number }>();

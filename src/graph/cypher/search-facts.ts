@@ -41,6 +41,12 @@ export async function countEmbeddedFacts(tx: CypherRunner, namespace: string, mo
   return Number(res.records[0]?.get('n') ?? 0);
 }
 
+/** All `(:Fact)` nodes, every namespace: from the label count store, without a scan. */
+export async function countAllFacts(tx: CypherRunner): Promise<number> {
+  const res = await tx.run(`MATCH (f:Fact) RETURN count(f) AS n`);
+  return Number(res.records[0]?.get('n') ?? 0);
+}
+
 /** Exact cosine over the namespace's facts of the same embedding model: no index, so no oversampling and no starvation. */
 export function exactVectorSearch(tx: CypherRunner, scope: FactSearchScope, model: string, vector: number[], k: number): Promise<ScoredId[]> {
   return ids(
