@@ -2,6 +2,8 @@ import { extractQuality } from './extract-quality';
 import { deriveThroughput } from './derive';
 import { ingestThroughput } from './ingest';
 import { ingestLatency } from './ingest-latency';
+import { provenanceBench } from './provenance';
+import { searchBench } from './search';
 
 /** `npm run bench -- [name ...]`: runs the named benchmarks (default: all) and writes bench/results/. */
 const BENCHMARKS: Record<string, () => Promise<void>> = {
@@ -9,6 +11,8 @@ const BENCHMARKS: Record<string, () => Promise<void>> = {
   ingest: ingestThroughput,
   derive: deriveThroughput,
   'extract-quality': extractQuality,
+  search: searchBench,
+  provenance: provenanceBench,
 };
 
 async function main(): Promise<void> {
