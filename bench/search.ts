@@ -1,5 +1,6 @@
 import { createLoaders } from '../src/api/context';
 import {
+  countAllFacts,
   countEmbeddedFacts,
   entityNameSearch,
   exactVectorSearch,
@@ -10,7 +11,7 @@ import {
   ScoredId,
 } from '../src/graph/cypher/search-facts';
 import { fuseByReciprocalRank, toLuceneQuery } from '../src/graph/search-ranking';
-import { DEFAULT_SEARCH_SETTINGS } from '../src/graph/search.service';
+import { DEFAULT_SEARCH_SETTINGS, oversampledIndexSearch } from '../src/graph/search.service';
 import { countCypher, Fixture, graphql, printTable, profiled, published, readTx, registerMemoryBench, round, runMemoryBench, ScaleContext, summarize, TARGET, timed } from './memory-fixture';
 
 const LIMIT = 10;
@@ -33,19 +34,14 @@ interface Plan {
   indexCalls: number;
 }
 
-/** The index path exactly as SearchService.vectorChannel runs it above exactMaxFacts: oversample, double, cap, else exact. */
-async function indexPath(ctx: ScaleContext, vector: number[], count: number): Promise<{ hits: ScoredId[]; calls: number; fellBack: boolean }> {
-  const model = ctx.fixture.embedder.model;
-  let calls = 0;
-  for (let candidates = Math.max(DEPTH * 10, 100); ; candidates *= 2) {
-    const n = Math.min(candidates, DEFAULT_SEARCH_SETTINGS.maxIndexCandidates);
-    calls += 1;
-    const hits = await readTx(ctx.raw, (tx) => indexVectorSearch(tx, scope, model, vector, n, DEPTH));
-    if (hits.length >= Math.min(DEPTH, count)) return { hits, calls, fellBack: false };
-    if (n >= DEFAULT_SEARCH_SETTINGS.maxIndexCandidates) break;
-  }
-  return { hits: await readTx(ctx.raw, (tx) => exactVectorSearch(tx, scope, model, vector, DEPTH)), calls, fellBack: true };
+/** The index path as SearchService.vectorChannel runs it above exactMaxFacts (its own function, same sizes). */
+function indexPath(ctx: ScaleContext, vector: number[], sizes: { namespaceFacts: number; allFacts: number }): Promise<{ hits: ScoredId[]; indexCalls: number; fellBack: boolean }> {
+  return oversampledIndexSearch((work) => readTx(ctx.raw, work), scope, ctx.fixture.embedder.model, vector, DEPTH, sizes, DEFAULT_SEARCH_SETTINGS);
 }
+
+/** The first index call's size in oversampledIndexSearch: k × (all facts ÷ namespace facts) × 1.5, at least max(10 k, 100). */
+const firstCandidates = (sizes: { namespaceFacts: number; allFacts: number }): number =>
+  Math.min(DEFAULT_SEARCH_SETTINGS.maxIndexCandidates, Math.max(DEPTH * 10, 100, Math.ceil((1.5 * DEPTH) / (sizes.namespaceFacts / Math.max(sizes.allFacts, sizes.namespaceFacts, 1)))));
 
 /**
  * Exact cosine top k over the target's current facts, in JS over the same vectors the stores hold,
@@ -99,6 +95,8 @@ async function measureSearch(ctx: ScaleContext): Promise<Record<string, unknown>
   const cypher = countCypher(env.app.neo4j);
   const count = await readTx(ctx.raw, (tx) => countEmbeddedFacts(tx, TARGET, model));
   const usesExact = count <= DEFAULT_SEARCH_SETTINGS.exactMaxFacts;
+  const sizes = { namespaceFacts: count, allFacts: await readTx(ctx.raw, countAllFacts) };
+  const first = firstCandidates(sizes);
 
   // Plan each query as the service would (seeds for graph expansion, the 2 × limit candidates it hydrates).
   const plans: Plan[] = [];
@@ -109,7 +107,7 @@ async function measureSearch(ctx: ScaleContext): Promise<Record<string, unknown>
     const [vector = []] = await fixture.embedder.embed([q.text]);
     const lucene = toLuceneQuery(q.text);
     const truth = exactInJs(fixture.current, vector, 10);
-    const index = await indexPath(ctx, vector, count);
+    const index = await indexPath(ctx, vector, sizes);
     if (index.fellBack) fellBack += 1;
     recall.push(recallAt10(index.hits, truth));
     // Where the service runs exact cosine in Neo4j, it also checks the JS ground truth against it.
@@ -122,7 +120,7 @@ async function measureSearch(ctx: ScaleContext): Promise<Record<string, unknown>
     const expanded = seeds.length > 0 ? await readTx(ctx.raw, (tx) => expandFromSeeds(tx, scope, seeds, DEPTH)) : [];
     const graph = [...named, ...expanded.filter((e) => !named.some((x) => x.id === e.id))];
     const candidates = fuseByReciprocalRank({ vector: vectorHits, keyword, graph }).slice(0, LIMIT * 2).map((h) => h.id);
-    plans.push({ text: q.text, style: q.style, vector, lucene, seeds, candidates, indexCalls: index.calls });
+    plans.push({ text: q.text, style: q.style, vector, lucene, seeds, candidates, indexCalls: index.indexCalls });
   }
 
   for (const q of [...warm, ...qs]) await graphql(env, SEARCH, { ns: TARGET, q: q.text, limit: LIMIT });
@@ -149,11 +147,12 @@ async function measureSearch(ctx: ScaleContext): Promise<Record<string, unknown>
   const p = (i: number) => plans[i] as Plan;
   const embed = await timed(n, (i) => fixture.embedder.embed([p(i).text]));
   const countQ = await timed(n, () => readTx(ctx.raw, (tx) => countEmbeddedFacts(tx, TARGET, model)));
+  const countAllQ = await timed(n, () => readTx(ctx.raw, countAllFacts));
   // Exact cosine in Neo4j is O(namespace): where the service does not use it, a smaller sample shows its cost.
   const exactN = usesExact ? n : Math.min(n, Number(process.env.BENCH_EXACT_QUERIES ?? 40));
   const exactQ = await timed(exactN, (i) => readTx(ctx.raw, (tx) => exactVectorSearch(tx, scope, model, p(i).vector, DEPTH)));
-  const indexQ = await timed(n, (i) => readTx(ctx.raw, (tx) => indexVectorSearch(tx, scope, model, p(i).vector, Math.max(DEPTH * 10, 100), DEPTH)));
-  const indexLoop = await timed(n, (i) => indexPath(ctx, p(i).vector, count));
+  const indexQ = await timed(n, (i) => readTx(ctx.raw, (tx) => indexVectorSearch(tx, scope, model, p(i).vector, first, DEPTH)));
+  const indexLoop = await timed(n, (i) => indexPath(ctx, p(i).vector, sizes));
   const keywordQ = await timed(n, (i) => (p(i).lucene ? readTx(ctx.raw, (tx) => keywordSearch(tx, scope, p(i).lucene as string, DEPTH)) : Promise.resolve()));
   const namedQ = await timed(n, (i) => (p(i).lucene ? readTx(ctx.raw, (tx) => entityNameSearch(tx, scope, p(i).lucene as string, 10, DEPTH)) : Promise.resolve()));
   const expandQ = await timed(n, (i) => (p(i).seeds.length > 0 ? readTx(ctx.raw, (tx) => expandFromSeeds(tx, scope, p(i).seeds, DEPTH)) : Promise.resolve()));
@@ -164,7 +163,10 @@ async function measureSearch(ctx: ScaleContext): Promise<Record<string, unknown>
   // The service's critical path rebuilt from the raw phases: the three first channels run in parallel.
   // Above exactMaxFacts the service reuses the namespace's count for countTtlMs: a request rarely pays for it.
   const countPaid = usesExact;
-  const vectorChannel = embed.samples.map((e, i) => e + (countPaid ? (countQ.samples[i] ?? 0) : 0) + ((usesExact ? exactQ : indexLoop).samples[i] ?? 0));
+  // The index path also reads the total fact count (count store) on every request.
+  const vectorChannel = embed.samples.map(
+    (e, i) => e + (countPaid ? (countQ.samples[i] ?? 0) : (countAllQ.samples[i] ?? 0)) + ((usesExact ? exactQ : indexLoop).samples[i] ?? 0),
+  );
   // One PROFILE of every channel for the first question and the first keyword list: where the db hits go.
   const profiles: Record<string, unknown> = {};
   for (const style of ['question', 'keywords']) {
@@ -175,7 +177,7 @@ async function measureSearch(ctx: ScaleContext): Promise<Record<string, unknown>
       query: x.text,
       count: await profiled(ctx.raw, (tx) => countEmbeddedFacts(tx, TARGET, model)),
       exactCosine: await profiled(ctx.raw, (tx) => exactVectorSearch(tx, scope, model, x.vector, DEPTH)),
-      vectorIndex: await profiled(ctx.raw, (tx) => indexVectorSearch(tx, scope, model, x.vector, Math.max(DEPTH * 10, 100), DEPTH)),
+      vectorIndex: await profiled(ctx.raw, (tx) => indexVectorSearch(tx, scope, model, x.vector, first, DEPTH)),
       keyword: x.lucene ? await profiled(ctx.raw, (tx) => keywordSearch(tx, scope, x.lucene as string, DEPTH)) : null,
       entityNames: x.lucene ? await profiled(ctx.raw, (tx) => entityNameSearch(tx, scope, x.lucene as string, 10, DEPTH)) : null,
       graphExpansion: x.seeds.length > 0 ? await profiled(ctx.raw, (tx) => expandFromSeeds(tx, scope, x.seeds, DEPTH)) : null,
@@ -196,7 +198,8 @@ async function measureSearch(ctx: ScaleContext): Promise<Record<string, unknown>
     ['raw: exact cosine', exactQ.ms],
     ['raw: vector index (1 call)', indexQ.ms],
     ['raw: index path (loop)', indexLoop.ms],
-    ['raw: count', countQ.ms],
+    ['raw: count namespace', countQ.ms],
+    ['raw: count all facts', countAllQ.ms],
     ['raw: keyword', keywordQ.ms],
     ['raw: entity names', namedQ.ms],
     ['raw: graph expansion', expandQ.ms],
@@ -220,9 +223,10 @@ async function measureSearch(ctx: ScaleContext): Promise<Record<string, unknown>
     rawCypher: {
       vectorQueryTheServiceUses: published(rawVector),
       exactCosine: published(exactQ),
-      vectorIndexOneCall: { ...published(indexQ), candidates: Math.max(DEPTH * 10, 100) },
+      vectorIndexOneCall: { ...published(indexQ), candidates: first, sizes },
       vectorIndexPathWithOversampling: { ...published(indexLoop), meanIndexCalls: mean(plans.map((x) => x.indexCalls)), exactFallbacks: fellBack },
       countEmbeddedFacts: published(countQ),
+      countAllFacts: published(countAllQ),
       keyword: published(keywordQ),
       entityNames: published(namedQ),
       graphExpansion: published(expandQ),
@@ -231,7 +235,7 @@ async function measureSearch(ctx: ScaleContext): Promise<Record<string, unknown>
     graphqlBaselineTypenameOverHttp: published(baseline),
     embedQuery: published(embed),
     modelledCriticalPathMs: summarize(modelled),
-    modelNote: `max(embed + ${countPaid ? 'count + ' : ''}${usesExact ? 'exact cosine' : 'index path'}, keyword, entity names) + graph expansion + hydration, per query from the raw timings${countPaid ? '' : ' (the count is cached by the service above exactMaxFacts)'}`,
+    modelNote: `max(embed + ${countPaid ? 'count + exact cosine' : 'count of all facts + index path'}, keyword, entity names) + graph expansion + hydration, per query from the raw timings${countPaid ? '' : ' (the namespace count is cached by the service above exactMaxFacts)'}`,
     ratios: {
       httpOverRawVectorP50: round(http.ms.p50 / rawVector.ms.p50, 1),
       httpOverRawVectorP95: round(http.ms.p95 / rawVector.ms.p95, 1),
@@ -245,7 +249,7 @@ async function measureSearch(ctx: ScaleContext): Promise<Record<string, unknown>
       tieAware: mean(recall.map((r) => r.tieAware)),
       strictIds: mean(recall.map((r) => r.strict)),
       queriesBelow1: recall.filter((r) => r.tieAware < 1).length,
-      note: 'index path = indexVectorSearch with the service oversampling (max(10k,100) doubling to 10,000, k = 30), top 10, against the exact top 10 in the namespace; tie-aware counts a hit scoring >= the exact 10th score (1e-5)',
+      note: 'index path = the service\'s oversampledIndexSearch (first call sized by the namespace\'s share of the index, doubling to 10,000, k = 30), top 10, against the exact top 10 in the namespace; tie-aware counts a hit scoring >= the exact 10th score (1e-5)',
     },
     profiles,
     results: { meanHits: mean(hitCounts), channelShare: { vector: round(channelMix.vector / totalHits), keyword: round(channelMix.keyword / totalHits), graph: round(channelMix.graph / totalHits) } },
