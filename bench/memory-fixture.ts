@@ -153,11 +153,15 @@ async function write(driver: Driver, work: (tx: ManagedTransaction) => Promise<v
 }
 
 /** The same node and edge shapes the projector writes, with its own functions, in UNWIND batches. */
-async function projectChunk(driver: Driver, ns: string, model: string, c: Chunk): Promise<void> {
+async function projectChunk(driver: Driver, ns: string, embedder: HashingEmbedder, c: Chunk): Promise<void> {
+  const model = embedder.model;
   for (let i = 0; i < c.events.length; i += NEO4J_BATCH) {
+    // Events as the projector writes them: content (event_content_fulltext) and its embedding (event_embedding).
     const rows = c.events.slice(i, i + NEO4J_BATCH).map((e) => ({
-      id: e.id, namespace: ns, source: 'bench-chat', kind: 'message', conversationId: e.conversationId,
+      id: e.id, namespace: ns, source: 'bench-chat', kind: 'message', conversationId: e.conversationId, sessionId: null,
+      sequenceNum: e.sequenceNum, role: e.role, actor: null, content: e.content,
       occurredAt: e.occurredAt.toISOString(), ingestedAt: new Date(e.occurredAt.getTime() + 2_000).toISOString(),
+      embedding: embedder.embedOne(e.content).map(Math.fround), embeddingModel: model,
     }));
     await write(driver, (tx) => mergeEventNodes(tx, rows));
   }
@@ -235,7 +239,7 @@ async function loadNamespace(pg: Client, s: LoadState, ns: string, n: number): P
       await p;
       s.t[key] += nowMs() - t0;
     };
-    await Promise.all([busy('postgres', insertChunk(pg, ns, runId, model, chunk, s.months)), busy('neo4j', projectChunk(s.driver, ns, model, chunk))]);
+    await Promise.all([busy('postgres', insertChunk(pg, ns, runId, model, chunk, s.months)), busy('neo4j', projectChunk(s.driver, ns, s.embedder, chunk))]);
     for (const f of chunk.facts) {
       if (f.supersededBy) s.totals.superseded += 1;
       s.totals.factSources += f.sources.length;

@@ -9,6 +9,7 @@ import { deleteProjectedNodes, PROJECTED_LABELS, readGraphKeys } from './cypher/
 import { CypherRunner } from './cypher/cypher-runner';
 import { mergeRelationshipEdges } from './cypher/relationship-edges';
 import { GraphSourceRepository, PageCursor } from './graph-source.repository';
+import { embedMissing, EventEmbedding } from './projection.job';
 
 export type GraphRebuildPhase = 'delete' | 'events' | 'entities' | 'facts' | 'relationships';
 
@@ -58,6 +59,7 @@ export class GraphRebuildService {
   constructor(
     private readonly ds: DataSource,
     private readonly driver: Driver,
+    private readonly embedding?: EventEmbedding,
   ) {
     this.source = new GraphSourceRepository(ds);
   }
@@ -78,7 +80,13 @@ export class GraphRebuildService {
       await session.close();
     }
 
-    const events = await this.replay(namespace, batchSize, 'events', (c) => this.source.eventsPage(c), (tx, rows) => mergeEventNodes(tx, rows), progress);
+    // Stored event vectors are replayed; an event without one of the current model is embedded (and stored) on the way.
+    const model = this.embedding ? await this.embedding.embedder().then((e) => e.model, () => null) : null;
+    const eventsPage = async (c: PageCursor) => {
+      const rows = await this.source.eventsPage(c, model);
+      return this.embedding ? embedMissing(this.source, rows, this.embedding) : rows;
+    };
+    const events = await this.replay(namespace, batchSize, 'events', eventsPage, (tx, rows) => mergeEventNodes(tx, rows), progress);
     const entities = await this.replay(namespace, batchSize, 'entities', (c) => this.source.entitiesPage(c), (tx, rows) => mergeEntityNodes(tx, rows), progress);
     const facts = await this.replay(
       namespace,

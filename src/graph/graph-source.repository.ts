@@ -42,8 +42,19 @@ const RELATIONSHIP_SELECT = `
          ARRAY(SELECT DISTINCT s.event_id::text FROM silver.relationship_sources s WHERE s.relationship_id = r.id ORDER BY 1) AS sources
     FROM silver.relationships r`;
 
-const EVENT_ROW = `jsonb_build_object('id', id, 'namespace', namespace, 'source', source, 'kind', kind,
-                                      'conversationId', conversation_id, 'occurredAt', occurred_at, 'ingestedAt', ingested_at)`;
+/**
+ * A Bronze event as the projection writes it, with its stored embedding of `$model` (null when
+ * there is none yet); with `$model` null, its newest stored embedding of any model.
+ */
+const EVENT_SELECT = (model: string) => `
+  SELECT e.id::text AS id, e.namespace, e.source, e.kind, e.conversation_id AS "conversationId", e.session_id AS "sessionId",
+         e.sequence_num AS "sequenceNum", e.role, e.actor, e.content,
+         ${ISO('e.occurred_at')} AS "occurredAt", ${ISO('e.ingested_at')} AS "ingestedAt",
+         x.embedding::float8[] AS embedding, x.model AS "embeddingModel"
+    FROM bronze.events e
+    LEFT JOIN LATERAL (SELECT x.embedding, x.model FROM silver.event_embeddings x
+                        WHERE x.event_id = e.id AND (${model} IS NULL OR x.model = ${model})
+                        ORDER BY x.created_at DESC LIMIT 1) x ON true`;
 
 const FIRST_UUID = '00000000-0000-0000-0000-000000000000';
 
@@ -78,16 +89,35 @@ export class GraphSourceRepository {
     return this.sql.query(`${RELATIONSHIP_SELECT} WHERE ($1::text IS NULL OR r.namespace = $1) AND r.id > $2::uuid ORDER BY r.id LIMIT $3`, [c.namespace, c.after ?? FIRST_UUID, c.limit]);
   }
 
-  /** Bronze events in (namespace, occurred_at, id) order, in the outbox payload's shape. `after` is the last row's id. */
-  async eventsPage(c: PageCursor): Promise<EventNodeRow[]> {
-    const rows: Array<{ row: EventNodeRow }> = await this.sql.query(
-      `SELECT ${EVENT_ROW} AS row FROM bronze.events
-        WHERE ($1::text IS NULL OR namespace = $1)
-          AND ($2::uuid IS NULL OR (namespace, occurred_at, id) > (SELECT namespace, occurred_at, id FROM bronze.events WHERE id = $2::uuid LIMIT 1))
-        ORDER BY namespace, occurred_at, id LIMIT $3`,
-      [c.namespace, c.after, c.limit],
+  /**
+   * Bronze events by id with their stored embedding of `model` (none when `model` is null). The
+   * projector re-reads them, so an outbox row carries only the id and a replay writes current state.
+   */
+  eventsByIds(ids: readonly string[], model: string | null): Promise<EventNodeRow[]> {
+    return ids.length === 0 ? Promise.resolve([]) : this.sql.query(`${EVENT_SELECT('$2::text')} WHERE e.id = ANY($1::uuid[]) ORDER BY e.occurred_at, e.id`, [ids, model]);
+  }
+
+  /** Bronze events in (namespace, occurred_at, id) order, with their stored embeddings of `model`. `after` is the last row's id. */
+  eventsPage(c: PageCursor, model: string | null = null): Promise<EventNodeRow[]> {
+    return this.sql.query(
+      `${EVENT_SELECT('$4::text')}
+        WHERE ($1::text IS NULL OR e.namespace = $1)
+          AND ($2::uuid IS NULL OR (e.namespace, e.occurred_at, e.id) > (SELECT namespace, occurred_at, id FROM bronze.events WHERE id = $2::uuid LIMIT 1))
+        ORDER BY e.namespace, e.occurred_at, e.id LIMIT $3`,
+      [c.namespace, c.after, c.limit, model],
     );
-    return rows.map((r) => r.row);
+  }
+
+  /** Stores event embeddings (idempotent: a row already there for the same event and model wins). */
+  async saveEventEmbeddings(rows: ReadonlyArray<{ eventId: string; namespace: string; model: string; embedding: number[] }>): Promise<void> {
+    if (rows.length === 0) return;
+    await this.sql.query(
+      `INSERT INTO silver.event_embeddings (event_id, namespace, model, embedding)
+       SELECT event_id, namespace, model, embedding::real[]
+         FROM json_to_recordset($1::json) AS t(event_id uuid, namespace text, model text, embedding float8[])
+       ON CONFLICT (event_id, model) DO NOTHING`,
+      [JSON.stringify(rows.map((r) => ({ event_id: r.eventId, namespace: r.namespace, model: r.model, embedding: r.embedding })))],
+    );
   }
 
   async counts(namespace: string): Promise<Record<string, number>> {

@@ -1,6 +1,7 @@
 import { Driver } from 'neo4j-driver';
 import { DataSource } from 'typeorm';
 import { mergeEntityNodes } from './cypher/entity-nodes';
+import { Embedder } from '../silver/model-ports';
 import { EventNodeRow, mergeEventNodes } from './cypher/event-nodes';
 import { syncFactEdges } from './cypher/fact-edges';
 import { mergeFactNodes } from './cypher/fact-nodes';
@@ -13,8 +14,8 @@ interface OutboxRow {
   id: string;
   aggregate_type: AggregateType;
   op: string;
-  /** Events carry their node row; Silver aggregates carry only `{id}` (the handler re-reads Postgres). */
-  payload: EventNodeRow | { id: string };
+  /** Every row is re-read from Postgres by `payload.id` (event rows carry a few more fields, unused here). */
+  payload: { id: string };
   attempts: number;
 }
 
@@ -36,18 +37,28 @@ function idsOf(rows: readonly OutboxRow[], type: AggregateType): string[] {
   return [...new Set(rows.filter((r) => r.aggregate_type === type && r.op === 'upsert').map((r) => r.payload.id))];
 }
 
+/** Embeds event contents for the event channel of searchMemory (the process's shared embedder). */
+export interface EventEmbedding {
+  embedder: () => Promise<Embedder>;
+  warn: (msg: string) => void;
+}
+
 /**
  * Drains `ops.outbox` into Neo4j: claims a batch (`FOR UPDATE SKIP LOCKED`, oldest first), MERGEs
  * it in one Neo4j transaction and marks it processed in the same Postgres transaction. When Neo4j
  * fails the rows stay pending with exponential backoff, so nothing is lost while it is down.
  * Silver rows carry ids only: the batch re-reads the current facts, entities and relationships
  * (one query per type), so a replayed or out-of-order row writes the current state, idempotently.
+ * Events are embedded here, on their way into the graph, so a raw turn is findable by meaning as
+ * soon as it is projected, ahead of its derivation; the vectors are kept in
+ * `silver.event_embeddings` so a rebuild or a replay does not embed again.
  */
 export class ProjectionJob {
   constructor(
     private readonly ds: DataSource,
     private readonly neo4j: Driver,
     private readonly batchSize: number,
+    private readonly embedding?: EventEmbedding,
   ) {}
 
   async runOnce(): Promise<ProjectionResult> {
@@ -61,8 +72,8 @@ export class ProjectionJob {
       if (rows.length === 0) return { kind: 'skipped' } as const;
       const ids = rows.map((r) => r.id);
       // Postgres reads stay outside the try: an SQL error aborts this transaction, so it cannot record a retry.
-      const events = rows.filter((r) => r.aggregate_type === 'event' && r.op === 'upsert').map((r) => r.payload as EventNodeRow);
       const source = new GraphSourceRepository(em);
+      const events = await this.eventsWithEmbeddings(source, idsOf(rows, 'event'));
       const entities = await source.entitiesByIds(idsOf(rows, 'entity'));
       const facts = await source.factsByIds(idsOf(rows, 'fact'));
       const relationships = await source.relationshipsByIds(idsOf(rows, 'relationship'));
@@ -97,6 +108,52 @@ export class ProjectionJob {
       }
     });
   }
+
+  private async eventsWithEmbeddings(source: GraphSourceRepository, ids: string[]): Promise<EventNodeRow[]> {
+    if (ids.length === 0) return [];
+    const model = this.embedding ? await this.currentModel() : null;
+    const events = await source.eventsByIds(ids, model);
+    return this.embedding ? embedMissing(source, events, this.embedding) : events;
+  }
+
+  /** The embedder's model name, or null when it cannot be loaded (then no stored vector is read). */
+  private async currentModel(): Promise<string | null> {
+    try {
+      return (await (this.embedding as EventEmbedding).embedder()).model;
+    } catch {
+      return null;
+    }
+  }
+}
+
+/**
+ * The batch's events with an embedding of the current model: stored ones are reused, the rest are
+ * embedded in one call and stored. When the embedder fails, events are projected without a
+ * vector (the keyword channel still finds them) and a later projection or re-embedding fills it.
+ */
+export async function embedMissing(source: GraphSourceRepository, events: EventNodeRow[], embedding: EventEmbedding): Promise<EventNodeRow[]> {
+  let embedder: Embedder;
+  try {
+    embedder = await embedding.embedder();
+  } catch (err) {
+    embedding.warn(`projector: embedder unavailable, events projected without vectors: ${err instanceof Error ? err.message : String(err)}`);
+    return events;
+  }
+  const missing = events.filter((e) => e.embedding === null || e.embeddingModel !== embedder.model);
+  if (missing.length === 0) return events;
+  let vectors: number[][];
+  try {
+    vectors = await embedder.embed(missing.map((e) => e.content));
+  } catch (err) {
+    embedding.warn(`projector: embedding ${missing.length} events failed, projected without vectors: ${err instanceof Error ? err.message : String(err)}`);
+    return events;
+  }
+  const fresh = new Map(missing.map((e, i) => [e.id, vectors[i] ?? null]));
+  await source.saveEventEmbeddings(missing.flatMap((e) => {
+    const v = fresh.get(e.id);
+    return v ? [{ eventId: e.id, namespace: e.namespace, model: embedder.model, embedding: v }] : [];
+  }));
+  return events.map((e) => (fresh.has(e.id) ? { ...e, embedding: fresh.get(e.id) ?? null, embeddingModel: embedder.model } : e));
 }
 
 /** One projector step for a PollingLoop: true when it projected something. */

@@ -1,4 +1,5 @@
 import { CypherRunner } from './cypher-runner';
+import { namespaceKey } from '../../infra/neo4j/namespace-key';
 
 export interface EntityNodeRow {
   id: string;
@@ -15,7 +16,7 @@ export async function mergeEntityNodes(tx: CypherRunner, rows: readonly EntityNo
   await tx.run(
     `UNWIND $rows AS r
      MERGE (n:Entity {id: r.id})
-     SET n.namespace = r.namespace, n.type = r.type, n.name = r.name, n.aliases = r.aliases, n.retiredAt = datetime(r.retiredAt)`,
-    { rows },
+     SET n.namespace = r.namespace, n.nsKey = r.nsKey, n.type = r.type, n.name = r.name, n.aliases = r.aliases, n.retiredAt = datetime(r.retiredAt)`,
+    { rows: rows.map((r) => ({ ...r, nsKey: namespaceKey(r.namespace) })) },
   );
 }

@@ -1,7 +1,28 @@
 import { ManagedTransaction } from 'neo4j-driver';
 import { CypherRunner } from './cypher-runner';
+import { namespaceKey } from '../../infra/neo4j/namespace-key';
 
+/** One Bronze event as the projection writes it (timestamps as ISO 8601 strings). */
 export interface EventNodeRow {
+  id: string;
+  namespace: string;
+  source: string;
+  kind: string;
+  conversationId: string | null;
+  sessionId: string | null;
+  sequenceNum: number | null;
+  role: string | null;
+  actor: string | null;
+  /** Verbatim content: the keyword channel of searchMemory indexes it (event_content_fulltext). */
+  content: string;
+  occurredAt: string;
+  ingestedAt: string;
+  /** The content's embedding and its model (null until embedded): the vector channel over raw events. */
+  embedding: number[] | null;
+  embeddingModel: string | null;
+}
+
+export interface EventNode {
   id: string;
   namespace: string;
   source: string;
@@ -9,21 +30,24 @@ export interface EventNodeRow {
   conversationId: string | null;
   occurredAt: string;
   ingestedAt: string;
-}
-
-export interface EventNode extends EventNodeRow {
   projectedAt: string;
 }
 
-/** Idempotent upsert of `(:Event)` nodes, one UNWIND per batch. */
+/**
+ * Idempotent upsert of `(:Event)` nodes, one UNWIND per batch. An event projected without an
+ * embedding (embedder unavailable) keeps the one it already has rather than losing it.
+ */
 export async function mergeEventNodes(tx: CypherRunner, rows: readonly EventNodeRow[]): Promise<void> {
   if (rows.length === 0) return;
   await tx.run(
     `UNWIND $rows AS r
      MERGE (e:Event {id: r.id})
-     SET e.namespace = r.namespace, e.source = r.source, e.kind = r.kind, e.conversationId = r.conversationId,
-         e.occurredAt = datetime(r.occurredAt), e.ingestedAt = datetime(r.ingestedAt), e.projectedAt = datetime()`,
-    { rows },
+     SET e.namespace = r.namespace, e.nsKey = r.nsKey, e.source = r.source, e.kind = r.kind, e.conversationId = r.conversationId,
+         e.sessionId = r.sessionId, e.sequenceNum = r.sequenceNum, e.role = r.role, e.actor = r.actor, e.content = r.content,
+         e.occurredAt = datetime(r.occurredAt), e.ingestedAt = datetime(r.ingestedAt), e.projectedAt = datetime()
+     FOREACH (_ IN CASE WHEN r.embedding IS NULL THEN [] ELSE [1] END |
+       SET e.embedding = r.embedding, e.embeddingModel = r.embeddingModel)`,
+    { rows: rows.map((r) => ({ ...r, nsKey: namespaceKey(r.namespace) })) },
   );
 }
 

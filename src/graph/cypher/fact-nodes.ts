@@ -1,4 +1,5 @@
 import { CypherRunner } from './cypher-runner';
+import { namespaceKey } from '../../infra/neo4j/namespace-key';
 
 export interface FactSourceRow {
   eventId: string;
@@ -39,11 +40,11 @@ export async function mergeFactNodes(tx: CypherRunner, rows: readonly FactNodeRo
   await tx.run(
     `UNWIND $rows AS r
      MERGE (f:Fact {id: r.id})
-     SET f.namespace = r.namespace, f.statement = r.statement, f.factType = r.factType, f.predicate = r.predicate,
+     SET f.namespace = r.namespace, f.nsKey = r.nsKey, f.statement = r.statement, f.factType = r.factType, f.predicate = r.predicate,
          f.object = r.object, f.isNegation = r.isNegation, f.confidence = r.confidence, f.importance = r.importance,
          f.validFrom = datetime(r.validFrom), f.validTo = datetime(r.validTo), f.recordedAt = datetime(r.recordedAt),
          f.retiredAt = datetime(r.retiredAt), f.extractionModel = r.extractionModel,
          f.embedding = r.embedding, f.embeddingModel = r.embeddingModel`,
-    { rows: rows.map(({ sources: _s, subjectEntityId: _a, objectEntityId: _b, supersededBy: _c, ...node }) => node) },
+    { rows: rows.map(({ sources: _s, subjectEntityId: _a, objectEntityId: _b, supersededBy: _c, ...node }) => ({ ...node, nsKey: namespaceKey(node.namespace) })) },
   );
 }

@@ -1,4 +1,5 @@
-import neo4j, { Driver } from 'neo4j-driver';
+import neo4j, { Driver, Session } from 'neo4j-driver';
+import { namespaceKey } from './namespace-key';
 
 export interface Neo4jConnection {
   uri: string;
@@ -41,15 +42,41 @@ export const NEO4J_SCHEMA: readonly string[] = [
   'CREATE INDEX fact_namespace_embedding_model IF NOT EXISTS FOR (f:Fact) ON (f.namespace, f.embeddingModel)',
   'CREATE FULLTEXT INDEX fact_statement_fulltext IF NOT EXISTS FOR (f:Fact) ON EACH [f.statement]',
   'CREATE FULLTEXT INDEX entity_name_fulltext IF NOT EXISTS FOR (n:Entity) ON EACH [n.name, n.aliases]',
+  // Recall over raw events and namespace-scoped keyword channels (docs/search.md). Every fulltext
+  // index holds the namespace as one term (`nsKey`, infra/neo4j/namespace-key.ts) and every query
+  // requires it, so Lucene scopes the match itself. Statements and contents use the english
+  // analyzer (stop words, stemming: "uses" finds "use"); names keep the default analyzer.
+  "CREATE FULLTEXT INDEX event_content_fulltext IF NOT EXISTS FOR (e:Event) ON EACH [e.content, e.nsKey] OPTIONS { indexConfig: { `fulltext.analyzer`: 'english' } }",
+  "CREATE FULLTEXT INDEX fact_statement_ns_fulltext IF NOT EXISTS FOR (f:Fact) ON EACH [f.statement, f.nsKey] OPTIONS { indexConfig: { `fulltext.analyzer`: 'english' } }",
+  'CREATE FULLTEXT INDEX entity_name_ns_fulltext IF NOT EXISTS FOR (n:Entity) ON EACH [n.name, n.aliases, n.nsKey]',
+  "CREATE VECTOR INDEX event_embedding IF NOT EXISTS FOR (e:Event) ON (e.embedding) OPTIONS { indexConfig: { `vector.similarity_function`: 'cosine' } }",
+  'CREATE INDEX event_namespace_embedding_model IF NOT EXISTS FOR (e:Event) ON (e.namespace, e.embeddingModel)',
+  // Replaced by the namespace-scoped indexes above.
+  'DROP INDEX fact_statement_fulltext IF EXISTS',
+  'DROP INDEX entity_name_fulltext IF EXISTS',
 ];
 
 export async function applyNeo4jSchema(driver: Driver): Promise<void> {
   const session = driver.session();
   try {
     for (const statement of NEO4J_SCHEMA) await session.run(statement);
+    await backfillNamespaceKeys(session);
     await session.run('CALL db.awaitIndexes(60)');
   } finally {
     await session.close();
+  }
+}
+
+/**
+ * Nodes projected before `nsKey` existed get it, namespace by namespace, so the scoped fulltext
+ * indexes see them without a rebuild. A no-op (one index lookup per label) once done.
+ */
+async function backfillNamespaceKeys(session: Session): Promise<void> {
+  for (const label of ['Event', 'Fact', 'Entity']) {
+    const res = await session.run(`MATCH (n:${label}) WHERE n.nsKey IS NULL AND n.namespace IS NOT NULL RETURN DISTINCT n.namespace AS ns`);
+    for (const ns of res.records.map((r) => String(r.get('ns')))) {
+      await session.run(`MATCH (n:${label}) WHERE n.namespace = $ns AND n.nsKey IS NULL CALL (n) { SET n.nsKey = $key } IN TRANSACTIONS OF 10000 ROWS`, { ns, key: namespaceKey(ns) });
+    }
   }
 }
 
