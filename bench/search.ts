@@ -11,7 +11,7 @@ import {
   ScoredId,
 } from '../src/graph/cypher/search-facts';
 import { fuseByReciprocalRank, toLuceneQuery } from '../src/graph/search-ranking';
-import { DEFAULT_SEARCH_SETTINGS, oversampledIndexSearch } from '../src/graph/search.service';
+import { DEFAULT_SEARCH_SETTINGS, factVectorSearch, oversampledIndexSearch } from '../src/graph/search.service';
 import { countCypher, Fixture, graphql, printTable, profiled, published, readTx, registerMemoryBench, round, runMemoryBench, ScaleContext, summarize, TARGET, timed } from './memory-fixture';
 
 const LIMIT = 10;
@@ -19,7 +19,7 @@ const LIMIT = 10;
 const DEPTH = Math.max(LIMIT * 3, 30);
 const WARMUP = 30;
 const SEARCH = `query($ns: String!, $q: String!, $limit: Int) {
-  searchMemory(namespace: $ns, query: $q, limit: $limit) { score channels fact { id statement factType validFrom } }
+  searchMemory(namespace: $ns, query: $q, limit: $limit) { kind score channels fact { id statement factType validFrom } event { id occurredAt } }
 }`;
 
 const scope: FactSearchScope = { namespace: TARGET, factTypes: null, entityId: null, minImportance: null, asOf: null, includeSuperseded: false };
@@ -36,7 +36,7 @@ interface Plan {
 
 /** The index path as SearchService.vectorChannel runs it above exactMaxFacts (its own function, same sizes). */
 function indexPath(ctx: ScaleContext, vector: number[], sizes: { namespaceFacts: number; allFacts: number }): Promise<{ hits: ScoredId[]; indexCalls: number; fellBack: boolean }> {
-  return oversampledIndexSearch((work) => readTx(ctx.raw, work), scope, ctx.fixture.embedder.model, vector, DEPTH, sizes, DEFAULT_SEARCH_SETTINGS);
+  return oversampledIndexSearch((work) => readTx(ctx.raw, work), factVectorSearch(scope, ctx.fixture.embedder.model, vector), DEPTH, sizes, DEFAULT_SEARCH_SETTINGS);
 }
 
 /** The first index call's size in oversampledIndexSearch: k × (all facts ÷ namespace facts) × 1.5, at least max(10 k, 100). */
@@ -126,7 +126,7 @@ async function measureSearch(ctx: ScaleContext): Promise<Record<string, unknown>
   for (const q of [...warm, ...qs]) await graphql(env, SEARCH, { ns: TARGET, q: q.text, limit: LIMIT });
 
   const hitCounts: number[] = [];
-  const channelMix = { vector: 0, keyword: 0, graph: 0 };
+  const channelMix = { vector: 0, keyword: 0, graph: 0, event_vector: 0, event_keyword: 0 };
   env.app.queryCounter.reset();
   cypher.reset();
   const http = await timed(n, async (i) => {
@@ -140,7 +140,7 @@ async function measureSearch(ctx: ScaleContext): Promise<Record<string, unknown>
   cypher.reset();
   const service = await timed(n, async (i) => {
     const loaders = createLoaders(env.app.services);
-    await env.app.services.search.search(ctx.auth, { namespace: TARGET, query: plans[i]?.text as string, limit: LIMIT }, (ids) => loaders.factById.loadMany(ids));
+    await env.app.services.search.search(ctx.auth, { namespace: TARGET, query: plans[i]?.text as string, limit: LIMIT }, { facts: (ids) => loaders.factById.loadMany(ids), events: (ids) => loaders.eventById.loadMany(ids) });
   });
   const serviceTrips = { sql: round(env.app.queryCounter.count / n), cypher: round(cypher.count / n) };
 

@@ -1,5 +1,5 @@
 import { Fact } from '../silver/silver.types';
-import { escapeLucene, fuseByReciprocalRank, matchesSearchFilter, RRF_K, toLuceneQuery } from './search-ranking';
+import { escapeLucene, foldEventsIntoFacts, fuseByReciprocalRank, matchesSearchFilter, RRF_K, toLuceneQuery } from './search-ranking';
 
 const fact = (over: Partial<Fact> = {}): Fact => ({
   id: 'f1', namespace: 'ns', statement: 'The user uses Neovim', factType: 'preference', subjectEntityId: 'u', predicate: 'uses', objectValue: 'Neovim',
@@ -18,6 +18,33 @@ describe('fuseByReciprocalRank', () => {
   it('breaks ties deterministically and ignores duplicates within a channel', () => {
     const fused = fuseByReciprocalRank({ vector: [{ id: 'z' }, { id: 'z' }], keyword: [{ id: 'a' }] });
     expect(fused.map((h) => [h.id, h.channels])).toEqual([['a', ['keyword']], ['z', ['vector']]]);
+  });
+});
+
+describe('foldEventsIntoFacts', () => {
+  const fused = () => fuseByReciprocalRank({ vector: [{ id: 'f1' }, { id: 'f2' }], event_vector: [{ id: 'e2' }, { id: 'e1' }, { id: 'e3' }], event_keyword: [{ id: 'e2' }] });
+
+  it('folds a raw event into the best fact that rests on it: its score and channels add, it is not listed again', () => {
+    const hits = foldEventsIntoFacts(fused(), new Map([['f1', ['e1']], ['f2', ['e1', 'e2']]]));
+    expect(hits.map((h) => [h.kind, h.id])).toEqual([['FACT', 'f2'], ['FACT', 'f1'], ['EVENT', 'e3']]);
+    const f2 = hits[0];
+    expect(f2?.channels).toEqual(['vector', 'event_vector', 'event_keyword']);
+    expect(f2?.score).toBeCloseTo(1 / (RRF_K + 2) + 1 / (RRF_K + 1) + 1 / (RRF_K + 1), 12);
+    // e1 is carried by f1 (ranked above f2 before folding), so it adds to f1, not to f2.
+    expect(hits[1]?.score).toBeCloseTo(1 / (RRF_K + 1) + 1 / (RRF_K + 2), 12);
+  });
+
+  it('keeps events no fact hit carries as EVENT hits, in score order', () => {
+    const hits = foldEventsIntoFacts(fused(), new Map([['f1', []], ['f2', []]]));
+    expect(hits.map((h) => h.id)).toEqual(['e2', 'f1', 'e1', 'f2', 'e3']);
+    expect(hits.filter((h) => h.kind === 'EVENT').map((h) => h.id)).toEqual(['e2', 'e1', 'e3']);
+  });
+
+  it('ranks a stale turn below the current fact that superseded it, and only when that fact is a hit', () => {
+    const stale = new Map([['e2', ['f2']], ['e3', ['gone']]]);
+    const hits = foldEventsIntoFacts(fused(), new Map([['f1', []], ['f2', []]]), stale);
+    expect(hits.map((h) => h.id)).toEqual(['f1', 'e1', 'f2', 'e2', 'e3']);
+    expect(hits[3]?.score).toBeLessThan(hits[2]?.score as number);
   });
 });
 

@@ -1,7 +1,12 @@
 import { Fact } from '../silver/silver.types';
 
-/** The retrieval channels of memory search. */
-export type SearchChannel = 'vector' | 'keyword' | 'graph';
+/**
+ * The retrieval channels of memory search: over Silver facts (`vector`, `keyword`, `graph`) and
+ * over the raw Bronze events through the projection (`event_vector`, `event_keyword`).
+ */
+export const SEARCH_CHANNELS = ['vector', 'keyword', 'graph', 'event_vector', 'event_keyword'] as const;
+export type SearchChannel = (typeof SEARCH_CHANNELS)[number];
+export const EVENT_CHANNELS: readonly SearchChannel[] = ['event_vector', 'event_keyword'];
 
 /** Reciprocal-rank-fusion constant (Cormack et al. 2009; graphiti and Elasticsearch use 60 too). */
 export const RRF_K = 60;
@@ -24,7 +29,7 @@ export interface FusedHit {
  */
 export function fuseByReciprocalRank(lists: Partial<Record<SearchChannel, readonly RankedId[]>>, k = RRF_K): FusedHit[] {
   const acc = new Map<string, FusedHit & { best: number }>();
-  for (const channel of ['vector', 'keyword', 'graph'] as const) {
+  for (const channel of SEARCH_CHANNELS) {
     const list = lists[channel] ?? [];
     const seen = new Set<string>();
     list.forEach((item, i) => {
@@ -41,6 +46,54 @@ export function fuseByReciprocalRank(lists: Partial<Record<SearchChannel, readon
     .sort((a, b) => b.score - a.score || a.best - b.best || a.id.localeCompare(b.id))
     .map(({ best: _b, ...hit }) => hit);
 }
+
+export interface MemoryCandidate {
+  kind: MemoryHitKindName;
+  id: string;
+  score: number;
+  channels: SearchChannel[];
+}
+
+/**
+ * Turns fused fact and event hits into memory hits: a raw event that is a source of a fact hit is
+ * not listed on its own — its score and channels are added to the best-ranked fact that rests on
+ * it, so a turn and the fact distilled from it reinforce each other instead of taking two places.
+ * `factEvents` holds the source events of the facts that passed the checks (only those can carry
+ * an event); other facts must already be left out of `fused`. `staleEvents` maps an event to the
+ * facts that superseded what it said: it is ranked below the best of them that is a hit (a
+ * current fact outranks the stale turn it replaced). Order: score, then the fused order.
+ */
+export function foldEventsIntoFacts(
+  fused: readonly FusedHit[],
+  factEvents: ReadonlyMap<string, readonly string[]>,
+  staleEvents: ReadonlyMap<string, readonly string[]> = new Map(),
+): MemoryCandidate[] {
+  const out: MemoryCandidate[] = fused.map((h) => ({ kind: factEvents.has(h.id) ? 'FACT' : 'EVENT', id: h.id, score: h.score, channels: [...h.channels] }));
+  const carrier = new Map<string, MemoryCandidate>();
+  for (const hit of out) {
+    if (hit.kind !== 'FACT') continue;
+    for (const ev of factEvents.get(hit.id) ?? []) if (!carrier.has(ev)) carrier.set(ev, hit);
+  }
+  const kept = out.filter((hit) => {
+    const fact = hit.kind === 'EVENT' ? carrier.get(hit.id) : undefined;
+    if (!fact) return true;
+    fact.score += hit.score;
+    for (const c of hit.channels) if (!fact.channels.includes(c)) fact.channels.push(c);
+    return false;
+  });
+  // A stale turn (what it said was superseded) ranks below the current fact that superseded it.
+  const factScore = new Map(kept.filter((h) => h.kind === 'FACT').map((h) => [h.id, h.score]));
+  for (const hit of kept) {
+    if (hit.kind !== 'EVENT') continue;
+    const successors = (staleEvents.get(hit.id) ?? []).map((id) => factScore.get(id)).filter((x): x is number => x !== undefined);
+    if (successors.length > 0) hit.score = Math.min(hit.score, Math.max(...successors) * STALE_TURN_FACTOR);
+  }
+  const order = new Map(kept.map((h, i) => [h, i]));
+  return kept.sort((a, b) => b.score - a.score || (order.get(a) as number) - (order.get(b) as number));
+}
+
+/** A stale turn's score is capped at this share of its successor fact's score (strictly below it). */
+export const STALE_TURN_FACTOR = 0.999;
 
 /** Lucene's reserved characters (the classic query parser), escaped with a backslash. */
 const LUCENE_SPECIAL = /[+\-&|!(){}[\]^"~*?:\\/]/g;
@@ -59,7 +112,11 @@ export function toLuceneQuery(text: string, maxTerms = 32): string | null {
   return terms.length > 0 ? terms.join(' ') : null;
 }
 
+export type MemoryHitKindName = 'FACT' | 'EVENT';
+
 export interface SearchFilterInput {
+  /** Which kinds of hit to search for; default both. */
+  kinds?: readonly MemoryHitKindName[] | null;
   factTypes?: readonly string[] | null;
   entityId?: string | null;
   minImportance?: number | null;

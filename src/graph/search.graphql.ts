@@ -1,8 +1,20 @@
-import { Field, Float, ID, InputType, ObjectType } from 'type-graphql';
+import { Field, Float, ID, InputType, ObjectType, registerEnumType } from 'type-graphql';
+import { Event } from '../bronze/event.graphql';
 import { Fact } from '../silver/fact.graphql';
 
-@InputType({ description: 'Narrows searchMemory. Default: current facts only (not superseded, not retired).' })
+export enum MemoryHitKind {
+  FACT = 'FACT',
+  EVENT = 'EVENT',
+}
+registerEnumType(MemoryHitKind, {
+  name: 'MemoryHitKind',
+  description: 'FACT: a derived Silver fact. EVENT: a raw Bronze event (a turn no fact hit carries).',
+});
+
+@InputType({ description: 'Narrows searchMemory. Default: current facts (not superseded, not retired) and raw events.' })
 export class SearchFilter {
+  @Field(() => [MemoryHitKind], { nullable: true, description: 'Which kinds of hit to return (default both). factTypes, entityId and minImportance imply FACT.' })
+  kinds?: MemoryHitKind[] | null;
   @Field(() => [String], { nullable: true, description: 'Only these fact types (preference, attribute, plan, ...).' }) factTypes?: string[] | null;
   @Field(() => ID, { nullable: true, description: 'Only facts ABOUT this entity (as subject or object).' }) entityId?: string | null;
   @Field(() => Float, { nullable: true }) minImportance?: number | null;
@@ -10,10 +22,16 @@ export class SearchFilter {
   includeSuperseded?: boolean | null;
 }
 
-@ObjectType({ description: 'One searchMemory result.' })
+@ObjectType({ description: 'One searchMemory result: a fact, or a raw event that no fact in the results carries.' })
 export class MemoryHit {
-  @Field(() => Fact) fact!: Fact;
+  @Field(() => MemoryHitKind) kind!: MemoryHitKind;
+  @Field(() => Fact, { nullable: true, description: 'Set when kind is FACT.' }) fact!: Fact | null;
+  @Field(() => Event, { nullable: true, description: 'Set when kind is EVENT.' }) event!: Event | null;
   @Field(() => Float, { description: 'Reciprocal-rank-fusion score: sum over channels of 1/(60 + rank). Higher is better; comparable within one result list only.' })
   score!: number;
-  @Field(() => [String], { description: 'Which channels found it: vector, keyword, graph.' }) channels!: string[];
+  @Field(() => [String], {
+    description:
+      'Which channels found it: vector, keyword, graph (over facts); event_vector, event_keyword (over raw events; on a FACT hit: its source event was found and folded into it).',
+  })
+  channels!: string[];
 }

@@ -1,13 +1,21 @@
-import { Arg, Ctx, Int, Query, Resolver } from 'type-graphql';
+import { Arg, Ctx, FieldResolver, Int, Mutation, Query, Resolver, Root } from 'type-graphql';
+import { Job } from '../silver/pipeline.resolver';
 import { RequestContext } from '../api/context';
+import { Event } from '../bronze/event.graphql';
+import { BronzeEvent } from '../bronze/event.types';
 import { Fact } from '../silver/fact.graphql';
-import { MemoryHit, SearchFilter } from './search.graphql';
+import { MemoryHit, MemoryHitKind, SearchFilter } from './search.graphql';
 
-@Resolver()
+/** Events in conversation order: occurredAt, then sequenceNum, then id. */
+function inOrder(a: BronzeEvent, b: BronzeEvent): number {
+  return a.occurredAt.getTime() - b.occurredAt.getTime() || (a.sequenceNum ?? 0) - (b.sequenceNum ?? 0) || a.id.localeCompare(b.id);
+}
+
+@Resolver(() => MemoryHit)
 export class SearchResolver {
   @Query(() => [MemoryHit], {
     description:
-      'Hybrid memory search in a namespace (needs "search"): vector similarity, keyword and graph expansion fused by reciprocal rank. Without asOf: current facts; with asOf T: facts valid at T (validFrom <= T < validTo). limit 1..100.',
+      'Hybrid memory search in a namespace (needs "search"): the Silver facts (vector, keyword, graph expansion) and the raw events (vector, keyword) fused by reciprocal rank; a raw event carried by a fact hit is folded into it. Without asOf: current facts and every event; with asOf T: facts valid at T (validFrom <= T < validTo) and events that occurred at or before T. limit 1..100.',
   })
   async searchMemory(
     @Arg('namespace', () => String) namespace: string,
@@ -17,7 +25,41 @@ export class SearchResolver {
     @Arg('filter', () => SearchFilter, { nullable: true }) filter: SearchFilter | null,
     @Ctx() ctx: RequestContext,
   ): Promise<MemoryHit[]> {
-    const hits = await ctx.services.search.search(ctx.auth, { namespace, query, limit, asOf, filter }, (ids) => ctx.loaders.factById.loadMany(ids));
-    return hits.map((h) => Object.assign(new MemoryHit(), { fact: Fact.from(h.fact), score: h.score, channels: h.channels }));
+    const hits = await ctx.services.search.search(ctx.auth, { namespace, query, limit, asOf, filter }, {
+      facts: (ids) => ctx.loaders.factById.loadMany(ids),
+      events: (ids) => ctx.loaders.eventById.loadMany(ids),
+    });
+    return hits.map((h) =>
+      Object.assign(new MemoryHit(), {
+        kind: h.kind === 'FACT' ? MemoryHitKind.FACT : MemoryHitKind.EVENT,
+        fact: h.fact ? Fact.from(h.fact) : null,
+        event: h.event ? Event.from(h.event) : null,
+        score: h.score,
+        channels: h.channels,
+      }),
+    );
+  }
+
+  @Mutation(() => Job, {
+    description:
+      'Re-embeds the facts and events of a namespace (or every namespace when omitted) with the current embedding model ("admin"; on "*" for all). Runs by itself when a worker starts with a new model. Progress: jobProgress.',
+  })
+  async reembed(
+    @Arg('namespace', () => String, { nullable: true }) namespace: string | null,
+    @Arg('reason', () => String, { nullable: true }) reason: string | null,
+    @Ctx() ctx: RequestContext,
+  ): Promise<Job> {
+    return Job.from(await ctx.services.reembed.request(ctx.auth, namespace, reason));
+  }
+
+  @FieldResolver(() => [Event], { description: 'The events this hit rests on, in conversation order: a fact\'s source events, or the event itself.' })
+  async evidence(@Root() hit: MemoryHit, @Ctx() ctx: RequestContext): Promise<Event[]> {
+    if (hit.event) return [hit.event];
+    if (!hit.fact) return [];
+    const fact = hit.fact;
+    const sources = await ctx.loaders.sourcesByFactId.load(fact.id);
+    const ids = [...new Set(sources.map((s) => s.eventId))];
+    const events = (await ctx.loaders.eventById.loadMany(ids)).filter((e): e is BronzeEvent => Boolean(e) && !(e instanceof Error) && (e as BronzeEvent).namespace === fact.namespace);
+    return events.sort(inOrder).map(Event.from);
   }
 }

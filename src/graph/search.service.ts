@@ -2,6 +2,7 @@ import neo4j, { Driver } from 'neo4j-driver';
 import { AuthContext } from '../access/auth-context';
 import { Capability } from '../access/capability';
 import { BronzeException, BronzeExceptionCode } from '../bronze/bronze.exception';
+import { BronzeEvent } from '../bronze/event.types';
 import { Embedder } from '../silver/model-ports';
 import { Fact } from '../silver/silver.types';
 import { CypherRunner } from './cypher/cypher-runner';
@@ -16,7 +17,8 @@ import {
   keywordSearch,
   ScoredId,
 } from './cypher/search-facts';
-import { fuseByReciprocalRank, matchesSearchFilter, SearchChannel, SearchFilterInput, toLuceneQuery } from './search-ranking';
+import { countAllEvents, countEmbeddedEvents, eventKeywordSearch, EventSearchScope, exactEventVectorSearch, indexEventVectorSearch } from './cypher/search-events';
+import { foldEventsIntoFacts, fuseByReciprocalRank, matchesSearchFilter, SearchChannel, SearchFilterInput, toLuceneQuery } from './search-ranking';
 
 export interface SearchMemoryArgs {
   namespace: string;
@@ -26,10 +28,15 @@ export interface SearchMemoryArgs {
   filter?: SearchFilterInput | null;
 }
 
-export interface MemoryHitRow {
-  fact: Fact;
-  score: number;
-  channels: SearchChannel[];
+/** One hit: a Silver fact, or a raw Bronze event that no fact hit carries. */
+export type MemoryHitRow =
+  | { kind: 'FACT'; fact: Fact; event?: undefined; score: number; channels: SearchChannel[] }
+  | { kind: 'EVENT'; event: BronzeEvent; fact?: undefined; score: number; channels: SearchChannel[] };
+
+/** The request's loaders (DataLoaders): null or an Error for misses. */
+export interface SearchLoaders {
+  facts(ids: string[]): Promise<Array<Fact | null | Error>>;
+  events(ids: string[]): Promise<Array<BronzeEvent | null | Error>>;
 }
 
 export interface SearchSettings {
@@ -53,21 +60,37 @@ const MAX_FACT_TYPES = 50;
 const GRAPH_SEEDS = 5;
 const MAX_NAME_MATCHED_ENTITIES = 10;
 
-/** Loads facts by id (the request's factById DataLoader), null for misses. */
-export type FactLoader = (ids: string[]) => Promise<Array<Fact | null | Error>>;
+/** One vector channel (facts or events): the shared index with a post-filter, or exact cosine in the namespace. */
+export interface VectorSearch {
+  index(tx: CypherRunner, candidates: number, k: number): Promise<ScoredId[]>;
+  exact(tx: CypherRunner, k: number): Promise<ScoredId[]>;
+}
+
+/** The fact vector channel of `scope` for `vector` of `model`. */
+export function factVectorSearch(scope: FactSearchScope, model: string, vector: number[]): VectorSearch {
+  return {
+    index: (tx, candidates, k) => indexVectorSearch(tx, scope, model, vector, candidates, k),
+    exact: (tx, k) => exactVectorSearch(tx, scope, model, vector, k),
+  };
+}
+
+function eventVectorSearch(scope: EventSearchScope, model: string, vector: number[]): VectorSearch {
+  return {
+    index: (tx, candidates, k) => indexEventVectorSearch(tx, scope, model, vector, candidates, k),
+    exact: (tx, k) => exactEventVectorSearch(tx, scope, model, vector, k),
+  };
+}
 
 /**
  * The vector index path: the index has no namespace pre-filter, so ask it for enough neighbours
- * that `k` of this namespace's should survive the post-filter — k × (all facts ÷ the namespace's
- * facts) × 1.5, at least max(10 k, 100) — and double while short, up to `maxIndexCandidates`;
+ * that `k` of this namespace's should survive the post-filter — k × (all nodes ÷ the namespace's
+ * nodes) × 1.5, at least max(10 k, 100) — and double while short, up to `maxIndexCandidates`;
  * then exact cosine. Sizing the first call by the namespace's share saves the doubling round in
  * the common case (bench/search: 1.83 index calls per query before, with a fixed 10 k start).
  */
 export async function oversampledIndexSearch(
   read: <T>(work: (tx: CypherRunner) => Promise<T>) => Promise<T>,
-  scope: FactSearchScope,
-  model: string,
-  vector: number[],
+  search: VectorSearch,
   k: number,
   sizes: { namespaceFacts: number; allFacts: number },
   settings: Pick<SearchSettings, 'maxIndexCandidates'>,
@@ -77,11 +100,11 @@ export async function oversampledIndexSearch(
   for (let candidates = Math.max(k * 10, 100, Math.ceil((1.5 * k) / share)); ; candidates *= 2) {
     const n = Math.min(candidates, settings.maxIndexCandidates);
     indexCalls += 1;
-    const hits = await read((tx) => indexVectorSearch(tx, scope, model, vector, n, k));
+    const hits = await read((tx) => search.index(tx, n, k));
     if (hits.length >= Math.min(k, sizes.namespaceFacts)) return { hits, indexCalls, fellBack: false };
     if (n >= settings.maxIndexCandidates) break;
   }
-  return { hits: await read((tx) => exactVectorSearch(tx, scope, model, vector, k)), indexCalls, fellBack: true };
+  return { hits: await read((tx) => search.exact(tx, k)), indexCalls, fellBack: true };
 }
 
 /** Loads the embedder once, on first use, shared by concurrent callers; a failed load is retried next time. */
@@ -113,34 +136,54 @@ export class SearchService {
     private readonly warn: (msg: string) => void = () => undefined,
   ) {}
 
-  async search(auth: AuthContext, args: SearchMemoryArgs, loadFacts: FactLoader): Promise<MemoryHitRow[]> {
+  async search(auth: AuthContext, args: SearchMemoryArgs, load: SearchLoaders): Promise<MemoryHitRow[]> {
     auth.require(Capability.SEARCH, args.namespace);
-    const { limit, query, scope } = this.validate(args);
+    const { limit, query, scope, withEvents, withFacts } = this.validate(args);
     const depth = Math.max(limit * 3, 30);
-    const lucene = toLuceneQuery(query);
+    const terms = toLuceneQuery(query);
+    const eventScope: EventSearchScope = { namespace: scope.namespace, asOf: scope.asOf };
+    const none = Promise.resolve<ScoredId[]>([]);
 
-    const [vector, keyword, named] = await Promise.all([
-      this.vectorChannel(scope, query, depth),
-      lucene ? this.read((tx) => keywordSearch(tx, scope, lucene, depth)) : Promise.resolve([]),
-      lucene ? this.read((tx) => entityNameSearch(tx, scope, lucene, MAX_NAME_MATCHED_ENTITIES, depth)) : Promise.resolve([]),
+    const vectors = this.queryVector(query);
+    const [vector, keyword, named, eventVector, eventKeyword] = await Promise.all([
+      withFacts ? vectors.then((v) => (v ? this.vectorChannel(v.model, (m) => this.embeddedCount('Fact', scope.namespace, m), factVectorSearch(scope, v.model, v.vector), depth) : [])) : none,
+      withFacts && terms ? this.read((tx) => keywordSearch(tx, scope, terms, depth)) : none,
+      withFacts && terms ? this.read((tx) => entityNameSearch(tx, scope, terms, MAX_NAME_MATCHED_ENTITIES, depth)) : none,
+      withEvents ? vectors.then((v) => (v ? this.vectorChannel(v.model, (m) => this.embeddedCount('Event', scope.namespace, m), eventVectorSearch(eventScope, v.model, v.vector), depth) : [])) : none,
+      withEvents && terms ? this.read((tx) => eventKeywordSearch(tx, eventScope, terms, depth)) : none,
     ]);
     const seeds = fuseByReciprocalRank({ vector, keyword }).slice(0, GRAPH_SEEDS).map((h) => h.id);
     const expanded = seeds.length > 0 ? await this.read((tx) => expandFromSeeds(tx, scope, seeds, depth)) : [];
     const graph = [...named, ...expanded.filter((e) => !named.some((n) => n.id === e.id))];
 
-    const fused = fuseByReciprocalRank({ vector, keyword, graph });
-    // Silver is the truth: drop hits the projection has not caught up with (moved out of the filter, gone).
-    const candidates = fused.slice(0, limit * 2);
-    const facts = await loadFacts(candidates.map((h) => h.id));
-    const hits: MemoryHitRow[] = [];
-    candidates.forEach((h, i) => {
+    const fused = fuseByReciprocalRank({ vector, keyword, graph, event_vector: eventVector, event_keyword: eventKeyword });
+    const factIds = new Set([vector, keyword, graph].flat().map((h) => h.id));
+    // Silver is the truth: drop fact hits the projection has not caught up with (moved out of the filter, gone).
+    const factCandidates = fused.filter((h) => factIds.has(h.id)).slice(0, limit * 3);
+    const eventCandidates = fused.filter((h) => !factIds.has(h.id)).slice(0, limit * 3);
+    const [facts, events] = await Promise.all([load.facts(factCandidates.map((h) => h.id)), load.events(eventCandidates.map((h) => h.id))]);
+    const visibleFacts = new Map<string, Fact>();
+    factCandidates.forEach((h, i) => {
       const f = facts[i];
-      if (f && !(f instanceof Error) && matchesSearchFilter(f, scope.namespace, args.filter ?? {}, args.asOf ?? null)) hits.push({ fact: f, score: h.score, channels: h.channels });
+      if (f && !(f instanceof Error) && matchesSearchFilter(f, scope.namespace, args.filter ?? {}, args.asOf ?? null)) visibleFacts.set(h.id, f);
     });
-    return hits.slice(0, limit);
+    const visibleEvents = new Map<string, BronzeEvent>();
+    eventCandidates.forEach((h, i) => {
+      const e = events[i];
+      if (e && !(e instanceof Error) && e.namespace === scope.namespace && (!args.asOf || e.occurredAt.getTime() <= args.asOf.getTime())) visibleEvents.set(h.id, e);
+    });
+    const sourcesOf = new Map([vector, keyword, graph].flat().map((h) => [h.id, h.events ?? []] as const));
+    const kept = fused.filter((h) => visibleFacts.has(h.id) || visibleEvents.has(h.id));
+    const staleOf = new Map([eventVector, eventKeyword].flat().filter((h) => (h.supersededBy ?? []).length > 0).map((h) => [h.id, h.supersededBy ?? []] as const));
+    const folded = foldEventsIntoFacts(kept, new Map([...visibleFacts.keys()].map((id) => [id, sourcesOf.get(id) ?? []])), staleOf);
+    return folded.slice(0, limit).map((h): MemoryHitRow =>
+      h.kind === 'FACT'
+        ? { kind: 'FACT', fact: visibleFacts.get(h.id) as Fact, score: h.score, channels: h.channels }
+        : { kind: 'EVENT', event: visibleEvents.get(h.id) as BronzeEvent, score: h.score, channels: h.channels },
+    );
   }
 
-  private validate(args: SearchMemoryArgs): { limit: number; query: string; scope: FactSearchScope } {
+  private validate(args: SearchMemoryArgs): { limit: number; query: string; scope: FactSearchScope; withFacts: boolean; withEvents: boolean } {
     const limit = args.limit ?? 10;
     if (!Number.isInteger(limit) || limit < 1 || limit > MAX_SEARCH_LIMIT) throw invalid(`limit must be between 1 and ${MAX_SEARCH_LIMIT}`);
     const query = args.query.trim();
@@ -150,9 +193,14 @@ export class SearchService {
     if (f.factTypes && f.factTypes.length > MAX_FACT_TYPES) throw invalid(`filter.factTypes takes at most ${MAX_FACT_TYPES} types`);
     if (f.minImportance !== null && f.minImportance !== undefined && !Number.isFinite(f.minImportance)) throw invalid('filter.minImportance must be a finite number');
     if (args.asOf && Number.isNaN(args.asOf.getTime())) throw invalid('asOf is not a valid date-time');
+    const kinds = f.kinds && f.kinds.length > 0 ? f.kinds : ['FACT', 'EVENT'];
+    // A fact-only filter (type, entity, importance) asks for facts: raw events have none of these.
+    const factOnly = Boolean((f.factTypes && f.factTypes.length > 0) || f.entityId || (f.minImportance !== null && f.minImportance !== undefined));
     return {
       limit,
       query,
+      withFacts: kinds.includes('FACT'),
+      withEvents: kinds.includes('EVENT') && !factOnly,
       scope: {
         namespace: args.namespace,
         factTypes: f.factTypes && f.factTypes.length > 0 ? [...f.factTypes] : null,
@@ -164,49 +212,51 @@ export class SearchService {
     };
   }
 
+  /** Embeds the query once for both vector channels; null (channels skipped, loudly) when the embedder fails. */
+  private async queryVector(query: string): Promise<{ model: string; vector: number[] } | null> {
+    try {
+      const embedder = await this.embedder();
+      const [vector = []] = await embedder.embed([query]); // TODO(merge): embedQuery
+      return vector.length > 0 ? { model: embedder.model, vector } : null;
+    } catch (err) {
+      // Keyword and graph still answer; the vector channels are skipped, loudly.
+      this.warn(`searchMemory: embedding the query failed, vector channels skipped: ${err instanceof Error ? err.message : String(err)}`);
+      return null;
+    }
+  }
+
   /**
    * Exact cosine within the namespace when it is small enough (cheap, exact, cannot starve);
-   * otherwise the shared vector index, oversampling (doubling k) until `k` hits of this namespace
-   * pass the filters, and exact cosine when even the largest k does not yield them.
+   * otherwise the shared vector index, oversampling until `k` hits of this namespace pass the
+   * filters, and exact cosine when even the largest k does not yield them.
    */
-  private async vectorChannel(scope: FactSearchScope, query: string, k: number): Promise<ScoredId[]> {
-    let embedder: Embedder;
-    let vector: number[];
-    try {
-      embedder = await this.embedder();
-      [vector = []] = await embedder.embed([query]);
-    } catch (err) {
-      // Keyword and graph still answer; the vector channel is skipped, loudly.
-      this.warn(`searchMemory: embedding the query failed, vector channel skipped: ${err instanceof Error ? err.message : String(err)}`);
-      return [];
-    }
-    if (vector.length === 0) return [];
-    const model = embedder.model;
-    const count = await this.embeddedFactCount(scope.namespace, model);
-    if (count === 0) return [];
-    if (count <= this.settings.exactMaxFacts) return this.read((tx) => exactVectorSearch(tx, scope, model, vector, k));
-    const total = await this.read(countAllFacts);
-    return (await oversampledIndexSearch((work) => this.read(work), scope, model, vector, k, { namespaceFacts: count, allFacts: total }, this.settings)).hits;
+  private async vectorChannel(model: string, count: (model: string) => Promise<{ namespace: number; all: () => Promise<number> }>, search: VectorSearch, k: number): Promise<ScoredId[]> {
+    const n = await count(model);
+    if (n.namespace === 0) return [];
+    if (n.namespace <= this.settings.exactMaxFacts) return this.read((tx) => search.exact(tx, k));
+    const all = await n.all();
+    return (await oversampledIndexSearch((work) => this.read(work), search, k, { namespaceFacts: n.namespace, allFacts: all }, this.settings)).hits;
   }
 
   private readonly counts = new Map<string, { n: number; at: number }>();
 
   /**
-   * Counting a large namespace's facts is a scan of all of them, and the answer only picks the
+   * Counting a large namespace's nodes is a scan of all of them, and the answer only picks the
    * index path, so a count above `exactMaxFacts` is reused for `countTtlMs` (a namespace does not
    * shrink below the threshold in seconds). Small counts are cheap and always fresh, so a new
-   * namespace's first facts are searchable at once.
+   * namespace's first facts and events are searchable at once.
    */
-  private async embeddedFactCount(namespace: string, model: string): Promise<number> {
-    const key = `${model}\u0000${namespace}`;
+  private async embeddedCount(label: 'Fact' | 'Event', namespace: string, model: string): Promise<{ namespace: number; all: () => Promise<number> }> {
+    const key = `${label}\u0000${model}\u0000${namespace}`;
+    const all = () => this.read(label === 'Fact' ? countAllFacts : countAllEvents);
     const hit = this.counts.get(key);
-    if (hit && Date.now() - hit.at < this.settings.countTtlMs) return hit.n;
-    const n = await this.read((tx) => countEmbeddedFacts(tx, namespace, model));
+    if (hit && Date.now() - hit.at < this.settings.countTtlMs) return { namespace: hit.n, all };
+    const n = await this.read((tx) => (label === 'Fact' ? countEmbeddedFacts(tx, namespace, model) : countEmbeddedEvents(tx, namespace, model)));
     if (n > this.settings.exactMaxFacts) {
       if (this.counts.size >= 10_000) this.counts.clear();
       this.counts.set(key, { n, at: Date.now() });
     }
-    return n;
+    return { namespace: n, all };
   }
 
   private async read<T>(work: (tx: CypherRunner) => Promise<T>): Promise<T> {

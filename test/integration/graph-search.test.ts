@@ -10,12 +10,24 @@ const INGEST = `mutation($input: [EventInput!]!) { ingestEvents(input: $input) {
 const PENDING = `query($ns: String!) { pipelineStatus(namespace: $ns) { pending } }`;
 const SEARCH = `query($ns: String!, $q: String!, $limit: Int, $asOf: DateTime, $filter: SearchFilter) {
   searchMemory(namespace: $ns, query: $q, limit: $limit, asOf: $asOf, filter: $filter) {
-    score channels
+    kind score channels
     fact { id namespace statement factType validTo retiredAt importance
            sources { quote event { id content } } supersedes { statement } supersededBy { statement } }
+    event { id namespace content }
+    evidence { id content }
   }
 }`;
 
+interface AnyHit {
+  kind: 'FACT' | 'EVENT';
+  score: number;
+  channels: string[];
+  fact: Hit['fact'] | null;
+  event: { id: string; namespace: string; content: string } | null;
+  evidence: Array<{ id: string; content: string }>;
+}
+
+/** A FACT hit (what the fact-only searches below return). */
 interface Hit {
   score: number;
   channels: string[];
@@ -40,7 +52,14 @@ describe('searchMemory: hybrid (vector + keyword + graph) search over the projec
       return rows[0]?.n === 0;
     }, `the outbox of ${namespace} to drain`, 60_000);
   };
-  const search = async (vars: Record<string, unknown>, as = token): Promise<Hit[]> => (await gqlOk<{ searchMemory: Hit[] }>(t.url, as, SEARCH, { ns, ...vars })).searchMemory;
+  const searchAll = async (vars: Record<string, unknown>, as = token): Promise<AnyHit[]> => (await gqlOk<{ searchMemory: AnyHit[] }>(t.url, as, SEARCH, { ns, ...vars })).searchMemory;
+  // Fact semantics (filters, supersession, asOf) are checked on fact hits alone; the event channel has its own tests.
+  const search = async (vars: Record<string, unknown>, as = token): Promise<Hit[]> => {
+    const filter = { kinds: ['FACT'], ...((vars.filter as Record<string, unknown> | undefined) ?? {}) };
+    const hits = await searchAll({ ...vars, filter }, as);
+    expect(hits.every((h) => h.kind === 'FACT' && h.fact !== null)).toBe(true);
+    return hits as unknown as Hit[];
+  };
 
   beforeAll(async () => {
     t = await startTestApp({ OFFLINE_EMBEDDER: 'hashing', DERIVE_MAX_WAIT_MS: '0', DERIVE_POLL_MS: '50', PROJECTOR_POLL_MS: '50' });
@@ -75,10 +94,27 @@ describe('searchMemory: hybrid (vector + keyword + graph) search over the projec
     for (const r of res.records) expect([r.get('dims'), r.get('model')]).toEqual([384, 'hashing-ngrams-384@1']);
   });
 
-  it('finds the current editor fact, reports its channels and resolves its provenance; the superseded vim fact stays out', async () => {
+  it('finds the current editor fact first, above the stale turn it superseded; its own turn is folded into it', async () => {
     const t0 = Date.now();
-    const hits = await search({ q: 'which editor: vim or neovim?' });
+    const mixed = await searchAll({ q: 'which editor: vim or neovim?' });
     process.stderr.write(`[graph-search] searchMemory took ${Date.now() - t0} ms (first call, loads the embedder)\n`);
+    expect(mixed[0]?.kind).toBe('FACT');
+    expect(mixed[0]?.fact?.statement).toMatch(/neovim/i);
+    // The turn it rests on is its evidence, not a hit of its own.
+    expect(mixed[0]?.evidence.map((e) => e.content)).toEqual(['I switched to neovim last week']);
+    expect(mixed[0]?.channels).toEqual(expect.arrayContaining(['event_keyword', 'event_vector']));
+    expect(mixed.some((h) => h.kind === 'EVENT' && /neovim/.test(h.event?.content ?? ''))).toBe(false);
+    // The stale turn may be listed (it is what was said), but below the fact that replaced it, and no stale fact is.
+    const staleTurn = mixed.findIndex((h) => h.kind === 'EVENT' && h.event?.content === 'I use vim for everything');
+    expect(staleTurn === -1 || staleTurn > 0).toBe(true);
+    expect(mixed.some((h) => h.kind === 'FACT' && isVim(h.fact?.statement ?? ''))).toBe(false);
+    for (const h of mixed) {
+      expect(h.kind === 'FACT' ? h.fact !== null && h.event === null : h.event !== null && h.fact === null).toBe(true);
+      if (h.kind === 'EVENT') expect(h.evidence.map((e) => e.id)).toEqual([h.event?.id]);
+      expect((h.fact?.namespace ?? h.event?.namespace)).toBe(ns);
+    }
+
+    const hits = await search({ q: 'which editor: vim or neovim?' });
     expect(hits[0]?.fact.statement).toMatch(/neovim/i);
     expect(hits[0]?.channels).toEqual(expect.arrayContaining(['vector', 'keyword', 'graph']));
     expect(hits[0]?.fact.sources[0]?.event.content).toBe('I switched to neovim last week');
@@ -156,13 +192,20 @@ describe('searchMemory: hybrid (vector + keyword + graph) search over the projec
 
     // The index path (what a namespace above SEARCH exact size takes): oversampling, then the exact fallback.
     const auth = await t.app.services.tokens.authenticate(`Bearer ${token}`);
-    const load = (ids: string[]) => t.app.services.factRepository.factsByIds(ids).then((fs) => ids.map((id) => fs.find((f: Fact) => f.id === id) ?? null));
+    const load = {
+      facts: (ids: string[]) => t.app.services.factRepository.factsByIds(ids).then((fs) => ids.map((id) => fs.find((f: Fact) => f.id === id) ?? null)),
+      events: (ids: string[]) => t.app.services.eventRepository.findByIds(ids).then((es) => ids.map((id) => es.find((e) => e.id === id) ?? null)),
+    };
     const embedder = async () => new HashingEmbedder();
     for (const settings of [{ ...DEFAULT_SEARCH_SETTINGS, exactMaxFacts: 0, maxIndexCandidates: 10_000 }, { ...DEFAULT_SEARCH_SETTINGS, exactMaxFacts: 0, maxIndexCandidates: 20 }]) {
-      const viaIndex = await new SearchService(t.app.neo4j, embedder, settings).search(auth, { namespace: ns, query: q, limit }, load);
+      const viaIndex = await new SearchService(t.app.neo4j, embedder, settings).search(auth, { namespace: ns, query: q, limit, filter: { kinds: ['FACT'] } }, load);
       expect(viaIndex).toHaveLength(limit);
-      expect(viaIndex.every((h) => h.fact.namespace === ns)).toBe(true);
-      expect(new Set(viaIndex.map((h) => h.fact.id))).toEqual(new Set(hits.map((h) => h.fact.id)));
+      expect(viaIndex.every((h) => h.fact?.namespace === ns)).toBe(true);
+      expect(new Set(viaIndex.map((h) => h.fact?.id))).toEqual(new Set(hits.map((h) => h.fact.id)));
+      // Both kinds through the index path: the event channel is scoped the same way.
+      const mixed = await new SearchService(t.app.neo4j, embedder, settings).search(auth, { namespace: ns, query: q, limit: 20 }, load);
+      expect(mixed.some((h) => h.kind === 'EVENT')).toBe(true);
+      expect(mixed.every((h) => (h.fact ?? h.event)?.namespace === ns)).toBe(true);
     }
   });
 

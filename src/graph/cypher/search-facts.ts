@@ -1,4 +1,5 @@
 import neo4j from 'neo4j-driver';
+import { namespaceKey } from '../../infra/neo4j/namespace-key';
 import { CypherRunner } from './cypher-runner';
 
 /** Scope and filters every search channel applies inside Cypher (namespace first: nothing else is ever returned). */
@@ -15,6 +16,10 @@ export interface FactSearchScope {
 export interface ScoredId {
   id: string;
   score: number;
+  /** The events a fact hit rests on (its DERIVED_FROM edges), so fusion can fold a raw-turn hit into the fact that carries it. */
+  events?: string[];
+  /** For an event hit: the facts that superseded facts derived from it (the event is a stale turn where one of them is a hit). */
+  supersededBy?: string[];
 }
 
 /** The WHERE body for a `(f:Fact)`; mirrors `matchesSearchFilter`. */
@@ -30,9 +35,26 @@ function scopeParams(s: FactSearchScope): Record<string, unknown> {
   return { ns: s.namespace, factTypes: s.factTypes, entityId: s.entityId, minImportance: s.minImportance, asOf: s.asOf, includeSuperseded: s.includeSuperseded };
 }
 
-async function ids(tx: CypherRunner, query: string, params: Record<string, unknown>): Promise<ScoredId[]> {
+/** Every fact channel returns `id, score, events` (the fact's source event ids). */
+const RETURN_FACT = `RETURN f.id AS id, score, [(f)-[:DERIVED_FROM]->(ev:Event) | ev.id] AS events ORDER BY score DESC, id LIMIT $k`;
+
+export async function scoredIds(tx: CypherRunner, query: string, params: Record<string, unknown>): Promise<ScoredId[]> {
   const res = await tx.run(query, params);
-  return res.records.map((r) => ({ id: r.get('id') as string, score: Number(r.get('score')) }));
+  return res.records.map((r) => {
+    const events = r.has('events') ? (r.get('events') as string[]) : undefined;
+    const supersededBy = r.has('supersededBy') ? (r.get('supersededBy') as string[][]).flat() : undefined;
+    return { id: r.get('id') as string, score: Number(r.get('score')), ...(events ? { events } : {}), ...(supersededBy ? { supersededBy } : {}) };
+  });
+}
+const ids = scoredIds;
+
+/**
+ * A Lucene query over `fields` that only matches the namespace's nodes: the namespace key is a
+ * required clause, so the index never returns another namespace's matches. `terms` must already
+ * be a safe query (`toLuceneQuery`).
+ */
+export function scopedLucene(namespace: string, fields: readonly string[], terms: string): string {
+  return `+nsKey:${namespaceKey(namespace)} +(${fields.map((f) => `${f}:(${terms})`).join(' ')})`;
 }
 
 /** How many facts of the namespace carry an embedding of `model` (decides exact vs. index search). */
@@ -53,7 +75,7 @@ export function exactVectorSearch(tx: CypherRunner, scope: FactSearchScope, mode
     tx,
     `MATCH (f:Fact) WHERE f.embeddingModel = $model AND size(f.embedding) = size($vector) AND ${FACT_FILTER}
      WITH f, vector.similarity.cosine(f.embedding, $vector) AS score
-     RETURN f.id AS id, score ORDER BY score DESC, id LIMIT $k`,
+     ${RETURN_FACT}`,
     { ...scopeParams(scope), model, vector, k: neo4j.int(k) },
   );
 }
@@ -67,33 +89,40 @@ export function indexVectorSearch(tx: CypherRunner, scope: FactSearchScope, mode
     tx,
     `CALL db.index.vector.queryNodes('fact_embedding', $candidates, $vector) YIELD node AS f, score
      WITH f, score WHERE f.embeddingModel = $model AND ${FACT_FILTER}
-     RETURN f.id AS id, score ORDER BY score DESC, id LIMIT $k`,
+     ${RETURN_FACT}`,
     { ...scopeParams(scope), model, vector, candidates: neo4j.int(candidates), k: neo4j.int(k) },
   );
 }
 
-/** Fulltext (Lucene BM25) over fact statements; `lucene` must already be a safe query (`toLuceneQuery`). */
-export function keywordSearch(tx: CypherRunner, scope: FactSearchScope, lucene: string, k: number): Promise<ScoredId[]> {
+/**
+ * Fulltext (Lucene BM25) over fact statements, scoped to the namespace inside the index query;
+ * `terms` must already be a safe query (`toLuceneQuery`). The index returns matches best first,
+ * so `limit` bounds the work by k (times a margin for the other filters), not by how common a word is.
+ */
+export function keywordSearch(tx: CypherRunner, scope: FactSearchScope, terms: string, k: number): Promise<ScoredId[]> {
   return ids(
     tx,
-    `CALL db.index.fulltext.queryNodes('fact_statement_fulltext', $lucene) YIELD node AS f, score
+    `CALL db.index.fulltext.queryNodes('fact_statement_ns_fulltext', $lucene, {limit: $candidates}) YIELD node AS f, score
      WITH f, score WHERE ${FACT_FILTER}
-     RETURN f.id AS id, score ORDER BY score DESC, id LIMIT $k`,
-    { ...scopeParams(scope), lucene, k: neo4j.int(k) },
+     ${RETURN_FACT}`,
+    { ...scopeParams(scope), lucene: scopedLucene(scope.namespace, ['statement'], terms), candidates: neo4j.int(k * KEYWORD_OVERSAMPLE), k: neo4j.int(k) },
   );
 }
 
+/** Keyword candidates read per wanted hit: room for the facts the non-namespace filters (current, type, importance) drop. */
+export const KEYWORD_OVERSAMPLE = 4;
+
 /** Facts ABOUT the namespace's entities whose name or alias matches the query words (best entity match first). */
-export function entityNameSearch(tx: CypherRunner, scope: FactSearchScope, lucene: string, maxEntities: number, k: number): Promise<ScoredId[]> {
+export function entityNameSearch(tx: CypherRunner, scope: FactSearchScope, terms: string, maxEntities: number, k: number): Promise<ScoredId[]> {
   return ids(
     tx,
-    `CALL db.index.fulltext.queryNodes('entity_name_fulltext', $lucene) YIELD node AS e, score
+    `CALL db.index.fulltext.queryNodes('entity_name_ns_fulltext', $lucene, {limit: $candidates}) YIELD node AS e, score
      WITH e, score WHERE e.namespace = $ns AND e.retiredAt IS NULL
      WITH e, score ORDER BY score DESC LIMIT $maxEntities
      MATCH (f:Fact)-[:ABOUT]->(e) WHERE ${FACT_FILTER}
      WITH f, max(score) AS score
-     RETURN f.id AS id, score ORDER BY score DESC, id LIMIT $k`,
-    { ...scopeParams(scope), lucene, maxEntities: neo4j.int(maxEntities), k: neo4j.int(k) },
+     ${RETURN_FACT}`,
+    { ...scopeParams(scope), lucene: scopedLucene(scope.namespace, ['name', 'aliases'], terms), candidates: neo4j.int(maxEntities * 2), maxEntities: neo4j.int(maxEntities), k: neo4j.int(k) },
   );
 }
 
@@ -118,7 +147,7 @@ export function expandFromSeeds(tx: CypherRunner, scope: FactSearchScope, seedId
      WITH e, 1.0 / degree AS w
      MATCH (f:Fact)-[:ABOUT]->(e) WHERE NOT f.id IN $seedIds AND ${FACT_FILTER}
      WITH f, sum(w) AS score
-     RETURN f.id AS id, score ORDER BY score DESC, id LIMIT $k`,
+     ${RETURN_FACT}`,
     { ...scopeParams(scope), seedIds, maxDegree: neo4j.int(MAX_EXPANSION_DEGREE), k: neo4j.int(k) },
   );
 }

@@ -1,0 +1,70 @@
+import neo4j from 'neo4j-driver';
+import { CypherRunner } from './cypher-runner';
+import { KEYWORD_OVERSAMPLE, ScoredId, scopedLucene, scoredIds } from './search-facts';
+
+/** Scope of the raw-event channels of searchMemory: the namespace first, then `asOf` (occurred at or before it). */
+export interface EventSearchScope {
+  namespace: string;
+  /** ISO 8601, or null for "now" (every event). */
+  asOf: string | null;
+}
+
+const EVENT_FILTER = `e.namespace = $ns AND ($asOf IS NULL OR e.occurredAt <= datetime($asOf))`;
+
+/**
+ * Every event channel returns `id, score, supersededBy`: the facts that replaced what this turn
+ * said (the successors of the facts derived from it), so a stale turn can be ranked below the
+ * current fact that superseded it.
+ */
+const RETURN_EVENT = `RETURN e.id AS id, score,
+       [(old:Fact)-[:DERIVED_FROM]->(e) WHERE old.validTo IS NOT NULL | [(newer:Fact)-[:SUPERSEDES]->(old) | newer.id]] AS supersededBy
+     ORDER BY score DESC, id LIMIT $k`;
+
+function params(s: EventSearchScope): Record<string, unknown> {
+  return { ns: s.namespace, asOf: s.asOf };
+}
+
+/** How many events of the namespace carry an embedding of `model` (decides exact vs. index search). */
+export async function countEmbeddedEvents(tx: CypherRunner, namespace: string, model: string): Promise<number> {
+  const res = await tx.run(`MATCH (e:Event) WHERE e.namespace = $ns AND e.embeddingModel = $model RETURN count(e) AS n`, { ns: namespace, model });
+  return Number(res.records[0]?.get('n') ?? 0);
+}
+
+/** All `(:Event)` nodes, every namespace (label count store). */
+export async function countAllEvents(tx: CypherRunner): Promise<number> {
+  const res = await tx.run(`MATCH (e:Event) RETURN count(e) AS n`);
+  return Number(res.records[0]?.get('n') ?? 0);
+}
+
+/** Exact cosine over the namespace's events embedded by `model`. */
+export function exactEventVectorSearch(tx: CypherRunner, scope: EventSearchScope, model: string, vector: number[], k: number): Promise<ScoredId[]> {
+  return scoredIds(
+    tx,
+    `MATCH (e:Event) WHERE e.namespace = $ns AND e.embeddingModel = $model AND size(e.embedding) = size($vector) AND ${EVENT_FILTER}
+     WITH e, vector.similarity.cosine(e.embedding, $vector) AS score
+     ${RETURN_EVENT}`,
+    { ...params(scope), model, vector, k: neo4j.int(k) },
+  );
+}
+
+/** Approximate neighbours from the shared `event_embedding` index, then the namespace filter: the caller oversamples. */
+export function indexEventVectorSearch(tx: CypherRunner, scope: EventSearchScope, model: string, vector: number[], candidates: number, k: number): Promise<ScoredId[]> {
+  return scoredIds(
+    tx,
+    `CALL db.index.vector.queryNodes('event_embedding', $candidates, $vector) YIELD node AS e, score
+     WITH e, score WHERE e.embeddingModel = $model AND ${EVENT_FILTER}
+     ${RETURN_EVENT}`,
+    { ...params(scope), model, vector, candidates: neo4j.int(candidates), k: neo4j.int(k) },
+  );
+}
+
+/** Lucene BM25 over event contents, scoped to the namespace inside the index query (`terms` from `toLuceneQuery`). */
+export function eventKeywordSearch(tx: CypherRunner, scope: EventSearchScope, terms: string, k: number): Promise<ScoredId[]> {
+  return scoredIds(
+    tx,
+    `CALL db.index.fulltext.queryNodes('event_content_fulltext', $lucene, {limit: $candidates}) YIELD node AS e, score
+     WITH e, score WHERE ${EVENT_FILTER}
+     ${RETURN_EVENT}`,
+    { ...params(scope), lucene: scopedLucene(scope.namespace, ['content'], terms), candidates: neo4j.int(k * KEYWORD_OVERSAMPLE), k: neo4j.int(k) },
+  );
+}

@@ -1,0 +1,150 @@
+import { Client } from 'pg';
+import { DEFAULT_SEARCH_SETTINGS, lazyEmbedder, SearchLoaders, SearchService } from '../../src/graph/search.service';
+import { loadEmbedder } from '../../src/silver/models';
+import { anEvent } from '../builders/event-input';
+import { uniqueNamespace } from '../support/stores';
+import { createToken, eventually, gql, gqlOk, startTestApp, TestApp } from '../support/test-app';
+
+const INGEST = `mutation($input: [EventInput!]!) { ingestEvents(input: $input) { status } }`;
+const PENDING = `query($ns: String!) { pipelineStatus(namespace: $ns) { pending outboxLag } }`;
+const SEARCH = `query($ns: String!, $q: String!, $limit: Int, $asOf: DateTime, $filter: SearchFilter) {
+  searchMemory(namespace: $ns, query: $q, limit: $limit, asOf: $asOf, filter: $filter) {
+    kind score channels
+    fact { id namespace statement }
+    event { id namespace content occurredAt }
+    evidence { id namespace content }
+  }
+}`;
+
+interface Hit {
+  kind: 'FACT' | 'EVENT';
+  score: number;
+  channels: string[];
+  fact: { id: string; namespace: string; statement: string } | null;
+  event: { id: string; namespace: string; content: string; occurredAt: string } | null;
+  evidence: Array<{ id: string; namespace: string; content: string }>;
+}
+
+const NEIGHBOURS = 600;
+
+/**
+ * Raw events as a recall channel of searchMemory, with the default offline embedder: findable
+ * before derivation, scoped to the namespace inside each index query, asOf over occurredAt, and
+ * a current fact above the stale turn it superseded.
+ */
+describe('searchMemory over raw events (the Bronze channel, through the projection)', () => {
+  let t: TestApp;
+  let pg: Client;
+  let token: string;
+  const ns = uniqueNamespace('recall');
+  const noisy = uniqueNamespace('recall-noisy');
+
+  const ingest = (events: unknown[]) => gqlOk(t.url, token, INGEST, { input: events });
+  const search = async (vars: Record<string, unknown>): Promise<Hit[]> => (await gqlOk<{ searchMemory: Hit[] }>(t.url, token, SEARCH, { ns, ...vars })).searchMemory;
+  const status = async (namespace: string) => (await gqlOk<{ pipelineStatus: { pending: number; outboxLag: number } }>(t.url, token, PENDING, { ns: namespace })).pipelineStatus;
+  const settled = (namespace: string) => eventually(async () => {
+    const s = await status(namespace);
+    return s.pending === 0 && s.outboxLag === 0;
+  }, `${namespace} to settle`, 180_000);
+
+  beforeAll(async () => {
+    // Derivation waits 20 s for a batch, so a lone event is searchable only through its projection at first.
+    t = await startTestApp({ DERIVE_MAX_WAIT_MS: '20000', DERIVE_BATCH_SIZE: '1000', DERIVE_POLL_MS: '50', PROJECTOR_POLL_MS: '50' });
+    pg = new Client({ connectionString: t.databaseUrl });
+    await pg.connect();
+    token = (await createToken(t, [{ namespacePattern: 'recall-*', capabilities: ['INGEST', 'READ', 'LIST', 'SEARCH'] }])).token;
+  }, 180_000);
+  afterAll(async () => {
+    await pg?.end();
+    await t?.stop();
+  });
+
+  it('finds a raw event as an EVENT hit before it is derived', async () => {
+    const fresh = uniqueNamespace('recall-fresh');
+    await ingest([anEvent(fresh).inConversation('c0', 1).by('USER').saying('The spare key is under the blue flowerpot').at('2026-02-01T10:00:00.000Z').build()]);
+    const hit = await eventually(async () => {
+      const hits = (await gqlOk<{ searchMemory: Hit[] }>(t.url, token, SEARCH, { ns: fresh, q: 'where is the spare key?' })).searchMemory;
+      return hits.find((h) => h.kind === 'EVENT');
+    }, 'the fresh event to be searchable', 15_000);
+    // Not derived yet: the projection runs on its own, ahead of derivation.
+    expect((await status(fresh)).pending).toBe(1);
+    expect(hit.event?.content).toBe('The spare key is under the blue flowerpot');
+    expect(hit.evidence.map((e) => e.id)).toEqual([hit.event?.id]);
+    expect(hit.channels).toEqual(expect.arrayContaining(['event_vector', 'event_keyword']));
+    const { rows } = await pg.query<{ n: number }>(`SELECT count(*)::int AS n FROM silver.event_embeddings WHERE event_id = $1`, [hit.event?.id]);
+    expect(rows[0]?.n).toBe(1);
+  });
+
+  it('ranks the current fact first, above the stale turn it superseded, with its own turn folded in', async () => {
+    await ingest([anEvent(ns).inConversation('c1', 1).by('USER').saying('I use vim for everything').at('2026-01-10T09:00:00.000Z').build()]);
+    await eventually(async () => (await pg.query(`SELECT 1 FROM silver.facts WHERE namespace = $1`, [ns])).rowCount, 'the vim fact', 60_000);
+    await ingest([
+      anEvent(ns).inConversation('c1', 2).by('USER').saying('I switched to neovim last week').at('2026-03-08T09:00:00.000Z').build(),
+      anEvent(ns).inConversation('c1', 3).by('USER').saying('I live in Berlin').at('2026-03-09T09:00:00.000Z').build(),
+      anEvent(ns).inConversation('c1', 4).by('USER').saying('My sister Anna visits us in June').at('2026-03-10T09:00:00.000Z').build(),
+    ]);
+    await settled(ns);
+
+    const hits = await search({ q: 'which editor does the user use?' });
+    expect(hits[0]?.kind).toBe('FACT');
+    expect(hits[0]?.fact?.statement).toMatch(/neovim/i);
+    expect(hits[0]?.evidence.map((e) => e.content)).toEqual(['I switched to neovim last week']);
+    expect(hits.some((h) => h.kind === 'EVENT' && h.event?.content === 'I switched to neovim last week')).toBe(false);
+    const stale = hits.findIndex((h) => h.kind === 'EVENT' && h.event?.content === 'I use vim for everything');
+    expect(stale).toBeGreaterThan(0);
+    expect(hits.every((h) => (h.fact ?? h.event)?.namespace === ns && h.evidence.every((e) => e.namespace === ns))).toBe(true);
+  });
+
+  it('applies asOf to events: only what had occurred by then', async () => {
+    const before = await search({ q: 'which editor does the user use?', asOf: '2026-02-01T00:00:00.000Z' });
+    expect(before.length).toBeGreaterThan(0);
+    expect(before.flatMap((h) => h.evidence.map((e) => e.content))).toEqual(['I use vim for everything']);
+    const events = await search({ q: 'Berlin sister neovim vim', asOf: '2026-03-08T12:00:00.000Z', filter: { kinds: ['EVENT'] } });
+    expect(events.every((h) => h.kind === 'EVENT' && Date.parse(h.event?.occurredAt ?? '') <= Date.parse('2026-03-08T12:00:00.000Z'))).toBe(true);
+  });
+
+  it('returns only the kinds asked for; fact-only filters imply facts', async () => {
+    const events = await search({ q: 'neovim Berlin', limit: 20, filter: { kinds: ['EVENT'] } });
+    expect(events.length).toBeGreaterThan(0);
+    expect(events.every((h) => h.kind === 'EVENT' && h.fact === null)).toBe(true);
+    const facts = await search({ q: 'neovim Berlin', limit: 20, filter: { factTypes: ['preference', 'attribute', 'relationship', 'event', 'plan'] } });
+    expect(facts.length).toBeGreaterThan(0);
+    expect(facts.every((h) => h.kind === 'FACT')).toBe(true);
+  });
+
+  it('never leaks a large, similar neighbour through the event channels, on the exact and the index path', async () => {
+    const noise = Array.from({ length: NEIGHBOURS }, (_, i) =>
+      anEvent(noisy).inConversation(`n${i % 20}`, i).by('USER').saying(`Bob${i} switched to neovim and lives in Berlin`).at('2026-03-10T09:00:00.000Z').build(),
+    );
+    for (let i = 0; i < noise.length; i += 200) await ingest(noise.slice(i, i + 200));
+    await eventually(async () => (await status(noisy)).outboxLag === 0, 'the neighbour to be projected', 240_000);
+    const projected = await t.app.neo4j.executeQuery(`MATCH (e:Event) WHERE e.namespace = $ns AND e.embedding IS NOT NULL RETURN count(e) AS n`, { ns: noisy });
+    expect(Number(projected.records[0]?.get('n'))).toBe(NEIGHBOURS);
+
+    const q = 'Bob switched to neovim and lives in Berlin';
+    const hits = await search({ q, limit: 50, filter: { kinds: ['EVENT'] } });
+    expect(hits.length).toBeGreaterThanOrEqual(3);
+    expect(hits.every((h) => h.event?.namespace === ns)).toBe(true);
+
+    // The index path (what a namespace above the exact-cosine size takes) stays scoped and is not starved.
+    const auth = await t.app.services.tokens.authenticate(`Bearer ${token}`);
+    const load: SearchLoaders = {
+      facts: (ids) => t.app.services.factRepository.factsByIds(ids).then((fs) => ids.map((id) => fs.find((f) => f.id === id) ?? null)),
+      events: (ids) => t.app.services.eventRepository.findByIds(ids).then((es) => ids.map((id) => es.find((e) => e.id === id) ?? null)),
+    };
+    const embedder = lazyEmbedder(() => loadEmbedder(t.app.config, () => undefined));
+    const viaIndex = await new SearchService(t.app.neo4j, embedder, { ...DEFAULT_SEARCH_SETTINGS, exactMaxFacts: 0 }).search(auth, { namespace: ns, query: q, limit: 4, filter: { kinds: ['EVENT'] } }, load);
+    expect(viaIndex).toHaveLength(4);
+    expect(viaIndex.every((h) => h.event?.namespace === ns)).toBe(true);
+
+    // And the neighbour's own search sees only its events.
+    const theirs = (await gqlOk<{ searchMemory: Hit[] }>(t.url, token, SEARCH, { ns: noisy, q: 'I use vim for everything', limit: 50 })).searchMemory;
+    expect(theirs.every((h) => (h.fact ?? h.event)?.namespace === noisy)).toBe(true);
+  });
+
+  it('refuses a caller without "search" on the namespace', async () => {
+    const other = (await createToken(t, [{ namespacePattern: noisy, capabilities: ['SEARCH', 'READ'] }], 'other')).token;
+    const denied = await gql(t.url, other, SEARCH, { ns, q: 'neovim' });
+    expect(denied.errors?.[0]?.extensions?.code).toBe('FORBIDDEN');
+  });
+});
