@@ -106,8 +106,10 @@ describe('the generated operations against the running service', () => {
     }, 'the fact in the graph');
     expect(trace.steps[0]).toMatchObject({ via: 'DIRECT', quote: expect.stringMatching(/Rust/) });
     const hits = (await agent.request(SearchMemoryDocument, { namespace: ns, query: 'which language for systems work: rust?', limit: 3 })).searchMemory;
-    expect(hits[0]?.fact.id).toBe(rust?.id);
+    expect(hits[0]?.kind).toBe('FACT');
+    expect(hits[0]?.fact?.id).toBe(rust?.id);
     expect(hits[0]?.channels.length).toBeGreaterThan(0);
+    expect(hits[0]?.evidence[0]?.content).toMatch(/Rust/);
 
     expect((await admin.request(RevokeTokenDocument, { id: created.createToken.info.id })).revokeToken).toBe(true);
     await expect(agent.request(ViewerDocument, {})).rejects.toMatchObject({ code: 'UNAUTHENTICATED' });
