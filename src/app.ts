@@ -24,6 +24,8 @@ import { GraphRebuildService } from './graph/graph-rebuild.service';
 import { checkExploreCompat } from './graph/explore/explore.schema';
 import { ExploreService } from './graph/explore/explore.service';
 import { ProjectionJob, projectorStep } from './graph/projection.job';
+import { ReembedJob } from './graph/reembed.job';
+import { ReembedService } from './graph/reembed.service';
 import { PollingLoop } from './common/loop';
 import { CandidateRepository } from './silver/candidate.repository';
 import { DeriveJob, DeriveObserver, deriveStep } from './silver/derive.job';
@@ -161,13 +163,14 @@ export async function startApp(config: AppConfig, stores: Pick<Stores, 'postgres
       factRepository,
       silver: new SilverReadService(factRepository, config.limits.maxPageSize),
       pipeline: new PipelineService(ds),
-      graph: new GraphRebuildService(ds, driver),
+      graph: new GraphRebuildService(ds, driver, { embedder, warn: (m) => log.warn(m) }),
       search: new SearchService(driver, embedder, undefined, (m) => log.warn(m)),
+      reembed: new ReembedService(ds, embedder),
       explore: new ExploreService(driver, ds, { queryTimeoutMs: config.limits.exploreTimeoutMs }, (field) => metrics.exploreQueries.inc({ field })),
     };
 
     const warn = (m: string) => log.warn(m);
-    const projector = new PollingLoop(projectorStep(new ProjectionJob(ds, driver, config.projector.batchSize), warn), config.projector.pollMs, warn);
+    const projector = new PollingLoop(projectorStep(new ProjectionJob(ds, driver, config.projector.batchSize, { embedder, warn }), warn), config.projector.pollMs, warn);
     let derive: PollingLoop | undefined;
     let jobs: PollingLoop | undefined;
     if (opts.worker) {
@@ -177,7 +180,10 @@ export async function startApp(config: AppConfig, stores: Pick<Stores, 'postgres
       derive = new PollingLoop(deriveStep(deriveJob, config.derive.concurrency, opts.onDerive ?? (() => undefined), warn), config.derive.pollMs, warn);
       const silverJobs = rebuildStep(new RebuildJob(ds, config.derive.workerId));
       const graphJobs = new GraphRebuildJob(ds, services.graph, config.derive.workerId);
-      jobs = new PollingLoop(async () => (await silverJobs()) || (await graphJobs.runNext()), config.derive.pollMs, warn);
+      const reembedJobs = new ReembedJob(ds, services.reembed, config.derive.workerId);
+      jobs = new PollingLoop(async () => (await silverJobs()) || (await graphJobs.runNext()) || (await reembedJobs.runNext()), config.derive.pollMs, warn);
+      const reembedJob = await services.reembed.enqueueIfModelChanged();
+      if (reembedJob) log.info({ job: reembedJob }, 'the embedding model changed: re-embedding facts and events (jobProgress shows progress)');
     }
     await listener.on(CHANNELS.events, (payload) => {
       const { namespace, ids } = JSON.parse(payload) as EventsIngestedNotification;

@@ -14,6 +14,7 @@ import { GraphRebuildService } from '../graph/graph-rebuild.service';
 import { ExploreService } from '../graph/explore/explore.service';
 import { PipelineService } from '../silver/pipeline.service';
 import { SearchService } from '../graph/search.service';
+import { ReembedService } from '../graph/reembed.service';
 import { SilverReadService } from '../silver/silver-read.service';
 import { Entity, Fact, FactSourceRow, JudgeDecisionRow, Relationship, RelationshipSourceRow } from '../silver/silver.types';
 
@@ -32,6 +33,7 @@ export interface Services {
   readonly pipeline: PipelineService;
   readonly graph: GraphRebuildService;
   readonly search: SearchService;
+  readonly reembed: ReembedService;
   readonly explore: ExploreService;
 }
 

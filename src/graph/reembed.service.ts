@@ -1,0 +1,129 @@
+import { DataSource } from 'typeorm';
+import { AccessException, AccessExceptionCode } from '../access/access.exception';
+import { AuthContext } from '../access/auth-context';
+import { Capability } from '../access/capability';
+import { Embedder } from '../silver/model-ports';
+import { JobRow, toJob } from '../silver/pipeline.service';
+import { GraphSourceRepository } from './graph-source.repository';
+
+export interface ReembedProgress {
+  phase: 'facts' | 'events';
+  done: number;
+}
+
+export interface ReembedResult {
+  model: string;
+  facts: number;
+  events: number;
+}
+
+/** Texts embedded per call (one batch through the embedder, one UPDATE, one outbox INSERT). */
+const PAGE = 256;
+const FIRST_UUID = '00000000-0000-0000-0000-000000000000';
+
+/**
+ * Vectors are only comparable within one model, and search compares a query only with vectors of
+ * the current model: after a model change (OFFLINE_EMBEDDER, EMBEDDING_MODEL) everything embedded
+ * by the old one would be invisible to the vector channels. Re-embedding gives every current fact
+ * and every event a vector of the current model, page by page, and queues their re-projection
+ * through the outbox (the projector writes them to Neo4j as usual).
+ */
+export class ReembedService {
+  constructor(
+    private readonly ds: DataSource,
+    private readonly embedder: () => Promise<Embedder>,
+  ) {}
+
+  /** Queues a `reembed` job for a namespace, or every namespace (needs "admin"; on "*" for all). */
+  async request(auth: AuthContext, namespace: string | null, reason: string | null): Promise<JobRow> {
+    const principal = namespace ? auth.require(Capability.ADMIN, namespace) : auth.requirePrincipal();
+    if (!namespace && !auth.can(Capability.ADMIN, '*')) {
+      throw new AccessException(AccessExceptionCode.FORBIDDEN, 're-embedding every namespace needs "admin" on "*"; pass a namespace to re-embed one');
+    }
+    return this.enqueue(namespace, reason?.trim() || 're-embedding requested', principal.tokenId);
+  }
+
+  /**
+   * At worker start: when anything was embedded by another model than the current one, queue one
+   * job for everything (unless one is already queued or running). Returns its id, if queued.
+   */
+  async enqueueIfModelChanged(): Promise<string | null> {
+    const model = (await this.embedder()).model;
+    const [row] = (await this.ds.query(
+      `SELECT (EXISTS (SELECT 1 FROM silver.facts WHERE embedding_model IS DISTINCT FROM $1 AND embedding_model IS NOT NULL AND retired_at IS NULL)
+               OR EXISTS (SELECT 1 FROM silver.event_embeddings x WHERE x.model <> $1
+                           AND NOT EXISTS (SELECT 1 FROM silver.event_embeddings y WHERE y.event_id = x.event_id AND y.model = $1))) AS changed,
+              EXISTS (SELECT 1 FROM ops.jobs WHERE kind = 'reembed' AND status IN ('queued', 'running')) AS pending`,
+      [model],
+    )) as Array<{ changed: boolean; pending: boolean }>;
+    if (!row?.changed || row.pending) return null;
+    return (await this.enqueue(null, `embedding model is now ${model}`, null)).id;
+  }
+
+  private async enqueue(namespace: string | null, reason: string, createdBy: string | null): Promise<JobRow> {
+    const [row] = (await this.ds.query(`INSERT INTO ops.jobs (kind, namespace, reason, created_by) VALUES ('reembed', $1, $2, $3) RETURNING *`, [namespace, reason, createdBy])) as Array<
+      Record<string, unknown>
+    >;
+    await this.ds.query(`SELECT pg_notify('medallion_jobs', $1)`, [JSON.stringify({ id: row?.id })]);
+    return toJob(row as Record<string, unknown>);
+  }
+
+  /** Re-embeds what is not embedded by the current model; idempotent (a second run finds nothing to do). */
+  async run(namespace: string | null, onProgress: (p: ReembedProgress) => void = () => undefined): Promise<ReembedResult> {
+    const embedder = await this.embedder();
+    const model = embedder.model;
+    let facts = 0;
+    for (let after = FIRST_UUID; ; ) {
+      const rows = (await this.ds.query(
+        `SELECT id::text AS id, namespace, statement FROM silver.facts
+          WHERE ($1::text IS NULL OR namespace = $1) AND retired_at IS NULL AND embedding_model IS DISTINCT FROM $2 AND id > $3::uuid
+          ORDER BY id LIMIT $4`,
+        [namespace, model, after, PAGE],
+      )) as Array<{ id: string; namespace: string; statement: string }>;
+      if (rows.length === 0) break;
+      const vectors = await embedder.embed(rows.map((r) => r.statement));
+      const payload = JSON.stringify(rows.map((r, i) => ({ id: r.id, embedding: vectors[i] })));
+      await this.ds.transaction(async (em) => {
+        await em.query(
+          `UPDATE silver.facts f SET embedding = v.embedding::real[], embedding_model = $2
+             FROM json_to_recordset($1::json) AS v(id uuid, embedding float8[]) WHERE f.id = v.id`,
+          [payload, model],
+        );
+        await em.query(
+          `INSERT INTO ops.outbox (namespace, aggregate_type, aggregate_id, op, payload)
+           SELECT namespace, 'fact', id::text, 'upsert', jsonb_build_object('id', id) FROM silver.facts WHERE id = ANY($1::uuid[])`,
+          [rows.map((r) => r.id)],
+        );
+      });
+      facts += rows.length;
+      after = (rows[rows.length - 1] as { id: string }).id;
+      onProgress({ phase: 'facts', done: facts });
+    }
+
+    let events = 0;
+    for (let after = FIRST_UUID; ; ) {
+      const rows = (await this.ds.query(
+        `SELECT e.id::text AS id, e.namespace, e.content FROM bronze.events e
+          WHERE ($1::text IS NULL OR e.namespace = $1) AND e.id > $3::uuid
+            AND NOT EXISTS (SELECT 1 FROM silver.event_embeddings x WHERE x.event_id = e.id AND x.model = $2)
+          ORDER BY e.id LIMIT $4`,
+        [namespace, model, after, PAGE],
+      )) as Array<{ id: string; namespace: string; content: string }>;
+      if (rows.length === 0) break;
+      const vectors = await embedder.embed(rows.map((r) => r.content));
+      await this.ds.transaction(async (em) => {
+        await new GraphSourceRepository(em).saveEventEmbeddings(rows.map((r, i) => ({ eventId: r.id, namespace: r.namespace, model, embedding: vectors[i] as number[] })));
+        await em.query(
+          `INSERT INTO ops.outbox (namespace, aggregate_type, aggregate_id, op, payload)
+           SELECT t.namespace, 'event', t.id, 'upsert', jsonb_build_object('id', t.id) FROM unnest($1::text[], $2::text[]) AS t(id, namespace)`,
+          [rows.map((r) => r.id), rows.map((r) => r.namespace)],
+        );
+      });
+      events += rows.length;
+      after = (rows[rows.length - 1] as { id: string }).id;
+      onProgress({ phase: 'events', done: events });
+    }
+    // Vectors of other models stay (the runtime role deletes nothing); search never compares across models.
+    return { model, facts, events };
+  }
+}
