@@ -3,6 +3,7 @@ import { deriveThroughput } from './derive';
 import { ingestThroughput } from './ingest';
 import { ingestLatency } from './ingest-latency';
 import { provenanceBench } from './provenance';
+import { recallBench } from './recall';
 import { searchBench } from './search';
 
 /** `npm run bench -- [name ...]`: runs the named benchmarks (default: all) and writes bench/results/. */
@@ -13,6 +14,7 @@ const BENCHMARKS: Record<string, () => Promise<void>> = {
   'extract-quality': extractQuality,
   search: searchBench,
   provenance: provenanceBench,
+  recall: recallBench,
 };
 
 async function main(): Promise<void> {

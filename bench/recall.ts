@@ -1,0 +1,189 @@
+import { randomBytes } from 'node:crypto';
+import { Client } from 'pg';
+import { nowMs, percentile, report, round, summarize, withBenchApp } from './harness';
+import { LocomoConversation, loadLocomo, locomoFile, recallAt, summariseRecall, TurnBm25 } from './locomo';
+
+/** Runs one GraphQL operation as some caller; throws on errors. */
+export type Post = <T>(query: string, variables: Record<string, unknown>) => Promise<T>;
+
+export function poster(url: string, token: string): Post {
+  return async <T>(query: string, variables: Record<string, unknown>): Promise<T> => {
+    const res = await fetch(`${url}/graphql`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` },
+      body: JSON.stringify({ query, variables }),
+    });
+    const body = (await res.json()) as { data?: T; errors?: unknown[] };
+    if (body.errors?.length || !body.data) throw new Error(`GraphQL error: ${JSON.stringify(body.errors ?? body)}`);
+    return body.data;
+  };
+}
+
+const INGEST = `mutation($input: [EventInput!]!) { ingestEvents(input: $input) { status reason } }`;
+const STATUS = `query($ns: String!) { pipelineStatus(namespace: $ns) { pending deadLetters outboxLag } }`;
+export const SEARCH = `query($ns: String!, $q: String!, $limit: Int) {
+  searchMemory(namespace: $ns, query: $q, limit: $limit) { kind channels evidence { sourceEventId } }
+}`;
+
+interface SearchHit {
+  kind: 'FACT' | 'EVENT';
+  channels: string[];
+  evidence: Array<{ sourceEventId: string }>;
+}
+
+/** One event per turn, as issue 9 specifies: "Speaker: text", actor = speaker, the session's date, conversation/session/sequence set. */
+export function turnEvents(ns: string, conv: LocomoConversation, turns = conv.turns): Array<Record<string, unknown>> {
+  return turns.map((t) => ({
+    namespace: ns,
+    source: 'locomo',
+    sourceEventId: t.diaId,
+    kind: 'MESSAGE',
+    role: 'USER',
+    actor: t.speaker,
+    content: t.content,
+    occurredAt: t.occurredAt.toISOString(),
+    conversationId: conv.sampleId,
+    sessionId: `session_${t.session}`,
+    sequenceNum: t.sequenceNum,
+  }));
+}
+
+export async function ingestTurns(post: Post, events: Array<Record<string, unknown>>, batchSize = 100): Promise<void> {
+  for (let i = 0; i < events.length; i += batchSize) {
+    const res = await post<{ ingestEvents: Array<{ status: string; reason: string | null }> }>(INGEST, { input: events.slice(i, i + batchSize) });
+    const bad = res.ingestEvents.filter((r) => r.status === 'REJECTED');
+    if (bad.length > 0) throw new Error(`rejected turns: ${JSON.stringify(bad.slice(0, 3))}`);
+  }
+}
+
+/** Until every namespace has nothing pending and nothing left to project. */
+export async function waitSettled(post: Post, namespaces: readonly string[], timeoutMs: number, onTick?: (pending: number) => void): Promise<{ deadLetters: number }> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const all = await Promise.all(namespaces.map((ns) => post<{ pipelineStatus: { pending: number; deadLetters: number; outboxLag: number } }>(STATUS, { ns })));
+    const pending = all.reduce((a, s) => a + s.pipelineStatus.pending + s.pipelineStatus.outboxLag, 0);
+    onTick?.(pending);
+    if (pending === 0) return { deadLetters: all.reduce((a, s) => a + s.pipelineStatus.deadLetters, 0) };
+    if (Date.now() > deadline) throw new Error(`not settled after ${timeoutMs} ms: ${pending} events pending or unprojected`);
+    await new Promise((r) => setTimeout(r, 250));
+  }
+}
+
+export interface AskedQuestion {
+  category: number;
+  recall: number;
+  bm25: number;
+  ms: number;
+  kinds: { FACT: number; EVENT: number };
+}
+
+/** Every question through searchMemory(limit: 10), scored against its gold evidence, beside BM25 on the same turns. */
+export async function askQuestions(post: Post, ns: string, conv: LocomoConversation, questions = conv.questions, turns = conv.turns): Promise<AskedQuestion[]> {
+  const bm25 = new TurnBm25(turns);
+  const out: AskedQuestion[] = [];
+  for (const q of questions) {
+    const t0 = nowMs();
+    const res = await post<{ searchMemory: SearchHit[] }>(SEARCH, { ns, q: q.question, limit: 10 });
+    const ms = nowMs() - t0;
+    const retrieved = res.searchMemory.flatMap((h) => h.evidence.map((e) => e.sourceEventId));
+    const kinds = { FACT: 0, EVENT: 0 };
+    for (const h of res.searchMemory) kinds[h.kind] += 1;
+    out.push({ category: q.category, recall: recallAt(retrieved, q.evidence), bm25: recallAt(bm25.search(q.question, 10), q.evidence), ms, kinds });
+  }
+  return out;
+}
+
+/**
+ * Ack → first searchable: events ingested one at a time at conversational pace into a fresh
+ * namespace, each polled by a word only it holds until searchMemory returns it as a hit.
+ */
+async function searchableAtOnce(post: Post, n: number): Promise<{ ms: ReturnType<typeof summarize>; kinds: Record<string, number> }> {
+  const ns = `fresh-${randomBytes(4).toString('hex')}`;
+  const ms: number[] = [];
+  const kinds: Record<string, number> = {};
+  for (let i = 0; i < n; i++) {
+    const word = `zq${randomBytes(5).toString('hex')}`;
+    await post(INGEST, { input: [{ namespace: ns, source: 'fresh', sourceEventId: `e${i}`, kind: 'MESSAGE', role: 'USER', actor: 'Sam', content: `Sam: my locker code is ${word}` }] });
+    const acked = nowMs();
+    for (;;) {
+      const res = await post<{ searchMemory: SearchHit[] }>(SEARCH, { ns, q: word, limit: 5 });
+      const hit = res.searchMemory.find((h) => h.evidence.some((e) => e.sourceEventId === `e${i}`));
+      if (hit) {
+        ms.push(nowMs() - acked);
+        kinds[hit.kind] = (kinds[hit.kind] ?? 0) + 1;
+        break;
+      }
+      if (nowMs() - acked > 60_000) throw new Error(`event e${i} not searchable after 60 s`);
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    await new Promise((r) => setTimeout(r, 500)); // conversational pace: no batch ever fills
+  }
+  return { ms: summarize(ms), kinds };
+}
+
+/**
+ * `npm run bench -- recall`: the LoCoMo development conversations through the real service
+ * (ingest → derivation → projection → searchMemory), Recall@10 of the evidence turns against BM25
+ * over the raw turns in the same run, per category, search latency, and ack → searchable.
+ */
+export async function recallBench(): Promise<void> {
+  const convs = loadLocomo();
+  if (!convs) {
+    process.stdout.write(`recall: skipped, the LoCoMo development split is not at ${locomoFile()} (set EVAL_DIR)\n`);
+    return;
+  }
+  await withBenchApp(async ({ app, url, adminToken, postgresUrl }) => {
+    const post = poster(url, adminToken);
+    const run = randomBytes(3).toString('hex');
+    const namespaces = convs.map((c) => `locomo-${c.sampleId}-${run}`);
+    const turns = convs.reduce((a, c) => a + c.turns.length, 0);
+    const t0 = nowMs();
+    await Promise.all(convs.map((c, i) => ingestTurns(post, turnEvents(namespaces[i] as string, c))));
+    const ingestMs = nowMs() - t0;
+    let last = 0;
+    const { deadLetters } = await waitSettled(post, namespaces, 1_800_000, (pending) => {
+      if (nowMs() - last > 10_000) {
+        process.stdout.write(`  recall: ${pending} events pending or unprojected…\n`);
+        last = nowMs();
+      }
+    });
+    const settleMs = nowMs() - t0;
+
+    const pg = new Client({ connectionString: postgresUrl });
+    await pg.connect();
+    const coverage = await pg.query<{ namespace: string; turns: number; with_fact: number; facts: number }>(
+      `SELECT e.namespace, count(DISTINCT e.id)::int AS turns, count(DISTINCT s.event_id)::int AS with_fact,
+              (SELECT count(*)::int FROM silver.facts f WHERE f.namespace = e.namespace AND f.retired_at IS NULL) AS facts
+         FROM bronze.events e LEFT JOIN silver.fact_sources s ON s.event_id = e.id
+        WHERE e.namespace = ANY($1) GROUP BY e.namespace ORDER BY e.namespace`,
+      [namespaces],
+    );
+    await pg.end();
+
+    // Warm up the embedder and plan caches, then measure.
+    for (const ns of namespaces) await post(SEARCH, { ns, q: 'warm up', limit: 10 });
+    const asked: AskedQuestion[] = [];
+    for (let i = 0; i < convs.length; i++) asked.push(...(await askQuestions(post, namespaces[i] as string, convs[i] as LocomoConversation)));
+    const main = asked.filter((q) => q.category >= 1 && q.category <= 4);
+    const adversarial = asked.filter((q) => q.category === 5);
+    const ours = summariseRecall(main.map((q) => ({ category: q.category, recall: q.recall })));
+    const bm25 = summariseRecall(main.map((q) => ({ category: q.category, recall: q.bm25 })));
+    const fresh = await searchableAtOnce(post, Number(process.env.BENCH_FRESH_N ?? 20));
+    const hitKinds = main.reduce((a, q) => ({ FACT: a.FACT + q.kinds.FACT, EVENT: a.EVENT + q.kinds.EVENT }), { FACT: 0, EVENT: 0 });
+
+    report('recall', {
+      data: { file: 'locomo-dev.json (3 conversations; read in place)', conversations: convs.map((c) => c.sampleId), turns, questions: asked.length },
+      models: { embedder: app.config.models.offlineEmbedder, openai: Boolean(app.config.openai.extractionModel || app.config.openai.embeddingModel) },
+      recallAt10: { ours: ours.recallAt10, bm25: bm25.recallAt10, difference: round(ours.recallAt10 - bm25.recallAt10, 3), questions: ours.questions },
+      byCategory: Object.fromEntries(Object.keys(ours.byCategory).map((k) => [k, { ours: ours.byCategory[k]?.recallAt10, bm25: bm25.byCategory[k]?.recallAt10, questions: ours.byCategory[k]?.questions }])),
+      adversarial: { questions: adversarial.length, ours: summariseRecall(adversarial.map((q) => ({ category: 5, recall: q.recall }))).recallAt10, bm25: summariseRecall(adversarial.map((q) => ({ category: 5, recall: q.bm25 }))).recallAt10 },
+      searchMemoryMs: { ...summarize(asked.map((q) => q.ms)), p99: round(percentile(asked.map((q) => q.ms), 99)) },
+      hitKinds,
+      pipeline: { ingestMs: round(ingestMs), settleMs: round(settleMs), eventsPerSecondToSettled: round(turns / (settleMs / 1000), 1), deadLetters },
+      factCoverage: coverage.rows.map((r) => ({ namespace: r.namespace, turns: r.turns, turnsWithFact: r.with_fact, share: round(r.with_fact / r.turns, 3), currentFacts: r.facts })),
+      ackToSearchableMs: fresh.ms,
+      ackToSearchableHitKinds: fresh.kinds,
+      note: 'Recall@10 = |first 10 distinct evidence events in hit order ∩ gold| / |gold|, categories 1-4; BM25 = wink-bm25-text-search over the raw turn contents (lowercase, stop words, Porter-2 stems), same turns, same questions',
+    });
+  });
+}
