@@ -3,7 +3,16 @@ import { CreateBronze1764400000001 } from './1764400000001-create-bronze';
 import { CreateOps1764400000002 } from './1764400000002-create-ops';
 import { CreateSilver1764400000003 } from './1764400000003-create-silver';
 import { PartitionRace1764400000004 } from './1764400000004-partition-race';
+import { BronzeOwnerPath1764400000005 } from './1764400000005-bronze-owner-path';
 import { EventEmbeddings1764400000010 } from './1764400000010-event-embeddings';
 
 /** Every migration, oldest first. Listed explicitly so no glob depends on the build layout. */
-export const migrations = [CreateSchemasAndAccess1764400000000, CreateBronze1764400000001, CreateOps1764400000002, CreateSilver1764400000003, PartitionRace1764400000004, EventEmbeddings1764400000010];
+export const migrations = [
+  CreateSchemasAndAccess1764400000000,
+  CreateBronze1764400000001,
+  CreateOps1764400000002,
+  CreateSilver1764400000003,
+  PartitionRace1764400000004,
+  BronzeOwnerPath1764400000005,
+  EventEmbeddings1764400000010,
+];

@@ -40,12 +40,16 @@ import { SilverReadService } from './silver/silver-read.service';
 import { startEmbeddedPostgres } from './infra/local-services/embedded-postgres';
 import { startLocalNeo4j } from './infra/local-services/local-neo4j';
 import { applyNeo4jSchema, createNeo4jDriver, Neo4jConnection, pingNeo4j } from './infra/neo4j/neo4j-client';
-import { assertPostgresVersion, connectPostgres, migrate, QueryCounter } from './infra/postgres/data-source';
+import { QueryCounter } from './infra/postgres/data-source';
+import { openDatabase } from './infra/postgres/database';
 import { PgListener } from './infra/pubsub/pg-listener';
 import { AppPubSub, CHANNELS, createAppPubSub, EventsIngestedNotification, FactsChangedNotification } from './infra/pubsub/topics';
 
 export interface Stores {
+  /** The owner's connection: migrations and grants, at start only. */
   readonly postgresUrl: string;
+  /** The runtime role's connection (owns nothing in Bronze); unset: the service runs as the owner. */
+  readonly postgresRuntimeUrl?: string;
   readonly neo4j: Neo4jConnection;
   stop(): Promise<void>;
 }
@@ -56,6 +60,7 @@ export async function startStores(config: AppConfig, log: AppLogger): Promise<St
   const stops: Array<() => Promise<void>> = [];
   try {
     let postgresUrl = config.databaseUrl;
+    let postgresRuntimeUrl = config.databaseRuntimeUrl;
     if (!postgresUrl) {
       const t0 = Date.now();
       const pg = await startEmbeddedPostgres({
@@ -65,6 +70,7 @@ export async function startStores(config: AppConfig, log: AppLogger): Promise<St
       });
       stops.push(() => pg.stop());
       postgresUrl = pg.url;
+      postgresRuntimeUrl = pg.runtimeUrl;
       log.info({ ms: Date.now() - t0, dataDir: pg.dataDir, port: pg.port }, 'embedded PostgreSQL started');
     }
     let neo4j = config.neo4j;
@@ -84,6 +90,7 @@ export async function startStores(config: AppConfig, log: AppLogger): Promise<St
     const resolved = neo4j;
     return {
       postgresUrl,
+      postgresRuntimeUrl,
       neo4j: resolved,
       async stop() {
         for (const stop of stops.reverse()) await stop().catch((err) => log.error({ err }, 'stopping a store failed'));
@@ -123,14 +130,16 @@ export interface App {
 }
 
 /** Wires the service on already-running stores: migrations, bootstrap admin, API and workers. */
-export async function startApp(config: AppConfig, stores: Pick<Stores, 'postgresUrl' | 'neo4j'>, opts: AppOptions, log: AppLogger): Promise<App> {
-  const { ds, counter } = await connectPostgres({ url: stores.postgresUrl, log: (m) => log.debug(m) });
-  const cleanups: Array<() => Promise<void>> = [() => ds.destroy()];
+export async function startApp(config: AppConfig, stores: Pick<Stores, 'postgresUrl' | 'postgresRuntimeUrl' | 'neo4j'>, opts: AppOptions, log: AppLogger): Promise<App> {
+  const database = await openDatabase({
+    ownerUrl: stores.postgresUrl,
+    runtimeUrl: stores.postgresRuntimeUrl,
+    window: { maxPastDays: config.limits.occurredAtMaxPastDays, maxFutureDays: config.limits.occurredAtMaxFutureDays },
+    log: { info: (m, fields) => log.info(fields ?? {}, m), warn: (m) => log.warn(m), debug: (m) => log.debug(m) },
+  });
+  const { ds, counter } = database;
+  const cleanups: Array<() => Promise<void>> = [() => database.close()];
   try {
-    await assertPostgresVersion(ds);
-    const applied = await migrate(ds);
-    if (applied.length > 0) log.info({ applied }, 'migrations applied');
-
     const driver = createNeo4jDriver(stores.neo4j);
     cleanups.push(() => driver.close());
     await applyNeo4jSchema(driver);
@@ -141,7 +150,7 @@ export async function startApp(config: AppConfig, stores: Pick<Stores, 'postgres
     if (generated) announceAdminToken(config, generated, log);
 
     const pubSub: AppPubSub = createAppPubSub();
-    const listener = new PgListener(stores.postgresUrl, (m) => log.warn(m));
+    const listener = new PgListener(stores.postgresRuntimeUrl ?? stores.postgresUrl, (m) => log.warn(m));
     await listener.start();
     cleanups.push(() => listener.close());
 

@@ -16,4 +16,9 @@ trap stop EXIT
 su postgres -c "$BIN/initdb -D $dir/data -U postgres --auth=trust -E UTF8 --locale=C" >/dev/null
 su postgres -c "$BIN/pg_ctl -D $dir/data -o '-p $port -c listen_addresses=127.0.0.1 -k $dir' -l $dir/log -w start" >/dev/null
 echo "pg15: $($BIN/postgres --version) on port $port"
-DATABASE_URL="postgres://postgres@127.0.0.1:$port/postgres" npx jest --runInBand test/
+# As docs/bronze.md tells an operator: the service runs its queries as a plain LOGIN role that
+# owns nothing; DATABASE_URL's role (here the superuser) owns the schema and runs migrations.
+"$BIN/psql" "postgres://postgres@127.0.0.1:$port/postgres" -qc 'CREATE ROLE medallion_runtime LOGIN'
+DATABASE_URL="postgres://postgres@127.0.0.1:$port/postgres" \
+DATABASE_RUNTIME_URL="postgres://medallion_runtime@127.0.0.1:$port/postgres" \
+  npx jest --runInBand test/

