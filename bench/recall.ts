@@ -8,10 +8,16 @@ export type Post = <T>(query: string, variables: Record<string, unknown>) => Pro
 
 export function poster(url: string, token: string): Post {
   return async <T>(query: string, variables: Record<string, unknown>): Promise<T> => {
-    const res = await fetch(`${url}/graphql`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` },
-      body: JSON.stringify({ query, variables }),
+    const send = () =>
+      fetch(`${url}/graphql`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` },
+        body: JSON.stringify({ query, variables }),
+      });
+    // A kept-alive socket the server closed meanwhile fails the request; the next one opens a new socket.
+    const res = await send().catch(async () => {
+      await new Promise((r) => setTimeout(r, 200));
+      return send();
     });
     const body = (await res.json()) as { data?: T; errors?: unknown[] };
     if (body.errors?.length || !body.data) throw new Error(`GraphQL error: ${JSON.stringify(body.errors ?? body)}`);

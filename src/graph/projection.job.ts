@@ -148,7 +148,8 @@ export async function embedMissing(source: GraphSourceRepository, events: EventN
     embedding.warn(`projector: embedding ${missing.length} events failed, projected without vectors: ${err instanceof Error ? err.message : String(err)}`);
     return events;
   }
-  const fresh = new Map(missing.map((e, i) => [e.id, vectors[i] ?? null]));
+  // Stored as real[]: project the same float32 values a rebuild will read back.
+  const fresh = new Map(missing.map((e, i) => [e.id, vectors[i]?.map(Math.fround) ?? null]));
   await source.saveEventEmbeddings(missing.flatMap((e) => {
     const v = fresh.get(e.id);
     return v ? [{ eventId: e.id, namespace: e.namespace, model: embedder.model, embedding: v }] : [];

@@ -27,7 +27,7 @@ describe('Graph projection: Silver in Neo4j through the outbox, rebuildable and 
     eventually(async () => {
       const [row] = (await t.app.ds.query(`SELECT count(*)::int AS n FROM ops.outbox WHERE processed_at IS NULL AND namespace = $1`, [namespace])) as Array<{ n: number }>;
       return row?.n === 0;
-    }, `the outbox of ${namespace} to drain`, 30_000);
+    }, `the outbox of ${namespace} to drain`, 120_000);
 
   beforeAll(async () => {
     t = await startTestApp({ OFFLINE_EMBEDDER: 'hashing', DERIVE_MAX_WAIT_MS: '0', DERIVE_POLL_MS: '50', PROJECTOR_POLL_MS: '50' });

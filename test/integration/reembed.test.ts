@@ -55,12 +55,12 @@ describe('re-embedding after an embedding-model change', () => {
     const before = (await gqlOk<{ searchMemory: Array<{ channels: string[] }> }>(t.url, token, SEARCH, { ns, q: 'sailing to a lighthouse' })).searchMemory;
     expect(before.some((h) => h.channels.includes('vector') || h.channels.includes('event_vector'))).toBe(false);
 
-    // A worker starting with the current model sees the change and queues one job (and not a second).
+    // A worker starting with the current model sees the change and queues one job for every namespace (and not a second).
     const jobId = await t.app.services.reembed.enqueueIfModelChanged();
     expect(jobId).not.toBeNull();
     expect(await t.app.services.reembed.enqueueIfModelChanged()).toBeNull();
     const job = await eventually(async () => {
-      const j = (await gqlOk<{ job: { status: string; progressDone: number; message: string | null; error: string | null } }>(t.url, token, JOB, { id: jobId })).job;
+      const j = (await gqlOk<{ job: { status: string; progressDone: number; message: string | null; error: string | null } }>(t.url, t.adminToken, JOB, { id: jobId })).job;
       return j.status === 'succeeded' || j.status === 'failed' ? j : undefined;
     }, 'the re-embedding job', 60_000);
     expect(job).toMatchObject({ status: 'succeeded', error: null });
