@@ -40,9 +40,10 @@ function resolveToken(config: AppConfig, o: ImportCommandOptions): string {
   throw new CliError(`no API token: set MEDALLION_TOKEN, pass --token-file FILE, or run the service once so ${file} exists`);
 }
 
-/** Why fetch could not reach the service, e.g. ECONNREFUSED, or undefined for other errors. */
+/** Why fetch could not reach the service (e.g. ECONNREFUSED), or undefined for other errors. */
 function networkCause(err: unknown): string | undefined {
-  if (!(err instanceof TypeError)) return undefined;
+  // Not `instanceof TypeError`: fetch's errors may come from another realm (jest, vm contexts).
+  if (!(err instanceof Error) || err instanceof MemoryClientError || err.name !== 'TypeError') return undefined;
   const cause = (err as { cause?: { code?: unknown; message?: unknown } }).cause;
   return typeof cause?.code === 'string' ? cause.code : typeof cause?.message === 'string' ? cause.message : err.message;
 }
