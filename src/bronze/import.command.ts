@@ -43,9 +43,9 @@ function resolveToken(config: AppConfig, o: ImportCommandOptions): string {
 /** Why fetch could not reach the service (e.g. ECONNREFUSED), or undefined for other errors. */
 function networkCause(err: unknown): string | undefined {
   // Not `instanceof TypeError`: fetch's errors may come from another realm (jest, vm contexts).
-  if (!(err instanceof Error) || err instanceof MemoryClientError || err.name !== 'TypeError') return undefined;
-  const cause = (err as { cause?: { code?: unknown; message?: unknown } }).cause;
-  return typeof cause?.code === 'string' ? cause.code : typeof cause?.message === 'string' ? cause.message : err.message;
+  const e = err as { name?: unknown; message?: unknown; cause?: { code?: unknown; message?: unknown } } | null;
+  if (typeof e !== 'object' || e === null || err instanceof MemoryClientError || e.name !== 'TypeError') return undefined;
+  return [e.cause?.code, e.cause?.message, e.message].find((v): v is string => typeof v === 'string');
 }
 
 /** Sends batches to a running service's `ingestEvents` through the typed client. */

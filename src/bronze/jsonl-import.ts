@@ -11,8 +11,8 @@ export interface ImportItemResult {
 
 /**
  * Thrown by a sender when the service refused a request as a whole because of what it holds
- * (BAD_USER_INPUT, e.g. a value GraphQL cannot coerce): the importer then sends its lines one by
- * one, so that each bad line is reported by its number and the others are stored.
+ * (BAD_USER_INPUT, e.g. a value GraphQL cannot coerce): the importer then sends it again in
+ * halves until each bad line stands alone, so it is reported by its number and the others stored.
  */
 export class BatchInputError extends Error {
   constructor(
@@ -92,7 +92,12 @@ export async function importJsonl(file: string, send: SendBatch, opts: ImportOpt
       if (!(err instanceof BatchInputError)) throw err;
       const [only] = items;
       if (items.length === 1 && only) summary.rejected.push({ line: only.line, code: err.code, reason: err.message });
-      else for (const item of items) await sendLines([item]);
+      else {
+        // Halve until the refused lines stand alone: a few requests per bad line, not one per line.
+        const half = Math.ceil(items.length / 2);
+        await sendLines(items.slice(0, half));
+        await sendLines(items.slice(half));
+      }
     }
   };
   const flush = async () => {

@@ -1,4 +1,5 @@
 import fs from 'node:fs';
+import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { CliError, ImportCommandOptions, runImportCommand } from '../../src/bronze/import.command';
@@ -90,9 +91,15 @@ describe('medallion ingest FILE.jsonl', () => {
     const tokenFile = path.join(dir, 'token.txt');
     fs.writeFileSync(tokenFile, `${token}\n`);
     expect((await run(file, '7', { tokenFile })).out).toContain('1 created');
-    const err = await run(file, '7', { token, url: 'http://127.0.0.1:9' }).catch((e: unknown) => e);
+    const port = await new Promise<number>((resolve) => {
+      const probe = net.createServer().listen(0, '127.0.0.1', () => {
+        const { port: p } = probe.address() as net.AddressInfo;
+        probe.close(() => resolve(p));
+      });
+    });
+    const err = await run(file, '7', { token, url: `http://127.0.0.1:${port}` }).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(CliError);
-    expect((err as Error).message).toMatch(/cannot reach the service at http:\/\/127\.0\.0\.1:9 \(ECONNREFUSED\)/);
+    expect((err as Error).message).toBe(`cannot reach the service at http://127.0.0.1:${port} (ECONNREFUSED): start it (npm start) or pass --url`);
   });
 
   it('explains a batch size the service would refuse', async () => {
