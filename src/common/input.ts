@@ -14,15 +14,20 @@ export function textProblem(value: string): string | undefined {
 
 /** The first string (or object key) in a value that cannot be stored unchanged, with its path. */
 export function findTextProblem(value: unknown, path: string): { path: string; problem: string } | undefined {
-  const stack: Array<{ v: unknown; p: string }> = [{ v: value, p: path }];
+  // A list element's path is built only when needed: a 100k-element list must stay cheap.
+  const stack: Array<{ v: unknown; p: string; i?: number }> = [{ v: value, p: path }];
   while (stack.length > 0) {
-    const { v, p } = stack.pop() as { v: unknown; p: string };
+    const { v, p: parent, i } = stack.pop() as (typeof stack)[number];
     if (typeof v === 'string') {
       const problem = textProblem(v);
-      if (problem) return { path: p, problem };
-    } else if (Array.isArray(v)) {
-      for (let i = v.length - 1; i >= 0; i--) stack.push({ v: v[i], p: `${p}[${i}]` });
-    } else if (v !== null && typeof v === 'object' && !(v instanceof Date)) {
+      if (problem) return { path: i === undefined ? parent : `${parent}[${i}]`, problem };
+      continue;
+    }
+    if (v === null || typeof v !== 'object' || v instanceof Date) continue;
+    const p = i === undefined ? parent : `${parent}[${i}]`;
+    if (Array.isArray(v)) {
+      for (let k = v.length - 1; k >= 0; k--) stack.push({ v: v[k], p, i: k });
+    } else {
       for (const [k, child] of Object.entries(v)) {
         const problem = textProblem(k);
         if (problem) return { path: `${p} (a key)`, problem };
