@@ -7,7 +7,7 @@ import { App, startApp, startStores, Stores } from './app';
 import { ConfigError, loadConfig } from './common/config';
 import { createLogger } from './common/logger';
 import { printAppSchema } from './api/schema';
-import { ImportCommandOptions, runImportCommand } from './bronze/import.command';
+import { CliError, ImportCommandOptions, runImportCommand } from './bronze/import.command';
 
 const program = new Command()
   .name('medallion')
@@ -74,14 +74,15 @@ program
   .command('ingest <file>')
   .description('import a JSONL file (one EventInput per line) into a running service; safe to re-run')
   .option('--url <url>', 'service URL', `http://127.0.0.1:${process.env.PORT ?? 4000}`)
-  .option('--token <token>', 'API token with "ingest" (default: MEDALLION_TOKEN, then DATA_DIR/admin.token)')
+  .option('--token-file <file>', 'file holding an API token with "ingest" (default: MEDALLION_TOKEN, then DATA_DIR/admin.token)')
+  .option('--token <token>', 'API token on the command line (npm and shells echo it: prefer MEDALLION_TOKEN or --token-file)')
   .option('--batch-size <n>', 'events per request', '500')
   .action(async (file: string, o: ImportCommandOptions) => {
     process.exitCode = await runImportCommand(loadConfig(), file, o);
   });
 
 program.parseAsync(process.argv).catch((err: unknown) => {
-  if (err instanceof ConfigError) process.stderr.write(`${err.message}\n`);
+  if (err instanceof ConfigError || err instanceof CliError) process.stderr.write(`${err.message}\n`);
   else process.stderr.write(`${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
   process.exit(1);
 });

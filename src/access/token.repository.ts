@@ -54,7 +54,9 @@ export class TokenRepository {
     const row = rows[0];
     if (!row) return undefined;
     const rec = toTokenRecord(row);
-    return { tokenId: rec.id, principalId: rec.principalId, name: rec.name, grants: rec.grants };
+    // Names are shown in every FORBIDDEN message: bound ones stored before names were checked.
+    const name = rec.name.length > 200 ? `${rec.name.slice(0, 199).replace(/[\ud800-\udbff]$/, '')}…` : rec.name;
+    return { tokenId: rec.id, principalId: rec.principalId, name, grants: rec.grants };
   }
 
   async findById(id: string): Promise<TokenRecord | undefined> {

@@ -1,8 +1,10 @@
-import { Arg, Ctx, ID, Mutation, Query, Resolver } from 'type-graphql';
+import { Arg, Ctx, ID, Mutation, Query, Resolver, UseMiddleware } from 'type-graphql';
 import { RequestContext } from '../api/context';
+import { StorableTextArgs } from '../common/storable-args.middleware';
 import { ApiToken, NewToken, TokenInput, Viewer } from './token.graphql';
 
 @Resolver()
+@UseMiddleware(StorableTextArgs)
 export class TokenResolver {
   @Query(() => Viewer, { description: 'Who you are and what your token may do.' })
   viewer(@Ctx() ctx: RequestContext): Viewer {

@@ -1,4 +1,5 @@
 import { createHash, randomBytes } from 'node:crypto';
+import { isUuid } from '../common/ids';
 import { isValidPattern, patternCovers } from '../common/namespace';
 import { AccessException, AccessExceptionCode } from './access.exception';
 import { AuthContext, Grant } from './auth-context';
@@ -7,6 +8,19 @@ import { TokenRecord, TokenRepository } from './token.repository';
 
 const TOKEN_PREFIX = 'mm_';
 const MAX_GRANTS = 100;
+const MAX_NAME = 200;
+
+/** A token's name: shown in lists and in every FORBIDDEN message, so short and plain. */
+export function checkTokenName(name: string): string {
+  const trimmed = name.trim();
+  if (trimmed.length < 1 || trimmed.length > MAX_NAME || /[\u0000-\u001f\u007f-\u009f]/.test(trimmed) || !trimmed.isWellFormed()) {
+    throw new AccessException(
+      AccessExceptionCode.INVALID_GRANT,
+      `a token name must be 1 to ${MAX_NAME} characters of valid Unicode without control characters (got ${name.length} characters)`,
+    );
+  }
+  return trimmed;
+}
 
 export function hashToken(token: string): Buffer {
   return createHash('sha256').update(token, 'utf8').digest();
@@ -46,6 +60,7 @@ export class TokenService {
    */
   async createToken(auth: AuthContext, input: CreateTokenInput): Promise<{ token: string; record: TokenRecord }> {
     const caller = auth.requirePrincipal();
+    const name = checkTokenName(input.name);
     this.validateGrants(input.grants);
     for (const g of input.grants) {
       const needs = g.capabilities.includes(Capability.APPROVE) ? [Capability.ADMIN, Capability.APPROVE] : [Capability.ADMIN];
@@ -59,17 +74,15 @@ export class TokenService {
         }
       }
     }
-    if (input.principalId && !(await this.tokens.principalExists(input.principalId))) {
-      throw new AccessException(AccessExceptionCode.INVALID_GRANT, `principal ${input.principalId} does not exist`);
-    }
+    if (input.principalId) await this.checkPrincipal(auth, caller.principalId, input.principalId);
     if (input.expiresAt && input.expiresAt.getTime() <= Date.now()) {
       throw new AccessException(AccessExceptionCode.INVALID_GRANT, 'expiresAt must be in the future');
     }
     const token = generateToken();
     const record = await this.tokens.insert({
       principalId: input.principalId ?? undefined,
-      principalName: input.name,
-      name: input.name,
+      principalName: name,
+      name,
       hash: hashToken(token),
       prefix: tokenPrefixOf(token),
       grants: input.grants,
@@ -82,14 +95,14 @@ export class TokenService {
   /** Revokes a token: its own holder, or an admin covering all of its grants, may do it. */
   async revokeToken(auth: AuthContext, id: string): Promise<boolean> {
     const caller = auth.requirePrincipal();
-    const target = await this.tokens.findById(id);
-    if (!target) throw new AccessException(AccessExceptionCode.TOKEN_NOT_FOUND, `no token with id ${id}`);
+    const target = isUuid(id) ? await this.tokens.findById(id) : undefined;
+    if (!target) throw new AccessException(AccessExceptionCode.TOKEN_NOT_FOUND, `no token with id ${JSON.stringify(id.slice(0, 60))}: use the id createToken returned (a UUID)`);
     const own = target.id === caller.tokenId;
     const coveredByAdmin = target.grants.every((g) =>
       caller.grants.some((held) => held.capabilities.includes(Capability.ADMIN) && patternCovers(held.namespacePattern, g.namespacePattern)),
     );
     if (!own && !coveredByAdmin) {
-      throw new AccessException(AccessExceptionCode.FORBIDDEN, `revoking token ${id} needs "admin" on every namespace it grants`);
+      throw new AccessException(AccessExceptionCode.FORBIDDEN, `revoking token ${target.id} needs "admin" on every namespace it grants`);
     }
     return this.tokens.revoke(id);
   }
@@ -125,6 +138,20 @@ export class TokenService {
       isBootstrap: true,
     });
     return { generated: token };
+  }
+
+  /**
+   * Only an admin of every namespace ("admin" on "*") may issue a token to another principal: a
+   * prefix admin attaching tokens to, say, the bootstrap admin's principal would act as it.
+   */
+  private async checkPrincipal(auth: AuthContext, callerPrincipalId: string, principalId: string): Promise<void> {
+    if (!isUuid(principalId)) throw new AccessException(AccessExceptionCode.INVALID_GRANT, `principalId must be a UUID (a principalId from viewer or a token); got ${JSON.stringify(principalId.slice(0, 60))}`);
+    if (principalId !== callerPrincipalId && !auth.can(Capability.ADMIN, '*')) {
+      throw new AccessException(AccessExceptionCode.FORBIDDEN, 'issuing a token to another principal needs "admin" on "*"; omit principalId to create a new principal, or pass your own');
+    }
+    if (!(await this.tokens.principalExists(principalId))) {
+      throw new AccessException(AccessExceptionCode.INVALID_GRANT, `principal ${principalId} does not exist`);
+    }
   }
 
   private validateGrants(grants: Grant[]): void {

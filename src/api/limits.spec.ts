@@ -1,4 +1,4 @@
-import { parse } from 'graphql';
+import { buildSchema, parse } from 'graphql';
 import { operationDepth, operationInputDepth } from './limits';
 
 describe('operationDepth', () => {
@@ -31,5 +31,25 @@ describe('operationInputDepth', () => {
     const doc = parse('query Q($w: W) { a(where: $w) } fragment F on T { b(where: { x: { y: { z: 1 } } }) }');
     expect(operationInputDepth(doc, { w: { NOT: { OR: [{ NOT: { name: { eq: 'v' } } }] } } })).toBe(5);
     expect(operationInputDepth(doc, {})).toBe(3);
+  });
+});
+
+describe('operationInputDepth with the schema', () => {
+  const schema = buildSchema('scalar JSON input E { rawPayload: JSON, name: String } input W { NOT: W, x: Int } type Query { a(where: W, input: [E!]): Int }');
+
+  it('treats a JSON scalar as a leaf, however deep its value nests', () => {
+    let deep: unknown = { leaf: 1 };
+    for (let i = 0; i < 20; i++) deep = { d: deep };
+    const doc = parse('query($input: [E!]) { a(input: $input) }');
+    expect(operationInputDepth(doc, { input: [{ name: 'n', rawPayload: deep }] }, schema)).toBe(1);
+    expect(operationInputDepth(parse('{ a(input: [{ rawPayload: { a: { b: { c: {} } } } }]) }'), {}, schema)).toBe(1);
+    expect(operationInputDepth(parse('{ a(where: { NOT: { NOT: { x: 1 } } }) }'), {}, schema)).toBe(3);
+  });
+
+  it('walks a list of 200,000 elements without overflowing the stack', () => {
+    const doc = parse('query($input: [E!]) { a(input: $input) }');
+    const input = Array.from({ length: 200_000 }, () => ({ name: 'n' }));
+    expect(operationInputDepth(doc, { input }, schema)).toBe(1);
+    expect(operationInputDepth(doc, { input })).toBe(1);
   });
 });

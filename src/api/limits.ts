@@ -1,14 +1,22 @@
 import {
+  ArgumentNode,
   DocumentNode,
   FragmentDefinitionNode,
   getNamedType,
   GraphQLError,
+  GraphQLInputType,
   GraphQLSchema,
+  isInputObjectType,
+  isLeafType,
+  isListType,
+  isNonNullType,
   Kind,
   OperationDefinitionNode,
   SelectionSetNode,
+  TypeInfo,
   ValueNode,
   visit,
+  visitWithTypeInfo,
 } from 'graphql';
 import { ComplexityEstimator, getComplexity, simpleEstimator } from 'graphql-query-complexity';
 import { EXPLORE_DEFAULT_PAGE, EXPLORE_PREFIX } from '../graph/explore/explore.typedefs';
@@ -21,35 +29,50 @@ export interface QueryLimits {
   maxInputDepth: number;
 }
 
-/** Nesting depth of an argument value (an object is one level; lists add none), variables included. */
-function valueDepth(value: ValueNode, variables: Record<string, unknown>): number {
-  switch (value.kind) {
-    case Kind.OBJECT:
-      return 1 + Math.max(0, ...value.fields.map((f) => valueDepth(f.value, variables)));
-    case Kind.LIST:
-      return Math.max(0, ...value.values.map((v) => valueDepth(v, variables)));
-    case Kind.VARIABLE:
-      return jsonDepth(variables[value.name.value]);
-    default:
-      return 0;
-  }
-}
-
-function jsonDepth(value: unknown, level = 0): number {
-  if (level > 1000) return Number.POSITIVE_INFINITY;
-  if (Array.isArray(value)) return Math.max(0, ...value.map((v) => jsonDepth(v, level + 1)));
-  if (value !== null && typeof value === 'object') return 1 + Math.max(0, ...Object.values(value).map((v) => jsonDepth(v, level + 1)));
-  return 0;
-}
-
-/** The deepest argument value anywhere in the document (every operation and fragment). */
-export function operationInputDepth(document: DocumentNode, variables: Record<string, unknown> = {}): number {
+/**
+ * Nesting depth of an argument value (an object is one level; lists add none), variables included.
+ * Iterative, so a list of 100k elements or a deeply nested value cannot overflow the stack. With
+ * the expected input type known, a scalar is a leaf however it nests: a JSON scalar (an event's
+ * rawPayload) is not a filter, and its depth is checked per item (MAX_PAYLOAD_DEPTH).
+ */
+function valueDepth(root: ValueNode, rootType: GraphQLInputType | undefined, variables: Record<string, unknown>): number {
   let max = 0;
-  visit(document, {
-    Argument(node) {
-      max = Math.max(max, valueDepth(node.value, variables));
+  const stack: Array<{ node?: ValueNode; value?: unknown; type: GraphQLInputType | undefined; depth: number }> = [{ node: root, type: rootType, depth: 0 }];
+  while (stack.length > 0) {
+    const { node, value, type: wrapped, depth } = stack.pop() as (typeof stack)[number];
+    const type = wrapped && isNonNullType(wrapped) ? wrapped.ofType : wrapped;
+    if (node?.kind === Kind.VARIABLE) {
+      stack.push({ value: variables[node.name.value], type, depth });
+      continue;
+    }
+    if (type && isLeafType(type)) continue;
+    const element = type && isListType(type) ? (type.ofType as GraphQLInputType) : undefined;
+    const fieldType = (name: string) => (type && isInputObjectType(type) ? type.getFields()[name]?.type : undefined);
+    if (node?.kind === Kind.LIST) {
+      for (const v of node.values) stack.push({ node: v, type: element, depth });
+    } else if (node?.kind === Kind.OBJECT) {
+      max = Math.max(max, depth + 1);
+      for (const f of node.fields) stack.push({ node: f.value, type: fieldType(f.name.value), depth: depth + 1 });
+    } else if (!node && Array.isArray(value)) {
+      for (const v of value) stack.push({ value: v, type: element, depth });
+    } else if (!node && value !== null && typeof value === 'object') {
+      max = Math.max(max, depth + 1);
+      for (const [k, v] of Object.entries(value)) stack.push({ value: v, type: fieldType(k), depth: depth + 1 });
+    }
+  }
+  return max;
+}
+
+/** The deepest argument value anywhere in the document (every operation and fragment); `schema` makes scalars leaves. */
+export function operationInputDepth(document: DocumentNode, variables: Record<string, unknown> = {}, schema?: GraphQLSchema): number {
+  let max = 0;
+  const typeInfo = schema ? new TypeInfo(schema) : undefined;
+  const visitor = {
+    Argument(node: ArgumentNode) {
+      max = Math.max(max, valueDepth(node.value, typeInfo?.getInputType() ?? undefined, variables));
     },
-  });
+  };
+  visit(document, typeInfo ? visitWithTypeInfo(typeInfo, visitor) : visitor);
   return max;
 }
 
@@ -107,7 +130,7 @@ export function checkOperationLimits(
   if (depth > limits.maxDepth) {
     return apiError('LIMIT_EXCEEDED', `query depth ${Number.isFinite(depth) ? depth : '∞ (fragment cycle)'} exceeds the limit of ${limits.maxDepth}: ask for fewer nested levels`, { limit: 'depth', max: limits.maxDepth });
   }
-  const inputDepth = operationInputDepth(document, variables);
+  const inputDepth = operationInputDepth(document, variables, schema);
   if (inputDepth > limits.maxInputDepth) {
     return apiError('LIMIT_EXCEEDED', `argument nesting ${Number.isFinite(inputDepth) ? inputDepth : '∞'} exceeds the limit of ${limits.maxInputDepth}: use fewer nested filters (each relationship hop in a where filter adds two levels)`, { limit: 'inputDepth', max: limits.maxInputDepth });
   }

@@ -1,5 +1,6 @@
 import { isValidNamespace, NAMESPACE_RULE } from '../common/namespace';
 import { eventChecksum } from './checksum';
+import { payloadProblem } from './payload-check';
 import { toolCallIdOf } from './tool-call';
 import { EventKind, EventSubmission, NormalizedEvent, RejectCode, Role } from './event.types';
 
@@ -9,6 +10,8 @@ export interface IngestLimits {
   /** Window around now for occurredAt (each month is a permanent partition); unset: 1900-2199 only. */
   occurredAtMaxPastDays?: number;
   occurredAtMaxFutureDays?: number;
+  /** Deepest nesting of objects and arrays in a rawPayload (MAX_PAYLOAD_DEPTH). */
+  maxPayloadDepth: number;
 }
 
 export type Validation = { ok: true; event: NormalizedEvent } | { ok: false; code: RejectCode; reason: string };
@@ -21,6 +24,8 @@ const ROLES = new Set<string>(Object.values(Role));
 const KIND_NAMES = Object.keys(EventKind).join(', ');
 const ROLE_NAMES = Object.keys(Role).join(', ');
 
+const CONTROL = /[\u0000-\u001f\u007f]/;
+
 const reject = (code: RejectCode, reason: string): Validation => ({ ok: false, code, reason });
 
 function text(value: unknown, field: string, max: number, required: boolean): { value: string | null } | Validation {
@@ -28,9 +33,10 @@ function text(value: unknown, field: string, max: number, required: boolean): { 
     return required ? reject(RejectCode.MISSING_FIELD, `${field} is required`) : { value: null };
   }
   if (typeof value !== 'string') return reject(RejectCode.INVALID_FIELD, `${field} must be a string`);
+  if (!value.isWellFormed()) return reject(RejectCode.INVALID_UNICODE, `${field} is not valid Unicode (it holds an unpaired UTF-16 surrogate such as \\ud800)`);
   if (required && value.trim() === '') return reject(RejectCode.MISSING_FIELD, `${field} must not be empty`);
   if (value.length > max) return reject(RejectCode.INVALID_FIELD, `${field} is longer than ${max} characters`);
-  if (/[\u0000-\u001f\u007f]/.test(value)) return reject(RejectCode.INVALID_FIELD, `${field} must not contain control characters`);
+  if (CONTROL.test(value)) return reject(RejectCode.INVALID_FIELD, `${field} must not contain control characters`);
   return { value };
 }
 
@@ -53,6 +59,30 @@ function enumValue<T extends string>(value: unknown, values: Set<string>, byName
   if (typeof value !== 'string') return undefined;
   if (values.has(value)) return value as T;
   return byName[value];
+}
+
+/** The payload as JSON text and the tool-call id read from it, or why the item is rejected. */
+function payloadOf(input: EventSubmission, kind: EventKind, hasPayload: boolean, limits: IngestLimits): { rawPayloadText: string | null; toolCallId: string | null } | Validation {
+  let rawPayloadText: string | null = null;
+  if (hasPayload) {
+    const problem = payloadProblem(input.rawPayload, limits.maxPayloadDepth);
+    if (problem) return reject(problem.code, problem.reason);
+    try {
+      rawPayloadText = JSON.stringify(input.rawPayload);
+    } catch (err) {
+      return reject(RejectCode.INVALID_FIELD, `rawPayload is not serialisable JSON: ${(err as Error).message}`);
+    }
+    const payloadBytes = Buffer.byteLength(rawPayloadText, 'utf8');
+    if (payloadBytes > limits.maxPayloadBytes) {
+      return reject(RejectCode.PAYLOAD_TOO_LARGE, `rawPayload is ${payloadBytes} bytes as JSON; the limit is ${limits.maxPayloadBytes} (MAX_PAYLOAD_BYTES)`);
+    }
+  }
+  // The id is stored as text of its own: it must be storable there unchanged.
+  const toolCallId = toolCallIdOf(kind, input.rawPayload);
+  const where = 'the tool-call id in rawPayload (toolCallId, tool_call_id, callId, call_id or id)';
+  if (toolCallId !== null && !toolCallId.isWellFormed()) return reject(RejectCode.INVALID_UNICODE, `${where} is not valid Unicode (an unpaired UTF-16 surrogate)`);
+  if (toolCallId !== null && CONTROL.test(toolCallId)) return reject(RejectCode.INVALID_FIELD, `${where} must not contain control characters such as NUL (\\u0000)`);
+  return { rawPayloadText, toolCallId };
 }
 
 /**
@@ -105,24 +135,15 @@ export function validateSubmission(input: EventSubmission, limits: IngestLimits,
   if (content.includes('\u0000')) {
     return reject(RejectCode.INVALID_FIELD, 'content contains NUL (\\u0000) characters, which cannot be stored as text; encode binary data (e.g. base64)');
   }
-  if (!content.isWellFormed()) return reject(RejectCode.INVALID_FIELD, 'content contains unpaired UTF-16 surrogates and is not valid Unicode');
+  if (!content.isWellFormed()) return reject(RejectCode.INVALID_UNICODE, 'content is not valid Unicode (it holds an unpaired UTF-16 surrogate such as \\ud800)');
   const contentBytes = Buffer.byteLength(content, 'utf8');
   if (contentBytes > limits.maxContentBytes) {
     return reject(RejectCode.CONTENT_TOO_LARGE, `content is ${contentBytes} bytes; the limit is ${limits.maxContentBytes} (MAX_CONTENT_BYTES): split it into several events`);
   }
 
-  let rawPayloadText: string | null = null;
-  if (hasPayload) {
-    try {
-      rawPayloadText = JSON.stringify(input.rawPayload);
-    } catch (err) {
-      return reject(RejectCode.INVALID_FIELD, `rawPayload is not serialisable JSON: ${(err as Error).message}`);
-    }
-    const payloadBytes = Buffer.byteLength(rawPayloadText, 'utf8');
-    if (payloadBytes > limits.maxPayloadBytes) {
-      return reject(RejectCode.PAYLOAD_TOO_LARGE, `rawPayload is ${payloadBytes} bytes as JSON; the limit is ${limits.maxPayloadBytes} (MAX_PAYLOAD_BYTES)`);
-    }
-  }
+  const payload = payloadOf(input, kind, hasPayload, limits);
+  if ('ok' in payload) return payload;
+  const { rawPayloadText, toolCallId } = payload;
 
   let occurredAt = now;
   const occurredAtGiven = input.occurredAt !== undefined && input.occurredAt !== null;
@@ -152,7 +173,7 @@ export function validateSubmission(input: EventSubmission, limits: IngestLimits,
     actor: fields.actor,
     content,
     rawPayloadText,
-    toolCallId: toolCallIdOf(kind, input.rawPayload),
+    toolCallId,
     occurredAt,
     occurredAtGiven,
   };

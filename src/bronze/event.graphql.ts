@@ -37,7 +37,7 @@ export class EventInput {
   @Field(() => String, { description: 'Stored verbatim.' })
   content!: string;
 
-  @Field(() => JSONResolver, { nullable: true, description: 'Structured payload (tool arguments, results, metadata), stored as given.' })
+  @Field(() => JSONResolver, { nullable: true, description: 'Structured payload (tool arguments, results, metadata), stored as given: at most MAX_PAYLOAD_DEPTH levels deep; integers beyond 2^53 must be sent as strings.' })
   rawPayload?: unknown;
 
   @Field(() => Date, { nullable: true, description: 'When it happened. Default: now.' })
@@ -88,9 +88,9 @@ export class Event {
 export class IngestResult {
   @Field(() => Int) index!: number;
   @Field(() => IngestStatus) status!: IngestStatus;
-  @Field(() => Event, { nullable: true, description: 'The stored event: the new one (CREATED) or the original (DUPLICATE, CONFLICT).' })
+  @Field(() => Event, { nullable: true, description: 'The stored event: the new one (CREATED) or the original (DUPLICATE, CONFLICT), the original only when you hold "read" on its namespace.' })
   event!: Event | null;
-  @Field(() => String, { nullable: true, description: 'Why it was rejected: MISSING_FIELD, INVALID_FIELD, INVALID_NAMESPACE, INVALID_ENUM, INVALID_TIMESTAMP, CONTENT_TOO_LARGE, PAYLOAD_TOO_LARGE, CONFLICT, FORBIDDEN.' })
+  @Field(() => String, { nullable: true, description: 'Why it was rejected: MISSING_FIELD, INVALID_FIELD, INVALID_NAMESPACE, INVALID_ENUM, INVALID_UNICODE, INVALID_TIMESTAMP, CONTENT_TOO_LARGE, PAYLOAD_TOO_LARGE, PAYLOAD_TOO_DEEP, CONFLICT, FORBIDDEN.' })
   code!: string | null;
   @Field(() => String, { nullable: true }) reason!: string | null;
 }

@@ -1,7 +1,9 @@
 import { filter, pipe } from '@graphql-yoga/subscription';
-import { Arg, Ctx, FieldResolver, ID, Int, Mutation, Query, Resolver, Root, Subscription } from 'type-graphql';
+import { Arg, Ctx, FieldResolver, ID, Int, Mutation, Query, Resolver, Root, Subscription, UseMiddleware } from 'type-graphql';
 import { Capability } from '../access/capability';
 import { RequestContext } from '../api/context';
+import { requireUuid } from '../common/input';
+import { StorableTextArgs } from '../common/storable-args.middleware';
 import { EventIngestedMessage } from '../infra/pubsub/topics';
 import { ConnectionPageInfo, Event, EventConnection, EventEdge, EventFilter, EventInput, IngestResult, Watermark } from './event.graphql';
 import { EventKind, IngestOutcome, IngestStatus } from './event.types';
@@ -16,6 +18,7 @@ const toResult = (o: IngestOutcome): IngestResult =>
   });
 
 @Resolver(() => Event)
+@UseMiddleware(StorableTextArgs)
 export class EventResolver {
   @Mutation(() => IngestResult, { description: 'Stores one event in Bronze (needs "ingest" on its namespace).' })
   async ingestEvent(@Arg('input', () => EventInput) input: EventInput, @Ctx() ctx: RequestContext): Promise<IngestResult> {
@@ -29,7 +32,7 @@ export class EventResolver {
 
   @Query(() => Event, { nullable: true, description: 'An event by id; null when missing or outside your grants ("read").' })
   async event(@Arg('id', () => ID) id: string, @Ctx() ctx: RequestContext): Promise<Event | null> {
-    const e = await ctx.services.events.getVisible(ctx.auth, id, (k) => ctx.loaders.eventById.load(k));
+    const e = await ctx.services.events.getVisible(ctx.auth, requireUuid(id, 'id'), (k) => ctx.loaders.eventById.load(k));
     return e ? Event.from(e) : null;
   }
 
@@ -66,7 +69,8 @@ export class EventResolver {
 
   @FieldResolver(() => Event, { nullable: true, description: 'For a TOOL_RESULT: the TOOL_CALL it answers.' })
   async toolCall(@Root() event: Event, @Ctx() ctx: RequestContext): Promise<Event | null> {
-    if (event.kind !== EventKind.TOOL_RESULT || !event.toolCallId) return null;
+    // Another event: it needs "read" like any direct read (an ingest-only token sees only its own).
+    if (event.kind !== EventKind.TOOL_RESULT || !event.toolCallId || !ctx.auth.can(Capability.READ, event.namespace)) return null;
     const linked = await ctx.loaders.toolEvents.load({ namespace: event.namespace, toolCallId: event.toolCallId });
     const call = linked.find((e) => e.kind === EventKind.TOOL_CALL);
     return call ? Event.from(call) : null;
@@ -74,7 +78,7 @@ export class EventResolver {
 
   @FieldResolver(() => [Event], { description: 'For a TOOL_CALL: its TOOL_RESULTs, oldest first.' })
   async toolResults(@Root() event: Event, @Ctx() ctx: RequestContext): Promise<Event[]> {
-    if (event.kind !== EventKind.TOOL_CALL || !event.toolCallId) return [];
+    if (event.kind !== EventKind.TOOL_CALL || !event.toolCallId || !ctx.auth.can(Capability.READ, event.namespace)) return [];
     const linked = await ctx.loaders.toolEvents.load({ namespace: event.namespace, toolCallId: event.toolCallId });
     return linked.filter((e) => e.kind === EventKind.TOOL_RESULT).map(Event.from);
   }

@@ -53,6 +53,13 @@ export interface EventSubmission {
   occurredAt?: Date | string | null;
 }
 
+const FIELDS: Record<keyof EventSubmission, true> = {
+  namespace: true, source: true, sourceEventId: true, provenanceRoot: true, kind: true, conversationId: true, sessionId: true,
+  sequenceNum: true, role: true, actor: true, content: true, rawPayload: true, occurredAt: true,
+};
+/** The fields of EventInput: a JSONL line with any other is refused before it is sent. */
+export const EVENT_INPUT_FIELDS: readonly string[] = Object.keys(FIELDS);
+
 /** A validated submission, ready to store. */
 export interface NormalizedEvent {
   namespace: string;
@@ -98,7 +105,9 @@ export interface BronzeEvent {
 }
 
 export type IngestOutcome =
-  | { index: number; status: IngestStatus.CREATED | IngestStatus.DUPLICATE; event: BronzeEvent }
+  | { index: number; status: IngestStatus.CREATED; event: BronzeEvent }
+  /** `event`: the stored original, only when the caller may read it. */
+  | { index: number; status: IngestStatus.DUPLICATE; event?: BronzeEvent }
   | { index: number; status: IngestStatus.REJECTED; code: RejectCode; reason: string; event?: BronzeEvent };
 
 /** Why an item was rejected; stable strings clients may branch on. */
@@ -107,9 +116,12 @@ export enum RejectCode {
   INVALID_FIELD = 'INVALID_FIELD',
   INVALID_NAMESPACE = 'INVALID_NAMESPACE',
   INVALID_ENUM = 'INVALID_ENUM',
+  /** Text with an unpaired UTF-16 surrogate: it cannot be stored as the value received. */
+  INVALID_UNICODE = 'INVALID_UNICODE',
   INVALID_TIMESTAMP = 'INVALID_TIMESTAMP',
   CONTENT_TOO_LARGE = 'CONTENT_TOO_LARGE',
   PAYLOAD_TOO_LARGE = 'PAYLOAD_TOO_LARGE',
+  PAYLOAD_TOO_DEEP = 'PAYLOAD_TOO_DEEP',
   CONFLICT = 'CONFLICT',
   FORBIDDEN = 'FORBIDDEN',
 }

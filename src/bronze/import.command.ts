@@ -5,21 +5,47 @@ import { AppConfig } from '../common/config';
 import { IngestEventsDocument, IngestEventsMutationVariables } from '../client/generated/graphql';
 import { MemoryClient, MemoryClientError } from '../client/memory-client';
 import { EventSubmission, IngestStatus } from './event.types';
-import { ImportItemResult, importJsonl, ImportSummary } from './jsonl-import';
-
+import { BatchInputError, ImportItemResult, importJsonl, ImportSummary } from './jsonl-import';
 
 export interface ImportCommandOptions {
   url: string;
+  /** Works, but npm and shells echo command lines: prefer MEDALLION_TOKEN or --token-file. */
   token?: string;
+  tokenFile?: string;
   batchSize: string;
 }
 
-function resolveToken(config: AppConfig, given: string | undefined): string {
-  const token = given ?? process.env.MEDALLION_TOKEN;
+/** A problem the person running the CLI can fix: printed as its message alone, no stack trace. */
+export class CliError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'CliError';
+  }
+}
+
+const readTokenFile = (file: string): string => {
+  if (!fs.existsSync(file)) throw new CliError(`--token-file ${file}: no such file`);
+  const token = fs.readFileSync(file, 'utf8').trim();
+  if (!token) throw new CliError(`--token-file ${file} is empty`);
+  return token;
+};
+
+/** --token-file, then --token, then MEDALLION_TOKEN, then the admin token the service wrote to DATA_DIR. */
+function resolveToken(config: AppConfig, o: ImportCommandOptions): string {
+  if (o.tokenFile) return readTokenFile(o.tokenFile);
+  const token = o.token ?? config.cliToken;
   if (token) return token;
   const file = path.join(config.dataDir, 'admin.token');
   if (fs.existsSync(file)) return fs.readFileSync(file, 'utf8').trim();
-  throw new Error(`no API token: pass --token, set MEDALLION_TOKEN, or run the service once so ${file} exists`);
+  throw new CliError(`no API token: set MEDALLION_TOKEN, pass --token-file FILE, or run the service once so ${file} exists`);
+}
+
+/** Why fetch could not reach the service (e.g. ECONNREFUSED), or undefined for other errors. */
+function networkCause(err: unknown): string | undefined {
+  // Not `instanceof TypeError`: fetch's errors may come from another realm (jest, vm contexts).
+  const e = err as { name?: unknown; message?: unknown; cause?: { code?: unknown; message?: unknown } } | null;
+  if (typeof e !== 'object' || e === null || err instanceof MemoryClientError || e.name !== 'TypeError') return undefined;
+  return [e.cause?.code, e.cause?.message, e.message].find((v): v is string => typeof v === 'string');
 }
 
 /** Sends batches to a running service's `ingestEvents` through the typed client. */
@@ -30,8 +56,11 @@ function httpSender(url: string, token: string) {
       const data = await client.request(IngestEventsDocument, { input: events as IngestEventsMutationVariables['input'] });
       return data.ingestEvents.map((r) => ({ status: r.status as IngestStatus, code: r.code, reason: r.reason }));
     } catch (err) {
+      const unreachable = networkCause(err);
+      if (unreachable) throw new CliError(`cannot reach the service at ${url} (${unreachable}): start it (npm start) or pass --url`);
+      if (err instanceof MemoryClientError && (err.code === 'BAD_USER_INPUT' || err.code === 'GRAPHQL_VALIDATION_FAILED')) throw new BatchInputError(err.message, err.code);
       const code = err instanceof MemoryClientError && err.code ? `${err.code}: ` : '';
-      throw new Error(`the service refused a batch (${code}${(err as Error).message}); lines before it are stored, and re-running is safe`);
+      throw new CliError(`the service at ${url} refused a batch (${code}${(err as Error).message}); lines before it are stored, and re-running is safe`);
     }
   };
 }
@@ -40,9 +69,10 @@ function httpSender(url: string, token: string) {
 export async function runImportCommand(config: AppConfig, file: string, o: ImportCommandOptions): Promise<number> {
   const batchSize = Number(o.batchSize);
   if (!Number.isInteger(batchSize) || batchSize < 1 || batchSize > config.limits.maxBatchSize) {
-    throw new Error(`--batch-size must be an integer between 1 and ${config.limits.maxBatchSize}`);
+    throw new CliError(`--batch-size must be an integer between 1 and ${config.limits.maxBatchSize}`);
   }
-  if (!fs.existsSync(file)) throw new Error(`no such file: ${file}`);
+  if (!fs.existsSync(file)) throw new CliError(`no such file: ${file}`);
+  const token = resolveToken(config, o);
   const total = fs.statSync(file).size;
   const bar = new SingleBar(
     { format: 'ingest |{bar}| {percentage}% | {value}/{total} bytes | created {created} duplicate {duplicate} rejected {rejected}', stream: process.stderr, hideCursor: true },
@@ -51,7 +81,7 @@ export async function runImportCommand(config: AppConfig, file: string, o: Impor
   bar.start(total, 0, { created: 0, duplicate: 0, rejected: 0 });
   let summary: ImportSummary;
   try {
-    summary = await importJsonl(file, httpSender(o.url, resolveToken(config, o.token)), {
+    summary = await importJsonl(file, httpSender(o.url, token), {
       batchSize,
       limits: config.limits,
       onProgress: (bytes, s) => bar.update(Math.min(bytes, total), { created: s.created, duplicate: s.duplicate, rejected: s.rejected.length }),

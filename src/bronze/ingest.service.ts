@@ -6,6 +6,12 @@ import { EventRepository, keyString } from './event.repository';
 import { BronzeEvent, EventSubmission, IngestOutcome, IngestStatus, NormalizedEvent, RejectCode } from './event.types';
 import { IngestLimits, validateSubmission } from './event-validation';
 
+/** Postgres refused a value (SQLSTATE class 22: data exception), not the statement or the server. */
+function isDataException(err: unknown): boolean {
+  const code = (err as { code?: unknown; driverError?: { code?: unknown } } | null)?.code ?? (err as { driverError?: { code?: unknown } } | null)?.driverError?.code;
+  return typeof code === 'string' && code.startsWith('22');
+}
+
 export interface IngestServiceOptions extends IngestLimits {
   maxBatchSize: number;
 }
@@ -69,37 +75,65 @@ export class IngestService {
       }
     });
 
-    const created = await this.events.insertNew(accepted.map((a) => a.event));
-    const existingKeys = [...accepted, ...repeats].filter((a) => !created.has(a.key)).map((a) => a.event);
+    const { created, refused } = await this.insertIsolatingRefused(accepted.map((a) => a.event));
+    const existingKeys = [...accepted, ...repeats].filter((a) => !created.has(a.key) && !refused.has(a.key)).map((a) => a.event);
     const existing = await this.events.findByKeys(existingKeys);
 
-    for (const { index, key, event } of accepted) {
+    for (const { index, key, event } of [...accepted, ...repeats]) {
+      const reason = refused.get(key);
       const mine = created.get(key);
-      outcomes[index] = mine
-        ? { index, status: IngestStatus.CREATED, event: mine }
-        : this.againstStored(index, event, existing.get(key));
-    }
-    for (const { index, key, event } of repeats) {
-      outcomes[index] = this.againstStored(index, event, created.get(key) ?? existing.get(key));
+      if (reason) outcomes[index] = { index, status: IngestStatus.REJECTED, code: RejectCode.INVALID_FIELD, reason };
+      else if (mine && firstIndexOfKey.get(key) === index) outcomes[index] = { index, status: IngestStatus.CREATED, event: mine };
+      else outcomes[index] = this.againstStored(auth, index, event, mine ?? existing.get(key));
     }
     const results = outcomes as IngestOutcome[];
     this.observe(results);
     return results;
   }
 
-  /** A submission whose key is taken: DUPLICATE when identical, CONFLICT otherwise. */
-  private againstStored(index: number, event: NormalizedEvent, stored: BronzeEvent | undefined): IngestOutcome {
+  /**
+   * Inserts the batch in one statement. Should Postgres refuse a value that validation let
+   * through (a data exception, SQLSTATE class 22), the rows are retried one by one so that only
+   * the offending ones are rejected: one bad item never loses the batch.
+   */
+  private async insertIsolatingRefused(events: NormalizedEvent[]): Promise<{ created: Map<string, BronzeEvent>; refused: Map<string, string> }> {
+    const refused = new Map<string, string>();
+    try {
+      return { created: await this.events.insertNew(events), refused };
+    } catch (err) {
+      if (!isDataException(err)) throw err;
+    }
+    const created = new Map<string, BronzeEvent>();
+    for (const event of events) {
+      try {
+        for (const [key, stored] of await this.events.insertNew([event])) created.set(key, stored);
+      } catch (err) {
+        if (!isDataException(err)) throw err;
+        refused.set(keyString(event), `Postgres cannot store this event as sent (${(err as Error).message}): remove or encode the offending value`);
+      }
+    }
+    return { created, refused };
+  }
+
+  /**
+   * A submission whose key is taken: DUPLICATE when identical, CONFLICT otherwise. The stored
+   * event is shown only to a caller who may read it ("read" on its namespace): an ingest-only
+   * token learns that the key is taken, never what is stored under it.
+   */
+  private againstStored(auth: AuthContext, index: number, event: NormalizedEvent, stored: BronzeEvent | undefined): IngestOutcome {
     if (!stored) {
       // Only possible if a key row existed without its event, which the single-statement insert rules out.
       throw new Error(`event key ${keyString(event)} exists but its event could not be read`);
     }
-    if (stored.checksum === event.checksum) return { index, status: IngestStatus.DUPLICATE, event: stored };
+    const readable = auth.can(Capability.READ, stored.namespace);
+    const shown = readable ? { event: stored } : {};
+    if (stored.checksum === event.checksum) return { index, status: IngestStatus.DUPLICATE, ...shown };
     return {
       index,
       status: IngestStatus.REJECTED,
       code: RejectCode.CONFLICT,
-      reason: `an event with namespace "${event.namespace}", source "${event.source}" and sourceEventId "${event.sourceEventId}" already exists with different content (checksum ${stored.checksum.slice(0, 12)}…); Bronze never overwrites: use a new sourceEventId`,
-      event: stored,
+      reason: `an event with namespace "${event.namespace}", source "${event.source}" and sourceEventId "${event.sourceEventId}" already exists with different content${readable ? ` (checksum ${stored.checksum.slice(0, 12)}…)` : ''}; Bronze never overwrites: use a new sourceEventId`,
+      ...shown,
     };
   }
 }

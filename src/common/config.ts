@@ -23,10 +23,14 @@ export interface AppConfig {
     readonly extractionModel: string | undefined;
     readonly embeddingModel: string | undefined;
   };
+  /** The CLI's API token (MEDALLION_TOKEN): kept out of the command line, which npm echoes. */
+  readonly cliToken: string | undefined;
   readonly logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
   readonly limits: {
     readonly maxContentBytes: number;
     readonly maxPayloadBytes: number;
+    /** Deepest nesting of objects and arrays in one event's rawPayload, checked per item. */
+    readonly maxPayloadDepth: number;
     readonly maxBatchSize: number;
     readonly maxRequestBytes: number;
     readonly maxQueryDepth: number;
@@ -96,6 +100,7 @@ const envSchema = z.object({
     (v) => v === undefined || v.length >= 24,
     'expected at least 24 characters (a guessable admin token is a security hole)',
   ),
+  MEDALLION_TOKEN: optionalString,
   AUTH_RECHECK_MS: intIn(50, 600_000).default(5_000),
   OPENAI_API_KEY: optionalString,
   OPENAI_BASE_URL: urlWithScheme(['http', 'https']),
@@ -104,6 +109,7 @@ const envSchema = z.object({
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   MAX_CONTENT_BYTES: intIn(1, 64 * 1024 * 1024).default(1024 * 1024),
   MAX_PAYLOAD_BYTES: intIn(1, 64 * 1024 * 1024).default(1024 * 1024),
+  MAX_PAYLOAD_DEPTH: intIn(1, 1000).default(64),
   MAX_BATCH_SIZE: intIn(1, 100_000).default(1000),
   MAX_REQUEST_BYTES: intIn(1024, 1024 * 1024 * 1024).default(64 * 1024 * 1024),
   MAX_QUERY_DEPTH: intIn(2, 100).default(12),
@@ -181,10 +187,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
       extractionModel: e.EXTRACTION_MODEL,
       embeddingModel: e.EMBEDDING_MODEL,
     }),
+    cliToken: e.MEDALLION_TOKEN,
     logLevel: e.LOG_LEVEL,
     limits: Object.freeze({
       maxContentBytes: e.MAX_CONTENT_BYTES,
       maxPayloadBytes: e.MAX_PAYLOAD_BYTES,
+      maxPayloadDepth: e.MAX_PAYLOAD_DEPTH,
       maxBatchSize: e.MAX_BATCH_SIZE,
       maxRequestBytes: e.MAX_REQUEST_BYTES,
       maxQueryDepth: e.MAX_QUERY_DEPTH,

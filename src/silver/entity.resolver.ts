@@ -1,13 +1,16 @@
-import { Arg, Ctx, FieldResolver, ID, Int, Query, Resolver, Root } from 'type-graphql';
+import { Arg, Ctx, FieldResolver, ID, Int, Query, Resolver, Root, UseMiddleware } from 'type-graphql';
 import { RequestContext } from '../api/context';
 import { ConnectionPageInfo } from '../bronze/event.graphql';
+import { requireUuid } from '../common/input';
+import { StorableTextArgs } from '../common/storable-args.middleware';
 import { Entity, EntityConnection, EntityEdge, EntityFilter, Fact, FactSource, Relationship } from './fact.graphql';
 
 @Resolver(() => Entity)
+@UseMiddleware(StorableTextArgs)
 export class EntityResolver {
   @Query(() => Entity, { nullable: true, description: 'An entity by id; null when missing or outside your grants ("read").' })
   async entity(@Arg('id', () => ID) id: string, @Ctx() ctx: RequestContext): Promise<Entity | null> {
-    const e = ctx.services.silver.visible(ctx.auth, await ctx.loaders.entityById.load(id));
+    const e = ctx.services.silver.visible(ctx.auth, await ctx.loaders.entityById.load(requireUuid(id, 'id')));
     return e ? Entity.from(e) : null;
   }
 

@@ -1,16 +1,30 @@
 import { filter, pipe } from '@graphql-yoga/subscription';
-import { Arg, Ctx, FieldResolver, ID, Int, Query, Resolver, Root, Subscription } from 'type-graphql';
+import { Arg, Ctx, FieldResolver, ID, Int, Query, Resolver, Root, Subscription, UseMiddleware } from 'type-graphql';
 import { Capability } from '../access/capability';
 import { RequestContext } from '../api/context';
+import { BronzeException, BronzeExceptionCode } from '../bronze/bronze.exception';
 import { ConnectionPageInfo, Event } from '../bronze/event.graphql';
+import { requireUuid } from '../common/input';
+import { StorableTextArgs } from '../common/storable-args.middleware';
 import { FactsChangedMessage } from '../infra/pubsub/topics';
 import { Entity, Fact, FactConnection, FactEdge, FactFilter, FactSource, FactSupersession, JudgeDecision } from './fact.graphql';
 
+/** BAD_USER_INPUT for filter values the database cannot compare (before they reach SQL). */
+function checkFactFilter(filter: FactFilter | null): void {
+  if (filter?.subjectEntityId) requireUuid(filter.subjectEntityId, 'filter.subjectEntityId');
+  const min = filter?.minImportance;
+  if (min !== null && min !== undefined && !(min >= 0 && min <= 1)) {
+    throw new BronzeException(BronzeExceptionCode.INVALID_ARGUMENT, `filter.minImportance must be between 0 and 1 (importance is a score in [0, 1]); got ${min}`);
+  }
+}
+
 @Resolver(() => Fact)
+@UseMiddleware(StorableTextArgs)
 export class FactResolver {
   @Query(() => Fact, { nullable: true, description: 'A fact by id; null when missing or outside your grants ("read").' })
   async fact(@Arg('id', () => ID) id: string, @Ctx() ctx: RequestContext): Promise<Fact | null> {
-    const f = ctx.services.silver.visible(ctx.auth, await ctx.loaders.factById.load(id));
+    // Checked before the loader: a malformed id in the shared batch would fail every fact(id) of the request.
+    const f = ctx.services.silver.visible(ctx.auth, await ctx.loaders.factById.load(requireUuid(id, 'id')));
     return f ? Fact.from(f) : null;
   }
 
@@ -27,6 +41,7 @@ export class FactResolver {
     @Arg('after', () => String, { nullable: true }) after: string | null,
     @Ctx() ctx: RequestContext,
   ): Promise<FactConnection> {
+    checkFactFilter(filter);
     const page = await ctx.services.silver.listFacts(ctx.auth, namespace, filter ?? {}, asOf, includeRetired ?? false, first, after);
     for (const e of page.edges) ctx.loaders.factById.prime(e.node.id, e.node);
     return Object.assign(new FactConnection(), {

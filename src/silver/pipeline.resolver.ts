@@ -1,7 +1,9 @@
 import { filter, pipe } from '@graphql-yoga/subscription';
-import { Arg, Ctx, Field, Float, ID, Int, Mutation, ObjectType, Query, Resolver, Root, Subscription } from 'type-graphql';
+import { Arg, Ctx, Field, Float, ID, Int, Mutation, ObjectType, Query, Resolver, Root, Subscription, UseMiddleware } from 'type-graphql';
 import { Capability } from '../access/capability';
 import { RequestContext } from '../api/context';
+import { apiError } from '../api/errors';
+import { StorableTextArgs } from '../common/storable-args.middleware';
 import { JobChangedMessage } from '../infra/pubsub/topics';
 import { JobRow } from './pipeline.service';
 
@@ -51,6 +53,7 @@ export class GraphConsistencyReport {
 }
 
 @Resolver()
+@UseMiddleware(StorableTextArgs)
 export class PipelineResolver {
   @Mutation(() => Job, { description: 'Re-projects Postgres into Neo4j for a namespace, or every namespace when omitted ("admin"; on "*" for all). Progress: jobProgress.' })
   async rebuildGraph(
@@ -107,7 +110,8 @@ export class PipelineResolver {
       const ctx = context as RequestContext;
       const id = (args as { jobId: string }).jobId;
       const job = await ctx.services.pipeline.job(ctx.auth, id);
-      if (!job) throw new Error(`no job ${id} in your namespaces`);
+      // Like `job`: a missing job and one outside the caller's grants look the same.
+      if (!job) throw apiError('NOT_FOUND', `no job ${JSON.stringify(String(id).slice(0, 60))} in your namespaces: pass the id a rebuild mutation returned`);
       return pipe(
         ctx.services.pubSub.subscribe('JOB_CHANGED'),
         filter(async (m: JobChangedMessage) => m.id === id && Boolean((await ctx.currentAuth()).require(Capability.READ, job.namespace ?? '*'))),

@@ -1,7 +1,8 @@
 import fs from 'node:fs';
+import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
-import { runImportCommand } from '../../src/bronze/import.command';
+import { CliError, ImportCommandOptions, runImportCommand } from '../../src/bronze/import.command';
 import { loadConfig } from '../../src/common/config';
 import { anEvent } from '../builders/event-input';
 import { uniqueNamespace } from '../support/stores';
@@ -23,7 +24,7 @@ describe('medallion ingest FILE.jsonl', () => {
     await t?.stop();
   });
 
-  const run = async (file: string, batchSize = '7') => {
+  const run = async (file: string, batchSize = '7', over: Partial<ImportCommandOptions> = { token }, env: Record<string, string> = {}) => {
     const out: string[] = [];
     const spy = jest.spyOn(process.stdout, 'write').mockImplementation((chunk: string | Uint8Array) => {
       out.push(String(chunk));
@@ -31,7 +32,7 @@ describe('medallion ingest FILE.jsonl', () => {
     });
     const quietErr = jest.spyOn(process.stderr, 'write').mockImplementation(() => true);
     try {
-      const code = await runImportCommand(loadConfig({ DATA_DIR: dir }), file, { url: t.url, token, batchSize });
+      const code = await runImportCommand(loadConfig({ DATA_DIR: dir, ...env }), file, { url: t.url, batchSize, ...over });
       return { code, out: out.join('') };
     } finally {
       spy.mockRestore();
@@ -67,6 +68,38 @@ describe('medallion ingest FILE.jsonl', () => {
 
     const listed = await gqlOk<{ events: { edges: unknown[] } }>(t.url, token, `query($ns: String!) { events(namespace: $ns, first: 100) { edges { cursor } } }`, { ns });
     expect(listed.events.edges).toHaveLength(40);
+  });
+
+  it('rejects each bad line by its file line number (unknown field, bad JSON, a value the server refuses) and imports the rest', async () => {
+    const lines = Array.from({ length: 950 }, (_, i) => JSON.stringify(anEvent(ns).withKey('big', `row-${i}`).saying(`row ${i}`).build()));
+    lines[899] = JSON.stringify({ ...anEvent(ns).withKey('big', 'colour').build(), colour: 'red' });
+    lines[99] = '{"namespace": ';
+    lines[499] = JSON.stringify(anEvent(ns).withKey('big', 'feb-30').at('2024-02-30T10:00:00Z').build());
+    const file = path.join(dir, 'big.jsonl');
+    fs.writeFileSync(file, lines.join('\n') + '\n');
+    const res = await run(file, '500', {}, { MEDALLION_TOKEN: token });
+    expect(res.code).toBe(3);
+    expect(res.out).toContain('950 lines, 947 created, 0 duplicate, 3 rejected');
+    expect(res.out).toMatch(/line 100: INVALID_JSON/);
+    expect(res.out).toMatch(/line 500: BAD_USER_INPUT: .*2024-02-30/);
+    expect(res.out).toMatch(/line 900: UNKNOWN_FIELD: unknown field "colour"/);
+  });
+
+  it('reads the token from --token-file, and names the URL when nothing listens there', async () => {
+    const file = path.join(dir, 'tok.jsonl');
+    fs.writeFileSync(file, JSON.stringify(anEvent(ns).build()) + '\n');
+    const tokenFile = path.join(dir, 'token.txt');
+    fs.writeFileSync(tokenFile, `${token}\n`);
+    expect((await run(file, '7', { tokenFile })).out).toContain('1 created');
+    const port = await new Promise<number>((resolve) => {
+      const probe = net.createServer().listen(0, '127.0.0.1', () => {
+        const { port: p } = probe.address() as net.AddressInfo;
+        probe.close(() => resolve(p));
+      });
+    });
+    const err = await run(file, '7', { token, url: `http://127.0.0.1:${port}` }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(CliError);
+    expect((err as Error).message).toBe(`cannot reach the service at http://127.0.0.1:${port} (ECONNREFUSED): start it (npm start) or pass --url`);
   });
 
   it('explains a batch size the service would refuse', async () => {
