@@ -33,7 +33,7 @@ export type EventInput = {
   occurredAt?: string | null | undefined;
   /** URI of the upstream source of truth. */
   provenanceRoot?: string | null | undefined;
-  /** Structured payload (tool arguments, results, metadata), stored as given. */
+  /** Structured payload (tool arguments, results, metadata), stored as given: at most MAX_PAYLOAD_DEPTH levels deep; integers beyond 2^53 must be sent as strings. */
   rawPayload?: unknown;
   role?: Role | null | undefined;
   /** Order within the conversation. */
