@@ -1,4 +1,6 @@
 import { randomBytes } from 'node:crypto';
+import fs from 'node:fs';
+import { App } from '../src/app';
 import { Client } from 'pg';
 import { nowMs, percentile, report, round, summarize, withBenchApp } from './harness';
 import { LocomoConversation, loadLocomo, locomoFile, recallAt, summariseRecall, TurnBm25 } from './locomo';
@@ -128,6 +130,27 @@ async function searchableAtOnce(post: Post, n: number): Promise<{ ms: ReturnType
 }
 
 /**
+ * BENCH_RECALL_DUMP=file: every question's channel lists (SearchService.channels) with the turn
+ * ids of the events, so bench/recall-tune.ts can study the fusion without re-ingesting.
+ */
+async function dumpChannels(app: App, convs: LocomoConversation[], namespaces: string[], postgresUrl: string, file: string): Promise<void> {
+  const pg = new Client({ connectionString: postgresUrl });
+  await pg.connect();
+  const rows = await pg.query<{ id: string; dia: string }>(`SELECT id::text AS id, source_event_id AS dia FROM bronze.events WHERE namespace = ANY($1)`, [namespaces]);
+  await pg.end();
+  const auth = await app.services.tokens.authenticate(`Bearer ${app.config.adminToken}`);
+  const questions = [];
+  for (let i = 0; i < convs.length; i++) {
+    for (const q of (convs[i] as LocomoConversation).questions) {
+      const { lists } = await app.services.search.channels(auth, { namespace: namespaces[i] as string, query: q.question, limit: 10 });
+      questions.push({ conversation: i, category: q.category, evidence: q.evidence, lists });
+    }
+  }
+  fs.writeFileSync(file, JSON.stringify({ dia: Object.fromEntries(rows.rows.map((r) => [r.id, r.dia])), questions }));
+  process.stdout.write(`  recall: channel lists of ${questions.length} questions written to ${file}\n`);
+}
+
+/**
  * `npm run bench -- recall`: the LoCoMo development conversations through the real service
  * (ingest → derivation → projection → searchMemory), Recall@10 of the evidence turns against BM25
  * over the raw turns in the same run, per category, search latency, and ack → searchable.
@@ -166,6 +189,7 @@ export async function recallBench(): Promise<void> {
     );
     await pg.end();
 
+    if (process.env.BENCH_RECALL_DUMP) await dumpChannels(app, convs, namespaces, postgresUrl, process.env.BENCH_RECALL_DUMP);
     // Warm up the embedder and plan caches, then measure.
     for (const ns of namespaces) await post(SEARCH, { ns, q: 'warm up', limit: 10 });
     const asked: AskedQuestion[] = [];

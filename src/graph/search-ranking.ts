@@ -1,4 +1,5 @@
 import { Fact } from '../silver/silver.types';
+import { ScoredId } from './cypher/search-facts';
 
 /**
  * The retrieval channels of memory search: over Silver facts (`vector`, `keyword`, `graph`) and
@@ -7,6 +8,16 @@ import { Fact } from '../silver/silver.types';
 export const SEARCH_CHANNELS = ['vector', 'keyword', 'graph', 'event_vector', 'event_keyword'] as const;
 export type SearchChannel = (typeof SEARCH_CHANNELS)[number];
 export const EVENT_CHANNELS: readonly SearchChannel[] = ['event_vector', 'event_keyword'];
+export const FACT_CHANNELS = ['vector', 'keyword', 'graph'] as const;
+
+/** What every channel ranked for one query (fact lists carry their source events, event lists their superseding facts). */
+export type ChannelLists = Record<SearchChannel, ScoredId[]>;
+
+/** Each channel's weight in the fusion: a hit at rank r adds weight / (RRF_K + r). */
+export type ChannelWeights = Record<SearchChannel, number>;
+
+/** Equal weights: every channel counts as much as any other (plain reciprocal rank fusion). */
+export const DEFAULT_CHANNEL_WEIGHTS: ChannelWeights = { vector: 1, keyword: 1, graph: 1, event_vector: 1, event_keyword: 1 };
 
 /** Reciprocal-rank-fusion constant (Cormack et al. 2009; graphiti and Elasticsearch use 60 too). */
 export const RRF_K = 60;
@@ -27,16 +38,18 @@ export interface FusedHit {
  * several channels agree on rises, and scores of different scales (cosine, BM25) never mix.
  * Ties break on the best single rank, then on id, so results are deterministic.
  */
-export function fuseByReciprocalRank(lists: Partial<Record<SearchChannel, readonly RankedId[]>>, k = RRF_K): FusedHit[] {
+export function fuseByReciprocalRank(lists: Partial<Record<SearchChannel, readonly RankedId[]>>, k = RRF_K, weights: Partial<ChannelWeights> = {}): FusedHit[] {
   const acc = new Map<string, FusedHit & { best: number }>();
   for (const channel of SEARCH_CHANNELS) {
     const list = lists[channel] ?? [];
+    const weight = weights[channel] ?? 1;
+    if (weight <= 0) continue;
     const seen = new Set<string>();
     list.forEach((item, i) => {
       if (seen.has(item.id)) return;
       seen.add(item.id);
       const hit = acc.get(item.id) ?? { id: item.id, score: 0, channels: [], best: Number.POSITIVE_INFINITY };
-      hit.score += 1 / (k + i + 1);
+      hit.score += weight / (k + i + 1);
       hit.channels.push(channel);
       hit.best = Math.min(hit.best, i + 1);
       acc.set(item.id, hit);
@@ -94,6 +107,20 @@ export function foldEventsIntoFacts(
 
 /** A stale turn's score is capped at this share of its successor fact's score (strictly below it). */
 export const STALE_TURN_FACTOR = 0.999;
+
+/**
+ * The whole ranking of searchMemory over the channels' lists, given which hits passed the checks
+ * against Postgres (`visible`): weighted reciprocal rank fusion, then folding (a raw event carried
+ * by a fact hit adds to it) and the stale-turn rule. Pure, so benchmarks and specs run it as is.
+ */
+export function rankMemoryHits(lists: ChannelLists, visible: (id: string) => boolean, weights: Partial<ChannelWeights> = {}): MemoryCandidate[] {
+  const fused = fuseByReciprocalRank(lists, RRF_K, weights).filter((h) => visible(h.id));
+  const factEvents = new Map<string, string[]>();
+  for (const c of FACT_CHANNELS) for (const h of lists[c]) if (visible(h.id)) factEvents.set(h.id, h.events ?? []);
+  const stale = new Map<string, string[]>();
+  for (const c of EVENT_CHANNELS) for (const h of lists[c]) if ((h.supersededBy ?? []).length > 0) stale.set(h.id, h.supersededBy ?? []);
+  return foldEventsIntoFacts(fused, factEvents, stale);
+}
 
 /** Lucene's reserved characters (the classic query parser), escaped with a backslash. */
 const LUCENE_SPECIAL = /[+\-&|!(){}[\]^"~*?:\\/]/g;

@@ -18,7 +18,19 @@ import {
   ScoredId,
 } from './cypher/search-facts';
 import { countAllEvents, countEmbeddedEvents, eventKeywordSearch, EventSearchScope, exactEventVectorSearch, indexEventVectorSearch } from './cypher/search-events';
-import { foldEventsIntoFacts, fuseByReciprocalRank, matchesSearchFilter, SearchChannel, SearchFilterInput, toLuceneQuery } from './search-ranking';
+import {
+  ChannelLists,
+  ChannelWeights,
+  DEFAULT_CHANNEL_WEIGHTS,
+  FACT_CHANNELS,
+  fuseByReciprocalRank,
+  matchesSearchFilter,
+  rankMemoryHits,
+  RRF_K,
+  SearchChannel,
+  SearchFilterInput,
+  toLuceneQuery,
+} from './search-ranking';
 
 export interface SearchMemoryArgs {
   namespace: string;
@@ -46,13 +58,15 @@ export interface SearchSettings {
   maxIndexCandidates: number;
   /** How long a namespace's embedded-fact count (which only picks exact vs. index) is reused. */
   countTtlMs: number;
+  /** Weight of each channel in the fusion (search-ranking.ts). */
+  channelWeights: ChannelWeights;
 }
 
 /**
  * Exact cosine in Cypher costs ~28 µs per fact here (bench/search: 282 ms p50 for 10k facts) while
  * the index path costs ~40 ms whatever the namespace size, so exact pays off below ~1,500 facts.
  */
-export const DEFAULT_SEARCH_SETTINGS: SearchSettings = { exactMaxFacts: 1_500, maxIndexCandidates: 10_000, countTtlMs: 30_000 };
+export const DEFAULT_SEARCH_SETTINGS: SearchSettings = { exactMaxFacts: 1_500, maxIndexCandidates: 10_000, countTtlMs: 30_000, channelWeights: DEFAULT_CHANNEL_WEIGHTS };
 export const MAX_SEARCH_LIMIT = 100;
 export const MAX_QUERY_CHARS = 2_000;
 const MAX_FACT_TYPES = 50;
@@ -137,6 +151,36 @@ export class SearchService {
   ) {}
 
   async search(auth: AuthContext, args: SearchMemoryArgs, load: SearchLoaders): Promise<MemoryHitRow[]> {
+    const { limit, lists } = await this.channels(auth, args);
+    const fused = fuseByReciprocalRank(lists, RRF_K, this.settings.channelWeights);
+    const factIds = new Set(FACT_CHANNELS.flatMap((c) => lists[c].map((h) => h.id)));
+    // Postgres is the truth: drop hits the projection has not caught up with (moved out of the filter, gone).
+    const factCandidates = fused.filter((h) => factIds.has(h.id)).slice(0, limit * 3);
+    const eventCandidates = fused.filter((h) => !factIds.has(h.id)).slice(0, limit * 3);
+    const [facts, events] = await Promise.all([load.facts(factCandidates.map((h) => h.id)), load.events(eventCandidates.map((h) => h.id))]);
+    const visibleFacts = new Map<string, Fact>();
+    factCandidates.forEach((h, i) => {
+      const f = facts[i];
+      if (f && !(f instanceof Error) && matchesSearchFilter(f, args.namespace, args.filter ?? {}, args.asOf ?? null)) visibleFacts.set(h.id, f);
+    });
+    const visibleEvents = new Map<string, BronzeEvent>();
+    eventCandidates.forEach((h, i) => {
+      const e = events[i];
+      if (e && !(e instanceof Error) && e.namespace === args.namespace && (!args.asOf || e.occurredAt.getTime() <= args.asOf.getTime())) visibleEvents.set(h.id, e);
+    });
+    const ranked = rankMemoryHits(lists, (id) => visibleFacts.has(id) || visibleEvents.has(id), this.settings.channelWeights);
+    return ranked.slice(0, limit).map((h): MemoryHitRow =>
+      h.kind === 'FACT'
+        ? { kind: 'FACT', fact: visibleFacts.get(h.id) as Fact, score: h.score, channels: h.channels }
+        : { kind: 'EVENT', event: visibleEvents.get(h.id) as BronzeEvent, score: h.score, channels: h.channels },
+    );
+  }
+
+  /**
+   * The ranked lists of every channel for a query (needs "search"), each scoped to the namespace
+   * inside its index query: what `search` fuses. Benchmarks read them to study the fusion.
+   */
+  async channels(auth: AuthContext, args: SearchMemoryArgs): Promise<{ limit: number; lists: ChannelLists }> {
     auth.require(Capability.SEARCH, args.namespace);
     const { limit, query, scope, withEvents, withFacts } = this.validate(args);
     const depth = Math.max(limit * 3, 30);
@@ -155,32 +199,7 @@ export class SearchService {
     const seeds = fuseByReciprocalRank({ vector, keyword }).slice(0, GRAPH_SEEDS).map((h) => h.id);
     const expanded = seeds.length > 0 ? await this.read((tx) => expandFromSeeds(tx, scope, seeds, depth)) : [];
     const graph = [...named, ...expanded.filter((e) => !named.some((n) => n.id === e.id))];
-
-    const fused = fuseByReciprocalRank({ vector, keyword, graph, event_vector: eventVector, event_keyword: eventKeyword });
-    const factIds = new Set([vector, keyword, graph].flat().map((h) => h.id));
-    // Silver is the truth: drop fact hits the projection has not caught up with (moved out of the filter, gone).
-    const factCandidates = fused.filter((h) => factIds.has(h.id)).slice(0, limit * 3);
-    const eventCandidates = fused.filter((h) => !factIds.has(h.id)).slice(0, limit * 3);
-    const [facts, events] = await Promise.all([load.facts(factCandidates.map((h) => h.id)), load.events(eventCandidates.map((h) => h.id))]);
-    const visibleFacts = new Map<string, Fact>();
-    factCandidates.forEach((h, i) => {
-      const f = facts[i];
-      if (f && !(f instanceof Error) && matchesSearchFilter(f, scope.namespace, args.filter ?? {}, args.asOf ?? null)) visibleFacts.set(h.id, f);
-    });
-    const visibleEvents = new Map<string, BronzeEvent>();
-    eventCandidates.forEach((h, i) => {
-      const e = events[i];
-      if (e && !(e instanceof Error) && e.namespace === scope.namespace && (!args.asOf || e.occurredAt.getTime() <= args.asOf.getTime())) visibleEvents.set(h.id, e);
-    });
-    const sourcesOf = new Map([vector, keyword, graph].flat().map((h) => [h.id, h.events ?? []] as const));
-    const kept = fused.filter((h) => visibleFacts.has(h.id) || visibleEvents.has(h.id));
-    const staleOf = new Map([eventVector, eventKeyword].flat().filter((h) => (h.supersededBy ?? []).length > 0).map((h) => [h.id, h.supersededBy ?? []] as const));
-    const folded = foldEventsIntoFacts(kept, new Map([...visibleFacts.keys()].map((id) => [id, sourcesOf.get(id) ?? []])), staleOf);
-    return folded.slice(0, limit).map((h): MemoryHitRow =>
-      h.kind === 'FACT'
-        ? { kind: 'FACT', fact: visibleFacts.get(h.id) as Fact, score: h.score, channels: h.channels }
-        : { kind: 'EVENT', event: visibleEvents.get(h.id) as BronzeEvent, score: h.score, channels: h.channels },
-    );
+    return { limit, lists: { vector, keyword, graph, event_vector: eventVector, event_keyword: eventKeyword } };
   }
 
   private validate(args: SearchMemoryArgs): { limit: number; query: string; scope: FactSearchScope; withFacts: boolean; withEvents: boolean } {
