@@ -15,9 +15,9 @@ const noop = (): void => undefined;
  * Runs a command, collecting stdout+stderr line by line; rejects with a clear message (prefixed
  * with `label`) only when it cannot start. A non-zero exit is the caller's to judge.
  */
-export function runCommand(label: string, cmd: string, args: string[], onLine: (line: string) => void = noop): Promise<RunResult> {
+export function runCommand(label: string, cmd: string, args: string[], onLine: (line: string) => void = noop, cwd?: string): Promise<RunResult> {
   return new Promise((resolve, reject) => {
-    const child = spawn(cmd, args, { stdio: ["ignore", "pipe", "pipe"] });
+    const child = spawn(cmd, args, { stdio: ["ignore", "pipe", "pipe"], cwd });
     let output = "";
     const collect = (stream: NodeJS.ReadableStream): void => {
       readline.createInterface({ input: stream }).on("line", (line) => {
@@ -45,6 +45,8 @@ export interface RunMavenOptions {
   /** Prefix of log lines and error messages ("local-neo4j"). */
   label: string;
   log?: (msg: string) => void;
+  /** Working folder (default: this process's). Goals run without a pom write files relative to it. */
+  cwd?: string;
 }
 
 /**
@@ -65,6 +67,6 @@ export async function runMaven(args: string[], opts: RunMavenOptions): Promise<v
       log(`${opts.label}: maven: ${downloads} files downloaded (${Math.round((lastReport - started) / 1000)} s)`);
     }
   };
-  const { code, output } = await runCommand(opts.label, "mvn", fullArgs, onLine);
+  const { code, output } = await runCommand(opts.label, "mvn", fullArgs, onLine, opts.cwd);
   if (code !== 0) throw new Error(`${opts.label}: \`mvn ${fullArgs.join(" ")}\` exited with ${code}:\n${tail(output)}`);
 }

