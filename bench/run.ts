@@ -1,3 +1,4 @@
+import { embeddersBench } from './embedders';
 import { extractQuality } from './extract-quality';
 import { deriveThroughput } from './derive';
 import { ingestThroughput } from './ingest';
@@ -13,6 +14,7 @@ const BENCHMARKS: Record<string, () => Promise<void>> = {
   'extract-quality': extractQuality,
   search: searchBench,
   provenance: provenanceBench,
+  embedders: embeddersBench,
 };
 
 async function main(): Promise<void> {
