@@ -29,6 +29,13 @@ export interface OnnxEmbeddingModel {
   passagePrefix: string;
   /** Tokens per text, [CLS] and [SEP] included; longer texts are truncated (sentence-transformers' max_seq_length). */
   maxTokens: number;
+  /**
+   * Texts per onnxruntime call at most. The quantised (-q) graphs quantise activations
+   * dynamically, with one scale per tensor, i.e. per batch: batched, a text's vector would depend
+   * on its batch mates (cosine ~0.996 to its vector alone), so they run one text per call, which
+   * measured no slower per CPU-second on 2 cores (bench/results/embedders.json).
+   */
+  maxBatch?: number;
 }
 
 const LANGCHAIN4J_EMBEDDINGS = "0.36.2";
@@ -64,6 +71,7 @@ export const ONNX_EMBEDDING_MODELS = {
     queryPrefix: BGE_QUERY,
     passagePrefix: "",
     maxTokens: 512,
+    maxBatch: 1,
   },
   "e5-small-v2": {
     model: "e5-small-v2",
@@ -86,6 +94,7 @@ export const ONNX_EMBEDDING_MODELS = {
     queryPrefix: "query: ",
     passagePrefix: "passage: ",
     maxTokens: 512,
+    maxBatch: 1,
   },
   "all-MiniLM-L6-v2": {
     // The same weights as the earlier hand-built graph: stored vectors keep their key.
@@ -109,6 +118,7 @@ export const ONNX_EMBEDDING_MODELS = {
     queryPrefix: "",
     passagePrefix: "",
     maxTokens: 256,
+    maxBatch: 1,
   },
 } as const satisfies Record<string, OnnxEmbeddingModel>;
 

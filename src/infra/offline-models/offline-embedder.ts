@@ -10,14 +10,18 @@ import { OnnxEmbedder } from "./onnx-embedder";
 
 /** OFFLINE_EMBEDDER's model choices and the variant each one loads. */
 export const OFFLINE_EMBEDDERS = {
-  "bge-small": "bge-small-en-v1.5",
-  "e5-small": "e5-small-v2",
+  // Quantised: within 1.2 (e5) and 4 (bge) points of Recall@10 of fp32, ~1.7x the texts per
+  // CPU-second, a quarter of the download (bench/results/embedders.json).
+  "e5-small": "e5-small-v2-q",
+  "bge-small": "bge-small-en-v1.5-q",
+  // fp32: the same vectors as the earlier MiniLM runtime, so stored ones keep their key.
   minilm: "all-MiniLM-L6-v2",
 } as const satisfies Record<string, OnnxEmbeddingModelId>;
 
 export type OfflineEmbedderChoice = keyof typeof OFFLINE_EMBEDDERS | "hashing";
 
-export const DEFAULT_OFFLINE_EMBEDDER: OfflineEmbedderChoice = "bge-small";
+/** The best Recall@10 on LoCoMo among the offline models (bench/embedders.ts). */
+export const DEFAULT_OFFLINE_EMBEDDER: OfflineEmbedderChoice = "e5-small";
 
 export interface LoadOfflineEmbedderOptions {
   cacheDir: string;

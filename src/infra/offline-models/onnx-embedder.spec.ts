@@ -11,7 +11,7 @@ const dot = (a: number[], b: number[]): number => a.reduce((s, x, i) => s + x * 
 const maxDiff = (a: number[], b: number[]): number => Math.max(...a.map((x, i) => Math.abs(x - b[i])));
 
 /** The models OFFLINE_EMBEDDER offers. */
-const MODELS: OnnxEmbeddingModelId[] = ["bge-small-en-v1.5", "e5-small-v2", "all-MiniLM-L6-v2"];
+const MODELS: OnnxEmbeddingModelId[] = ["e5-small-v2-q", "bge-small-en-v1.5-q", "all-MiniLM-L6-v2"];
 
 describe.each(MODELS)("OnnxEmbedder %s", (id) => {
   const spec = ONNX_EMBEDDING_MODELS[id];

@@ -14,7 +14,7 @@ import { OnnxSession } from "./onnx-session";
 export interface OnnxEmbedderLoadOptions {
   cacheDir: string;
   log?: (msg: string) => void;
-  /** Texts per onnxruntime call at most (default 32). */
+  /** Texts per onnxruntime call at most (default 32; the model's maxBatch caps it). */
   batchSize?: number;
   /** Padded tokens per onnxruntime call at most (default 8192): long texts go in smaller batches. */
   batchTokens?: number;
@@ -60,7 +60,8 @@ export class OnnxEmbedder implements Embedder {
     const started = Date.now();
     const tokenizer = BertTokenizer.fromFile(files.tokenizerPath);
     const session = await OnnxSession.open(files.onnxPath, `embedder ${spec.model}`, { threads: opts.threads });
-    const embedder = new OnnxEmbedder(spec, session, tokenizer, opts.batchSize ?? 32, opts.batchTokens ?? 8192);
+    const batchSize = Math.min(opts.batchSize ?? 32, spec.maxBatch ?? Number.POSITIVE_INFINITY);
+    const embedder = new OnnxEmbedder(spec, session, tokenizer, batchSize, opts.batchTokens ?? 8192);
     try {
       // One call checks the graph's output size against the catalogue before any vector is stored.
       const [probe] = await embedder.embed(["probe"]);
