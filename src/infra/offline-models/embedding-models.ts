@@ -36,6 +36,12 @@ export interface OnnxEmbeddingModel {
    * measured no slower per CPU-second on 2 cores (bench/results/embedders.json).
    */
   maxBatch?: number;
+  /**
+   * Mean cosine of unrelated texts (LoCoMo turn pairs 50+ turns apart, bench/results/embedders.json):
+   * where "nothing in common" sits on this model's scale. e5's scale is compressed (0.84), MiniLM's
+   * is not (0.40); similarity thresholds set on one model do not carry over to another.
+   */
+  unrelatedCosine: number;
 }
 
 const LANGCHAIN4J_EMBEDDINGS = "0.36.2";
@@ -60,6 +66,7 @@ export const ONNX_EMBEDDING_MODELS = {
     queryPrefix: BGE_QUERY,
     passagePrefix: "",
     maxTokens: 512,
+    unrelatedCosine: 0.69,
   },
   "bge-small-en-v1.5-q": {
     model: "bge-small-en-v1.5-q8",
@@ -71,6 +78,7 @@ export const ONNX_EMBEDDING_MODELS = {
     queryPrefix: BGE_QUERY,
     passagePrefix: "",
     maxTokens: 512,
+    unrelatedCosine: 0.686,
     maxBatch: 1,
   },
   "e5-small-v2": {
@@ -83,6 +91,7 @@ export const ONNX_EMBEDDING_MODELS = {
     queryPrefix: "query: ",
     passagePrefix: "passage: ",
     maxTokens: 512,
+    unrelatedCosine: 0.843,
   },
   "e5-small-v2-q": {
     model: "e5-small-v2-q8",
@@ -94,6 +103,7 @@ export const ONNX_EMBEDDING_MODELS = {
     queryPrefix: "query: ",
     passagePrefix: "passage: ",
     maxTokens: 512,
+    unrelatedCosine: 0.844,
     maxBatch: 1,
   },
   "all-MiniLM-L6-v2": {
@@ -107,6 +117,7 @@ export const ONNX_EMBEDDING_MODELS = {
     queryPrefix: "",
     passagePrefix: "",
     maxTokens: 256,
+    unrelatedCosine: 0.398,
   },
   "all-MiniLM-L6-v2-q": {
     model: "all-MiniLM-L6-v2-q8",
@@ -118,6 +129,7 @@ export const ONNX_EMBEDDING_MODELS = {
     queryPrefix: "",
     passagePrefix: "",
     maxTokens: 256,
+    unrelatedCosine: 0.401,
     maxBatch: 1,
   },
 } as const satisfies Record<string, OnnxEmbeddingModel>;

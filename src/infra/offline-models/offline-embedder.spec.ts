@@ -4,8 +4,9 @@ import path from "node:path";
 import { loadConfig } from "../../common/config";
 import { ONNX_EMBEDDING_MODELS } from "./embedding-models";
 import { HashingEmbedder } from "./hashing-embedder";
-import { DEFAULT_OFFLINE_EMBEDDER, loadOfflineEmbedder, OFFLINE_EMBEDDERS } from "./offline-embedder";
+import { DEFAULT_OFFLINE_EMBEDDER, judgeOptionsForEmbedder, loadOfflineEmbedder, OFFLINE_EMBEDDERS, rescaleSimilarity } from "./offline-embedder";
 import { OnnxEmbedder } from "./onnx-embedder";
+import { RuleJudge } from "./rule-judge";
 
 const cacheDir = process.env.CACHE_DIR ?? path.resolve(__dirname, "../../../.cache");
 
@@ -26,7 +27,7 @@ describe("loadOfflineEmbedder", () => {
       const e = await loadOfflineEmbedder({ cacheDir: path.join(blocker, "cache"), prefer: "e5-small", log: (m) => logs.push(m) });
       expect(e).toBeInstanceOf(HashingEmbedder);
       expect(e.dimensions).toBe(384);
-      expect(logs.join("\n")).toMatch(/e5-small-v2 could not load, falling back to hashing-ngrams-384@1 .*ENOTDIR/s);
+      expect(logs.join("\n")).toMatch(/e5-small-v2-q8 could not load, falling back to hashing-ngrams-384@1 .*ENOTDIR/s);
     } finally {
       fs.rmSync(dir, { recursive: true, force: true });
     }
@@ -40,6 +41,33 @@ describe("loadOfflineEmbedder", () => {
     try {
       expect(e).toBeInstanceOf(OnnxEmbedder);
       expect(e.model).toBe(want);
+    } finally {
+      if (e instanceof OnnxEmbedder) await e.close();
+    }
+  }, 300_000);
+});
+
+describe("judgeOptionsForEmbedder", () => {
+  it("keeps the rule judge's defaults on MiniLM's scale and for non-ONNX embedders", () => {
+    expect(rescaleSimilarity(0.8, ONNX_EMBEDDING_MODELS["all-MiniLM-L6-v2"].unrelatedCosine)).toBeCloseTo(0.8, 10);
+    expect(rescaleSimilarity(1, 0.844)).toBeCloseTo(1, 10);
+    expect(judgeOptionsForEmbedder(new HashingEmbedder())).toEqual({});
+  });
+
+  it("keeps e5's unrelated pairs from being judged the same statement", async () => {
+    const e = await loadOfflineEmbedder({ cacheDir, prefer: "e5-small" });
+    try {
+      const options = judgeOptionsForEmbedder(e);
+      // e5-small-v2-q8: unrelated LoCoMo turns average 0.84, their 95th percentile is 0.90.
+      expect(options.updateSimilarity).toBeGreaterThan(0.9);
+      expect(options.skipSimilarity).toBeGreaterThan(options.updateSimilarity!);
+      // Two facts about one subject that e5 scores 0.93 (different-object pairs such as "uses Vim" /
+      // "uses Docker" score 0.86-0.89 on it): on MiniLM's bars that is "near-identical" and the new
+      // fact would be dropped.
+      const fact = { statement: "Caroline likes hiking", factType: "preference", subjectName: "Caroline", predicate: null, objectValue: null, isNegation: false, validFrom: new Date("2025-03-24T10:00:00Z"), replacesValue: null };
+      const candidate = { id: "old", statement: "Caroline likes painting", factType: "preference", subjectName: "Caroline", predicate: null, objectValue: null, isNegation: false, validFrom: new Date("2025-03-10T09:00:00Z"), similarity: 0.93 };
+      expect(new RuleJudge().decideOne({ fact, candidates: [candidate] }).action).toBe("SKIP");
+      expect(new RuleJudge(options).decideOne({ fact, candidates: [candidate] })).toMatchObject({ action: "ADD", targetId: null });
     } finally {
       if (e instanceof OnnxEmbedder) await e.close();
     }

@@ -7,6 +7,7 @@ import type { Embedder } from "../../silver/model-ports";
 import { ONNX_EMBEDDING_MODELS, type OnnxEmbeddingModelId } from "./embedding-models";
 import { HashingEmbedder } from "./hashing-embedder";
 import { OnnxEmbedder } from "./onnx-embedder";
+import { DEFAULT_SKIP_SIMILARITY, DEFAULT_UPDATE_SIMILARITY, type RuleJudgeOptions } from "./rule-judge";
 
 /** OFFLINE_EMBEDDER's model choices and the variant each one loads. */
 export const OFFLINE_EMBEDDERS = {
@@ -43,4 +44,26 @@ export async function loadOfflineEmbedder(opts: LoadOfflineEmbedderOptions): Pro
       + `${err instanceof Error ? err.message : String(err)}`);
     return fallback;
   }
+}
+
+/** all-MiniLM-L6-v2's unrelated-text cosine: the scale the rule judge's default thresholds were set on. */
+const REFERENCE_UNRELATED_COSINE = ONNX_EMBEDDING_MODELS["all-MiniLM-L6-v2"].unrelatedCosine;
+
+/**
+ * A threshold set on MiniLM's cosine scale, moved to a scale whose unrelated texts sit at
+ * `unrelated`: the same fraction of the way from "unrelated" to identical. Without it, e5's
+ * unrelated pairs (0.84 on average) would pass the judge's 0.8 "same meaning" bar.
+ */
+export function rescaleSimilarity(threshold: number, unrelated: number): number {
+  const fraction = (threshold - REFERENCE_UNRELATED_COSINE) / (1 - REFERENCE_UNRELATED_COSINE);
+  return unrelated + fraction * (1 - unrelated);
+}
+
+/** The rule judge's similarity thresholds for this embedder: rescaled for the ONNX models, the defaults otherwise. */
+export function judgeOptionsForEmbedder(embedder: Embedder): RuleJudgeOptions {
+  if (!(embedder instanceof OnnxEmbedder)) return {};
+  return {
+    skipSimilarity: rescaleSimilarity(DEFAULT_SKIP_SIMILARITY, embedder.unrelatedCosine),
+    updateSimilarity: rescaleSimilarity(DEFAULT_UPDATE_SIMILARITY, embedder.unrelatedCosine),
+  };
 }

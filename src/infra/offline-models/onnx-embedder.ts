@@ -41,6 +41,8 @@ export function planBatches(lengths: readonly number[], order: readonly number[]
 export class OnnxEmbedder implements Embedder {
   readonly model: string;
   readonly dimensions: number;
+  /** Where unrelated texts sit on this model's cosine scale (see OnnxEmbeddingModel). */
+  readonly unrelatedCosine: number;
 
   private constructor(
     private readonly spec: OnnxEmbeddingModel,
@@ -51,6 +53,7 @@ export class OnnxEmbedder implements Embedder {
   ) {
     this.model = spec.model;
     this.dimensions = spec.dimensions;
+    this.unrelatedCosine = spec.unrelatedCosine;
   }
 
   /** Fetches the model's files if needed, then opens the tokenizer and the onnxruntime session. */
