@@ -1,3 +1,4 @@
+import { embeddersBench } from './embedders';
 import { extractQuality } from './extract-quality';
 import { deriveThroughput } from './derive';
 import { ingestThroughput } from './ingest';
@@ -15,6 +16,7 @@ const BENCHMARKS: Record<string, () => Promise<void>> = {
   search: searchBench,
   provenance: provenanceBench,
   recall: recallBench,
+  embedders: embeddersBench,
 };
 
 async function main(): Promise<void> {

@@ -65,7 +65,8 @@ export interface AppConfig {
     readonly timeoutMs: number;
     readonly maxRetries: number;
     readonly concurrency: number;
-    readonly offlineEmbedder: 'minilm' | 'hashing';
+    /** The offline embedder when no EMBEDDING_MODEL is set (src/infra/offline-models/offline-embedder.ts). */
+    readonly offlineEmbedder: 'e5-small' | 'bge-small' | 'minilm' | 'hashing';
     /** JSON file with the bounded ontology; unset: the built-in one. */
     readonly ontologyFile: string | undefined;
   };
@@ -139,7 +140,7 @@ const envSchema = z.object({
   MODEL_TIMEOUT_MS: intIn(100, 600_000).default(60_000),
   MODEL_MAX_RETRIES: intIn(0, 10).default(3),
   MODEL_CONCURRENCY: intIn(1, 64).default(4),
-  OFFLINE_EMBEDDER: z.enum(['minilm', 'hashing']).default('minilm'),
+  OFFLINE_EMBEDDER: z.enum(['e5-small', 'bge-small', 'minilm', 'hashing']).default('e5-small'),
   ONTOLOGY_FILE: optionalString,
 });
 

@@ -235,7 +235,7 @@ export class SearchService {
   private async queryVector(query: string): Promise<{ model: string; vector: number[] } | null> {
     try {
       const embedder = await this.embedder();
-      const [vector = []] = await embedder.embed([query]); // TODO(merge): embedQuery
+      const [vector = []] = await embedder.embedQuery([query]);
       return vector.length > 0 ? { model: embedder.model, vector } : null;
     } catch (err) {
       // Keyword and graph still answer; the vector channels are skipped, loudly.

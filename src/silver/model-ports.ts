@@ -134,8 +134,14 @@ export interface Judge {
 }
 
 export interface Embedder {
+  /** Names the model (and variant): stored vectors are keyed by it, so a new model means a new key. */
   readonly model: string;
   readonly dimensions: number;
-  /** Unit-length vectors, one per text, in order. */
+  /** Unit-length vectors, one per text, in order: the texts that are stored and searched (events, facts). */
   embed(texts: string[]): Promise<number[][]>;
+  /**
+   * The same for search queries, compared against `embed`'s vectors. Models trained with a query
+   * instruction (bge, e5) prefix it here; symmetric models just call `embed`.
+   */
+  embedQuery(texts: string[]): Promise<number[][]>;
 }

@@ -1,5 +1,5 @@
 import { AppConfig } from '../common/config';
-import { loadOfflineEmbedder } from '../infra/offline-models/offline-embedder';
+import { judgeOptionsForEmbedder, loadOfflineEmbedder } from '../infra/offline-models/offline-embedder';
 import { RuleExtractor } from '../infra/offline-models/rule-extractor';
 import { RuleJudge } from '../infra/offline-models/rule-judge';
 import { createOpenAIModels, OpenAIModelsOptions } from '../infra/openai/openai-models';
@@ -41,7 +41,8 @@ export async function loadEmbedder(config: AppConfig, log: (msg: string) => void
 export function loadModels(config: AppConfig, embedder: Embedder, log: (msg: string) => void): DeriveModels {
   const remote = createOpenAIModels(openAIOptions(config, { extraction: true, embedding: false }));
   const extractor = remote.extractor ?? new RuleExtractor();
-  const judge = remote.judge ?? new RuleJudge();
+  // The offline judge's similarity bars follow the embedder's cosine scale (e5's is compressed).
+  const judge = remote.judge ?? new RuleJudge(judgeOptionsForEmbedder(embedder));
   log(`models: extractor ${extractor.model}, judge ${judge.model}`);
   return { extractor, judge, embedder };
 }

@@ -9,6 +9,7 @@ import * as net from "node:net";
 import * as path from "node:path";
 import * as readline from "node:readline";
 import { auth, driver as createDriver } from "neo4j-driver";
+import { runCommand, runMaven, tail } from "./maven";
 
 export interface LocalNeo4j {
   uri: string;
@@ -80,39 +81,9 @@ function javaBin(): string {
   return home ? path.join(home, "bin", "java") : "java";
 }
 
-interface RunResult {
-  code: number | null;
-  output: string;
-}
-
-/** Runs a command, collecting stdout+stderr; rejects with a clear message if it cannot start. */
-function run(cmd: string, args: string[], onLine: (line: string) => void = noop): Promise<RunResult> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(cmd, args, { stdio: ["ignore", "pipe", "pipe"] });
-    let output = "";
-    const collect = (stream: NodeJS.ReadableStream): void => {
-      readline.createInterface({ input: stream }).on("line", (line) => {
-        output += line + "\n";
-        onLine(line);
-      });
-    };
-    collect(child.stdout);
-    collect(child.stderr);
-    child.on("error", (err: NodeJS.ErrnoException) => {
-      const hint = err.code === "ENOENT" ? ` (is ${path.basename(cmd)} installed and on PATH?)` : "";
-      reject(new Error(`local-neo4j: cannot run \`${cmd}\`${hint}: ${err.message}`));
-    });
-    child.on("close", (code) => resolve({ code, output }));
-  });
-}
-
-function tail(text: string, lines = 30): string {
-  return text.trimEnd().split("\n").slice(-lines).join("\n");
-}
-
 /** `java -version`: fails clearly when java is missing or older than 17; the text keys the CDS archive. */
 async function probeJava(): Promise<string> {
-  const { code, output } = await run(javaBin(), ["-version"]);
+  const { code, output } = await runCommand("local-neo4j", javaBin(), ["-version"]);
   const m = /version "(\d+)/.exec(output);
   if (code !== 0 || !m) throw new Error(`local-neo4j: \`${javaBin()} -version\` failed:\n${tail(output)}`);
   const major = Number(m[1]);
@@ -149,24 +120,14 @@ export async function ensureNeo4jJars(opts: EnsureNeo4jJarsOptions): Promise<str
   // Per-process output folder, renamed into place at the end: concurrent callers cannot mix jars.
   const tmpLib = `${lib}.${process.pid}.tmp`;
   fs.rmSync(tmpLib, { recursive: true, force: true });
-  const args = ["-B", "-Dstyle.color=never", "-f", path.join(dir, "pom.xml"),
-    "dependency:copy-dependencies", `-DoutputDirectory=${tmpLib}`];
+  const args = ["-f", path.join(dir, "pom.xml"), "dependency:copy-dependencies", `-DoutputDirectory=${tmpLib}`];
   log(`local-neo4j: resolving Neo4j jars with Maven into ${lib} (a cold ~/.m2 downloads ~110 MB)`);
   const started = Date.now();
-  let downloads = 0;
-  let lastReport = started;
-  const onLine = (line: string): void => {
-    if (!line.includes("Downloaded from")) return;
-    downloads++;
-    if (Date.now() - lastReport >= 5_000) {
-      lastReport = Date.now();
-      log(`local-neo4j: maven: ${downloads} files downloaded (${Math.round((lastReport - started) / 1000)} s)`);
-    }
-  };
-  const { code, output } = await run("mvn", args, onLine);
-  if (code !== 0) {
+  try {
+    await runMaven(args, { label: "local-neo4j", log });
+  } catch (err) {
     fs.rmSync(tmpLib, { recursive: true, force: true });
-    throw new Error(`local-neo4j: \`mvn ${args.join(" ")}\` exited with ${code}:\n${tail(output)}`);
+    throw err;
   }
   if (isComplete()) {
     fs.rmSync(tmpLib, { recursive: true, force: true }); // another process finished first

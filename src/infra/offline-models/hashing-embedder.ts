@@ -3,12 +3,12 @@
  * unigrams, word bigrams and character trigrams into N dimensions, L2-normalised. No model, no
  * I/O. It captures lexical overlap only (shared words and word pieces), not meaning: "vim" and
  * "neovim" are close through their trigrams, "car" and "automobile" are not. It is the fallback when
- * MiniLM cannot load, and a fast embedder for tests.
+ * the ONNX model cannot load, and a fast embedder for tests.
  */
 import type { Embedder } from "../../silver/model-ports";
 
 export interface HashingEmbedderOptions {
-  /** Vector length (default 384, the same as all-MiniLM-L6-v2, so the two fit the same columns). */
+  /** Vector length (default 384, the same as the offline ONNX models, so they fit the same columns). */
   dimensions?: number;
 }
 
@@ -86,5 +86,10 @@ export class HashingEmbedder implements Embedder {
 
   async embed(texts: string[]): Promise<number[][]> {
     return texts.map((t) => this.embedOne(t));
+  }
+
+  /** Lexical features are symmetric: a query embeds like any text. */
+  embedQuery(texts: string[]): Promise<number[][]> {
+    return this.embed(texts);
   }
 }

@@ -11,6 +11,10 @@ export interface RuleJudgeOptions {
   objectOverlap?: number;
 }
 
+/** The default similarity thresholds, set on all-MiniLM-L6-v2's cosine scale (see judgeOptionsForEmbedder). */
+export const DEFAULT_SKIP_SIMILARITY = 0.92;
+export const DEFAULT_UPDATE_SIMILARITY = 0.8;
+
 /** Predicates that hold one value at a time: a different value replaces the old one. */
 export const SINGLE_VALUED = new Set(['prefers', 'lives_in', 'located_in', 'works_at', 'name', 'role', 'birthday', 'spouse', 'has_manager', 'from']);
 
@@ -41,8 +45,8 @@ export class RuleJudge implements Judge {
   private readonly objectOverlap: number;
 
   constructor(options: RuleJudgeOptions = {}) {
-    this.skipSimilarity = options.skipSimilarity ?? 0.92;
-    this.updateSimilarity = options.updateSimilarity ?? 0.8;
+    this.skipSimilarity = options.skipSimilarity ?? DEFAULT_SKIP_SIMILARITY;
+    this.updateSimilarity = options.updateSimilarity ?? DEFAULT_UPDATE_SIMILARITY;
     this.objectOverlap = options.objectOverlap ?? 0.6;
   }
 

@@ -48,6 +48,11 @@ export class OpenAIEmbedder implements Embedder {
     return results.flat();
   }
 
+  /** The endpoint has no query form: a model that wants a query instruction is given it by the caller's text. */
+  embedQuery(texts: string[]): Promise<number[][]> {
+    return this.embed(texts);
+  }
+
   private async embedBatch(texts: string[]): Promise<number[][]> {
     const { value: response, attempts } = await callWithRetry(this.runtime, `embedding ${texts.length} text(s) with ${this.options.model}`, () =>
       this.runtime.client.embeddings.create({

@@ -1,0 +1,119 @@
+/**
+ * An onnxruntime-node session of a sentence encoder, run in a worker thread (onnx-worker.js):
+ * `pool` takes a padded batch of token ids and returns one pooled, L2-normalised vector per row.
+ */
+import fs from "node:fs";
+import path from "node:path";
+import { Worker } from "node:worker_threads";
+
+export type Pooling = "cls" | "mean";
+
+export interface OnnxSessionOptions {
+  /** onnxruntime intra-op threads (default: onnxruntime's choice, all cores). */
+  threads?: number;
+}
+
+/** What onnx-session.ts posts to the worker for one batch. */
+interface WorkerRequest {
+  id: number;
+  ids: BigInt64Array;
+  mask: BigInt64Array;
+  seq: number;
+  lengths: number[];
+  pooling: Pooling;
+}
+
+/** What the worker posts back: once `ready`, then one reply per request. */
+interface WorkerReply {
+  ready?: boolean;
+  id?: number;
+  vectors?: Float32Array;
+  dims?: number;
+  error?: string;
+}
+
+/** Found next to this module: src/ under jest, dist/src/ once built (tsc copies it, allowJs). */
+function workerFile(): string {
+  const file = path.join(__dirname, "onnx-worker.js");
+  if (!fs.existsSync(file)) throw new Error(`embedder: ${file} is missing (build with \`npm run build\`)`);
+  return file;
+}
+
+export class OnnxSession {
+  private nextId = 1;
+  private readonly pending = new Map<number, { resolve: (r: WorkerReply) => void; reject: (e: Error) => void }>();
+  private failed: Error | null = null;
+
+  private constructor(private readonly worker: Worker, private readonly label: string) {
+    worker.on("message", (m: WorkerReply) => {
+      const p = m.id !== undefined ? this.pending.get(m.id) : undefined;
+      if (!p) return;
+      this.pending.delete(m.id!);
+      if (this.pending.size === 0) this.worker.unref();
+      if (m.error || !m.vectors || !m.dims) p.reject(new Error(`${label}: inference failed: ${m.error ?? "no output"}`));
+      else p.resolve(m);
+    });
+    const failAll = (err: Error): void => {
+      this.failed ??= err;
+      for (const p of this.pending.values()) p.reject(err);
+      this.pending.clear();
+    };
+    worker.on("error", (e) => failAll(new Error(`${label}: worker failed: ${e.message}`)));
+    worker.on("exit", (code) => failAll(new Error(`${label}: worker exited (${code})`)));
+    // An idle session does not keep the process alive.
+    worker.unref();
+  }
+
+  /** Starts the worker and opens the model; fails with onnxruntime's message when it cannot. */
+  static async open(onnxPath: string, label: string, opts: OnnxSessionOptions = {}): Promise<OnnxSession> {
+    const sessionOptions = {
+      executionProviders: ["cpu"],
+      graphOptimizationLevel: "all",
+      ...(opts.threads ? { intraOpNumThreads: opts.threads } : {}),
+    };
+    const worker = new Worker(workerFile(), { workerData: { onnxPath, sessionOptions } });
+    await new Promise<void>((resolve, reject) => {
+      const onMessage = (m: WorkerReply): void => {
+        if (m.ready === undefined) return;
+        worker.off("message", onMessage);
+        worker.off("error", onError);
+        if (m.ready) return resolve();
+        void worker.terminate();
+        reject(new Error(`${label}: onnxruntime could not open ${onnxPath}: ${m.error}`));
+      };
+      const onError = (e: Error): void => reject(new Error(`${label}: onnxruntime worker failed to start: ${e.message}`));
+      worker.on("message", onMessage);
+      worker.once("error", onError);
+    });
+    return new OnnxSession(worker, label);
+  }
+
+  /** One vector per row of `batch` (token ids, unpadded); rows are padded to the longest here. */
+  async pool(batch: number[][], pooling: Pooling): Promise<Float32Array[]> {
+    if (this.failed) throw this.failed;
+    const seq = Math.max(...batch.map((x) => x.length));
+    const ids = new BigInt64Array(batch.length * seq);
+    const mask = new BigInt64Array(batch.length * seq);
+    batch.forEach((tokens, r) => {
+      tokens.forEach((t, c) => {
+        ids[r * seq + c] = BigInt(t);
+        mask[r * seq + c] = 1n;
+      });
+    });
+    const id = this.nextId++;
+    const request: WorkerRequest = { id, ids, mask, seq, lengths: batch.map((x) => x.length), pooling };
+    const reply = await new Promise<WorkerReply>((resolve, reject) => {
+      this.pending.set(id, { resolve, reject });
+      this.worker.ref();
+      this.worker.postMessage(request, [ids.buffer as ArrayBuffer, mask.buffer as ArrayBuffer]);
+    });
+    const { vectors, dims } = reply as Required<Pick<WorkerReply, "vectors" | "dims">>;
+    return batch.map((_, r) => vectors.subarray(r * dims, (r + 1) * dims));
+  }
+
+  /** Stops the worker; later calls fail. */
+  async close(): Promise<void> {
+    this.failed ??= new Error(`${this.label}: session closed`);
+    await this.worker.terminate();
+  }
+}
