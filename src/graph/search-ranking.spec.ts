@@ -15,6 +15,11 @@ describe('fuseByReciprocalRank', () => {
     expect(fused[1]?.channels).toEqual(['vector']);
   });
 
+  it('weighs each channel: a hit at rank r adds weight / (60 + r); weight 0 leaves the channel out', () => {
+    const fused = fuseByReciprocalRank({ vector: [{ id: 'a' }], event_vector: [{ id: 'b' }], graph: [{ id: 'c' }] }, RRF_K, { vector: 0.5, event_vector: 1, graph: 0 });
+    expect(fused.map((h) => [h.id, h.score])).toEqual([['b', 1 / (RRF_K + 1)], ['a', 0.5 / (RRF_K + 1)]]);
+  });
+
   it('breaks ties deterministically and ignores duplicates within a channel', () => {
     const fused = fuseByReciprocalRank({ vector: [{ id: 'z' }, { id: 'z' }], keyword: [{ id: 'a' }] });
     expect(fused.map((h) => [h.id, h.channels])).toEqual([['a', ['keyword']], ['z', ['vector']]]);
