@@ -1,17 +1,14 @@
 import {
   DocumentNode,
   FragmentDefinitionNode,
-  getNamedType,
   GraphQLError,
   GraphQLSchema,
   Kind,
   OperationDefinitionNode,
   SelectionSetNode,
-  ValueNode,
-  visit,
 } from 'graphql';
-import { ComplexityEstimator, getComplexity, simpleEstimator } from 'graphql-query-complexity';
-import { EXPLORE_DEFAULT_PAGE, EXPLORE_PREFIX } from '../graph/explore/explore.typedefs';
+import { getComplexity } from 'graphql-query-complexity';
+import { costEstimator } from './cost';
 import { apiError } from './errors';
 
 export interface QueryLimits {
@@ -19,38 +16,6 @@ export interface QueryLimits {
   maxComplexity: number;
   /** Deepest nesting of an argument value: generated `where` filters nest one level per relationship hop. */
   maxInputDepth: number;
-}
-
-/** Nesting depth of an argument value (an object is one level; lists add none), variables included. */
-function valueDepth(value: ValueNode, variables: Record<string, unknown>): number {
-  switch (value.kind) {
-    case Kind.OBJECT:
-      return 1 + Math.max(0, ...value.fields.map((f) => valueDepth(f.value, variables)));
-    case Kind.LIST:
-      return Math.max(0, ...value.values.map((v) => valueDepth(v, variables)));
-    case Kind.VARIABLE:
-      return jsonDepth(variables[value.name.value]);
-    default:
-      return 0;
-  }
-}
-
-function jsonDepth(value: unknown, level = 0): number {
-  if (level > 1000) return Number.POSITIVE_INFINITY;
-  if (Array.isArray(value)) return Math.max(0, ...value.map((v) => jsonDepth(v, level + 1)));
-  if (value !== null && typeof value === 'object') return 1 + Math.max(0, ...Object.values(value).map((v) => jsonDepth(v, level + 1)));
-  return 0;
-}
-
-/** The deepest argument value anywhere in the document (every operation and fragment). */
-export function operationInputDepth(document: DocumentNode, variables: Record<string, unknown> = {}): number {
-  let max = 0;
-  visit(document, {
-    Argument(node) {
-      max = Math.max(max, valueDepth(node.value, variables));
-    },
-  });
-  return max;
 }
 
 /** Depth of the deepest field path in the operation, following fragments (cycles count as too deep). */
@@ -83,19 +48,76 @@ export function operationDepth(document: DocumentNode, operationName?: string | 
   return visit(operation.selectionSet, 0, new Set());
 }
 
-/**
- * A list field costs its children times the page size it asks for (`first` / `limit`). The
- * generated exploration lists (`Graph…`) that ask for none return their `@limit` default, so
- * they cost that many: open nested traversals are priced at what they would really load.
- */
-export const paginationEstimator: ComplexityEstimator = ({ args, field, childComplexity }) => {
-  let size = typeof args.first === 'number' ? args.first : typeof args.limit === 'number' ? args.limit : undefined;
-  const paginated = field.args.some((a) => a.name === 'first' || a.name === 'limit');
-  if (size === undefined && paginated && getNamedType(field.type).name.startsWith(EXPLORE_PREFIX)) size = EXPLORE_DEFAULT_PAGE;
-  return size === undefined ? undefined : 1 + childComplexity * Math.max(1, size);
-};
+/** Introspection lists that expand to one entry per type, field or value of the schema. */
+const EXPANDING = new Set(['types', 'fields', 'inputFields', 'enumValues', 'interfaces', 'possibleTypes', 'directives']);
+/** The standard introspection query nests two expanding lists (types → fields) and one `args`. */
+const MAX_EXPANDING = 2;
+const MAX_ARGS = 1;
 
-/** LIMIT_EXCEEDED when an operation is too deep or too costly; undefined when it may run. */
+/**
+ * LIMIT_EXCEEDED when an introspection selection nests more than the standard query does
+ * (`__schema { types { fields { type { fields … } } } }` grows with the schema to a power).
+ */
+export function introspectionShapeError(document: DocumentNode, operationName?: string | null): GraphQLError | undefined {
+  const fragments = new Map<string, FragmentDefinitionNode>();
+  for (const def of document.definitions) if (def.kind === Kind.FRAGMENT_DEFINITION) fragments.set(def.name.value, def);
+  const operation = selectOperation(document, operationName);
+  if (!operation) return undefined;
+  let bad = false;
+  const walk = (set: SelectionSetNode, inside: boolean, expanding: number, args: number, seen: ReadonlySet<string>): void => {
+    for (const sel of set.selections) {
+      if (bad) return;
+      if (sel.kind === Kind.FIELD) {
+        const name = sel.name.value;
+        const enters = inside || name === '__schema' || name === '__type';
+        const e = expanding + (inside && EXPANDING.has(name) ? 1 : 0);
+        const a = args + (inside && name === 'args' ? 1 : 0);
+        if (e > MAX_EXPANDING || a > MAX_ARGS) bad = true;
+        else if (sel.selectionSet) walk(sel.selectionSet, enters, e, a, seen);
+      } else if (sel.kind === Kind.INLINE_FRAGMENT) {
+        walk(sel.selectionSet, inside, expanding, args, seen);
+      } else {
+        const frag = fragments.get(sel.name.value);
+        if (frag && !seen.has(sel.name.value)) walk(frag.selectionSet, inside, expanding, args, new Set([...seen, sel.name.value]));
+      }
+    }
+  };
+  walk(operation.selectionSet, false, 0, 0, new Set());
+  if (!bad) return undefined;
+  return apiError(
+    'LIMIT_EXCEEDED',
+    `introspection nests deeper than the standard introspection query (at most ${MAX_EXPANDING} of ${[...EXPANDING].join('/')} and ${MAX_ARGS} "args" on one path): ask for the schema once and follow type names`,
+    { limit: 'introspection' },
+  );
+}
+
+/** The operation graphql-js will run: the named one, or the only one. */
+export function selectOperation(document: DocumentNode, operationName?: string | null): OperationDefinitionNode | undefined {
+  const ops = document.definitions.filter((d): d is OperationDefinitionNode => d.kind === Kind.OPERATION_DEFINITION);
+  if (operationName) return ops.find((o) => o.name?.value === operationName);
+  return ops.length === 1 ? ops[0] : undefined;
+}
+
+/** The message graphql-query-complexity throws when an operation has more nodes than it will evaluate. */
+const TOO_MANY_NODES = /maximum allowed number of nodes/;
+
+/** The operation's cost; an operation whose cost cannot be computed is refused, never let through. */
+function operationCost(schema: GraphQLSchema, document: DocumentNode, variables: Record<string, unknown>, operationName: string | null | undefined, limits: QueryLimits): number | GraphQLError {
+  try {
+    return getComplexity({ schema, query: document, variables, operationName: operationName ?? undefined, estimators: [costEstimator] });
+  } catch (err) {
+    if (err instanceof GraphQLError && TOO_MANY_NODES.test(err.message)) {
+      return apiError('LIMIT_EXCEEDED', `the operation has too many fields to price (fragments included, at most 10,000): ask for fewer fields or split it`, { limit: 'complexity', max: limits.maxComplexity });
+    }
+    if (err instanceof GraphQLError && !err.originalError) {
+      // Variable values that cannot be coerced: the same error execution would give.
+      return apiError('BAD_USER_INPUT', err.message);
+    }
+    return apiError('LIMIT_EXCEEDED', `the cost of this operation could not be computed, so it is refused: simplify it (fewer fragments, plain arguments)`, { limit: 'complexity', max: limits.maxComplexity });
+  }
+}
+
+/** LIMIT_EXCEEDED when a validated operation is too deep or too costly; undefined when it may run. */
 export function checkOperationLimits(
   schema: GraphQLSchema,
   document: DocumentNode,
@@ -107,24 +129,12 @@ export function checkOperationLimits(
   if (depth > limits.maxDepth) {
     return apiError('LIMIT_EXCEEDED', `query depth ${Number.isFinite(depth) ? depth : '∞ (fragment cycle)'} exceeds the limit of ${limits.maxDepth}: ask for fewer nested levels`, { limit: 'depth', max: limits.maxDepth });
   }
-  const inputDepth = operationInputDepth(document, variables);
-  if (inputDepth > limits.maxInputDepth) {
-    return apiError('LIMIT_EXCEEDED', `argument nesting ${Number.isFinite(inputDepth) ? inputDepth : '∞'} exceeds the limit of ${limits.maxInputDepth}: use fewer nested filters (each relationship hop in a where filter adds two levels)`, { limit: 'inputDepth', max: limits.maxInputDepth });
-  }
-  let complexity: number;
-  try {
-    complexity = getComplexity({
-      schema,
-      query: document,
-      variables: variables ?? {},
-      operationName: operationName ?? undefined,
-      estimators: [paginationEstimator, simpleEstimator({ defaultComplexity: 1 })],
-    });
-  } catch {
-    return undefined; // invalid operations are reported by validation
-  }
-  if (complexity > limits.maxComplexity) {
-    return apiError('LIMIT_EXCEEDED', `query complexity ${complexity} exceeds the limit of ${limits.maxComplexity}: request smaller pages or fewer nested fields`, { limit: 'complexity', max: limits.maxComplexity, complexity });
+  const shape = introspectionShapeError(document, operationName);
+  if (shape) return shape;
+  const cost = operationCost(schema, document, variables ?? {}, operationName, limits);
+  if (cost instanceof GraphQLError) return cost;
+  if (cost > limits.maxComplexity) {
+    return apiError('LIMIT_EXCEEDED', `query complexity ${cost} exceeds the limit of ${limits.maxComplexity}: request smaller pages (first/limit), fewer aliases or fewer nested lists`, { limit: 'complexity', max: limits.maxComplexity, complexity: cost });
   }
   return undefined;
 }
