@@ -1,5 +1,6 @@
 import { extractQuality } from './extract-quality';
 import { deriveThroughput } from './derive';
+import { fuzzBench } from './fuzz';
 import { ingestThroughput } from './ingest';
 import { ingestLatency } from './ingest-latency';
 import { provenanceBench } from './provenance';
@@ -13,6 +14,7 @@ const BENCHMARKS: Record<string, () => Promise<void>> = {
   'extract-quality': extractQuality,
   search: searchBench,
   provenance: provenanceBench,
+  fuzz: fuzzBench,
 };
 
 async function main(): Promise<void> {

@@ -1,6 +1,6 @@
 import { getNamedType, getNullableType, isCompositeType, isListType } from 'graphql';
 import { ComplexityEstimator } from 'graphql-query-complexity';
-import { EXPLORE_DEFAULT_PAGE, EXPLORE_PREFIX } from '../graph/explore/explore.typedefs';
+import { EXPLORE_DEFAULT_PAGE, EXPLORE_MAX_PAGE, EXPLORE_PREFIX } from '../graph/explore/explore.typedefs';
 
 /**
  * The most items a nested list without a page size returns per parent (`Event.facts`,
@@ -58,7 +58,8 @@ export const INTROSPECTION_SCHEMA_COST = 2000;
 
 function pageSize(key: string, args: Record<string, unknown>, isExplore: boolean, paginated: boolean): number | undefined {
   const asked = typeof args.first === 'number' ? args.first : typeof args.limit === 'number' ? args.limit : undefined;
-  if (asked !== undefined) return asked;
+  // @limit(max) clamps what the generated exploration lists return.
+  if (asked !== undefined) return isExplore ? Math.min(asked, EXPLORE_MAX_PAGE) : asked;
   if (key === 'Mutation.ingestEvents') return Array.isArray(args.input) ? args.input.length : 1;
   if (DEFAULT_PAGE[key] !== undefined) return DEFAULT_PAGE[key];
   if (paginated && isExplore) return EXPLORE_DEFAULT_PAGE;
@@ -80,6 +81,8 @@ export const costEstimator: ComplexityEstimator = ({ type, field, args, childCom
   const isList = isListType(getNullableType(field.type));
   const paginated = field.args.some((a) => a.name === 'first' || a.name === 'limit');
   const isExplore = named.name.startsWith(EXPLORE_PREFIX);
+  // A connection's edges are its page: the connection field already multiplied by the page size.
+  if (field.name === 'edges' && type.name.endsWith('Connection')) return 1 + childComplexity;
   let size = pageSize(key, args, isExplore, paginated);
   if (size === undefined && isList && isCompositeType(named)) size = LIST_SIZE[key] ?? NESTED_LIST_MAX;
   if (size === undefined) return 1 + base + childComplexity;

@@ -109,8 +109,8 @@ function operationCost(schema: GraphQLSchema, document: DocumentNode, variables:
     if (err instanceof GraphQLError && TOO_MANY_NODES.test(err.message)) {
       return apiError('LIMIT_EXCEEDED', `the operation has too many fields to price (fragments included, at most 10,000): ask for fewer fields or split it`, { limit: 'complexity', max: limits.maxComplexity });
     }
-    if (err instanceof GraphQLError && !err.originalError) {
-      // Variable values that cannot be coerced: the same error execution would give.
+    if (err instanceof GraphQLError) {
+      // Variable or argument values that cannot be coerced: the same error execution would give.
       return apiError('BAD_USER_INPUT', err.message);
     }
     return apiError('LIMIT_EXCEEDED', `the cost of this operation could not be computed, so it is refused: simplify it (fewer fragments, plain arguments)`, { limit: 'complexity', max: limits.maxComplexity });

@@ -82,7 +82,7 @@ function parseBounded(query: string, bounds: RequestBounds): DocumentNode | Requ
     return parse(query, { maxTokens: bounds.maxTokens });
   } catch (err) {
     const message = err instanceof Error ? err.message : String(err);
-    if (/more than \d+ tokens/.test(message)) {
+    if (/contains more th(?:an|at) \d+ tokens/.test(message)) {
       return refuse(400, 'LIMIT_EXCEEDED', `the document has more than ${bounds.maxTokens} tokens: send fewer fields and pass values as variables`, { limit: 'tokens', max: bounds.maxTokens });
     }
     const syntax = err instanceof GraphQLError ? err : undefined;

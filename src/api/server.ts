@@ -8,6 +8,7 @@ import { ExecutionArgs, GraphQLError, GraphQLSchema, validate } from 'graphql';
 import { useServer } from 'graphql-ws/use/ws';
 import { WebSocketServer } from 'ws';
 import { AuthContext } from '../access/auth-context';
+import { exploreArgumentError } from '../graph/explore/explore.args';
 import { contextFor, createLoaders, recheckingAuth, RequestContext, Services } from './context';
 import { formatApiError } from './errors';
 import { graphiqlRouter } from './graphiql';
@@ -50,7 +51,7 @@ function limitsPlugin(deps: HttpServerDeps): ApolloServerPlugin<RequestContext> 
       return {
         async didResolveOperation({ request, document, operation, schema }) {
           type = operation?.operation ?? 'unknown';
-          const err = checkOperationLimits(schema, document, request.variables, request.operationName, deps.limits);
+          const err = checkOperationLimits(schema, document, request.variables, request.operationName, deps.limits) ?? exploreArgumentError(schema, document, request.variables ?? {});
           // A request error, not a server fault: answered 400 like parse and validation failures.
           if (err) throw new GraphQLError(err.message, { extensions: { ...err.extensions, http: { status: 400 } } });
         },
@@ -120,7 +121,7 @@ export async function startHttpServer(deps: HttpServerDeps): Promise<HttpServerH
         const { document, variables, operationName } = checked;
         const errors = validate(deps.schema, document);
         if (errors.length > 0) return errors;
-        const limitError = checkOperationLimits(deps.schema, document, variables, operationName, deps.limits);
+        const limitError = checkOperationLimits(deps.schema, document, variables, operationName, deps.limits) ?? exploreArgumentError(deps.schema, document, variables);
         if (limitError) return [limitError];
         const contextValue: RequestContext = {
           auth,
