@@ -50,8 +50,10 @@ function jsonFor(r: Rand, t: GraphQLInputType, depth: number): string {
   if (roll < 0.1) return pick(r, ['{}', '[]', '"x"', '7', 'true', '[[[[[]]]]]']);
   const nt = getNullableType(t) as GraphQLInputType;
   if (isListType(nt)) {
-    const n = pick(r, [0, 1, 2, 5, r() < 0.05 ? 3000 : 3]);
-    return `[${Array.from({ length: n }, () => jsonFor(r, nt.ofType as GraphQLInputType, depth + 1)).join(',')}]`;
+    // Now and then one wide list at the top; its items are kept flat so a body stays a few MB at most.
+    const wide = depth === 0 && r() < 0.05;
+    const n = wide ? 3000 : pick(r, [0, 1, 2, 5, 3]);
+    return `[${Array.from({ length: n }, () => jsonFor(r, nt.ofType as GraphQLInputType, wide ? 5 : depth + 1)).join(',')}]`;
   }
   if (isInputObjectType(nt)) {
     if (depth > 4) return '{}';
@@ -177,6 +179,7 @@ export async function runCase(url: string, token: string, c: FuzzCase, maxBytes:
     const res = await fetch(`${url}/graphql`, { method: 'POST', headers: { ...c.headers, ...(c.authenticated ? { authorization: `Bearer ${token}` } : {}) }, body: c.body });
     return judge(res.status, await res.text(), maxBytes);
   } catch (err) {
-    return { ok: false, problem: `request failed: ${err instanceof Error ? err.message : String(err)}` };
+    const cause = err instanceof Error && err.cause instanceof Error ? ` (${err.cause.message})` : "";
+    return { ok: false, problem: `request failed: ${err instanceof Error ? err.message : String(err)}${cause}` };
   }
 }

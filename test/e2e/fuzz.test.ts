@@ -25,15 +25,23 @@ describe(`fuzz: ${CASES} malformed requests (seed ${SEED}) across every root fie
     const roots = [schema.getQueryType(), schema.getMutationType(), schema.getSubscriptionType()].flatMap((r) => Object.keys(r?.getFields() ?? {}));
     expect([...fields].sort()).toEqual([...roots].sort());
     const failures: string[] = [];
+    const slow: Array<[number, string]> = [];
     for (let i = 0; i < cases.length; i += 8) {
       const batch = cases.slice(i, i + 8);
-      const verdicts = await Promise.all(batch.map((c) => runCase(t.url, t.adminToken, c, MAX_ANSWER_BYTES)));
+      const verdicts = await Promise.all(batch.map(async (c) => {
+        const t0 = Date.now();
+        const v = await runCase(t.url, t.adminToken, c, MAX_ANSWER_BYTES);
+        slow.push([Date.now() - t0, c.name]);
+        return v;
+      }));
       verdicts.forEach((v, j) => {
         if (!v.ok) failures.push(`${batch[j]?.name}: ${v.problem} | body: ${batch[j]?.body.slice(0, 300)}`);
       });
     }
+    slow.sort((a, b) => b[0] - a[0]);
+    process.stderr.write(`fuzz seed ${SEED}: ${cases.length} cases, ${failures.length} failures; slowest: ${JSON.stringify(slow.slice(0, 8))}\n`);
     expect(failures).toEqual([]);
     const health = await fetch(`${t.url}/health`);
     expect(health.status).toBe(200);
-  });
+  }, 900_000);
 });
