@@ -1,6 +1,7 @@
 import { embeddersBench } from './embedders';
 import { extractQuality } from './extract-quality';
 import { deriveThroughput } from './derive';
+import { fuzzBench } from './fuzz';
 import { ingestThroughput } from './ingest';
 import { ingestLatency } from './ingest-latency';
 import { provenanceBench } from './provenance';
@@ -17,6 +18,7 @@ const BENCHMARKS: Record<string, () => Promise<void>> = {
   provenance: provenanceBench,
   recall: recallBench,
   embedders: embeddersBench,
+  fuzz: fuzzBench,
 };
 
 async function main(): Promise<void> {

@@ -236,7 +236,7 @@ export async function startApp(config: AppConfig, stores: Pick<Stores, 'postgres
           { name: 'postgres', check: async () => void (await ds.query('SELECT 1')) },
           { name: 'neo4j', check: () => pingNeo4j(driver) },
         ],
-        log: { info: (m) => log.info(m), error: (m, err) => log.error({ err }, m) },
+        log: { info: (m) => log.info(m), error: (m, err) => log.error({ err }, m), warn: (fields, m) => log.warn(fields, m) },
       });
       cleanups.push(() => (httpHandle as HttpServerHandle).close());
       log.info({ url: `${httpHandle.url}/graphql`, graphiql: `${httpHandle.url}/graphiql` }, 'serving GraphQL');

@@ -4,7 +4,8 @@ import { TokenService } from '../access/token.service';
 import { EventQueryRepository } from '../bronze/event-query.repository';
 import { EventRepository } from '../bronze/event.repository';
 import { EventService } from '../bronze/event.service';
-import { BronzeEvent } from '../bronze/event.types';
+import { BronzeEvent, EventKind } from '../bronze/event.types';
+import { NESTED_LIST_MAX } from './cost';
 import { IngestService } from '../bronze/ingest.service';
 import { EventNodeService } from '../graph/event-node.service';
 import { ProvenanceService } from '../graph/provenance.service';
@@ -54,10 +55,18 @@ export interface Loaders {
   readonly sourcesByRelationshipId: DataLoader<string, RelationshipSourceRow[]>;
 }
 
-/** Groups rows under their keys, in key order (DataLoader's contract). */
+/**
+ * Groups rows under their keys, in key order (DataLoader's contract), at most NESTED_LIST_MAX
+ * per key: nested lists without a page size return at most that many, which is what the cost
+ * estimator (cost.ts) prices them at.
+ */
 function groupBy<K, R>(keys: readonly K[], rows: readonly R[], keyOf: (r: R) => K): R[][] {
   const m = new Map<K, R[]>();
-  for (const r of rows) m.set(keyOf(r), [...(m.get(keyOf(r)) ?? []), r]);
+  for (const r of rows) {
+    const group = m.get(keyOf(r));
+    if (!group) m.set(keyOf(r), [r]);
+    else if (group.length < NESTED_LIST_MAX) group.push(r);
+  }
   return keys.map((k) => m.get(k) ?? []);
 }
 
@@ -71,7 +80,7 @@ function perAsOf<T>(load: (ids: string[], asOf: Date | null) => Promise<Array<{ 
     }
     const results = new Map<string, Array<{ entityId: string } & T>>();
     await Promise.all([...byAsOf.entries()].map(async ([tag, g]) => results.set(tag, await load([...new Set(g.ids)], g.asOf))));
-    return keys.map((k) => (results.get(k.asOf?.toISOString() ?? '') ?? []).filter((r) => r.entityId === k.entityId));
+    return keys.map((k) => (results.get(k.asOf?.toISOString() ?? '') ?? []).filter((r) => r.entityId === k.entityId).slice(0, NESTED_LIST_MAX));
   };
 }
 const entityAsOfKey = (k: { entityId: string; asOf: Date | null }) => `${k.entityId}@${k.asOf?.toISOString() ?? ''}`;
@@ -109,7 +118,12 @@ export function createLoaders(services: Services): Loaders {
     toolEvents: new DataLoader(
       async (keys) => {
         const rows = await services.eventQueries.byToolCallIds(keys);
-        return keys.map((k) => rows.filter((e) => e.namespace === k.namespace && e.toolCallId === k.toolCallId));
+        return keys.map((k) => {
+          const linked = rows.filter((e) => e.namespace === k.namespace && e.toolCallId === k.toolCallId);
+          // The call itself always, then at most NESTED_LIST_MAX results (Event.toolResults).
+          const calls = linked.filter((e) => e.kind === EventKind.TOOL_CALL).slice(0, NESTED_LIST_MAX);
+          return [...calls, ...linked.filter((e) => e.kind !== EventKind.TOOL_CALL).slice(0, NESTED_LIST_MAX)];
+        });
       },
       { cacheKeyFn: (k) => `${k.namespace}\u0000${k.toolCallId}` },
     ),
@@ -124,7 +138,7 @@ export function createLoaders(services: Services): Loaders {
     supersedesByFactId: new DataLoader(async (ids) => groupBy(ids, await services.factRepository.supersededBy(ids), (f) => f.supersededById as string)),
     decisionsByFactId: new DataLoader(async (ids) => {
       const rows = await services.factRepository.decisionsByFactIds(ids);
-      return ids.map((id) => rows.filter((d) => d.factId === id || d.targetFactId === id));
+      return ids.map((id) => rows.filter((d) => d.factId === id || d.targetFactId === id).slice(0, NESTED_LIST_MAX));
     }),
     entityById: new DataLoader(async (ids) => {
       const found = new Map((await services.factRepository.entitiesByIds(ids)).map((e) => [e.id, e]));
@@ -143,6 +157,11 @@ export function createLoaders(services: Services): Loaders {
 }
 
 export async function createRequestContext(services: Services, authorization: string | undefined | null): Promise<RequestContext> {
-  const auth = await services.tokens.authenticate(authorization);
-  return { auth, loaders: createLoaders(services), services, currentAuth: async () => auth };
+  return contextFor(services, await services.tokens.authenticate(authorization));
+}
+
+/** The context of one request whose caller is already authenticated (the HTTP guard did it). */
+export function contextFor(services: Services, auth: AuthContext | undefined): RequestContext {
+  const a = auth ?? AuthContext.anonymous();
+  return { auth: a, loaders: createLoaders(services), services, currentAuth: async () => a };
 }

@@ -1,5 +1,7 @@
-import { buildSchema, parse } from 'graphql';
-import { operationDepth, operationInputDepth } from './limits';
+import { buildSchema, getIntrospectionQuery, GraphQLSchema, parse } from 'graphql';
+import { buildAppSchema } from './schema';
+import { measureInputs } from './input-measure';
+import { checkOperationLimits, operationDepth, selectOperation } from './limits';
 
 describe('operationDepth', () => {
   it('counts nested fields and follows fragments', () => {
@@ -19,37 +21,78 @@ describe('operationDepth', () => {
   });
 });
 
-describe('operationInputDepth', () => {
+const SDL = `
+  scalar JSON
+  input W { name: S, NOT: W, OR: [W!], AND: [W!] }
+  input S { eq: String, in: [String!] }
+  input E { content: String!, rawPayload: JSON }
+  type Query { a(where: W, x: Int): Int, b(input: [E!]): Int }
+`;
+
+describe('measureInputs', () => {
+  const schema = buildSchema(SDL);
+  const measure = (q: string, vars: Record<string, unknown> = {}) => {
+    const doc = parse(q);
+    return measureInputs(schema, doc, selectOperation(doc), vars, { maxNodes: 1000, maxFilterObjects: 1000 });
+  };
+
   it('counts object nesting in literal arguments, lists adding none', () => {
-    expect(operationInputDepth(parse('{ a(x: 1) }'))).toBe(0);
-    expect(operationInputDepth(parse('{ a(where: { name: { eq: "v" } }) }'))).toBe(2);
-    expect(operationInputDepth(parse('{ a(where: { OR: [{ name: { eq: "v" } }, { id: { eq: "1" } }] }) }'))).toBe(3);
-    expect(operationInputDepth(parse('{ a { b(where: { NOT: { NOT: { NOT: { x: { eq: 1 } } } } }) } }'))).toBe(5);
+    expect(measure('{ a(x: 1) }').depth).toBe(0);
+    expect(measure('{ a(where: { name: { eq: "v" } }) }').depth).toBe(2);
+    expect(measure('{ a(where: { OR: [{ name: { eq: "v" } }, { name: { eq: "w" } }] }) }')).toEqual({ depth: 3, nodes: 7, filterObjects: 5 });
+    expect(measure('{ a(where: { NOT: { NOT: { NOT: { name: { eq: "x" } } } } }) }').depth).toBe(5);
   });
 
-  it('follows variables, fragments and every operation in the document', () => {
-    const doc = parse('query Q($w: W) { a(where: $w) } fragment F on T { b(where: { x: { y: { z: 1 } } }) }');
-    expect(operationInputDepth(doc, { w: { NOT: { OR: [{ NOT: { name: { eq: 'v' } } }] } } })).toBe(5);
-    expect(operationInputDepth(doc, {})).toBe(3);
+  it('follows variables by their declared type and never walks a JSON payload', () => {
+    const m = measure('query Q($w: W, $e: [E!]) { a(where: $w) b(input: $e) }', {
+      w: { NOT: { OR: [{ NOT: { name: { eq: 'v' } } }] } },
+      e: [{ content: 'x', rawPayload: { deep: { deeper: { deepest: [1, 2, 3, { x: [4, 5] }] } } } }, { content: 'y' }],
+    });
+    expect(m.depth).toBe(5);
+    // where: 5 objects + 1 list element; input: 2 list elements + 2 objects; the payload adds nothing.
+    expect(m).toEqual({ depth: 5, nodes: 10, filterObjects: 5 });
+  });
+
+  it('stops counting once a budget is spent', () => {
+    const doc = parse('query($e: [E!]) { b(input: $e) }');
+    const e = Array.from({ length: 100_000 }, () => ({}));
+    expect(measureInputs(schema, doc, selectOperation(doc), { e }, { maxNodes: 50, maxFilterObjects: 50 }).nodes).toBe(51);
   });
 });
 
-describe('operationInputDepth with the schema', () => {
-  const schema = buildSchema('scalar JSON input E { rawPayload: JSON, name: String } input W { NOT: W, x: Int } type Query { a(where: W, input: [E!]): Int }');
+describe('checkOperationLimits on the app schema', () => {
+  let schema: GraphQLSchema;
+  beforeAll(async () => {
+    schema = await buildAppSchema();
+  });
+  const limits = { maxDepth: 12, maxComplexity: 20_000, maxInputDepth: 8 };
+  const check = (q: string, vars: Record<string, unknown> = {}) => checkOperationLimits(schema, parse(q), vars, undefined, limits)?.extensions;
 
-  it('treats a JSON scalar as a leaf, however deep its value nests', () => {
-    let deep: unknown = { leaf: 1 };
-    for (let i = 0; i < 20; i++) deep = { d: deep };
-    const doc = parse('query($input: [E!]) { a(input: $input) }');
-    expect(operationInputDepth(doc, { input: [{ name: 'n', rawPayload: deep }] }, schema)).toBe(1);
-    expect(operationInputDepth(parse('{ a(input: [{ rawPayload: { a: { b: { c: {} } } } }]) }'), {}, schema)).toBe(1);
-    expect(operationInputDepth(parse('{ a(where: { NOT: { NOT: { x: 1 } } }) }'), {}, schema)).toBe(3);
+  it('refuses an operation too large to price instead of letting it through', () => {
+    const padding = Array.from({ length: 10_001 }, () => '__typename').join(' ');
+    expect(check(`{ ${padding} }`)).toMatchObject({ code: 'LIMIT_EXCEEDED', limit: 'complexity' });
   });
 
-  it('walks a list of 200,000 elements without overflowing the stack', () => {
-    const doc = parse('query($input: [E!]) { a(input: $input) }');
-    const input = Array.from({ length: 200_000 }, () => ({ name: 'n' }));
-    expect(operationInputDepth(doc, { input }, schema)).toBe(1);
-    expect(operationInputDepth(doc, { input })).toBe(1);
+  it('prices nested lists without a page size at their real maximum', () => {
+    const nested = '{ entities(namespace: "n", first: 500) { edges { node { facts { sources { event { id } } } } } } }';
+    expect(check(nested)).toMatchObject({ code: 'LIMIT_EXCEEDED', limit: 'complexity' });
+    expect(check('{ conversation(namespace: "n", conversationId: "c") { id facts { id } } }')).toMatchObject({ code: 'LIMIT_EXCEEDED' });
+    expect(check('{ conversation(namespace: "n", conversationId: "c", limit: 20) { id facts { id } } }')).toBeUndefined();
+    expect(check('{ fact(id: "x") { id sources { quote event { id } } supersedes { id } decisions { action candidates { id } } } }')).toBeUndefined();
+  });
+
+  it('prices search and traversals by their work: 200 aliased searches are refused, a few are not', () => {
+    const searches = (n: number) => `{ ${Array.from({ length: n }, (_, i) => `s${i}: searchMemory(namespace: "n", query: "q") { score fact { id statement } }`).join(' ')} }`;
+    expect(check(searches(3))).toBeUndefined();
+    expect(check(searches(200))).toMatchObject({ code: 'LIMIT_EXCEEDED', limit: 'complexity' });
+    const paths = Array.from({ length: 140 }, (_, i) => `p${i}: provenance(factId: "f") { steps { distance } }`).join(' ');
+    expect(check(`{ ${paths} }`)).toMatchObject({ code: 'LIMIT_EXCEEDED' });
+  });
+
+  it('lets the standard introspection query through, but not a nested one', () => {
+    const full = getIntrospectionQuery();
+    expect(check(full)).toBeUndefined();
+    expect(check('{ __schema { types { fields { type { fields { name } } } } } }')).toMatchObject({ code: 'LIMIT_EXCEEDED', limit: 'introspection' });
+    expect(check(`{ ${Array.from({ length: 20 }, (_, i) => `i${i}: __schema { queryType { name } }`).join(' ')} }`)).toMatchObject({ code: 'LIMIT_EXCEEDED' });
   });
 });

@@ -1,25 +1,14 @@
 import {
-  ArgumentNode,
   DocumentNode,
   FragmentDefinitionNode,
-  getNamedType,
   GraphQLError,
-  GraphQLInputType,
   GraphQLSchema,
-  isInputObjectType,
-  isLeafType,
-  isListType,
-  isNonNullType,
   Kind,
   OperationDefinitionNode,
   SelectionSetNode,
-  TypeInfo,
-  ValueNode,
-  visit,
-  visitWithTypeInfo,
 } from 'graphql';
-import { ComplexityEstimator, getComplexity, simpleEstimator } from 'graphql-query-complexity';
-import { EXPLORE_DEFAULT_PAGE, EXPLORE_PREFIX } from '../graph/explore/explore.typedefs';
+import { getComplexity } from 'graphql-query-complexity';
+import { costEstimator } from './cost';
 import { apiError } from './errors';
 
 export interface QueryLimits {
@@ -27,53 +16,6 @@ export interface QueryLimits {
   maxComplexity: number;
   /** Deepest nesting of an argument value: generated `where` filters nest one level per relationship hop. */
   maxInputDepth: number;
-}
-
-/**
- * Nesting depth of an argument value (an object is one level; lists add none), variables included.
- * Iterative, so a list of 100k elements or a deeply nested value cannot overflow the stack. With
- * the expected input type known, a scalar is a leaf however it nests: a JSON scalar (an event's
- * rawPayload) is not a filter, and its depth is checked per item (MAX_PAYLOAD_DEPTH).
- */
-function valueDepth(root: ValueNode, rootType: GraphQLInputType | undefined, variables: Record<string, unknown>): number {
-  let max = 0;
-  const stack: Array<{ node?: ValueNode; value?: unknown; type: GraphQLInputType | undefined; depth: number }> = [{ node: root, type: rootType, depth: 0 }];
-  while (stack.length > 0) {
-    const { node, value, type: wrapped, depth } = stack.pop() as (typeof stack)[number];
-    const type = wrapped && isNonNullType(wrapped) ? wrapped.ofType : wrapped;
-    if (node?.kind === Kind.VARIABLE) {
-      stack.push({ value: variables[node.name.value], type, depth });
-      continue;
-    }
-    if (type && isLeafType(type)) continue;
-    const element = type && isListType(type) ? (type.ofType as GraphQLInputType) : undefined;
-    const fieldType = (name: string) => (type && isInputObjectType(type) ? type.getFields()[name]?.type : undefined);
-    if (node?.kind === Kind.LIST) {
-      for (const v of node.values) stack.push({ node: v, type: element, depth });
-    } else if (node?.kind === Kind.OBJECT) {
-      max = Math.max(max, depth + 1);
-      for (const f of node.fields) stack.push({ node: f.value, type: fieldType(f.name.value), depth: depth + 1 });
-    } else if (!node && Array.isArray(value)) {
-      for (const v of value) stack.push({ value: v, type: element, depth });
-    } else if (!node && value !== null && typeof value === 'object') {
-      max = Math.max(max, depth + 1);
-      for (const [k, v] of Object.entries(value)) stack.push({ value: v, type: fieldType(k), depth: depth + 1 });
-    }
-  }
-  return max;
-}
-
-/** The deepest argument value anywhere in the document (every operation and fragment); `schema` makes scalars leaves. */
-export function operationInputDepth(document: DocumentNode, variables: Record<string, unknown> = {}, schema?: GraphQLSchema): number {
-  let max = 0;
-  const typeInfo = schema ? new TypeInfo(schema) : undefined;
-  const visitor = {
-    Argument(node: ArgumentNode) {
-      max = Math.max(max, valueDepth(node.value, typeInfo?.getInputType() ?? undefined, variables));
-    },
-  };
-  visit(document, typeInfo ? visitWithTypeInfo(typeInfo, visitor) : visitor);
-  return max;
 }
 
 /** Depth of the deepest field path in the operation, following fragments (cycles count as too deep). */
@@ -106,19 +48,76 @@ export function operationDepth(document: DocumentNode, operationName?: string | 
   return visit(operation.selectionSet, 0, new Set());
 }
 
-/**
- * A list field costs its children times the page size it asks for (`first` / `limit`). The
- * generated exploration lists (`Graph…`) that ask for none return their `@limit` default, so
- * they cost that many: open nested traversals are priced at what they would really load.
- */
-export const paginationEstimator: ComplexityEstimator = ({ args, field, childComplexity }) => {
-  let size = typeof args.first === 'number' ? args.first : typeof args.limit === 'number' ? args.limit : undefined;
-  const paginated = field.args.some((a) => a.name === 'first' || a.name === 'limit');
-  if (size === undefined && paginated && getNamedType(field.type).name.startsWith(EXPLORE_PREFIX)) size = EXPLORE_DEFAULT_PAGE;
-  return size === undefined ? undefined : 1 + childComplexity * Math.max(1, size);
-};
+/** Introspection lists that expand to one entry per type, field or value of the schema. */
+const EXPANDING = new Set(['types', 'fields', 'inputFields', 'enumValues', 'interfaces', 'possibleTypes', 'directives']);
+/** The standard introspection query nests two expanding lists (types → fields) and one `args`. */
+const MAX_EXPANDING = 2;
+const MAX_ARGS = 1;
 
-/** LIMIT_EXCEEDED when an operation is too deep or too costly; undefined when it may run. */
+/**
+ * LIMIT_EXCEEDED when an introspection selection nests more than the standard query does
+ * (`__schema { types { fields { type { fields … } } } }` grows with the schema to a power).
+ */
+export function introspectionShapeError(document: DocumentNode, operationName?: string | null): GraphQLError | undefined {
+  const fragments = new Map<string, FragmentDefinitionNode>();
+  for (const def of document.definitions) if (def.kind === Kind.FRAGMENT_DEFINITION) fragments.set(def.name.value, def);
+  const operation = selectOperation(document, operationName);
+  if (!operation) return undefined;
+  let bad = false;
+  const walk = (set: SelectionSetNode, inside: boolean, expanding: number, args: number, seen: ReadonlySet<string>): void => {
+    for (const sel of set.selections) {
+      if (bad) return;
+      if (sel.kind === Kind.FIELD) {
+        const name = sel.name.value;
+        const enters = inside || name === '__schema' || name === '__type';
+        const e = expanding + (inside && EXPANDING.has(name) ? 1 : 0);
+        const a = args + (inside && name === 'args' ? 1 : 0);
+        if (e > MAX_EXPANDING || a > MAX_ARGS) bad = true;
+        else if (sel.selectionSet) walk(sel.selectionSet, enters, e, a, seen);
+      } else if (sel.kind === Kind.INLINE_FRAGMENT) {
+        walk(sel.selectionSet, inside, expanding, args, seen);
+      } else {
+        const frag = fragments.get(sel.name.value);
+        if (frag && !seen.has(sel.name.value)) walk(frag.selectionSet, inside, expanding, args, new Set([...seen, sel.name.value]));
+      }
+    }
+  };
+  walk(operation.selectionSet, false, 0, 0, new Set());
+  if (!bad) return undefined;
+  return apiError(
+    'LIMIT_EXCEEDED',
+    `introspection nests deeper than the standard introspection query (at most ${MAX_EXPANDING} of ${[...EXPANDING].join('/')} and ${MAX_ARGS} "args" on one path): ask for the schema once and follow type names`,
+    { limit: 'introspection' },
+  );
+}
+
+/** The operation graphql-js will run: the named one, or the only one. */
+export function selectOperation(document: DocumentNode, operationName?: string | null): OperationDefinitionNode | undefined {
+  const ops = document.definitions.filter((d): d is OperationDefinitionNode => d.kind === Kind.OPERATION_DEFINITION);
+  if (operationName) return ops.find((o) => o.name?.value === operationName);
+  return ops.length === 1 ? ops[0] : undefined;
+}
+
+/** The message graphql-query-complexity throws when an operation has more nodes than it will evaluate. */
+const TOO_MANY_NODES = /maximum allowed number of nodes/;
+
+/** The operation's cost; an operation whose cost cannot be computed is refused, never let through. */
+function operationCost(schema: GraphQLSchema, document: DocumentNode, variables: Record<string, unknown>, operationName: string | null | undefined, limits: QueryLimits): number | GraphQLError {
+  try {
+    return getComplexity({ schema, query: document, variables, operationName: operationName ?? undefined, estimators: [costEstimator] });
+  } catch (err) {
+    if (err instanceof GraphQLError && TOO_MANY_NODES.test(err.message)) {
+      return apiError('LIMIT_EXCEEDED', `the operation has too many fields to price (fragments included, at most 10,000): ask for fewer fields or split it`, { limit: 'complexity', max: limits.maxComplexity });
+    }
+    if (err instanceof GraphQLError) {
+      // Variable or argument values that cannot be coerced: the same error execution would give.
+      return apiError('BAD_USER_INPUT', err.message);
+    }
+    return apiError('LIMIT_EXCEEDED', `the cost of this operation could not be computed, so it is refused: simplify it (fewer fragments, plain arguments)`, { limit: 'complexity', max: limits.maxComplexity });
+  }
+}
+
+/** LIMIT_EXCEEDED when a validated operation is too deep or too costly; undefined when it may run. */
 export function checkOperationLimits(
   schema: GraphQLSchema,
   document: DocumentNode,
@@ -130,24 +129,12 @@ export function checkOperationLimits(
   if (depth > limits.maxDepth) {
     return apiError('LIMIT_EXCEEDED', `query depth ${Number.isFinite(depth) ? depth : '∞ (fragment cycle)'} exceeds the limit of ${limits.maxDepth}: ask for fewer nested levels`, { limit: 'depth', max: limits.maxDepth });
   }
-  const inputDepth = operationInputDepth(document, variables, schema);
-  if (inputDepth > limits.maxInputDepth) {
-    return apiError('LIMIT_EXCEEDED', `argument nesting ${Number.isFinite(inputDepth) ? inputDepth : '∞'} exceeds the limit of ${limits.maxInputDepth}: use fewer nested filters (each relationship hop in a where filter adds two levels)`, { limit: 'inputDepth', max: limits.maxInputDepth });
-  }
-  let complexity: number;
-  try {
-    complexity = getComplexity({
-      schema,
-      query: document,
-      variables: variables ?? {},
-      operationName: operationName ?? undefined,
-      estimators: [paginationEstimator, simpleEstimator({ defaultComplexity: 1 })],
-    });
-  } catch {
-    return undefined; // invalid operations are reported by validation
-  }
-  if (complexity > limits.maxComplexity) {
-    return apiError('LIMIT_EXCEEDED', `query complexity ${complexity} exceeds the limit of ${limits.maxComplexity}: request smaller pages or fewer nested fields`, { limit: 'complexity', max: limits.maxComplexity, complexity });
+  const shape = introspectionShapeError(document, operationName);
+  if (shape) return shape;
+  const cost = operationCost(schema, document, variables ?? {}, operationName, limits);
+  if (cost instanceof GraphQLError) return cost;
+  if (cost > limits.maxComplexity) {
+    return apiError('LIMIT_EXCEEDED', `query complexity ${cost} exceeds the limit of ${limits.maxComplexity}: request smaller pages (first/limit), fewer aliases or fewer nested lists`, { limit: 'complexity', max: limits.maxComplexity, complexity: cost });
   }
   return undefined;
 }

@@ -3,16 +3,19 @@ import { AddressInfo } from 'node:net';
 import { ApolloServer, ApolloServerPlugin } from '@apollo/server';
 import { ApolloServerPluginDrainHttpServer } from '@apollo/server/plugin/drainHttpServer';
 import { expressMiddleware } from '@as-integrations/express5';
-import express from 'express';
-import { ExecutionArgs, GraphQLError, GraphQLSchema, parse, validate } from 'graphql';
+import express, { RequestHandler } from 'express';
+import { ExecutionArgs, GraphQLError, GraphQLSchema, validate } from 'graphql';
 import { useServer } from 'graphql-ws/use/ws';
 import { WebSocketServer } from 'ws';
 import { AuthContext } from '../access/auth-context';
-import { createLoaders, createRequestContext, recheckingAuth, RequestContext, Services } from './context';
+import { exploreArgumentError } from '../graph/explore/explore.args';
+import { contextFor, createLoaders, recheckingAuth, RequestContext, Services } from './context';
 import { formatApiError } from './errors';
 import { graphiqlRouter } from './graphiql';
+import { jsonErrorHandler, notFound, routeLabel, sendErrors, TransportLog } from './http-transport';
 import { checkOperationLimits, QueryLimits } from './limits';
 import { AppMetrics } from './metrics';
+import { checkRequest, DEFAULT_REQUEST_BOUNDS, RequestBounds, RequestRefused } from './request-bounds';
 
 export interface HealthCheck {
   name: string;
@@ -26,10 +29,12 @@ export interface HttpServerDeps {
   services: Services;
   metrics: AppMetrics;
   limits: QueryLimits & { maxRequestBytes: number };
+  /** Checked on the raw request before validation; DEFAULT_REQUEST_BOUNDS when not given. */
+  bounds?: RequestBounds;
   /** How long a subscription may deliver on grants it has not re-checked. */
   authRecheckMs: number;
   health: readonly HealthCheck[];
-  log: { info(msg: string): void; error(msg: string, err?: unknown): void };
+  log: { info(msg: string): void; error(msg: string, err?: unknown): void; warn?: TransportLog };
 }
 
 export interface HttpServerHandle {
@@ -46,8 +51,9 @@ function limitsPlugin(deps: HttpServerDeps): ApolloServerPlugin<RequestContext> 
       return {
         async didResolveOperation({ request, document, operation, schema }) {
           type = operation?.operation ?? 'unknown';
-          const err = checkOperationLimits(schema, document, request.variables, request.operationName, deps.limits);
-          if (err) throw err;
+          const err = checkOperationLimits(schema, document, request.variables, request.operationName, deps.limits) ?? exploreArgumentError(schema, document, request.variables ?? {});
+          // A request error, not a server fault: answered 400 like parse and validation failures.
+          if (err) throw new GraphQLError(err.message, { extensions: { ...err.extensions, http: { status: 400 } } });
         },
         async willSendResponse({ response }) {
           const failed = response.body.kind === 'single' && (response.body.singleResult.errors?.length ?? 0) > 0;
@@ -59,6 +65,34 @@ function limitsPlugin(deps: HttpServerDeps): ApolloServerPlugin<RequestContext> 
   };
 }
 
+/**
+ * Runs before Apollo on every /graphql request: authenticates, then checks the raw request
+ * (checkRequest) so that nothing expensive runs for a request that will be refused anyway.
+ */
+function guardRequest(deps: HttpServerDeps, bounds: RequestBounds): RequestHandler {
+  return async (req, res, next) => {
+    try {
+      if (req.method !== 'POST' && req.method !== 'GET') return next();
+      const auth = await deps.services.tokens.authenticate(req.headers.authorization);
+      res.locals.auth = auth;
+      const params: unknown = req.method === 'GET' ? req.query : req.body;
+      if (params === null || typeof params !== 'object' || Array.isArray(params)) {
+        const message = Array.isArray(params) ? 'batched requests are not supported: send one operation per request' : 'send a JSON object {"query": "...", "variables": {...}} with content-type application/json';
+        return sendErrors(res, 400, [{ message, extensions: { code: 'BAD_USER_INPUT' } }]);
+      }
+      const p = params as Record<string, unknown>;
+      const checked = checkRequest(deps.schema, { query: p.query, variables: p.variables, operationName: p.operationName }, auth, 'http', deps.limits, bounds);
+      if (checked instanceof RequestRefused) {
+        if (checked.status === 401) res.setHeader('WWW-Authenticate', 'Bearer');
+        return sendErrors(res, checked.status, [checked.error]);
+      }
+      next();
+    } catch (err) {
+      next(err);
+    }
+  };
+}
+
 /** Starts the HTTP server: /graphql (HTTP + graphql-ws), /graphiql, /health, /metrics. */
 export async function startHttpServer(deps: HttpServerDeps): Promise<HttpServerHandle> {
   const app = express();
@@ -67,35 +101,35 @@ export async function startHttpServer(deps: HttpServerDeps): Promise<HttpServerH
   const formatError = (formatted: Parameters<typeof formatApiError>[0], error: unknown) =>
     formatApiError(formatted, error, (msg, err) => deps.log.error(msg, err));
 
+  const bounds = deps.bounds ?? DEFAULT_REQUEST_BOUNDS;
+  const warn: TransportLog = deps.log.warn ?? ((fields, msg) => deps.log.error(msg, fields));
   const wsServer = new WebSocketServer({ server: httpServer, path: '/graphql', maxPayload: 1024 * 1024 });
-  const wsCleanup = useServer<Record<string, unknown>, { auth?: AuthContext; authorization?: string }>(
+  const wsCleanup = useServer<Record<string, unknown>, { authorization?: string }>(
     {
       schema: deps.schema,
       onConnect: async (ctx) => {
         const authorization = ctx.connectionParams?.authorization ?? ctx.connectionParams?.Authorization;
         ctx.extra.authorization = typeof authorization === 'string' ? authorization : undefined;
-        ctx.extra.auth = await deps.services.tokens.authenticate(ctx.extra.authorization);
         return true;
       },
-      onSubscribe: (ctx, _id, payload): ExecutionArgs | readonly GraphQLError[] => {
-        let document;
-        try {
-          document = parse(payload.query);
-        } catch (err) {
-          return [err as GraphQLError];
-        }
+      onSubscribe: async (ctx, _id, payload): Promise<ExecutionArgs | readonly GraphQLError[]> => {
+        // Every operation re-verifies the connection's token, as an HTTP request does: a token
+        // revoked or expired since the socket opened is UNAUTHENTICATED from then on.
+        const auth = await deps.services.tokens.authenticate(ctx.extra.authorization);
+        const checked = checkRequest(deps.schema, payload, auth, 'ws', deps.limits, bounds);
+        if (checked instanceof RequestRefused) return [checked.error];
+        const { document, variables, operationName } = checked;
         const errors = validate(deps.schema, document);
         if (errors.length > 0) return errors;
-        const limitError = checkOperationLimits(deps.schema, document, payload.variables ?? undefined, payload.operationName, deps.limits);
+        const limitError = checkOperationLimits(deps.schema, document, variables, operationName, deps.limits) ?? exploreArgumentError(deps.schema, document, variables);
         if (limitError) return [limitError];
-        const auth = ctx.extra.auth ?? AuthContext.anonymous();
         const contextValue: RequestContext = {
           auth,
           loaders: createLoaders(deps.services),
           services: deps.services,
           currentAuth: recheckingAuth(deps.services, ctx.extra.authorization, auth, deps.authRecheckMs),
         };
-        return { schema: deps.schema, document, variableValues: payload.variables, operationName: payload.operationName, contextValue };
+        return { schema: deps.schema, document, variableValues: variables, operationName, contextValue };
       },
       onNext: (_ctx, _id, _payload, _args, result) =>
         result.errors ? { ...result, errors: result.errors.map((e) => formatError(e.toJSON(), e)) } : undefined,
@@ -108,6 +142,8 @@ export async function startHttpServer(deps: HttpServerDeps): Promise<HttpServerH
     schema: deps.schema,
     introspection: true,
     includeStacktraceInErrorResponses: false,
+    // Every document passes checkRequest first, so none may arrive as a bare hash.
+    persistedQueries: false,
     formatError,
     plugins: [
       ApolloServerPluginDrainHttpServer({ httpServer }),
@@ -118,7 +154,9 @@ export async function startHttpServer(deps: HttpServerDeps): Promise<HttpServerH
   await apollo.start();
 
   app.use((req, res, next) => {
-    res.on('finish', () => deps.metrics.httpRequests.inc({ route: req.path.startsWith('/graphiql') ? '/graphiql' : req.path, status: String(res.statusCode) }));
+    // Labelled before routing: a mounted router rewrites req.path ('/graphql' → '/').
+    const route = routeLabel(req.path);
+    res.on('finish', () => deps.metrics.httpRequests.inc({ route, status: String(res.statusCode) }));
     next();
   });
   app.get('/', (_req, res) => res.redirect('/graphiql'));
@@ -143,10 +181,13 @@ export async function startHttpServer(deps: HttpServerDeps): Promise<HttpServerH
   app.use(
     '/graphql',
     express.json({ limit: deps.limits.maxRequestBytes }),
+    guardRequest(deps, bounds),
     expressMiddleware(apollo, {
-      context: async ({ req }) => createRequestContext(deps.services, req.headers.authorization),
+      context: async ({ res }) => contextFor(deps.services, res.locals.auth as AuthContext),
     }),
   );
+  app.use(notFound);
+  app.use(jsonErrorHandler(deps.limits.maxRequestBytes, warn));
 
   await new Promise<void>((resolve, reject) => {
     httpServer.once('error', reject);

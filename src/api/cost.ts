@@ -1,0 +1,90 @@
+import { getNamedType, getNullableType, isCompositeType, isListType } from 'graphql';
+import { ComplexityEstimator } from 'graphql-query-complexity';
+import { EXPLORE_DEFAULT_PAGE, EXPLORE_MAX_PAGE, EXPLORE_PREFIX } from '../graph/explore/explore.typedefs';
+
+/**
+ * The most items a nested list without a page size returns per parent (`Event.facts`,
+ * `Fact.sources`, `Entity.facts`, …). The request loaders (context.ts) cut each list there, so
+ * the price below is the real maximum; page through the root connections for more.
+ */
+export const NESTED_LIST_MAX = 50;
+
+/** Real maximum sizes of lists without a page size, where they differ from NESTED_LIST_MAX. */
+const LIST_SIZE: Readonly<Record<string, number>> = {
+  // At most MAX_GRANTS (token.service.ts) grants per token.
+  'Viewer.grants': 100,
+  'ApiToken.grants': 100,
+  // Stored with the decision: CANDIDATE_LIMIT (at most 100) candidates.
+  'JudgeDecision.candidates': 100,
+  // ProvenanceService limits: 500 entities, 2,000 relationships per subgraph.
+  'Subgraph.entities': 500,
+  'Subgraph.relationships': 2000,
+  'GraphConsistencyReport.counts': 10,
+};
+
+/** Page size a root list uses when the caller gives none (the services' defaults). */
+const DEFAULT_PAGE: Readonly<Record<string, number>> = {
+  'Query.events': 50,
+  'Query.facts': 50,
+  'Query.entities': 50,
+  'Query.changes': 100,
+  // EventService.maxConversationEvents: `conversation` without `limit` returns up to 10,000.
+  'Query.conversation': 10_000,
+  'Query.searchMemory': 10,
+};
+
+/**
+ * Work a field does before any of its children: search embeds the query and runs vector, keyword
+ * and graph channels; traversals walk Neo4j; the consistency report reads a whole namespace.
+ */
+const BASE_COST: Readonly<Record<string, number>> = {
+  'Query.searchMemory': 300,
+  'Query.provenance': 100,
+  'Query.derivedFrom': 50,
+  'Query.neighbourhood': 200,
+  'Query.shortestPath': 200,
+  'Query.changes': 20,
+  'Query.graphConsistency': 2000,
+  'Query.conversation': 10,
+  'Mutation.rebuildGraph': 100,
+  'Mutation.rebuildSilver': 100,
+  'Mutation.retryDeadLetters': 50,
+  'Mutation.createToken': 20,
+  'Mutation.ingestEvent': 5,
+};
+
+/** The whole schema described once; its shape is bounded separately (introspectionShapeError). */
+export const INTROSPECTION_SCHEMA_COST = 2000;
+
+function pageSize(key: string, args: Record<string, unknown>, isExplore: boolean, paginated: boolean): number | undefined {
+  const asked = typeof args.first === 'number' ? args.first : typeof args.limit === 'number' ? args.limit : undefined;
+  // @limit(max) clamps what the generated exploration lists return.
+  if (asked !== undefined) return isExplore ? Math.min(asked, EXPLORE_MAX_PAGE) : asked;
+  if (key === 'Mutation.ingestEvents') return Array.isArray(args.input) ? args.input.length : 1;
+  if (DEFAULT_PAGE[key] !== undefined) return DEFAULT_PAGE[key];
+  if (paginated && isExplore) return EXPLORE_DEFAULT_PAGE;
+  return undefined;
+}
+
+/**
+ * Prices every field by the work it causes: a list costs its children times the most items it
+ * can return (the page asked for, the service's default page, or the nested cap), plus the base
+ * cost of the field itself. Introspection lists cost their children once (their shape is bounded
+ * by `introspectionShapeError`); `__schema` costs a flat INTROSPECTION_SCHEMA_COST.
+ */
+export const costEstimator: ComplexityEstimator = ({ type, field, args, childComplexity }) => {
+  if (field.name === '__schema') return INTROSPECTION_SCHEMA_COST;
+  if (type.name.startsWith('__') || field.name.startsWith('__')) return 1 + childComplexity;
+  const key = `${type.name}.${field.name}`;
+  const base = BASE_COST[key] ?? 0;
+  const named = getNamedType(field.type);
+  const isList = isListType(getNullableType(field.type));
+  const paginated = field.args.some((a) => a.name === 'first' || a.name === 'limit');
+  const isExplore = named.name.startsWith(EXPLORE_PREFIX);
+  // A connection's edges are its page: the connection field already multiplied by the page size.
+  if (field.name === 'edges' && type.name.endsWith('Connection')) return 1 + childComplexity;
+  let size = pageSize(key, args, isExplore, paginated);
+  if (size === undefined && isList && isCompositeType(named)) size = LIST_SIZE[key] ?? NESTED_LIST_MAX;
+  if (size === undefined) return 1 + base + childComplexity;
+  return 1 + base + childComplexity * Math.max(1, Math.min(size, Number.MAX_SAFE_INTEGER));
+};
