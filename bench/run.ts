@@ -1,3 +1,4 @@
+import { extractCoverage } from './extract-coverage';
 import { extractQuality } from './extract-quality';
 import { deriveThroughput } from './derive';
 import { ingestThroughput } from './ingest';
@@ -11,6 +12,7 @@ const BENCHMARKS: Record<string, () => Promise<void>> = {
   ingest: ingestThroughput,
   derive: deriveThroughput,
   'extract-quality': extractQuality,
+  'extract-coverage': extractCoverage,
   search: searchBench,
   provenance: provenanceBench,
 };
