@@ -1,4 +1,5 @@
 import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import type { ExtractionContext, ExtractionEvent } from '../src/silver/model-ports';
 import { ENTITY_TYPES, FACT_TYPES, RELATIONSHIP_TYPES } from '../src/silver/ontology';
@@ -14,7 +15,9 @@ import { nowMs, report, round } from './harness';
  * session's date. Events go to the extractor in conversation order, in batches of 100 (the
  * default DERIVE_BATCH_SIZE), and through the ontology gate (a pure function). Reported: the
  * share of turns with at least one fact after the gate, per conversation and overall, the time
- * per turn, and 20 sample statements spread over the run.
+ * per turn (wall clock and this process's CPU time: the machine is shared, so CPU time is the
+ * steadier figure; the 1-minute load average is recorded beside it) and 20 sample statements
+ * spread over the run.
  */
 const ROOT = path.resolve(__dirname.includes(`${path.sep}dist${path.sep}`) ? path.join(__dirname, '..', '..') : path.join(__dirname, '..'));
 const FILE = path.join(process.env.BENCH_EVAL_DIR ?? path.resolve(ROOT, '..', 'shared', 'eval'), 'locomo-dev', 'locomo-dev.json');
@@ -79,11 +82,12 @@ export async function extractCoverage(): Promise<void> {
   const extractor = new RuleExtractor();
   const conversations: Array<Record<string, unknown>> = [];
   const statements: string[] = [];
-  let turns = 0, covered = 0, facts = 0, gateNotes = 0, ms = 0;
+  let turns = 0, covered = 0, facts = 0, gateNotes = 0, ms = 0, cpuMs = 0;
   for (const sample of data) {
     const events = toEvents(sample);
     let convCovered = 0, convFacts = 0;
     const started = nowMs();
+    const cpu = process.cpuUsage();
     for (let i = 0; i < events.length; i += BATCH) {
       const batch = events.slice(i, i + BATCH);
       const gated = applyQualityGate(await extractor.extract(batch, CTX), batch);
@@ -94,17 +98,21 @@ export async function extractCoverage(): Promise<void> {
       statements.push(...gated.result.facts.map((f) => f.statement));
     }
     const elapsed = nowMs() - started;
+    const used = process.cpuUsage(cpu);
+    const cpuElapsed = (used.user + used.system) / 1000;
     ms += elapsed;
+    cpuMs += cpuElapsed;
     turns += events.length;
     covered += convCovered;
     facts += convFacts;
-    conversations.push({ id: sample.sample_id, turns: events.length, turnsWithFact: convCovered, share: round(convCovered / events.length, 3), facts: convFacts, msPerTurn: round(elapsed / events.length, 2) });
+    conversations.push({ id: sample.sample_id, turns: events.length, turnsWithFact: convCovered, share: round(convCovered / events.length, 3), facts: convFacts, msPerTurn: round(elapsed / events.length, 2), cpuMsPerTurn: round(cpuElapsed / events.length, 2) });
   }
   const step = Math.max(1, Math.floor(statements.length / SAMPLES));
   const samples = statements.filter((_, i) => i % step === 0).slice(0, SAMPLES);
   report('extract-coverage', {
     extractor: extractor.model, batchSize: BATCH, conversations,
-    overall: { turns, turnsWithFact: covered, share: round(covered / Math.max(1, turns), 3), facts, gateNotes, msPerTurn: round(ms / Math.max(1, turns), 2), eventsPerSecond: round((turns * 1000) / Math.max(1, ms), 1) },
+    overall: { turns, turnsWithFact: covered, share: round(covered / Math.max(1, turns), 3), facts, gateNotes, msPerTurn: round(ms / Math.max(1, turns), 2), cpuMsPerTurn: round(cpuMs / Math.max(1, turns), 2),
+      eventsPerCpuSecond: round((turns * 1000) / Math.max(1, cpuMs), 1), loadAverage: round(os.loadavg()[0] ?? 0, 1) },
     samples,
   });
 }
