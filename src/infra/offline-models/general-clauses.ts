@@ -231,7 +231,7 @@ function dropVocative(phrase: string | null, parties: Parties): string | null {
 /** The phrase up to the first connector or sentence break; null when too long to be one fact. */
 function cut(phrase: string): string | null {
   const m = CUT.exec(phrase);
-  const s = (m && m.index > 0 ? phrase.slice(0, m.index) : phrase).replace(/[\s,;:.!'"]+$/, '').trim();
+  const s = (m && m.index > 0 ? phrase.slice(0, m.index) : phrase).replace(/[\s,;:.!'"]+$/, '').replace(/(?:\s+(?:for|from|on|in|at|of|to|with|by))?\s+(?:the|a|an|my|our|your)$/i, '').trim();
   const words = s.split(/\s+/).filter(Boolean);
   if (words.length === 0 || words.length > MAX_WORDS) return null;
   return s;

@@ -237,7 +237,8 @@ class BatchExtraction {
         // Pronouns inside a plan or event ("visit him", "open-source it") take their referent's name.
         const phrase = this.resolveInPhrase(item.text, e, abs(item.start));
         if (/^(?:\w+\s+)?(?:it|that|this|them|him|her|so)$/i.test(phrase.text)) continue; // "do that": names nothing
-        value = phrase.text;
+        // A time cut off the end ("some people for the next month") leaves no dangling "for the".
+        value = phrase.text.replace(DANGLING, '');
         coref = coref || phrase.coref;
       } else {
         objectEntity = this.objectEntity(item.text, draft, mention, e);
@@ -358,6 +359,7 @@ function cleanProperName(content: string, start: number, end: number): Range | n
 }
 
 const capitalise = (s: string): string => s.charAt(0).toUpperCase() + s.slice(1);
+const DANGLING = /(?:\s+(?:for|from|on|in|at|of|to|with|by|during|until))?\s+(?:the|a|an|my|our|your)$/i;
 
 /** A relative time of a past or present fact, written out ("yesterday" → "on 7 May 2023"); null when absolute. */
 const timePhrase = (text: string, iso: string, ref: Date): string | null => relativePhrase(text, new Date(iso), ref);
