@@ -13,7 +13,7 @@ import { report, round } from './harness';
  *    were tuned; conversations are the id prefix before "-", extracted one conversation per batch);
  * 2. DialogRE dev (relation extraction on the relation types the ontology can express);
  * 3. ProSeCCo dev (self-contradiction detection through the judge).
- * Public data is read from ../shared/eval/ beside the repository and skipped when absent.
+ * Public data is read from ../shared/eval/ beside the repository (or BENCH_EVAL_DIR) and skipped when absent.
  *
  * Fixture matching rule (lenient): a predicted fact of the turn matches an unmatched gold fact with
  * the same factType, the same isNegation and the same object: equal after normalisation (lowercase,
@@ -23,7 +23,7 @@ import { report, round } from './harness';
  * name, or the normalised subject phrase).
  */
 const ROOT = path.resolve(__dirname.includes(`${path.sep}dist${path.sep}`) ? path.join(__dirname, '..', '..') : path.join(__dirname, '..'));
-const EVAL = path.resolve(ROOT, '..', 'shared', 'eval');
+const EVAL = process.env.BENCH_EVAL_DIR ?? path.resolve(ROOT, '..', 'shared', 'eval');
 const CTX: ExtractionContext = { namespace: 'bench', entityTypes: ENTITY_TYPES, relationshipTypes: RELATIONSHIP_TYPES, factTypes: FACT_TYPES };
 const OBJECT_JACCARD = 0.5;
 

@@ -1,4 +1,5 @@
 import { embeddersBench } from './embedders';
+import { extractCoverage } from './extract-coverage';
 import { extractQuality } from './extract-quality';
 import { deriveThroughput } from './derive';
 import { fuzzBench } from './fuzz';
@@ -14,6 +15,7 @@ const BENCHMARKS: Record<string, () => Promise<void>> = {
   ingest: ingestThroughput,
   derive: deriveThroughput,
   'extract-quality': extractQuality,
+  'extract-coverage': extractCoverage,
   search: searchBench,
   provenance: provenanceBench,
   recall: recallBench,

@@ -295,7 +295,7 @@ export function applyThirdPerson(text: string): ThirdPersonMatch | null {
     if (relName && !/^[A-Z]/.test(relName.text)) continue; // the rule is case-insensitive; names are not
     const subject = relName ?? span('np');
     if (!object || !subject) continue;
-    if (/^(?:I|we|you|there|this|that|what|which|who)$/i.test(subject.text)) continue;
+    if (/^(?:I|we|you|there|here|this|that|what|which|who)$/i.test(subject.text)) continue;
     const draft = base({ factType: rule.factType, predicate: rule.predicate, object, template: rule.template, objectKind: rule.kind });
     const rel = span('rel');
     return { rule: rule.name, draft: { ...draft, subject }, relative: rel && relName ? { word: rel.text, name: relName } : null };

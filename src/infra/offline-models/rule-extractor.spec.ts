@@ -77,9 +77,10 @@ describe('RuleExtractor', () => {
     expect(res.facts.map((f) => [f.factType, f.predicate, f.objectValue])).toEqual([
       ['preference', 'prefers', 'tabs'],
       ['preference', 'prefers', 'Helix'],
-      ['plan', 'plans_to', 'migrate our warehouse to Snowflake'],
+      ['plan', 'plans_to', "migrate the user's warehouse to Snowflake"],
     ]);
-    expect(res.facts[2]?.statement).toBe('The user plans to migrate our warehouse to Snowflake next month');
+    // "our" is the speaker's; "next month" is written out against the event's date (24 March 2025).
+    expect(res.facts[2]?.statement).toBe("The user plans to migrate the user's warehouse to Snowflake in April 2025");
     expect(res.facts[2]?.validFrom).toBeNull();
   });
 
@@ -108,7 +109,7 @@ describe('RuleExtractor', () => {
     const res = await extract([anEvent('We moved to Hamburg on 3 May 2025.', { occurredAt: at }), anEvent("We've been on MySQL since 2019.", { occurredAt: at }), anEvent('Yesterday I gave a talk about observability.', { occurredAt: at }), anEvent('I use Docker.', { occurredAt: at })]);
     expect(res.facts.map((f) => f.validFrom)).toEqual(['2025-05-03T12:00:00.000Z', '2019-01-01T00:00:00.000Z', '2025-06-09T12:00:00.000Z', null]);
     expect(res.facts[0]).toMatchObject({ predicate: 'lives_in', objectValue: 'Hamburg', factType: 'attribute' });
-    expect(res.facts[2]).toMatchObject({ factType: 'event', statement: 'The user gave a talk about observability' });
+    expect(res.facts[2]).toMatchObject({ factType: 'event', statement: 'The user gave a talk about observability on 9 June 2025' });
   });
 
   it('grades confidence: explicit, hedged, coreference, assistant', async () => {
@@ -153,5 +154,79 @@ describe('RuleExtractor', () => {
   it('is deterministic', async () => {
     const make = () => [anEvent('I use vim. My shell is fish.', { id: 'a' }), anEvent('I switched to neovim last week; the editor is great.', { id: 'b' })];
     expect(await extract(make())).toEqual(await extract(make()));
+  });
+
+  describe('conversations between named speakers', () => {
+    const at = new Date('2023-05-08T13:56:00Z'); // "1:56 pm on 8 May, 2023"
+    const turn = (actor: string, text: string) => anEvent(`${actor}: ${text}`, { actor, occurredAt: at, conversationId: 'locomo' });
+
+    it('strips a "Speaker:" prefix equal to the actor and keeps spans into the original content', async () => {
+      const ev = turn('Caroline', 'I went to a LGBTQ support group yesterday and it was so powerful.');
+      const res = await extract([ev]);
+      expect(res.facts).toHaveLength(1);
+      const fact = res.facts[0]!;
+      expect(fact.statement).toBe('Caroline went to a LGBTQ support group on 7 May 2023');
+      expect(fact.validFrom).toBe('2023-05-07T13:56:00.000Z');
+      expect(quote([ev], fact.sources[0]!)).toBe('I went to a LGBTQ support group yesterday and it was so powerful');
+      expect(fact.sources[0]!.start).toBe('Caroline: '.length);
+      expect(entityName(res, fact.subjectRef)).toBe('Caroline');
+    });
+
+    it('keeps a prefix that is not the actor as part of the text', async () => {
+      const ev = anEvent('Note: I use vim.', { actor: 'Dana' });
+      const res = await extract([ev]);
+      expect(res.facts.map((f) => f.statement)).toEqual(['Dana uses Vim']);
+    });
+
+    it('writes first person, possessives and informal kin words out as the speaker', async () => {
+      const res = await extract([turn('Melanie', 'We went camping with my fam last weekend.'), turn('Melanie', 'Pottery is a huge part of my life.'), turn('Melanie', 'I have 3 kids.'), turn('Melanie', 'My kids loved the beach.')]);
+      expect(res.facts.map((f) => f.statement)).toEqual([
+        "Melanie went camping with Melanie's family on the weekend before 8 May 2023",
+        "Pottery is a huge part of Melanie's life",
+        'Melanie has 3 kids',
+        "Melanie's kids loved the beach",
+      ]);
+      expect(res.facts.map((f) => f.factType)).toEqual(['event', 'attribute', 'attribute', 'event']);
+    });
+
+    it('resolves "you" to the other speaker of the conversation, and drops the fact when nobody is known', async () => {
+      const caroline = turn('Caroline', 'I finally finished the painting you gave me the idea for.');
+      const res = await extract([turn('Melanie', 'Hey Caroline!'), caroline]);
+      expect(res.facts.map((f) => f.statement)).toEqual(['Caroline finished the painting Melanie gave Caroline the idea for']);
+      const alone = await extract([turn('Caroline', 'I finally finished the painting you gave me the idea for.')]);
+      expect(alone.facts).toEqual([]);
+      const told = await extract([turn('Melanie', 'Hi!'), turn('Caroline', 'You found the perfect spot for your store.')]);
+      expect(told.facts.map((f) => [f.statement, entityName(told, f.subjectRef)])).toEqual([["Melanie found the perfect spot for Melanie's store", 'Melanie']]);
+    });
+
+    it('covers plans, progressives, preferences and intransitive past events, and dates them', async () => {
+      const res = await extract([
+        turn('Caroline', "I'm planning to go to a transgender conference next month."),
+        turn('Caroline', "I've been painting a lot lately."),
+        turn('Caroline', 'I love hiking with my family.'),
+        turn('Caroline', 'I graduated two weeks ago!'),
+        turn('Caroline', 'Last Saturday we adopted a puppy.'),
+      ]);
+      expect(res.facts.map((f) => [f.factType, f.statement, f.validFrom?.slice(0, 10) ?? null])).toEqual([
+        ['plan', 'Caroline plans to go to a transgender conference in June 2023', null],
+        ['other', 'Caroline has been painting a lot lately', null],
+        ['preference', "Caroline likes hiking with Caroline's family", null],
+        ['event', 'Caroline graduated two weeks before 8 May 2023', '2023-04-24'],
+        ['event', 'Caroline adopted a puppy on 6 May 2023', '2023-05-06'],
+      ]);
+    });
+
+    it('states nothing for greetings, reactions, thoughts and questions', async () => {
+      const res = await extract([
+        turn('Melanie', 'Hey Caroline! Good to see you!'),
+        turn('Caroline', "Wow, that's great!"),
+        turn('Melanie', 'I totally agree, Caroline.'),
+        turn('Caroline', "I can't wait to see it!"),
+        turn('Melanie', 'I love it!'),
+        turn('Caroline', 'What made you try pottery?'),
+        turn('Melanie', "I'm so tired today."),
+      ]);
+      expect(res.facts).toEqual([]);
+    });
   });
 });

@@ -4,8 +4,11 @@ import type { EntityType } from '../../silver/ontology';
 import { EntityRegistry, WorkingEntity } from './entity-registry';
 import { findTech, lookupTech } from './gazetteer';
 import { applyRules, applyThirdPerson, Draft, HEDGES, Range, relationPredicate } from './patterns';
-import { Clause, findTime, normaliseQuotes, splitClauses, splitSentences, timeRanges } from './segments';
+import { Clause, findTime, normaliseQuotes, parse, Parsed, splitClauses, timeRanges, Token } from './segments';
 import { cleanObject, splitItems } from './object-phrases';
+import { generalClause, GeneralFact } from './general-clauses';
+import { addresseeOf, bodyStart, Parties, possessive, rewritePersons, speakerOf } from './speaker';
+import { relativePhrase, resolveTimes } from './time-phrase';
 
 /**
  * Confidence rule (documented, deterministic):
@@ -14,10 +17,11 @@ import { cleanObject, splitItems } from './object-phrases';
  * - 0.75 a past event;
  * - at most 0.7 when hedged ("I think", "probably", "maybe", "thinking about");
  * - minus 0.1 when the subject or object was resolved by coreference ("it", "the database");
+ * - 0.7 a general clause shape (general-clauses.ts: "I went to X", "my kids loved it");
  * - times 0.6 for assistant-role text (the assistant speaking about itself).
  * Tool and system events yield entities only, never facts.
  */
-export const CONFIDENCE = { firstPerson: 0.9, thirdPerson: 0.8, plan: 0.8, event: 0.75, hedgedCap: 0.7, corefPenalty: 0.1, assistantFactor: 0.6 } as const;
+export const CONFIDENCE = { firstPerson: 0.9, thirdPerson: 0.8, plan: 0.8, event: 0.75, general: 0.7, hedgedCap: 0.7, corefPenalty: 0.1, assistantFactor: 0.6 } as const;
 
 // Ontology relationship type for a fact predicate (positive facts with two entities only).
 const RELATION_OF: Record<string, string> = {
@@ -33,6 +37,9 @@ interface EventCtx {
   index: number;
   speaker: () => WorkingEntity;
   speakerName: string;
+  parties: Parties;
+  /** compromise's tags for the spoken text, offsets into the event's content. */
+  tokens: Token[];
 }
 
 /** The offline default extractor: deterministic rules over compromise, chrono-node and a gazetteer. */
@@ -53,7 +60,7 @@ class BatchExtraction {
   constructor(private readonly ctx: ExtractionContext) {}
 
   run(events: ExtractionEvent[]): ExtractionResult {
-    events.forEach((ev, index) => this.event(ev, index));
+    events.forEach((ev, index) => this.event(ev, index, addresseeOf(events, index)));
     const allowedFacts = new Set(this.ctx.factTypes);
     const allowedRels = new Set(this.ctx.relationshipTypes);
     return {
@@ -63,38 +70,54 @@ class BatchExtraction {
     };
   }
 
-  private event(ev: ExtractionEvent, index: number): void {
-    const speakerName = ev.actor?.trim() || (ev.role === 'assistant' ? 'the assistant' : 'the user');
+  private event(ev: ExtractionEvent, index: number, addressee: string | null): void {
+    const speakerName = speakerOf(ev);
     let speaker: WorkingEntity | null = null;
+    // "Melanie: I went ..." (the actor's name as a prefix): the rules read what follows it.
+    const from = bodyStart(ev.content, ev.actor);
+    const parsed = parse(ev.content.slice(from));
     const ectx: EventCtx = {
-      ev, index, speakerName,
+      ev, index, speakerName, parties: { speaker: speakerName, addressee },
       speaker: () => (speaker ??= this.registry.upsert(speakerName, 'person', null, null, index)),
+      tokens: parsed.tokens.map((t) => ({ ...t, start: t.start + from, end: t.end + from })),
     };
-    this.mentions(ev, index);
+    this.mentions(ev, index, parsed, from);
     if (ev.role === 'tool' || ev.role === 'system') return;
-    for (const sentence of splitSentences(ev.content)) {
+    for (const s of parsed.sentences) {
+      const sentence = { text: s.text, start: s.start + from, end: s.end + from };
       if (/\?\s*$/.test(sentence.text)) continue; // questions state nothing
-      for (const clause of splitClauses(sentence)) this.clause(clause, ectx);
+      // General shapes fill sentences the specific rules say nothing about; where a rule spoke,
+      // its reading of the sentence stands alone.
+      let produced = 0;
+      const pending: Array<[GeneralFact, Clause]> = [];
+      for (const clause of splitClauses(sentence)) {
+        const r = this.clause(clause, ectx);
+        produced += r.produced;
+        if (r.general) pending.push([r.general, clause]);
+      }
+      if (produced === 0) for (const [g, clause] of pending) this.general(g, clause, ectx, HEDGES.test(sentence.text));
     }
   }
 
   /** Free-text mentions: gazetteer names and compromise's people, organisations and places. */
-  private mentions(ev: ExtractionEvent, index: number): void {
-    const span = (start: number, end: number): Span => ({ eventId: ev.id, start, end });
-    for (const hit of findTech(ev.content)) this.registry.upsert(hit.entry.name, hit.entry.type, hit.entry.category, span(hit.start, hit.end), index, hit.text);
-    const doc = nlp(ev.content);
+  private mentions(ev: ExtractionEvent, index: number, parsed: Parsed, from: number): void {
+    const span = (start: number, end: number): Span => ({ eventId: ev.id, start: start + from, end: end + from });
+    const content = ev.content.slice(from);
+    for (const hit of findTech(content)) this.registry.upsert(hit.entry.name, hit.entry.type, hit.entry.category, span(hit.start, hit.end), index, hit.text);
+    const doc = parsed.doc;
     const groups: Array<[EntityType, unknown]> = [['person', doc.people().json({ offset: true })], ['organization', doc.organizations().json({ offset: true })], ['place', doc.places().json({ offset: true })]];
     for (const [type, json] of groups) {
       for (const item of json as Array<{ text: string; offset?: { start: number; length: number } }>) {
         if (!item.offset) continue;
-        const cleaned = cleanProperName(ev.content, item.offset.start, item.offset.start + item.offset.length);
+        const cleaned = cleanProperName(content, item.offset.start, item.offset.start + item.offset.length);
         if (!cleaned || lookupTech(cleaned.text) || (type === 'person' && ev.actor && cleaned.text === ev.actor && false)) continue;
         this.registry.upsert(cleaned.text, type, null, span(cleaned.start, cleaned.end), index);
       }
     }
   }
 
-  private clause(clause: Clause, e: EventCtx): void {
+  /** Facts of one clause by the rules; a general-shape fact comes back pending (see event()). */
+  private clause(clause: Clause, e: EventCtx): { produced: number; general: GeneralFact | null } {
     const text = clause.prefix + normaliseQuotes(clause.text);
     const abs = (i: number): number => clause.start + Math.max(0, Math.min(i - clause.prefix.length, clause.text.length));
     const hedged = HEDGES.test(clause.sentence.text);
@@ -104,9 +127,30 @@ class BatchExtraction {
       if ((rule === 'will' || rule === 'progressive') && !this.futureTime(text, e.ev.occurredAt)) continue;
       produced += this.draft(draft, clause, text, abs, e, hedged || draft.hedged, null);
     }
-    if (produced > 0 || e.ev.role !== 'user') return;
+    if (produced > 0 || e.ev.role !== 'user') return { produced, general: null };
     const third = applyThirdPerson(text);
+    const before = this.facts.length;
     if (third) this.thirdPerson(third, clause, text, abs, e, hedged);
+    produced += this.facts.length - before;
+    if (produced > 0) return { produced, general: null };
+    // Words of the clause text from offset `from` on, as tagged in the whole event.
+    const tagged = (from: number) => {
+      const at = abs(from);
+      return e.tokens.filter((t) => t.start >= at && t.start < clause.end).map((t) => ({ ...t, start: t.start - at, end: t.end - at }));
+    };
+    const resolve = (pronoun: string): string | null => this.registry.resolve(pronoun, e.index, clause.start, e.speaker())?.name ?? null;
+    return { produced, general: generalClause(text, e.parties, e.ev.occurredAt, clause.prefix ? undefined : tagged, resolve) };
+  }
+
+  private general(g: GeneralFact, clause: Clause, e: EventCtx, hedged: boolean): void {
+    const addressee = g.about === 'addressee' ? e.parties.addressee : null;
+    const subject = addressee ? this.registry.upsert(addressee, 'person', null, null, e.index) : e.speaker();
+    const source: Span = { eventId: e.ev.id, start: clause.start, end: clause.end };
+    this.registry.sight(subject, source, e.index);
+    let confidence: number = hedged ? Math.min(CONFIDENCE.general, CONFIDENCE.hedgedCap - 0.1) : CONFIDENCE.general;
+    if (addressee || g.opinion) confidence -= CONFIDENCE.corefPenalty; // said about the other party, or a view
+    confidence = Math.round(confidence * 100) / 100;
+    this.addFact({ statement: g.statement, factType: g.factType, subject, predicate: g.predicate, value: g.object, objectEntity: null, isNegation: g.isNegation, confidence, validFrom: g.time?.date.toISOString() ?? null, replaces: null, source });
   }
 
   private futureTime(text: string, ref: Date): boolean {
@@ -125,6 +169,7 @@ class BatchExtraction {
       this.draft(rel, clause, text, abs, e, hedged, null);
     } else {
       const resolved = this.registry.resolve(np.text, e.index, abs(np.start), e.speaker());
+      if (!resolved && /^(?:it|they|he|she)$/i.test(np.text)) return; // an unresolved pronoun names no subject
       coref = resolved !== null && /^(?:it|they|he|she|the |our |my )/i.test(np.text);
       subject = resolved ?? this.subjectEntity(np.text, match.draft, e, abs(np.start), abs(np.end));
     }
@@ -135,7 +180,8 @@ class BatchExtraction {
     const cont = /\s+and\s+(?=(?:also\s+)?(?:depends|relies|runs|uses|is|was)\b)/.exec(obj.text);
     const first: Draft = cont ? { ...match.draft, object: { text: obj.text.slice(0, cont.index), start: obj.start, end: obj.start + cont.index } } : match.draft;
     // "the repo is a pnpm monorepo": an is-a naming technologies is a usage.
-    const hits = first.predicate === 'is_a' ? findTech(first.object.text, true) : [];
+    // An ordinary word matched only case-insensitively ("a way to express ...") names no technology.
+    const hits = first.predicate === 'is_a' ? findTech(first.object.text, true).filter((h) => !h.entry.ambiguous || h.text === h.entry.name) : [];
     const adjusted: Draft = hits.length > 0 ? { ...first, factType: 'relationship', predicate: 'uses', template: '{S} uses {O}', objectKind: 'tech' } : first;
     if (adjusted.predicate === 'is_a' && !coref && subject.type !== 'person' && subject.type !== 'project') return;
     this.draft(adjusted, clause, text, abs, e, hedged, { entity: subject, coref });
@@ -190,7 +236,9 @@ class BatchExtraction {
       } else if (draft.objectKind === 'phrase') {
         // Pronouns inside a plan or event ("visit him", "open-source it") take their referent's name.
         const phrase = this.resolveInPhrase(item.text, e, abs(item.start));
-        value = phrase.text;
+        if (/^(?:\w+\s+)?(?:it|that|this|them|him|her|so)$/i.test(phrase.text)) continue; // "do that": names nothing
+        // A time cut off the end ("some people for the next month") leaves no dangling "for the".
+        value = phrase.text.replace(DANGLING, '');
         coref = coref || phrase.coref;
       } else {
         objectEntity = this.objectEntity(item.text, draft, mention, e);
@@ -209,9 +257,15 @@ class BatchExtraction {
         objectEntity = null;
       }
       const replaces = this.replaced(draft, text, times, subject, objectEntity, predicate);
-      let statement = capitalise(template.replace('{S}', subjectName).replace('{O}', value).replace('{R}', replaces ?? ''));
+      // First and second person in the object are written out as the parties' names.
+      const rewritten = rewritePersons(value, e.parties);
+      if (rewritten === null && draft.objectKind === 'phrase') continue; // "you" with no known addressee: not self-contained
+      const spoken = rewritten ?? value;
+      if (draft.objectKind === 'phrase') value = spoken;
+      let statement = capitalise(template.replace('{S}', subjectName).replace('{O}', spoken).replace('{R}', replaces ?? ''));
       const when = draft.factType === 'plan' ? times.map(([a, b]) => text.slice(a, b)).find((t) => !/^(?:now|currently|again|instead)$/i.test(t)) : undefined;
-      if (when && !statement.includes(when)) statement = `${statement} ${when.charAt(0).toLowerCase()}${when.slice(1)}`;
+      const said = when ? whenPhrase(when, e.ev.occurredAt) : time ? timePhrase(text.slice(time.start, time.end), time.iso, e.ev.occurredAt) : null;
+      if (said && !statement.includes(said)) statement = `${statement} ${said}`;
       const confidence = this.confidence(draft, hedged, coref, third !== null, e.ev.role);
       const source: Span = { eventId: e.ev.id, start: clause.start, end: clause.end };
       if (!third) this.registry.sight(subject, source, e.index);
@@ -305,4 +359,14 @@ function cleanProperName(content: string, start: number, end: number): Range | n
 }
 
 const capitalise = (s: string): string => s.charAt(0).toUpperCase() + s.slice(1);
-export const possessive = (name: string): string => (name.endsWith('s') ? `${name}'` : `${name}'s`);
+const DANGLING = /(?:\s+(?:for|from|on|in|at|of|to|with|by|during|until))?\s+(?:the|a|an|my|our|your)$/i;
+
+/** A relative time of a past or present fact, written out ("yesterday" → "on 7 May 2023"); null when absolute. */
+const timePhrase = (text: string, iso: string, ref: Date): string | null => relativePhrase(text, new Date(iso), ref);
+
+/** The target time of a plan: written out when relative ("next month" → "in June 2023"), else as said. */
+function whenPhrase(when: string, ref: Date): string {
+  const hit = resolveTimes(when, ref, 'any')[0];
+  const phrase = hit ? relativePhrase(hit.text, hit.date, ref) : null;
+  return phrase ?? `${when.charAt(0).toLowerCase()}${when.slice(1)}`;
+}

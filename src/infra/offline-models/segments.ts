@@ -18,10 +18,48 @@ export interface Clause extends Segment {
 /** Curly apostrophes become straight ones: same length, so offsets are unchanged. */
 export const normaliseQuotes = (s: string): string => s.replace(/[\u2018\u2019\u02bc]/g, "'");
 
+/** A word as compromise tagged it, with offsets into the parsed text. */
+export interface Token {
+  text: string;
+  tags: ReadonlySet<string>;
+  start: number;
+  end: number;
+}
+
+type Doc = ReturnType<typeof nlp>;
+interface TermJson {
+  text: string;
+  tags: string[];
+  offset: { start: number; length: number };
+}
+interface SentenceJson {
+  text: string;
+  offset?: { start: number; length: number };
+  terms?: TermJson[];
+}
+
+/** One compromise parse of a text: the document (for people, places, ...), its sentences and its tagged words. */
+export interface Parsed {
+  doc: Doc;
+  sentences: Segment[];
+  tokens: Token[];
+}
+
+/** Parses once; sentences and tokens come from the same tagging (compromise is the costly part). */
+export function parse(content: string): Parsed {
+  const doc = nlp(content);
+  const json = doc.json({ offset: true }) as SentenceJson[];
+  const tokens = json.flatMap((s) => (s.terms ?? []).map((t) => ({ text: t.text, tags: new Set(t.tags), start: t.offset.start, end: t.offset.start + t.offset.length })));
+  return { doc, sentences: sentencesOf(content, json), tokens };
+}
+
 /** Sentences by compromise (handles abbreviations); falls back to punctuation when offsets disagree. */
 export function splitSentences(content: string): Segment[] {
+  return sentencesOf(content, nlp(content).sentences().json({ offset: true }) as SentenceJson[]);
+}
+
+function sentencesOf(content: string, json: SentenceJson[]): Segment[] {
   const out: Segment[] = [];
-  const json = nlp(content).sentences().json({ offset: true }) as Array<{ text: string; offset?: { start: number; length: number } }>;
   for (const s of json) {
     if (!s.offset) return regexSentences(content);
     const start = s.offset.start;
@@ -62,10 +100,10 @@ function trimSegment(content: string, start: number, end: number): Segment | nul
   return end > start ? { text: content.slice(start, end), start, end } : null;
 }
 
-// Where a sentence splits into clauses: semicolons, colons, ", but", ", though", a comma or "and"
+// Where a sentence splits into clauses: semicolons, colons, dashes, ", but", ", though", a comma or "and"
 // followed by a first-person subject, and "and <past verb>" (the subject is carried over).
 const CLAUSE_BREAK =
-  /\s*[;:]\s+|,\s*(?:but|though|although|whereas)\s+(?!not\b)|\s+(?:but|though|although|whereas)\s+(?=(?:I|we|my|our)\b)|,\s*(?:and\s+|so\s+)?(?=(?:I|I'm|I've|I'd|I'll|we|we're|we've|my|our|it's|it|psql)\b)|\s+and\s+(?=(?:I|we|my)\b)|\s+and\s+(?=(?:then\s+)?(?:moved|switched|migrated|stopped|started|moved|relocated)\b)/g;
+  /\s*[;:]\s+|\s+[-\u2013\u2014]+\s+|,\s*(?:but|though|although|whereas)\s+(?!not\b)|\s+(?:but|though|although|whereas)\s+(?=(?:I|we|my|our)\b)|,\s*(?:and\s+|so\s+)?(?=(?:I|I'm|I've|I'd|I'll|we|we're|we've|my|our|it's|it|psql)\b)|\s+and\s+(?=(?:I|we|my)\b)|\s+and\s+(?=(?:then\s+)?(?:moved|switched|migrated|stopped|started|moved|relocated)\b)/g;
 
 const CARRIES_SUBJECT = /^(?:then\s+)?(?:moved|switched|migrated|stopped|started|relocated)\b/;
 

@@ -1,0 +1,23 @@
+import { resolveTimes, writeOutTimes } from './time-phrase';
+
+const ref = new Date('2023-05-08T13:56:00Z'); // a Monday
+const written = (text: string, mode: 'past' | 'any' = 'past') => writeOutTimes(text, resolveTimes(text, ref, mode));
+
+describe('time phrases', () => {
+  it('writes relative days, weeks, months and years out against the reference date', () => {
+    expect(written('went to a support group yesterday')).toBe('went to a support group on 7 May 2023');
+    expect(written('ran a race last Saturday')).toBe('ran a race on 6 May 2023');
+    expect(written('went to a parade last week')).toBe('went to a parade in the week before 8 May 2023');
+    expect(written('graduated two weeks ago')).toBe('graduated two weeks before 8 May 2023');
+    expect(written('painted it last year')).toBe('painted it in 2022');
+    expect(written('going camping next month', 'any')).toBe('going camping in June 2023');
+    expect(written('flying out tomorrow', 'any')).toBe('flying out on 9 May 2023');
+  });
+
+  it('moves a past-tense weekday back a week and leaves absolute dates as written', () => {
+    const [friday] = resolveTimes('I went there on Friday', ref, 'past');
+    expect(friday?.date.toISOString().slice(0, 10)).toBe('2023-05-05');
+    expect(written('moved to Hamburg on 3 May 2021')).toBe('moved to Hamburg on 3 May 2021');
+    expect(resolveTimes('I may go', ref, 'past')).toEqual([]); // "may" the verb is no month
+  });
+});
