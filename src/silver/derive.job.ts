@@ -18,7 +18,17 @@ export interface DeriveJobSettings {
 }
 
 export type DeriveResult =
-  | { kind: 'success'; namespace: string; events: number; facts: number; superseded: number; deadLettered: number }
+  | {
+      kind: 'success';
+      namespace: string;
+      /** Events whose effect committed. */
+      events: number;
+      facts: number;
+      superseded: number;
+      deadLettered: number;
+      /** The batch failed as a whole and was retried event by event. */
+      fallback: boolean;
+    }
   | { kind: 'skipped' }
   | { kind: 'failed'; namespace: string; error: string };
 
@@ -109,12 +119,12 @@ export class DeriveJob {
   private async process(namespace: string, events: BronzeEvent[], jobId: string | null, generation: number): Promise<DeriveResult> {
     try {
       const out = await this.planAndWrite(namespace, events, jobId, generation);
-      return { kind: 'success', namespace, events: events.length, facts: out.added, superseded: out.superseded, deadLettered: 0 };
+      return { kind: 'success', namespace, events: events.length, facts: out.added, superseded: out.superseded, deadLettered: 0, fallback: false };
     } catch (err) {
       if (err instanceof LostClaimError) throw err;
       if (events.length === 1) {
         await this.deadLetter(namespace, events[0] as BronzeEvent, err);
-        return { kind: 'success', namespace, events: 0, facts: 0, superseded: 0, deadLettered: 1 };
+        return { kind: 'success', namespace, events: 0, facts: 0, superseded: 0, deadLettered: 1, fallback: false };
       }
       // Isolate the bad event: derive one by one so the others still land.
       this.log(`derive: batch of ${events.length} in ${namespace} failed (${String(err)}); retrying event by event`);
@@ -132,7 +142,7 @@ export class DeriveJob {
           dead += 1;
         }
       }
-      return { kind: 'success', namespace, events: events.length - dead, facts, superseded, deadLettered: dead };
+      return { kind: 'success', namespace, events: events.length - dead, facts, superseded, deadLettered: dead, fallback: true };
     }
   }
 
