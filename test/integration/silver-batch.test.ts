@@ -64,7 +64,7 @@ describe('Silver: one batch with repeated and near-identical statements commits 
   const deriveOnce = async (extractor: Extractor): Promise<AppMetrics> => {
     const metrics = new AppMetrics(t.app.ds);
     const service = new DeriveService({ extractor, judge: new RuleJudge(), embedder: new HashingEmbedder() }, new CandidateRepository(t.app.ds), { candidateLimit: 8, trigramThreshold: 0.3, embeddingThreshold: 0.6 });
-    const job = new DeriveJob(t.app.ds, t.app.services.eventRepository, service, { workerId: 'batch-test', batchSize: 100, maxWaitMs: 0, leaseSeconds: 60, maxAttempts: 3, retryBaseSeconds: 0 });
+    const job = new DeriveJob(t.app.ds, t.app.services.eventRepository, service, { workerId: 'batch-test', batchSize: 100, maxWaitMs: 0, leaseSeconds: 60, maxAttempts: 3, retryBaseSeconds: 600 });
     expect(await deriveStep(job, 1, (r) => metrics.observeDerive(r), () => undefined)()).toBe(true);
     return metrics;
   };
