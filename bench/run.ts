@@ -1,5 +1,6 @@
 import { extractQuality } from './extract-quality';
 import { deriveThroughput } from './derive';
+import { deriveLocomo } from './derive-locomo';
 import { ingestThroughput } from './ingest';
 import { ingestLatency } from './ingest-latency';
 import { provenanceBench } from './provenance';
@@ -10,6 +11,7 @@ const BENCHMARKS: Record<string, () => Promise<void>> = {
   'ingest-latency': ingestLatency,
   ingest: ingestThroughput,
   derive: deriveThroughput,
+  'derive-locomo': deriveLocomo,
   'extract-quality': extractQuality,
   search: searchBench,
   provenance: provenanceBench,
