@@ -28,7 +28,6 @@ import { PollingLoop } from './common/loop';
 import { CandidateRepository } from './silver/candidate.repository';
 import { DeriveJob, DeriveObserver, deriveStep } from './silver/derive.job';
 import { DeriveService } from './silver/derive.service';
-import { withThreadedExtractor } from './silver/extractor-pool';
 import { FactRepository } from './silver/fact.repository';
 import { loadEmbedder, loadModels } from './silver/models';
 import { lazyEmbedder, SearchService } from './graph/search.service';
@@ -172,9 +171,7 @@ export async function startApp(config: AppConfig, stores: Pick<Stores, 'postgres
     let derive: PollingLoop | undefined;
     let jobs: PollingLoop | undefined;
     if (opts.worker) {
-      // The offline extractor is CPU-bound: one thread per namespace derived in parallel.
-      const { models, close: closeExtractor } = withThreadedExtractor(loadModels(config, await embedder(), (m) => log.info(m)), config.derive.concurrency);
-      cleanups.push(closeExtractor);
+      const models = loadModels(config, await embedder(), (m) => log.info(m));
       const deriveService = new DeriveService(models, new CandidateRepository(ds), { ...config.derive, ontology: loadOntology(config.models.ontologyFile) });
       const deriveJob = new DeriveJob(ds, eventRepository, deriveService, config.derive, warn);
       derive = new PollingLoop(deriveStep(deriveJob, config.derive.concurrency, (r) => {

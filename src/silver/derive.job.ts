@@ -192,7 +192,7 @@ const BATCHES_PER_LANE = 4;
 /**
  * One derive step for a PollingLoop: `concurrency` lanes, each taking the next due namespace no
  * other lane holds, batch after batch, so a lane whose batch ended early does not wait for the
- * others (with the extractor on threads, the lanes extract on separate cores). True when any worked.
+ * others. True when any worked.
  */
 export function deriveStep(job: DeriveJob, concurrency: number, observe: DeriveObserver, log: (msg: string) => void): () => Promise<boolean> {
   return async () => {
