@@ -3,6 +3,7 @@ import { extractCoverage } from './extract-coverage';
 import { extractQuality } from './extract-quality';
 import { deriveThroughput } from './derive';
 import { fuzzBench } from './fuzz';
+import { deriveLocomo } from './derive-locomo';
 import { ingestThroughput } from './ingest';
 import { ingestLatency } from './ingest-latency';
 import { provenanceBench } from './provenance';
@@ -14,6 +15,7 @@ const BENCHMARKS: Record<string, () => Promise<void>> = {
   'ingest-latency': ingestLatency,
   ingest: ingestThroughput,
   derive: deriveThroughput,
+  'derive-locomo': deriveLocomo,
   'extract-quality': extractQuality,
   'extract-coverage': extractCoverage,
   search: searchBench,

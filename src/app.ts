@@ -186,7 +186,10 @@ export async function startApp(config: AppConfig, stores: Pick<Stores, 'postgres
       const models = loadModels(config, await embedder(), (m) => log.info(m));
       const deriveService = new DeriveService(models, new CandidateRepository(ds), { ...config.derive, ontology: loadOntology(config.models.ontologyFile) });
       const deriveJob = new DeriveJob(ds, eventRepository, deriveService, config.derive, warn);
-      derive = new PollingLoop(deriveStep(deriveJob, config.derive.concurrency, opts.onDerive ?? (() => undefined), warn), config.derive.pollMs, warn);
+      derive = new PollingLoop(deriveStep(deriveJob, config.derive.concurrency, (r) => {
+        metrics.observeDerive(r);
+        opts.onDerive?.(r);
+      }, warn), config.derive.pollMs, warn);
       const silverJobs = rebuildStep(new RebuildJob(ds, config.derive.workerId));
       const graphJobs = new GraphRebuildJob(ds, services.graph, config.derive.workerId);
       const reembedJobs = new ReembedJob(ds, services.reembed, config.derive.workerId);

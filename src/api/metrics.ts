@@ -1,6 +1,7 @@
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import { DataSource } from 'typeorm';
 import { IngestOutcome } from '../bronze/event.types';
+import { DeriveResult } from '../silver/derive.job';
 
 /** Prometheus metrics of one process; `/metrics` renders `registry`. */
 export class AppMetrics {
@@ -10,6 +11,14 @@ export class AppMetrics {
   readonly graphqlSeconds = new Histogram({ name: 'medallion_graphql_operation_seconds', help: 'GraphQL operation latency', labelNames: ['type'], buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5], registers: [this.registry] });
   readonly exploreQueries = new Counter({ name: 'medallion_graph_explore_queries_total', help: 'Generated graph-exploration root fields run against Neo4j, by field', labelNames: ['field'], registers: [this.registry] });
   readonly ingested = new Counter({ name: 'medallion_ingest_events_total', help: 'Submitted events by result', labelNames: ['status'], registers: [this.registry] });
+  // Derivation, counted by the process whose worker derives (a `worker` process serves no /metrics;
+  // medallion_derive_dead_letters_open below reads the database and is right in every process).
+  readonly deriveBatches = new Counter({ name: 'medallion_derive_batches_total', help: 'Derivation micro-batches taken (a fallback counts once)', registers: [this.registry] });
+  readonly deriveFallbacks = new Counter({ name: 'medallion_derive_batch_fallbacks_total', help: 'Micro-batches that failed as a whole and were retried event by event', registers: [this.registry] });
+  readonly deriveEvents = new Counter({ name: 'medallion_derive_events_total', help: 'Events whose derivation committed', registers: [this.registry] });
+  readonly deriveFacts = new Counter({ name: 'medallion_derive_facts_total', help: 'Facts stored by derivation (SKIPs excluded)', registers: [this.registry] });
+  readonly deriveDeadLetters = new Counter({ name: 'medallion_derive_dead_letters_total', help: 'Events written to silver.dead_letters (each failed attempt)', registers: [this.registry] });
+  readonly deriveFailures = new Counter({ name: 'medallion_derive_failures_total', help: 'Derive steps that failed before writing anything (e.g. a lease taken over)', registers: [this.registry] });
 
   constructor(ds: DataSource) {
     collectDefaultMetrics({ register: this.registry, prefix: 'medallion_' });
@@ -33,6 +42,26 @@ export class AppMetrics {
         this.set(row?.n ?? 0);
       },
     });
+    new Gauge({
+      name: 'medallion_derive_dead_letters_open',
+      help: 'Events parked in silver.dead_letters, not yet resolved (all workers)',
+      registers: [this.registry],
+      async collect() {
+        const [row] = (await ds.query(`SELECT count(*)::int AS n FROM silver.dead_letters WHERE resolved_at IS NULL`)) as Array<{ n: number }>;
+        this.set(row?.n ?? 0);
+      },
+    });
+  }
+
+  /** Counts one derive step's result (DeriveJob.runNamespace). */
+  observeDerive(r: DeriveResult): void {
+    if (r.kind === 'failed') this.deriveFailures.inc();
+    if (r.kind !== 'success') return;
+    this.deriveBatches.inc();
+    if (r.fallback) this.deriveFallbacks.inc();
+    this.deriveEvents.inc(r.events);
+    this.deriveFacts.inc(r.facts);
+    this.deriveDeadLetters.inc(r.deadLettered);
   }
 
   observeIngest(outcomes: readonly IngestOutcome[]): void {

@@ -65,7 +65,9 @@ export class CandidateRepository {
            SELECT * FROM unnest($2::int[], $3::uuid[], $4::text[], $5::text[]) AS q(idx, subject, predicate, statement)
          )
          SELECT q.idx, f.id, f.statement, f.fact_type, f.subject_entity_id, e.name AS subject_name, f.predicate, f.object_value,
-                f.is_negation, f.valid_from, f.embedding, f.embedding_model, f.trgm
+                f.is_negation, f.valid_from, f.embedding_model, f.trgm,
+                -- A fact is often a candidate of many new facts: its embedding travels (and is parsed) once.
+                CASE WHEN row_number() OVER (PARTITION BY f.id ORDER BY q.idx) = 1 THEN f.embedding END AS embedding
            FROM q
            CROSS JOIN LATERAL (
              SELECT c.*, similarity(c.statement, q.statement) AS trgm
@@ -87,6 +89,8 @@ export class CandidateRepository {
         ],
       );
     });
+    const embeddingOf = new Map<string, number[]>();
+    for (const r of rows) if (r.embedding) embeddingOf.set(r.id as string, r.embedding as number[]);
     return rows.map((r) => ({
       queryIndex: r.idx as number,
       id: r.id as string,
@@ -98,7 +102,7 @@ export class CandidateRepository {
       objectValue: r.object_value as string | null,
       isNegation: r.is_negation as boolean,
       validFrom: r.valid_from as Date,
-      embedding: r.embedding as number[] | null,
+      embedding: embeddingOf.get(r.id as string) ?? null,
       embeddingModel: r.embedding_model as string | null,
       trigram: Number(r.trgm),
     }));

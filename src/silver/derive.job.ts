@@ -18,7 +18,17 @@ export interface DeriveJobSettings {
 }
 
 export type DeriveResult =
-  | { kind: 'success'; namespace: string; events: number; facts: number; superseded: number; deadLettered: number }
+  | {
+      kind: 'success';
+      namespace: string;
+      /** Events whose effect committed. */
+      events: number;
+      facts: number;
+      superseded: number;
+      deadLettered: number;
+      /** The batch failed as a whole and was retried event by event. */
+      fallback: boolean;
+    }
   | { kind: 'skipped' }
   | { kind: 'failed'; namespace: string; error: string };
 
@@ -109,12 +119,12 @@ export class DeriveJob {
   private async process(namespace: string, events: BronzeEvent[], jobId: string | null, generation: number): Promise<DeriveResult> {
     try {
       const out = await this.planAndWrite(namespace, events, jobId, generation);
-      return { kind: 'success', namespace, events: events.length, facts: out.added, superseded: out.superseded, deadLettered: 0 };
+      return { kind: 'success', namespace, events: events.length, facts: out.added, superseded: out.superseded, deadLettered: 0, fallback: false };
     } catch (err) {
       if (err instanceof LostClaimError) throw err;
       if (events.length === 1) {
         await this.deadLetter(namespace, events[0] as BronzeEvent, err);
-        return { kind: 'success', namespace, events: 0, facts: 0, superseded: 0, deadLettered: 1 };
+        return { kind: 'success', namespace, events: 0, facts: 0, superseded: 0, deadLettered: 1, fallback: false };
       }
       // Isolate the bad event: derive one by one so the others still land.
       this.log(`derive: batch of ${events.length} in ${namespace} failed (${String(err)}); retrying event by event`);
@@ -132,7 +142,7 @@ export class DeriveJob {
           dead += 1;
         }
       }
-      return { kind: 'success', namespace, events: events.length - dead, facts, superseded, deadLettered: dead };
+      return { kind: 'success', namespace, events: events.length - dead, facts, superseded, deadLettered: dead, fallback: true };
     }
   }
 
@@ -176,15 +186,46 @@ export class DeriveJob {
   }
 }
 
-/** One derive step for a PollingLoop: up to `concurrency` namespaces in parallel; true when any worked. */
+/** Batches one lane derives per step before the step returns (so stopping the loop waits for a few at most). */
+const BATCHES_PER_LANE = 4;
+
+/**
+ * One derive step for a PollingLoop: `concurrency` lanes, each taking the next due namespace no
+ * other lane holds, batch after batch, so a lane whose batch ended early does not wait for the
+ * others. True when any worked.
+ */
 export function deriveStep(job: DeriveJob, concurrency: number, observe: DeriveObserver, log: (msg: string) => void): () => Promise<boolean> {
   return async () => {
-    const namespaces = await job.readyNamespaces(concurrency);
-    const results = await Promise.all(namespaces.map((ns) => job.runNamespace(ns)));
-    for (const r of results) {
-      observe(r);
-      if (r.kind === 'failed') log(`derive: ${r.namespace}: ${r.error}`);
-    }
-    return results.some((r) => r.kind === 'success');
+    const held = new Set<string>();
+    let worked = false;
+    // Lanes pick one at a time: two lanes of one worker must never take the same namespace (its lease is the worker's).
+    let picking: Promise<unknown> = Promise.resolve();
+    const pick = (): Promise<string | undefined> => {
+      const next = picking.then(async () => {
+        const namespace = (await job.readyNamespaces(concurrency + held.size)).find((ns) => !held.has(ns));
+        if (namespace) held.add(namespace);
+        return namespace;
+      });
+      picking = next.catch(() => undefined);
+      return next;
+    };
+    const lane = async (): Promise<void> => {
+      for (let i = 0; i < BATCHES_PER_LANE; i++) {
+        const namespace = await pick();
+        if (!namespace) return;
+        let r: DeriveResult;
+        try {
+          r = await job.runNamespace(namespace);
+        } finally {
+          held.delete(namespace);
+        }
+        observe(r);
+        if (r.kind === 'failed') log(`derive: ${r.namespace}: ${r.error}`);
+        if (r.kind !== 'success') return;
+        worked = true;
+      }
+    };
+    await Promise.all(Array.from({ length: concurrency }, lane));
+    return worked;
   };
 }

@@ -4,6 +4,7 @@ import { CandidateFactRow, CandidateRepository, ExistingEntity, nameKey } from '
 import { DerivationPlan, PlannedEntity, PlannedFact, PlannedRelationship, PlannedSource } from './derivation-plan';
 import { Embedder, ExtractedEntity, ExtractionEvent, Extractor, Judge, JudgeCandidate, JudgeInput, Span } from './model-ports';
 import { DEFAULT_ONTOLOGY, FACT_TYPES, Ontology } from './ontology';
+import { BatchDecision, settleBatchTargets } from './batch-targets';
 import { applyQualityGate } from './quality-gate';
 import { scoreFact } from './scoring';
 import { resolveValidFrom, validFromAfterUpdate } from './temporal';
@@ -133,11 +134,18 @@ export class DeriveService {
     if (inputs.length > 0) modelCalls += 1;
 
     const validFromOf = new Map<string, Date>([...stored.map((c) => [c.id, c.validFrom] as const), ...drafts.map((d) => [d.id, d.validFrom] as const)]);
+    const checked = settleBatchTargets(
+      drafts.map((d, i) => {
+        const decision = decisions[i] ?? { action: 'ADD' as const, targetId: null, reason: 'no decision returned; added' };
+        const candidateIds = new Set(inputs[i]?.candidates.map((c) => c.id));
+        const targetId = decision.action !== 'ADD' && decision.targetId && candidateIds.has(decision.targetId) ? decision.targetId : null;
+        const action = decision.action !== 'ADD' && !targetId ? 'ADD' : decision.action;
+        const reason = action === decision.action ? decision.reason : `${decision.reason} (target ${decision.targetId ?? 'missing'} is not a candidate: added instead)`;
+        return { id: d.id, action, targetId, reason };
+      }),
+    );
     const facts: PlannedFact[] = drafts.map((d, i) => {
-      const decision = decisions[i] ?? { action: 'ADD' as const, targetId: null, reason: 'no decision returned; added' };
-      const candidateIds = new Set(inputs[i]?.candidates.map((c) => c.id));
-      const targetId = decision.action !== 'ADD' && decision.targetId && candidateIds.has(decision.targetId) ? decision.targetId : null;
-      const action = decision.action !== 'ADD' && !targetId ? 'ADD' : decision.action;
+      const { action, targetId, reason } = checked[i] as BatchDecision;
       const validFrom = action === 'UPDATE' && targetId ? validFromAfterUpdate({ validFrom: validFromOf.get(targetId) as Date }, d.validFrom) : d.validFrom;
       const explicitTime = d.fact.validFrom !== null;
       const score = scoreFact({ factType: d.fact.factType, extractorConfidence: d.fact.confidence, role: d.role, isNegation: d.fact.isNegation, explicitTime, corroborations: d.fact.sources.length - 1 });
@@ -158,7 +166,7 @@ export class DeriveService {
         sources: d.fact.sources.map(quote),
         action,
         targetId,
-        reason: action === decision.action ? decision.reason : `${decision.reason} (target ${decision.targetId ?? 'missing'} is not a candidate: added instead)`,
+        reason,
         candidates: inputs[i]?.candidates ?? [],
         role: d.role,
         explicitTime,

@@ -60,6 +60,12 @@ describe('dead letters: a bad event never blocks the pipeline', () => {
     expect(letter).toMatchObject({ error_code: 'MALFORMED_OUTPUT', attempts: 2, next_retry_at: null });
     expect(letter.raw_output).toContain('cannot help');
 
+    // The operator sees it in /metrics: the batch fell back to one event at a time, and each failed attempt left a dead letter.
+    const metric = async (name: string) => Number(new RegExp(`^${name} (\\S+)$`, 'm').exec(await (await fetch(`${t.url}/metrics`)).text())?.[1]);
+    expect(await metric('medallion_derive_batch_fallbacks_total')).toBeGreaterThanOrEqual(1);
+    expect(await metric('medallion_derive_dead_letters_total')).toBe(2);
+    expect(await metric('medallion_derive_dead_letters_open')).toBe(1);
+
     // Nothing keeps new work waiting behind it.
     await gqlOk(t.url, user, `mutation($input: EventInput!) { ingestEvent(input: $input) { status } }`, { input: anEvent(ns).saying('third good note').build() });
     await eventually(async () => (await gqlOk<{ pipelineStatus: { pending: number } }>(t.url, user, STATUS, { ns })).pipelineStatus.pending === 0, 'the new event');
