@@ -1,7 +1,9 @@
-import { Arg, Ctx, ID, Query, Resolver } from 'type-graphql';
+import { Arg, Ctx, ID, Query, Resolver, UseMiddleware } from 'type-graphql';
+import { StorableTextArgs } from '../common/storable-args.middleware';
 import { RequestContext } from '../api/context';
 import { EventNode } from './event-node.graphql';
 
+@UseMiddleware(StorableTextArgs)
 @Resolver()
 export class GraphResolver {
   @Query(() => EventNode, {

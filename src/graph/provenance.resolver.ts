@@ -1,4 +1,5 @@
-import { Arg, Ctx, ID, Int, Query, Resolver } from 'type-graphql';
+import { Arg, Ctx, ID, Int, Query, Resolver, UseMiddleware } from 'type-graphql';
+import { StorableTextArgs } from '../common/storable-args.middleware';
 import { RequestContext } from '../api/context';
 import { Event } from '../bronze/event.graphql';
 import { Entity, Fact, Relationship } from '../silver/fact.graphql';
@@ -24,6 +25,7 @@ const toSubgraph = (s: SubgraphResult): Subgraph =>
     relationships: s.relationships.map(toRelationship),
   });
 
+@UseMiddleware(StorableTextArgs)
 @Resolver()
 export class ProvenanceResolver {
   @Query(() => Provenance, { description: 'The fact and every event (with span) it rests on, through its supersession chain too; resolved through Neo4j (needs "read").' })

@@ -1,4 +1,5 @@
-import { Arg, Ctx, FieldResolver, Int, Mutation, Query, Resolver, Root } from 'type-graphql';
+import { Arg, Ctx, FieldResolver, Int, Mutation, Query, Resolver, Root, UseMiddleware } from 'type-graphql';
+import { StorableTextArgs } from '../common/storable-args.middleware';
 import { Job } from '../silver/pipeline.resolver';
 import { RequestContext } from '../api/context';
 import { Event } from '../bronze/event.graphql';
@@ -11,6 +12,7 @@ function inOrder(a: BronzeEvent, b: BronzeEvent): number {
   return a.occurredAt.getTime() - b.occurredAt.getTime() || (a.sequenceNum ?? 0) - (b.sequenceNum ?? 0) || a.id.localeCompare(b.id);
 }
 
+@UseMiddleware(StorableTextArgs)
 @Resolver(() => MemoryHit)
 export class SearchResolver {
   @Query(() => [MemoryHit], {

@@ -88,7 +88,7 @@ describe('Bronze reads: pages, filters, conversations, watermarks, and the names
     await gqlOk(t.url, tokenA, INGEST_MANY, { input: tools });
     const res = await gqlOk<{ conversation: Array<{ kind: string; toolCallId: string | null; rawPayload: unknown; toolCall: { kind: string } | null; toolResults: Array<{ content: string }> }> }>(
       t.url, tokenA,
-      `query($ns: String!) { conversation(namespace: $ns, conversationId: "tools") { kind toolCallId rawPayload toolCall { kind } toolResults { content } } }`,
+      `query($ns: String!) { conversation(namespace: $ns, conversationId: "tools", limit: 20) { kind toolCallId rawPayload toolCall { kind } toolResults { content } } }`,
       { ns: nsA },
     );
     expect(res.conversation.map((e) => e.kind)).toEqual(['MESSAGE', 'TOOL_CALL', 'TOOL_RESULT', 'MESSAGE']);

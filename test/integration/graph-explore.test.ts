@@ -143,7 +143,7 @@ describe('Graph exploration (@neo4j/graphql): read-only, namespace-isolated, bou
       { stmt: 'Vim' },
     );
     const vim = res.graphFacts.find((f) => f.statement === 'The user uses Vim');
-    expect(vim).toMatchObject({ namespace: mine, supersededBy: [{ statement: 'The user switched to Neovim' }] });
+    expect(vim).toMatchObject({ namespace: mine, supersededBy: [{ statement: 'The user switched to Neovim in the week before 8 March 2026' }] });
     expect(vim?.derivedFromConnection.edges).toEqual([{ properties: { quote: 'I use vim for everything' }, node: { kind: 'message' } }]);
     expect(vim?.about.map((e) => e.name).sort()).toEqual(['Vim', 'the user']);
     expect(res.graphFacts.every((f) => f.namespace === mine)).toBe(true);

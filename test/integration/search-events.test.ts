@@ -81,7 +81,7 @@ describe('searchMemory over raw events (the Bronze channel, through the projecti
     await ingest([
       anEvent(ns).inConversation('c1', 2).by('USER').saying('I switched to neovim last week').at('2026-03-08T09:00:00.000Z').build(),
       anEvent(ns).inConversation('c1', 3).by('USER').saying('I live in Berlin').at('2026-03-09T09:00:00.000Z').build(),
-      anEvent(ns).inConversation('c1', 4).by('USER').saying('My sister Anna visits us in June').at('2026-03-10T09:00:00.000Z').build(),
+      anEvent(ns).inConversation('c1', 4).by('USER').saying('My sister Anna lives in Lisbon').at('2026-03-10T09:00:00.000Z').build(),
     ]);
     await settled(ns);
 

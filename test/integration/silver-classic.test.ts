@@ -4,7 +4,7 @@ import { createToken, eventually, gqlOk, startTestApp, TestApp } from '../suppor
 
 const INGEST = `mutation($input: [EventInput!]!) { ingestEvents(input: $input) { status event { id } } }`;
 const FACTS = `query($ns: String!, $asOf: DateTime, $retired: Boolean) {
-  facts(namespace: $ns, asOf: $asOf, includeRetired: $retired, first: 100) { edges { node {
+  facts(namespace: $ns, asOf: $asOf, includeRetired: $retired, first: 10) { edges { node {
     id statement factType predicate object isNegation validFrom validTo supersededBy { id statement } supersedes { id statement }
     subject { name type } extractionModel confidence importance
     sources { spanStart spanEnd quote event { id content } }
