@@ -115,7 +115,7 @@ const envSchema = z.object({
   MAX_REQUEST_BYTES: intIn(1024, 1024 * 1024 * 1024).default(64 * 1024 * 1024),
   MAX_QUERY_DEPTH: intIn(2, 100).default(12),
   // Complexity is the most objects an operation can return (every list priced at its real cap, src/api/cost.ts).
-  MAX_QUERY_COMPLEXITY: intIn(10, 10_000_000).default(200_000),
+  MAX_QUERY_COMPLEXITY: intIn(10, 1_000_000_000).default(200_000),
   MAX_INPUT_DEPTH: intIn(2, 100).default(8),
   MAX_PAGE_SIZE: intIn(1, 10_000).default(500),
   EXPLORE_TIMEOUT_MS: intIn(100, 600_000).default(5_000),
