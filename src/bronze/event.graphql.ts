@@ -59,12 +59,12 @@ export class Event {
   @Field(() => String, { nullable: true }) actor!: string | null;
   @Field(() => String) content!: string;
 
-  @Field(() => JSONResolver, { nullable: true })
+  /** The payload, parsed (the GraphQL field is resolved in EventResolver: it needs "read"). */
   get rawPayload(): unknown {
     return this.rawPayloadText === null ? null : JSON.parse(this.rawPayloadText);
   }
 
-  @Field(() => String, { nullable: true, description: 'rawPayload exactly as stored, as JSON text.' })
+  /** rawPayload exactly as stored (GraphQL field in EventResolver: it needs "read"). */
   rawPayloadText!: string | null;
 
   @Field(() => String, { nullable: true, description: 'Links a TOOL_CALL to its TOOL_RESULTs (from rawPayload toolCallId / tool_call_id / call_id, or id on the call).' })

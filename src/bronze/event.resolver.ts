@@ -1,5 +1,6 @@
 import { filter, pipe } from '@graphql-yoga/subscription';
 import { Arg, Ctx, FieldResolver, ID, Int, Mutation, Query, Resolver, Root, Subscription, UseMiddleware } from 'type-graphql';
+import { JSONResolver } from 'graphql-scalars';
 import { Capability } from '../access/capability';
 import { RequestContext } from '../api/context';
 import { requireUuid } from '../common/input';
@@ -65,6 +66,18 @@ export class EventResolver {
   async watermark(@Arg('namespace', () => String) namespace: string, @Arg('source', () => String) source: string, @Ctx() ctx: RequestContext): Promise<Watermark | null> {
     const w = await ctx.services.events.watermark(ctx.auth, namespace, source);
     return w ? Object.assign(new Watermark(), w) : null;
+  }
+
+  // An event reached through a search hit (capability "search") shows its content; its payload,
+  // like everything beyond the hit, needs what reading the event directly needs: "read".
+  @FieldResolver(() => JSONResolver, { nullable: true, description: 'The raw payload as sent (needs "read" on the namespace; null otherwise).' })
+  rawPayload(@Root() event: Event, @Ctx() ctx: RequestContext): unknown {
+    return ctx.auth.can(Capability.READ, event.namespace) ? event.rawPayload : null;
+  }
+
+  @FieldResolver(() => String, { nullable: true, description: 'rawPayload exactly as stored, as JSON text (needs "read" on the namespace; null otherwise).' })
+  rawPayloadText(@Root() event: Event, @Ctx() ctx: RequestContext): string | null {
+    return ctx.auth.can(Capability.READ, event.namespace) ? event.rawPayloadText : null;
   }
 
   @FieldResolver(() => Event, { nullable: true, description: 'For a TOOL_RESULT: the TOOL_CALL it answers.' })

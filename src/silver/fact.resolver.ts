@@ -52,24 +52,25 @@ export class FactResolver {
 
   @FieldResolver(() => Entity, { nullable: true })
   async subject(@Root() f: Fact, @Ctx() ctx: RequestContext): Promise<Entity | null> {
-    const e = f.subjectEntityId ? await ctx.loaders.entityById.load(f.subjectEntityId) : null;
+    const e = f.subjectEntityId && mayTraverse(ctx, f) ? await ctx.loaders.entityById.load(f.subjectEntityId) : null;
     return e ? Entity.from(e) : null;
   }
 
   @FieldResolver(() => Entity, { nullable: true })
   async objectEntity(@Root() f: Fact, @Ctx() ctx: RequestContext): Promise<Entity | null> {
-    const e = f.objectEntityId ? await ctx.loaders.entityById.load(f.objectEntityId) : null;
+    const e = f.objectEntityId && mayTraverse(ctx, f) ? await ctx.loaders.entityById.load(f.objectEntityId) : null;
     return e ? Entity.from(e) : null;
   }
 
-  @FieldResolver(() => Fact, { nullable: true, description: 'The fact that replaced this one.' })
+  @FieldResolver(() => Fact, { nullable: true, description: 'The fact that replaced this one (needs "read"; null otherwise).' })
   async supersededBy(@Root() f: Fact, @Ctx() ctx: RequestContext): Promise<Fact | null> {
-    const next = f.supersededById ? await ctx.loaders.factById.load(f.supersededById) : null;
+    const next = f.supersededById && mayTraverse(ctx, f) ? await ctx.loaders.factById.load(f.supersededById) : null;
     return next ? Fact.from(next) : null;
   }
 
-  @FieldResolver(() => [Fact], { description: 'The facts this one replaced.' })
+  @FieldResolver(() => [Fact], { description: 'The facts this one replaced (needs "read"; empty otherwise).' })
   async supersedes(@Root() f: Fact, @Ctx() ctx: RequestContext): Promise<Fact[]> {
+    if (!mayTraverse(ctx, f)) return [];
     return (await ctx.loaders.supersedesByFactId.load(f.id)).map(Fact.from);
   }
 
@@ -78,8 +79,9 @@ export class FactResolver {
     return (await ctx.loaders.sourcesByFactId.load(f.id)).map((s) => Object.assign(new FactSource(), s));
   }
 
-  @FieldResolver(() => [JudgeDecision], { description: 'Why the engine believes this: the decisions that created, changed or corroborated it.' })
+  @FieldResolver(() => [JudgeDecision], { description: 'Why the engine believes this: the decisions that created, changed or corroborated it (needs "read"; empty otherwise).' })
   async decisions(@Root() f: Fact, @Ctx() ctx: RequestContext): Promise<JudgeDecision[]> {
+    if (!mayTraverse(ctx, f)) return [];
     return (await ctx.loaders.decisionsByFactId.load(f.id)).map(JudgeDecision.from);
   }
 
@@ -123,6 +125,15 @@ export class FactResolver {
   }
 }
 
+/**
+ * A fact reached through a search hit (capability "search") shows its own text and the events it
+ * rests on (its evidence); what lies beyond it (other facts, entities, decisions) needs what
+ * reading it directly needs: "read" on the namespace. Without it those fields are empty.
+ */
+function mayTraverse(ctx: RequestContext, f: Fact): boolean {
+  return ctx.auth.can(Capability.READ, f.namespace);
+}
+
 @Resolver(() => FactSource)
 export class FactSourceResolver {
   @FieldResolver(() => Event)
@@ -135,8 +146,9 @@ export class FactSourceResolver {
 
 @Resolver(() => Event)
 export class EventFactsResolver {
-  @FieldResolver(() => [Fact], { description: 'Facts derived from this event (current and past).' })
+  @FieldResolver(() => [Fact], { description: 'Facts derived from this event, current and past (needs "read"; empty otherwise).' })
   async facts(@Root() e: Event, @Ctx() ctx: RequestContext): Promise<Fact[]> {
+    if (!ctx.auth.can(Capability.READ, e.namespace)) return [];
     return (await ctx.loaders.factsByEventId.load(e.id)).map(Fact.from);
   }
 }

@@ -79,7 +79,7 @@ describe('searchMemory over raw events (the Bronze channel, through the projecti
     await ingest([anEvent(ns).inConversation('c1', 1).by('USER').saying('I use vim for everything').at('2026-01-10T09:00:00.000Z').build()]);
     await eventually(async () => (await pg.query(`SELECT 1 FROM silver.facts WHERE namespace = $1`, [ns])).rowCount, 'the vim fact', 60_000);
     await ingest([
-      anEvent(ns).inConversation('c1', 2).by('USER').saying('I switched to neovim last week').at('2026-03-08T09:00:00.000Z').build(),
+      anEvent(ns).inConversation('c1', 2).by('USER').saying('I switched to neovim last week').withPayload({ client: 'cli', lsp: true }).at('2026-03-08T09:00:00.000Z').build(),
       anEvent(ns).inConversation('c1', 3).by('USER').saying('I live in Berlin').at('2026-03-09T09:00:00.000Z').build(),
       anEvent(ns).inConversation('c1', 4).by('USER').saying('My sister Anna lives in Lisbon').at('2026-03-10T09:00:00.000Z').build(),
     ]);
@@ -140,6 +140,30 @@ describe('searchMemory over raw events (the Bronze channel, through the projecti
     // And the neighbour's own search sees only its events.
     const theirs = (await gqlOk<{ searchMemory: Hit[] }>(t.url, token, SEARCH, { ns: noisy, q: 'I use vim for everything', limit: 50 })).searchMemory;
     expect(theirs.every((h) => (h.fact ?? h.event)?.namespace === noisy)).toBe(true);
+  });
+
+  it('shows a search-only caller the hits and their evidence, and nothing beyond them', async () => {
+    const searchOnly = (await createToken(t, [{ namespacePattern: ns, capabilities: ['SEARCH'] }], 'search-only')).token;
+    const BEYOND = `query($ns: String!, $q: String!) { searchMemory(namespace: $ns, query: $q, limit: 10) {
+      kind fact { statement supersedes { id } supersededBy { id } subject { name } decisions { action } sources { quote event { content rawPayloadText facts { id } } } }
+      event { content rawPayload rawPayloadText facts { id } } evidence { content rawPayloadText } } }`;
+    const as = async (tok: string) => (await gqlOk<{ searchMemory: Array<Record<string, any>> }>(t.url, tok, BEYOND, { ns, q: 'which editor does the user use?' })).searchMemory;
+    const limited = await as(searchOnly);
+    const full = await as(token);
+    expect(limited.length).toBeGreaterThan(0);
+    // The hit's own text and the text of the events it rests on are there…
+    expect(limited.map((h) => h.fact?.statement ?? h.event?.content)).toEqual(full.map((h) => h.fact?.statement ?? h.event?.content));
+    expect(limited.flatMap((h) => h.evidence.map((e: { content: string }) => e.content))).toEqual(full.flatMap((h) => h.evidence.map((e: { content: string }) => e.content)));
+    // …payloads, other facts, entities and decisions are not (a token with "read" sees them).
+    for (const h of limited) {
+      for (const e of [...h.evidence, ...(h.event ? [h.event] : []), ...(h.fact?.sources ?? []).map((s: { event: unknown }) => s.event)]) expect(e.rawPayloadText).toBeNull();
+      if (h.event) expect([h.event.rawPayload, h.event.facts]).toEqual([null, []]);
+      if (h.fact) expect([h.fact.supersedes, h.fact.supersededBy, h.fact.subject, h.fact.decisions]).toEqual([[], null, null, []]);
+    }
+    const neovim = full.find((h) => /neovim/i.test(h.fact?.statement ?? ''));
+    expect(neovim?.fact.supersedes.length).toBe(1);
+    expect(neovim?.fact.subject?.name).toBeTruthy();
+    expect(full.some((h) => (h.evidence as Array<{ rawPayloadText: string | null }>).some((e) => e.rawPayloadText !== null))).toBe(true);
   });
 
   it('refuses a caller without "search" on the namespace', async () => {
