@@ -38,19 +38,22 @@ const DEFAULT_PAGE: Readonly<Record<string, number>> = {
  * and graph channels; traversals walk Neo4j; the consistency report reads a whole namespace.
  */
 const BASE_COST: Readonly<Record<string, number>> = {
-  'Query.searchMemory': 300,
-  'Query.provenance': 100,
-  'Query.derivedFrom': 50,
-  'Query.neighbourhood': 200,
-  'Query.shortestPath': 200,
-  'Query.changes': 20,
-  'Query.graphConsistency': 2000,
-  'Query.conversation': 10,
-  'Mutation.rebuildGraph': 100,
-  'Mutation.rebuildSilver': 100,
-  'Mutation.retryDeadLetters': 50,
-  'Mutation.createToken': 20,
-  'Mutation.ingestEvent': 5,
+  // One search costs ~100 ms of embedding and 8 index queries: about 1.5 % of the default budget
+  // (MAX_QUERY_COMPLEXITY 200000), so one operation holds some 60 searches, not thousands.
+  'Query.searchMemory': 3000,
+  'Query.provenance': 1000,
+  'Query.derivedFrom': 500,
+  'Query.neighbourhood': 2000,
+  'Query.shortestPath': 2000,
+  'Query.changes': 200,
+  'Query.graphConsistency': 20000,
+  'Query.conversation': 100,
+  'Mutation.rebuildGraph': 1000,
+  'Mutation.rebuildSilver': 1000,
+  'Mutation.reembed': 1000,
+  'Mutation.retryDeadLetters': 500,
+  'Mutation.createToken': 200,
+  'Mutation.ingestEvent': 50,
 };
 
 /** The whole schema described once; its shape is bounded separately (introspectionShapeError). */
