@@ -14,18 +14,8 @@ import {
   isObjectType,
   isScalarType,
 } from 'graphql';
-
-/** A seeded PRNG (mulberry32): the same seed gives the same cases on every machine. */
-export function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+// The seeded PRNG (mulberry32) the benchmark data uses: the same seed gives the same cases on every machine.
+import { prng } from './memory-data';
 
 export interface FuzzCase {
   readonly name: string;
