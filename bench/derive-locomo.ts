@@ -6,7 +6,10 @@ import { BenchStores, nowMs, report, round, withBenchStores } from './harness';
 
 const ROOT = path.resolve(__dirname.includes(`${path.sep}dist${path.sep}`) ? path.join(__dirname, '..', '..') : path.join(__dirname, '..'));
 // ../shared/eval beside the checkout (a worktree under wt/ looks one level further up); LOCOMO_FILE overrides.
-const LOCOMO_CANDIDATES = [process.env.LOCOMO_FILE, ...['..', '../..'].map((up) => path.resolve(ROOT, up, 'shared', 'eval', 'locomo-dev', 'locomo-dev.json'))].filter((f): f is string => !!f);
+const LOCOMO_CANDIDATES = [
+  process.env.LOCOMO_FILE,
+  ...['..', '../..'].map((up) => path.resolve(ROOT, up, 'shared', 'eval', 'locomo-dev', 'locomo-dev.json')),
+].filter((f): f is string => !!f);
 const LOCOMO = LOCOMO_CANDIDATES.find((f) => fs.existsSync(f)) ?? (LOCOMO_CANDIDATES[0] as string);
 const MAIN = path.join(ROOT, 'dist', 'src', 'main.js');
 const INGEST = `mutation($input: [EventInput!]!) { ingestEvents(input: $input) { status } }`;
@@ -42,8 +45,17 @@ export function locomoEvents(samples: readonly Sample[], nsPrefix: string): Map<
       const occurredAt = sessionDate(String(sample.conversation[`session_${n}_date_time`])).toISOString();
       for (const turn of sample.conversation[`session_${n}`] as Turn[]) {
         events.push({
-          namespace: ns, source: 'locomo', sourceEventId: `${sample.sample_id}:${turn.dia_id}`, kind: 'MESSAGE', role: 'USER', actor: turn.speaker,
-          content: `${turn.speaker}: ${turn.text}`, conversationId: sample.sample_id, sessionId: `session_${n}`, sequenceNum: events.length, occurredAt,
+          namespace: ns,
+          source: 'locomo',
+          sourceEventId: `${sample.sample_id}:${turn.dia_id}`,
+          kind: 'MESSAGE',
+          role: 'USER',
+          actor: turn.speaker,
+          content: `${turn.speaker}: ${turn.text}`,
+          conversationId: sample.sample_id,
+          sessionId: `session_${n}`,
+          sequenceNum: events.length,
+          occurredAt,
         });
       }
     }
@@ -63,9 +75,19 @@ function spawnWorker(b: BenchStores, env: Record<string, string>): Worker {
   const nodeArgs = (process.env.BENCH_WORKER_NODE_ARGS ?? '').split(' ').filter(Boolean);
   const child = spawn(process.execPath, [...nodeArgs, MAIN, 'worker'], {
     env: {
-      PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', DATABASE_URL: b.stores.postgresUrl, NEO4J_URI: b.stores.neo4j.uri, NEO4J_USER: b.stores.neo4j.user,
-      NEO4J_PASSWORD: b.stores.neo4j.password, DATA_DIR: b.dataDir, CACHE_DIR: path.join(ROOT, '.cache'), ADMIN_TOKEN: b.adminToken, LOG_LEVEL: 'info',
-      DERIVE_MAX_WAIT_MS: '0', DERIVE_POLL_MS: '50', ...env,
+      PATH: process.env.PATH ?? '',
+      HOME: process.env.HOME ?? '/tmp',
+      DATABASE_URL: b.stores.postgresUrl,
+      NEO4J_URI: b.stores.neo4j.uri,
+      NEO4J_USER: b.stores.neo4j.user,
+      NEO4J_PASSWORD: b.stores.neo4j.password,
+      DATA_DIR: b.dataDir,
+      CACHE_DIR: path.join(ROOT, '.cache'),
+      ADMIN_TOKEN: b.adminToken,
+      LOG_LEVEL: 'info',
+      DERIVE_MAX_WAIT_MS: '0',
+      DERIVE_POLL_MS: '50',
+      ...env,
     },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
@@ -109,7 +131,10 @@ export async function deriveLocomo(): Promise<void> {
   const limit = Number(process.env.BENCH_LOCOMO_CONVERSATIONS ?? samples.length);
   const byNs = locomoEvents(samples.slice(0, limit), 'bench-locomo');
   const total = [...byNs.values()].reduce((n, e) => n + e.length, 0);
-  const env = { DERIVE_BATCH_SIZE: process.env.DERIVE_BATCH_SIZE ?? '100', ...(process.env.OFFLINE_EMBEDDER ? { OFFLINE_EMBEDDER: process.env.OFFLINE_EMBEDDER } : {}) };
+  const env = {
+    DERIVE_BATCH_SIZE: process.env.DERIVE_BATCH_SIZE ?? '100',
+    ...(process.env.OFFLINE_EMBEDDER ? { OFFLINE_EMBEDDER: process.env.OFFLINE_EMBEDDER } : {}),
+  };
   await withBenchStores(async (b) => {
     const api = await b.startApp({}, { api: true, worker: false });
     const worker = spawnWorker(b, env);
@@ -118,7 +143,11 @@ export async function deriveLocomo(): Promise<void> {
       if (worker.child.exitCode !== null) throw new Error(`worker exited: ${worker.output.join('').slice(-2000)}`);
       await new Promise((r) => setTimeout(r, 5000)); // let it finish starting (extractor threads load their modules) outside the timed window
       const call = async <T>(query: string, variables: Record<string, unknown>): Promise<T> => {
-        const res = await fetch(`${api.url}/graphql`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${b.adminToken}` }, body: JSON.stringify({ query, variables }) });
+        const res = await fetch(`${api.url}/graphql`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', authorization: `Bearer ${b.adminToken}` },
+          body: JSON.stringify({ query, variables }),
+        });
         const body = (await res.json()) as { data?: T; errors?: unknown[] };
         if (body.errors) throw new Error(JSON.stringify(body.errors));
         return body.data as T;

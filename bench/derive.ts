@@ -7,7 +7,13 @@ import { DeriveResult } from '../src/silver/derive.job';
 import { createDefaultHandler, startOpenAIStubServer } from '../test/support/openai-stub-server';
 import { BenchStores, nowMs, report, round, withBenchStores } from './harness';
 
-const FIXTURE = path.resolve(__dirname.includes(`${path.sep}dist${path.sep}`) ? path.join(__dirname, '..', '..') : path.join(__dirname, '..'), 'test', 'fixtures', 'extraction', 'turns.jsonl');
+const FIXTURE = path.resolve(
+  __dirname.includes(`${path.sep}dist${path.sep}`) ? path.join(__dirname, '..', '..') : path.join(__dirname, '..'),
+  'test',
+  'fixtures',
+  'extraction',
+  'turns.jsonl',
+);
 const INGEST = `mutation($input: [EventInput!]!) { ingestEvents(input: $input) { status } }`;
 
 interface Turn {
@@ -17,19 +23,42 @@ interface Turn {
 
 /** Realistic turns (the labelled fixture's), repeated with a counter so each event is distinct. */
 function events(ns: string, n: number): Array<Record<string, unknown>> {
-  const turns = fs.readFileSync(FIXTURE, 'utf8').trim().split('\n').map((l) => JSON.parse(l) as Turn);
+  const turns = fs
+    .readFileSync(FIXTURE, 'utf8')
+    .trim()
+    .split('\n')
+    .map((l) => JSON.parse(l) as Turn);
   return Array.from({ length: n }, (_, i) => {
     const t = turns[i % turns.length] as Turn;
-    return { namespace: ns, source: 'bench', sourceEventId: `e-${i}`, kind: 'MESSAGE', role: t.role.toUpperCase(), conversationId: `c-${Math.floor(i / 20)}`, sequenceNum: i % 20, content: t.content, occurredAt: new Date(Date.UTC(2026, 0, 1) + i * 60_000).toISOString() };
+    return {
+      namespace: ns,
+      source: 'bench',
+      sourceEventId: `e-${i}`,
+      kind: 'MESSAGE',
+      role: t.role.toUpperCase(),
+      conversationId: `c-${Math.floor(i / 20)}`,
+      sequenceNum: i % 20,
+      content: t.content,
+      occurredAt: new Date(Date.UTC(2026, 0, 1) + i * 60_000).toISOString(),
+    };
   });
 }
 
 /** Ingests with no worker running, then times a worker draining the namespace. */
-async function drain(b: BenchStores, ns: string, n: number, env: Record<string, string>): Promise<{ events: number; seconds: number; eventsPerSec: number; facts: number; batches: number }> {
+async function drain(
+  b: BenchStores,
+  ns: string,
+  n: number,
+  env: Record<string, string>,
+): Promise<{ events: number; seconds: number; eventsPerSec: number; facts: number; batches: number }> {
   const ingest = await b.startApp(env, { api: true, worker: false });
   const input = events(ns, n);
   for (let i = 0; i < input.length; i += 500) {
-    await fetch(`${ingest.url}/graphql`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${b.adminToken}` }, body: JSON.stringify({ query: INGEST, variables: { input: input.slice(i, i + 500) } }) });
+    await fetch(`${ingest.url}/graphql`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${b.adminToken}` },
+      body: JSON.stringify({ query: INGEST, variables: { input: input.slice(i, i + 500) } }),
+    });
   }
   await ingest.app.stop();
   let facts = 0;
@@ -53,7 +82,16 @@ async function drain(b: BenchStores, ns: string, n: number, env: Record<string, 
 }
 
 async function startWorker(b: BenchStores, env: Record<string, string>, onDerive: (r: DeriveResult) => void) {
-  const config = loadConfig({ ...process.env, DATA_DIR: b.dataDir, PORT: '0', ADMIN_TOKEN: b.adminToken, LOG_LEVEL: 'warn', DERIVE_MAX_WAIT_MS: '0', DERIVE_POLL_MS: '20', ...env });
+  const config = loadConfig({
+    ...process.env,
+    DATA_DIR: b.dataDir,
+    PORT: '0',
+    ADMIN_TOKEN: b.adminToken,
+    LOG_LEVEL: 'warn',
+    DERIVE_MAX_WAIT_MS: '0',
+    DERIVE_POLL_MS: '20',
+    ...env,
+  });
   return startApp(config, b.stores, { api: false, worker: true, onDerive }, createLogger('warn', 'bench'));
 }
 
@@ -65,13 +103,28 @@ async function startWorker(b: BenchStores, env: Record<string, string>, onDerive
 export async function deriveThroughput(): Promise<void> {
   await withBenchStores(async (b) => {
     const offline = await drain(b, 'bench-derive-offline', Number(process.env.BENCH_DERIVE_OFFLINE ?? 1000), { DERIVE_BATCH_SIZE: '100' });
-    const hashing = await drain(b, 'bench-derive-hashing', Number(process.env.BENCH_DERIVE_OFFLINE ?? 1000), { DERIVE_BATCH_SIZE: '100', OFFLINE_EMBEDDER: 'hashing' });
+    const hashing = await drain(b, 'bench-derive-hashing', Number(process.env.BENCH_DERIVE_OFFLINE ?? 1000), {
+      DERIVE_BATCH_SIZE: '100',
+      OFFLINE_EMBEDDER: 'hashing',
+    });
     const stub = await startOpenAIStubServer({ handler: createDefaultHandler({ embeddingDimensions: 64 }), latencyMs: 300 });
     const remote: Record<string, unknown> = {};
     try {
-      for (const [batch, n] of [[1, 40], [10, 200], [100, 1000]] as const) {
+      for (const [batch, n] of [
+        [1, 40],
+        [10, 200],
+        [100, 1000],
+      ] as const) {
         stub.reset();
-        const env = { OPENAI_BASE_URL: stub.baseUrl, OPENAI_API_KEY: 'stub', EXTRACTION_MODEL: 'stub-llm', EMBEDDING_MODEL: 'stub-embed', EMBEDDING_DIMENSIONS: '64', DERIVE_BATCH_SIZE: String(batch), MODEL_CONCURRENCY: '4' };
+        const env = {
+          OPENAI_BASE_URL: stub.baseUrl,
+          OPENAI_API_KEY: 'stub',
+          EXTRACTION_MODEL: 'stub-llm',
+          EMBEDDING_MODEL: 'stub-embed',
+          EMBEDDING_DIMENSIONS: '64',
+          DERIVE_BATCH_SIZE: String(batch),
+          MODEL_CONCURRENCY: '4',
+        };
         const r = await drain(b, `bench-derive-openai-${batch}`, n, env);
         const calls = stub.requests.length;
         remote[`batch${batch}`] = { ...r, modelCalls: calls, modelCallsPerEvent: round(calls / n, 3) };

@@ -155,11 +155,40 @@ async function measure(id: OnnxEmbeddingModelId | 'hashing', cacheDir: string, c
 }
 
 function table(rows: CandidateFigures[]): string {
-  const head = ['model', 'multi-hop', 'temporal', 'open-dom', 'single-hop', 'overall', 'b=1/s', 'b=16/s', 'b=64/s', 'b=64/cpu-s', 'load ms', 'MB', 'gold cos', 'unrel cos'];
+  const head = [
+    'model',
+    'multi-hop',
+    'temporal',
+    'open-dom',
+    'single-hop',
+    'overall',
+    'b=1/s',
+    'b=16/s',
+    'b=64/s',
+    'b=64/cpu-s',
+    'load ms',
+    'MB',
+    'gold cos',
+    'unrel cos',
+  ];
   const lines = rows.map((r) => {
     const c = r.recall.perCategory;
-    return [r.model, c.multiHop?.recallAt10, c.temporal?.recallAt10, c.openDomain?.recallAt10, c.singleHop?.recallAt10, r.recall.overall,
-      r.textsPerSec.batch1, r.textsPerSec.batch16, r.textsPerSec.batch64, r.textsPerCpuSecond.batch64, r.loadMs, r.onnxMb ?? '-', r.recall.cosine.questionToGoldMean, r.recall.cosine.unrelatedTurnsMean].map(String);
+    return [
+      r.model,
+      c.multiHop?.recallAt10,
+      c.temporal?.recallAt10,
+      c.openDomain?.recallAt10,
+      c.singleHop?.recallAt10,
+      r.recall.overall,
+      r.textsPerSec.batch1,
+      r.textsPerSec.batch16,
+      r.textsPerSec.batch64,
+      r.textsPerCpuSecond.batch64,
+      r.loadMs,
+      r.onnxMb ?? '-',
+      r.recall.cosine.questionToGoldMean,
+      r.recall.cosine.unrelatedTurnsMean,
+    ].map(String);
   });
   const widths = head.map((h, i) => Math.max(h.length, ...lines.map((l) => (l[i] as string).length)));
   const fmt = (cells: string[]) => `| ${cells.map((c, i) => c.padEnd(widths[i] as number)).join(' | ')} |`;
@@ -190,7 +219,12 @@ export async function embeddersBench(): Promise<void> {
   }
   process.stdout.write(`\nRecall@10 on LoCoMo dev (${rows[0]?.recall.questions} questions), texts/s on ${os.cpus().length} cores:\n${table(rows)}\n`);
   report('embedders', {
-    dataset: { file: path.basename(LOCOMO), conversations: conversations.length, turns: conversations.reduce((s, c) => s + c.turns.length, 0), questions: rows[0]?.recall.questions },
+    dataset: {
+      file: path.basename(LOCOMO),
+      conversations: conversations.length,
+      turns: conversations.reduce((s, c) => s + c.turns.length, 0),
+      questions: rows[0]?.recall.questions,
+    },
     loadAverageAtStart,
     loadAverageAtEnd: os.loadavg().map((x) => round(x)),
     candidates: rows,

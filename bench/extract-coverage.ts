@@ -64,8 +64,14 @@ function toEvents(sample: LocomoSample): ExtractionEvent[] {
     for (const turn of conv[`session_${n}`] as LocomoTurn[]) {
       const caption = turn.blip_caption ? ` [image: ${turn.blip_caption}]` : '';
       events.push({
-        id: `${sample.sample_id}:${turn.dia_id}`, content: `${turn.speaker}: ${turn.text}${caption}`, kind: 'message', role: 'user',
-        actor: turn.speaker, occurredAt: at, conversationId: sample.sample_id, sequenceNum: events.length,
+        id: `${sample.sample_id}:${turn.dia_id}`,
+        content: `${turn.speaker}: ${turn.text}${caption}`,
+        kind: 'message',
+        role: 'user',
+        actor: turn.speaker,
+        occurredAt: at,
+        conversationId: sample.sample_id,
+        sequenceNum: events.length,
       });
     }
   }
@@ -82,10 +88,16 @@ export async function extractCoverage(): Promise<void> {
   const extractor = new RuleExtractor();
   const conversations: Array<Record<string, unknown>> = [];
   const statements: string[] = [];
-  let turns = 0, covered = 0, facts = 0, gateNotes = 0, ms = 0, cpuMs = 0;
+  let turns = 0,
+    covered = 0,
+    facts = 0,
+    gateNotes = 0,
+    ms = 0,
+    cpuMs = 0;
   for (const sample of data) {
     const events = toEvents(sample);
-    let convCovered = 0, convFacts = 0;
+    let convCovered = 0,
+      convFacts = 0;
     const started = nowMs();
     const cpu = process.cpuUsage();
     for (let i = 0; i < events.length; i += BATCH) {
@@ -105,14 +117,33 @@ export async function extractCoverage(): Promise<void> {
     turns += events.length;
     covered += convCovered;
     facts += convFacts;
-    conversations.push({ id: sample.sample_id, turns: events.length, turnsWithFact: convCovered, share: round(convCovered / events.length, 3), facts: convFacts, msPerTurn: round(elapsed / events.length, 2), cpuMsPerTurn: round(cpuElapsed / events.length, 2) });
+    conversations.push({
+      id: sample.sample_id,
+      turns: events.length,
+      turnsWithFact: convCovered,
+      share: round(convCovered / events.length, 3),
+      facts: convFacts,
+      msPerTurn: round(elapsed / events.length, 2),
+      cpuMsPerTurn: round(cpuElapsed / events.length, 2),
+    });
   }
   const step = Math.max(1, Math.floor(statements.length / SAMPLES));
   const samples = statements.filter((_, i) => i % step === 0).slice(0, SAMPLES);
   report('extract-coverage', {
-    extractor: extractor.model, batchSize: BATCH, conversations,
-    overall: { turns, turnsWithFact: covered, share: round(covered / Math.max(1, turns), 3), facts, gateNotes, msPerTurn: round(ms / Math.max(1, turns), 2), cpuMsPerTurn: round(cpuMs / Math.max(1, turns), 2),
-      eventsPerCpuSecond: round((turns * 1000) / Math.max(1, cpuMs), 1), loadAverage: round(os.loadavg()[0] ?? 0, 1) },
+    extractor: extractor.model,
+    batchSize: BATCH,
+    conversations,
+    overall: {
+      turns,
+      turnsWithFact: covered,
+      share: round(covered / Math.max(1, turns), 3),
+      facts,
+      gateNotes,
+      msPerTurn: round(ms / Math.max(1, turns), 2),
+      cpuMsPerTurn: round(cpuMs / Math.max(1, turns), 2),
+      eventsPerCpuSecond: round((turns * 1000) / Math.max(1, cpuMs), 1),
+      loadAverage: round(os.loadavg()[0] ?? 0, 1),
+    },
     samples,
   });
 }

@@ -56,14 +56,25 @@ const prf = (c: Counts) => {
 };
 
 const toEvent = (id: string, content: string, role: string, actor: string | null, at: Date, conv: string, seq: number): ExtractionEvent => ({
-  id, content, kind: 'message', role, actor, occurredAt: at, conversationId: conv, sequenceNum: seq,
+  id,
+  content,
+  kind: 'message',
+  role,
+  actor,
+  occurredAt: at,
+  conversationId: conv,
+  sequenceNum: seq,
 });
 
 const subjectOf = (res: ExtractionResult, f: ExtractedFact): string => res.entities.find((e) => e.ref === f.subjectRef)?.name ?? '';
 
 async function fixtureQuality(): Promise<Record<string, unknown>> {
   const file = path.join(ROOT, 'test', 'fixtures', 'extraction', 'turns.jsonl');
-  const turns = fs.readFileSync(file, 'utf8').split('\n').filter((l) => l.trim()).map((l) => JSON.parse(l) as Turn);
+  const turns = fs
+    .readFileSync(file, 'utf8')
+    .split('\n')
+    .filter((l) => l.trim())
+    .map((l) => JSON.parse(l) as Turn);
   const convs = new Map<string, Turn[]>();
   for (const t of turns) {
     const c = t.id.split('-')[0] as string;
@@ -80,44 +91,95 @@ async function fixtureQuality(): Promise<Record<string, unknown>> {
   const started = Date.now();
   let predicted = 0;
   for (const [conv, ts] of convs) {
-    const res = await extractor.extract(ts.map((t, i) => toEvent(t.id, t.content, t.role, t.actor ?? null, new Date(t.occurredAt), conv, i)), CTX);
+    const res = await extractor.extract(
+      ts.map((t, i) => toEvent(t.id, t.content, t.role, t.actor ?? null, new Date(t.occurredAt), conv, i)),
+      CTX,
+    );
     for (const t of ts) {
       const preds = res.facts.filter((f) => f.sources[0]?.eventId === t.id);
       predicted += preds.length;
       for (const mode of ['lenient', 'strict'] as const) {
         const open = [...t.expected];
         for (const p of preds) {
-          const i = open.findIndex((g) => g.factType === p.factType && g.isNegation === p.isNegation && sameValue(g.object, p.objectValue, OBJECT_JACCARD) && (mode === 'lenient' || normaliseValue(g.subject) === normaliseValue(subjectOf(res, p))));
+          const i = open.findIndex(
+            (g) =>
+              g.factType === p.factType &&
+              g.isNegation === p.isNegation &&
+              sameValue(g.object, p.objectValue, OBJECT_JACCARD) &&
+              (mode === 'lenient' || normaliseValue(g.subject) === normaliseValue(subjectOf(res, p))),
+          );
           if (i >= 0) open.splice(i, 1);
           if (mode === 'lenient') bump(p.factType, i >= 0 ? 'tp' : 'fp');
           else strict[i >= 0 ? 'tp' : 'fp']++;
         }
-        for (const g of open) mode === 'lenient' ? bump(g.factType, 'fn') : strict.fn++;
+        for (const g of open) {
+          if (mode === 'lenient') bump(g.factType, 'fn');
+          else strict.fn++;
+        }
       }
     }
   }
   const overall = [...lenient.values()].reduce((a, c) => ({ tp: a.tp + c.tp, fp: a.fp + c.fp, fn: a.fn + c.fn }), { tp: 0, fp: 0, fn: 0 });
   const perType = Object.fromEntries(FACT_TYPES.filter((t) => lenient.has(t)).map((t) => [t, prf(lenient.get(t) as Counts)]));
   return {
-    turns: turns.length, goldFacts: turns.reduce((n, t) => n + t.expected.length, 0), predictedFacts: predicted,
-    msPerTurn: round((Date.now() - started) / turns.length, 2), overall: prf(overall), strictSubject: prf(strict), perType,
+    turns: turns.length,
+    goldFacts: turns.reduce((n, t) => n + t.expected.length, 0),
+    predictedFacts: predicted,
+    msPerTurn: round((Date.now() - started) / turns.length, 2),
+    overall: prf(overall),
+    strictSubject: prf(strict),
+    perType,
   };
 }
 
 // Our predicates → DialogRE relations (x = our subject, y = our object); inverse types are matched swapped.
 const DIALOGRE_OF: Record<string, string> = {
-  lives_in: 'per:place_of_residence', located_in: 'per:place_of_residence', from: 'per:origin', grew_up_in: 'per:origin',
-  works_at: 'per:employee_or_member_of', name: 'per:alternate_names', role: 'per:title', is_a: 'per:title', spouse: 'per:spouse',
-  sibling: 'per:siblings', parent: 'per:parents', child: 'per:children', has_manager: 'per:boss', friend: 'per:friends',
-  dating: 'per:girl/boyfriend', roommate: 'per:roommate', neighbor: 'per:neighbor', has_pet: 'per:pet', colleague: 'per:acquaintance',
+  lives_in: 'per:place_of_residence',
+  located_in: 'per:place_of_residence',
+  from: 'per:origin',
+  grew_up_in: 'per:origin',
+  works_at: 'per:employee_or_member_of',
+  name: 'per:alternate_names',
+  role: 'per:title',
+  is_a: 'per:title',
+  spouse: 'per:spouse',
+  sibling: 'per:siblings',
+  parent: 'per:parents',
+  child: 'per:children',
+  has_manager: 'per:boss',
+  friend: 'per:friends',
+  dating: 'per:girl/boyfriend',
+  roommate: 'per:roommate',
+  neighbor: 'per:neighbor',
+  has_pet: 'per:pet',
+  colleague: 'per:acquaintance',
 };
-const INVERSE: Record<string, string> = { 'gpe:residents_of_place': 'per:place_of_residence', 'org:employees_or_members': 'per:employee_or_member_of', 'gpe:births_in_place': 'per:place_of_birth' };
-const SYMMETRIC = new Set(['per:alternate_names', 'per:spouse', 'per:siblings', 'per:friends', 'per:girl/boyfriend', 'per:roommate', 'per:neighbor', 'per:acquaintance']);
+const INVERSE: Record<string, string> = {
+  'gpe:residents_of_place': 'per:place_of_residence',
+  'org:employees_or_members': 'per:employee_or_member_of',
+  'gpe:births_in_place': 'per:place_of_birth',
+};
+const SYMMETRIC = new Set([
+  'per:alternate_names',
+  'per:spouse',
+  'per:siblings',
+  'per:friends',
+  'per:girl/boyfriend',
+  'per:roommate',
+  'per:neighbor',
+  'per:acquaintance',
+]);
 const MAPPABLE = new Set([...Object.values(DIALOGRE_OF), 'per:positive_impression', 'per:negative_impression']);
 
 const sameName = (a: string, b: string): boolean => {
-  const x = a.toLowerCase().replace(/[^a-z0-9 ]/g, '').trim();
-  const y = b.toLowerCase().replace(/[^a-z0-9 ]/g, '').trim();
+  const x = a
+    .toLowerCase()
+    .replace(/[^a-z0-9 ]/g, '')
+    .trim();
+  const y = b
+    .toLowerCase()
+    .replace(/[^a-z0-9 ]/g, '')
+    .trim();
   return x.length > 0 && (x === y || ` ${x} `.includes(` ${y} `) || ` ${y} `.includes(` ${x} `));
 };
 
@@ -127,9 +189,13 @@ async function dialogreQuality(): Promise<Record<string, unknown>> {
   type Rel = { x: string; y: string; r: string[] };
   const data = JSON.parse(fs.readFileSync(file, 'utf8')) as Array<[string[], Rel[]]>;
   const extractor = new RuleExtractor();
-  let gold = 0, mappable = 0, matchedGold = 0, preds = 0, correct = 0;
+  let gold = 0,
+    mappable = 0,
+    matchedGold = 0,
+    preds = 0,
+    correct = 0;
   const perRelation: Record<string, Counts> = {};
-  const bump = (r: string, k: keyof Counts) => ((perRelation[r] ??= { tp: 0, fp: 0, fn: 0 })[k]++);
+  const bump = (r: string, k: keyof Counts) => (perRelation[r] ??= { tp: 0, fp: 0, fn: 0 })[k]++;
   const base = new Date('2025-01-01T00:00:00Z');
   for (const [d, [lines, rels]] of data.entries()) {
     const events = lines.map((line, i) => {
@@ -145,14 +211,19 @@ async function dialogreQuality(): Promise<Record<string, unknown>> {
     const seen = new Set<string>();
     for (const f of res.facts) {
       if (!f.predicate || !f.objectValue) continue;
-      const r = f.predicate === 'likes' ? (f.isNegation ? 'per:negative_impression' : 'per:positive_impression') : f.isNegation ? undefined : DIALOGRE_OF[f.predicate];
+      const r =
+        f.predicate === 'likes' ? (f.isNegation ? 'per:negative_impression' : 'per:positive_impression') : f.isNegation ? undefined : DIALOGRE_OF[f.predicate];
       if (!r) continue;
       const x = subjectOf(res, f);
       const key = `${x}|${r}|${f.objectValue}`.toLowerCase();
       if (seen.has(key)) continue;
       seen.add(key);
       preds++;
-      const i = open.findIndex((g) => g.r === r && ((sameName(g.x, x) && sameName(g.y, f.objectValue as string)) || (SYMMETRIC.has(r) && sameName(g.y, x) && sameName(g.x, f.objectValue as string))));
+      const i = open.findIndex(
+        (g) =>
+          g.r === r &&
+          ((sameName(g.x, x) && sameName(g.y, f.objectValue as string)) || (SYMMETRIC.has(r) && sameName(g.y, x) && sameName(g.x, f.objectValue as string))),
+      );
       if (i >= 0) {
         correct++;
         matchedGold++;
@@ -165,38 +236,77 @@ async function dialogreQuality(): Promise<Record<string, unknown>> {
   const precision = preds === 0 ? 0 : correct / preds;
   const recall = mappable === 0 ? 0 : matchedGold / mappable;
   return {
-    dialogues: data.length, goldRelations: gold, mappableGold: mappable, coverage: round(mappable / Math.max(1, gold), 3),
-    predicted: preds, correct, precision: round(precision, 3), recall: round(recall, 3),
+    dialogues: data.length,
+    goldRelations: gold,
+    mappableGold: mappable,
+    coverage: round(mappable / Math.max(1, gold), 3),
+    predicted: preds,
+    correct,
+    precision: round(precision, 3),
+    recall: round(recall, 3),
     f1: round(precision + recall === 0 ? 0 : (2 * precision * recall) / (precision + recall), 3),
-    perRelation: Object.fromEntries(Object.entries(perRelation).sort().map(([k, c]) => [k, prf(c)])),
+    perRelation: Object.fromEntries(
+      Object.entries(perRelation)
+        .sort()
+        .map(([k, c]) => [k, prf(c)]),
+    ),
   };
 }
 
 async function proseccoQuality(): Promise<Record<string, unknown>> {
   const file = path.join(EVAL, 'prosecco', 'ProSeCCo_dev.jsonl');
   if (!fs.existsSync(file)) return { skipped: `not found: ${file}` };
-  const rows = fs.readFileSync(file, 'utf8').split('\n').filter((l) => l.trim()).map((l) => JSON.parse(l.replace(/:\s*NaN\b/g, ': null')) as { id: string; proposition_1: string; proposition_2: string; label: string });
+  const rows = fs
+    .readFileSync(file, 'utf8')
+    .split('\n')
+    .filter((l) => l.trim())
+    .map((l) => JSON.parse(l.replace(/:\s*NaN\b/g, ': null')) as { id: string; proposition_1: string; proposition_2: string; label: string });
   const extractor = new RuleExtractor();
   const judge = new RuleJudge();
   const cm = { tp: 0, fp: 0, fn: 0, tn: 0 };
-  let withFacts = 0, judged = 0;
+  let withFacts = 0,
+    judged = 0;
   const actions: Record<string, number> = {};
   const t1 = new Date('2025-01-01T10:00:00Z');
   const t2 = new Date('2025-01-01T10:05:00Z');
   for (const row of rows) {
-    const events = [toEvent(`${row.id}-1`, row.proposition_1, 'user', 'speaker', t1, row.id, 0), toEvent(`${row.id}-2`, row.proposition_2, 'user', 'speaker', t2, row.id, 1)];
+    const events = [
+      toEvent(`${row.id}-1`, row.proposition_1, 'user', 'speaker', t1, row.id, 0),
+      toEvent(`${row.id}-2`, row.proposition_2, 'user', 'speaker', t2, row.id, 1),
+    ];
     const res = await extractor.extract(events, CTX);
     const first = res.facts.filter((f) => f.sources[0]?.eventId === events[0]?.id);
     const second = res.facts.filter((f) => f.sources[0]?.eventId === events[1]?.id);
     if (first.length > 0 && second.length > 0) withFacts++;
     const candidates: JudgeCandidate[] = first.map((f) => ({
-      id: f.ref, statement: f.statement, factType: f.factType, subjectName: subjectOf(res, f), predicate: f.predicate, objectValue: f.objectValue,
-      isNegation: f.isNegation, validFrom: t1, similarity: 0, // similarity filled per new fact below
+      id: f.ref,
+      statement: f.statement,
+      factType: f.factType,
+      subjectName: subjectOf(res, f),
+      predicate: f.predicate,
+      objectValue: f.objectValue,
+      isNegation: f.isNegation,
+      validFrom: t1,
+      similarity: 0, // similarity filled per new fact below
     }));
     let contradiction = false;
     for (const f of second) {
       const scored = candidates.map((c) => ({ ...c, similarity: round(tokenJaccard(c.statement, f.statement), 3) }));
-      const [decision] = await judge.decide([{ fact: { statement: f.statement, factType: f.factType, subjectName: subjectOf(res, f), predicate: f.predicate, objectValue: f.objectValue, isNegation: f.isNegation, validFrom: t2, replacesValue: f.replacesValue }, candidates: scored }]);
+      const [decision] = await judge.decide([
+        {
+          fact: {
+            statement: f.statement,
+            factType: f.factType,
+            subjectName: subjectOf(res, f),
+            predicate: f.predicate,
+            objectValue: f.objectValue,
+            isNegation: f.isNegation,
+            validFrom: t2,
+            replacesValue: f.replacesValue,
+          },
+          candidates: scored,
+        },
+      ]);
       judged++;
       actions[decision?.action ?? 'none'] = (actions[decision?.action ?? 'none'] ?? 0) + 1;
       if (decision?.action === 'SUPERSEDE') contradiction = true;
@@ -209,8 +319,13 @@ async function proseccoQuality(): Promise<Record<string, unknown>> {
   }
   const n = rows.length;
   return {
-    pairs: n, pairsWithFactsOnBothSides: withFacts, newFactsJudged: judged, judgeActions: actions,
-    accuracy: round((cm.tp + cm.tn) / Math.max(1, n), 3), ...prf(cm), confusion: { predictedContradiction: { gold: cm.tp, notGold: cm.fp }, predictedNone: { gold: cm.fn, notGold: cm.tn } },
+    pairs: n,
+    pairsWithFactsOnBothSides: withFacts,
+    newFactsJudged: judged,
+    judgeActions: actions,
+    accuracy: round((cm.tp + cm.tn) / Math.max(1, n), 3),
+    ...prf(cm),
+    confusion: { predictedContradiction: { gold: cm.tp, notGold: cm.fp }, predictedNone: { gold: cm.fn, notGold: cm.tn } },
     note: 'similarity = token Jaccard of statements (no embedder in this bench); a pair is predicted contradictory when any proposition-2 fact SUPERSEDEs a proposition-1 fact',
   };
 }

@@ -29,9 +29,44 @@ type Rand = () => number;
 const pick = <T>(r: Rand, xs: readonly T[]): T => xs[Math.floor(r() * xs.length)] as T;
 
 /** Hostile scalars: each is something a client can send that the service must refuse or store cleanly. */
-const NASTY_STRINGS = ['', ' ', 'a\u0000b', '\u0000', 'x\ud800', '\udc00y', '\ufffd', 'é'.repeat(300), 'x'.repeat(70_000), "'; DROP TABLE bronze.events; --", '$jwt.namespaces', '*', 'ns*', '../../etc/passwd', '{"a":1}', '2024-02-30T00:00:00Z', '9999999999999999999', 'not-a-uuid', '00000000-0000-0000-0000-000000000000', 'AAAA', 'YXJyYXljb25uZWN0aW9uOjE=', 'garbage', '\n\r\t', '🙂'.repeat(50)];
+const NASTY_STRINGS = [
+  '',
+  ' ',
+  'a\u0000b',
+  '\u0000',
+  'x\ud800',
+  '\udc00y',
+  '\ufffd',
+  'é'.repeat(300),
+  'x'.repeat(70_000),
+  "'; DROP TABLE bronze.events; --",
+  '$jwt.namespaces',
+  '*',
+  'ns*',
+  '../../etc/passwd',
+  '{"a":1}',
+  '2024-02-30T00:00:00Z',
+  '9999999999999999999',
+  'not-a-uuid',
+  '00000000-0000-0000-0000-000000000000',
+  'AAAA',
+  'YXJyYXljb25uZWN0aW9uOjE=',
+  'garbage',
+  '\n\r\t',
+  '🙂'.repeat(50),
+];
 const NASTY_NUMBERS = ['0', '-1', '-2147483649', '2147483648', '1e400', '-1e400', '3.4e39', '1.5', 'NaN', '9007199254740993', '-0', '1e-400'];
-const NASTY_DATES = ['"2024-02-30T00:00:00Z"', '"1899-12-31T23:59:59Z"', '"2200-01-01T00:00:00Z"', '"yesterday"', '""', '"2024-13-01T00:00:00Z"', '"275760-09-13T00:00:00.001Z"', '0', 'true'];
+const NASTY_DATES = [
+  '"2024-02-30T00:00:00Z"',
+  '"1899-12-31T23:59:59Z"',
+  '"2200-01-01T00:00:00Z"',
+  '"yesterday"',
+  '""',
+  '"2024-13-01T00:00:00Z"',
+  '"275760-09-13T00:00:00.001Z"',
+  '0',
+  'true',
+];
 
 /** A JSON text (not a value: `1e400` and raw NULs survive) for an input of type `t`, often wrong on purpose. */
 function jsonFor(r: Rand, t: GraphQLInputType, depth: number): string {
@@ -65,7 +100,16 @@ function jsonFor(r: Rand, t: GraphQLInputType, depth: number): string {
       case 'GraphDateTime':
         return pick(r, NASTY_DATES);
       case 'JSON':
-        return pick(r, ['{"a":1e400}', '{"big":9007199254740993}', '{"k":"\\u0000"}', '{"s":"\\ud800"}', '[1,2,3]', '{"d":{"d":{"d":{"d":{"d":{"d":{"d":{"d":{"d":1}}}}}}}}}', '"text"', `[${'0,'.repeat(2000)}0]`]);
+        return pick(r, [
+          '{"a":1e400}',
+          '{"big":9007199254740993}',
+          '{"k":"\\u0000"}',
+          '{"s":"\\ud800"}',
+          '[1,2,3]',
+          '{"d":{"d":{"d":{"d":{"d":{"d":{"d":{"d":{"d":1}}}}}}}}}',
+          '"text"',
+          `[${'0,'.repeat(2000)}0]`,
+        ]);
       default:
         return JSON.stringify(pick(r, NASTY_STRINGS));
     }
@@ -87,7 +131,11 @@ function selection(type: GraphQLNamedType, r: Rand, depth: number): string {
 
 function rootFields(schema: GraphQLSchema): Array<{ op: 'query' | 'mutation' | 'subscription'; field: GraphQLField<unknown, unknown> }> {
   const out: Array<{ op: 'query' | 'mutation' | 'subscription'; field: GraphQLField<unknown, unknown> }> = [];
-  const roots: Array<['query' | 'mutation' | 'subscription', GraphQLObjectType | null | undefined]> = [['query', schema.getQueryType()], ['mutation', schema.getMutationType()], ['subscription', schema.getSubscriptionType()]];
+  const roots: Array<['query' | 'mutation' | 'subscription', GraphQLObjectType | null | undefined]> = [
+    ['query', schema.getQueryType()],
+    ['mutation', schema.getMutationType()],
+    ['subscription', schema.getSubscriptionType()],
+  ];
   for (const [op, type] of roots) for (const field of Object.values(type?.getFields() ?? {})) out.push({ op, field });
   return out;
 }
@@ -99,7 +147,12 @@ function operationCase(r: Rand, op: string, field: GraphQLField<unknown, unknown
   const call = args.length > 0 ? `(${args.map((a) => `${a.name}: $${a.name}`).join(', ')})` : '';
   const query = `${op} Fuzz${defs ? `(${defs})` : ''} { ${field.name}${call} ${selection(getNamedType(field.type), r, 0)} }`;
   const vars = args.map((a) => `${JSON.stringify(a.name)}:${jsonFor(r, a.type, 0)}`).join(',');
-  return { name: `#${i} ${op} ${field.name}(${args.map((a) => a.name).join(',')})`, body: `{"query":${JSON.stringify(query)},"variables":{${vars}}}`, headers: { 'content-type': 'application/json' }, authenticated: r() < 0.85 };
+  return {
+    name: `#${i} ${op} ${field.name}(${args.map((a) => a.name).join(',')})`,
+    body: `{"query":${JSON.stringify(query)},"variables":{${vars}}}`,
+    headers: { 'content-type': 'application/json' },
+    authenticated: r() < 0.85,
+  };
 }
 
 /** Requests broken below GraphQL: bodies, encodings, documents. */
@@ -107,18 +160,45 @@ function transportCase(r: Rand, i: number, someQuery: string): FuzzCase {
   const kinds: Array<() => { body: string; headers?: Record<string, string> }> = [
     () => ({ body: someQuery.slice(0, Math.floor(r() * someQuery.length)) }),
     () => ({ body: '{"query": "{ viewer { name } }"}', headers: { 'content-type': 'application/json; charset=' + pick(r, ['klingon', 'utf-16', 'latin1']) } }),
-    () => ({ body: 'not gzip at all', headers: { 'content-type': 'application/json', 'content-encoding': pick(r, ['gzip', 'deflate', 'br', 'zstd', 'x-compress']) } }),
-    () => ({ body: JSON.stringify({ query: pick(r, ['{', '}}}', 'query {', '{ viewer { name ', 'fragment F on Query { ...F } { ...F }', '{ __schema { types { fields { type { fields { name } } } } } }', 'subscription { jobProgress(jobId: "x") { id } }', 'query A { viewer { name } } query B { viewer { name } }', '{ viewer(x: 1) { name } }', '{ nope }', `{ ${'a: viewer { name } '.repeat(150)} }`]) }) }),
+    () => ({
+      body: 'not gzip at all',
+      headers: { 'content-type': 'application/json', 'content-encoding': pick(r, ['gzip', 'deflate', 'br', 'zstd', 'x-compress']) },
+    }),
+    () => ({
+      body: JSON.stringify({
+        query: pick(r, [
+          '{',
+          '}}}',
+          'query {',
+          '{ viewer { name ',
+          'fragment F on Query { ...F } { ...F }',
+          '{ __schema { types { fields { type { fields { name } } } } } }',
+          'subscription { jobProgress(jobId: "x") { id } }',
+          'query A { viewer { name } } query B { viewer { name } }',
+          '{ viewer(x: 1) { name } }',
+          '{ nope }',
+          `{ ${'a: viewer { name } '.repeat(150)} }`,
+        ]),
+      }),
+    }),
     () => ({ body: JSON.stringify([{ query: '{ viewer { name } }' }]) }),
     () => ({ body: JSON.stringify({ query: 7, variables: 'x' }) }),
     () => ({ body: JSON.stringify({ query: '{ viewer { name } }', variables: [1], operationName: 5 }) }),
     () => ({ body: `{"query":"${'{'.repeat(500)}"}` }),
-    () => ({ body: '{"query": "{ viewer { name } }"}', headers: { 'content-type': pick(r, ['text/plain', 'application/x-www-form-urlencoded', 'application/graphql', 'multipart/form-data']) } }),
+    () => ({
+      body: '{"query": "{ viewer { name } }"}',
+      headers: { 'content-type': pick(r, ['text/plain', 'application/x-www-form-urlencoded', 'application/graphql', 'multipart/form-data']) },
+    }),
     () => ({ body: Array.from({ length: 64 }, () => String.fromCharCode(Math.floor(r() * 256))).join('') }),
   ];
   const k = Math.floor(r() * kinds.length);
   const made = (kinds[k] as () => { body: string; headers?: Record<string, string> })();
-  return { name: `#${i} transport kind ${k}`, body: made.body, headers: { 'content-type': 'application/json', ...(made.headers ?? {}) }, authenticated: r() < 0.7 };
+  return {
+    name: `#${i} transport kind ${k}`,
+    body: made.body,
+    headers: { 'content-type': 'application/json', ...(made.headers ?? {}) },
+    authenticated: r() < 0.7,
+  };
 }
 
 /** `count` cases from `seed`: about 80% operations spread over every root field, 20% transport. */
@@ -152,7 +232,8 @@ export function judge(status: number, text: string, maxBytes: number): FuzzVerdi
   } catch {
     return { ok: false, problem: `not JSON (HTTP ${status}): ${text.slice(0, 200)}` };
   }
-  if (body === null || typeof body !== 'object' || (!('data' in body) && !Array.isArray(body.errors))) return { ok: false, problem: `not a GraphQL response: ${text.slice(0, 200)}` };
+  if (body === null || typeof body !== 'object' || (!('data' in body) && !Array.isArray(body.errors)))
+    return { ok: false, problem: `not a GraphQL response: ${text.slice(0, 200)}` };
   for (const e of body.errors ?? []) {
     if (typeof e.message !== 'string') return { ok: false, problem: `error without message: ${JSON.stringify(e).slice(0, 200)}` };
     const code = e.extensions?.code;
@@ -166,10 +247,14 @@ export function judge(status: number, text: string, maxBytes: number): FuzzVerdi
 /** Sends one case and judges the answer. */
 export async function runCase(url: string, token: string, c: FuzzCase, maxBytes: number): Promise<FuzzVerdict> {
   try {
-    const res = await fetch(`${url}/graphql`, { method: 'POST', headers: { ...c.headers, ...(c.authenticated ? { authorization: `Bearer ${token}` } : {}) }, body: c.body });
+    const res = await fetch(`${url}/graphql`, {
+      method: 'POST',
+      headers: { ...c.headers, ...(c.authenticated ? { authorization: `Bearer ${token}` } : {}) },
+      body: c.body,
+    });
     return judge(res.status, await res.text(), maxBytes);
   } catch (err) {
-    const cause = err instanceof Error && err.cause instanceof Error ? ` (${err.cause.message})` : "";
+    const cause = err instanceof Error && err.cause instanceof Error ? ` (${err.cause.message})` : '';
     return { ok: false, problem: `request failed: ${err instanceof Error ? err.message : String(err)}${cause}` };
   }
 }

@@ -10,22 +10,35 @@ export async function fuzzBench(): Promise<void> {
   const seed = Number(process.env.FUZZ_SEED ?? Date.now() % 1_000_000);
   const count = Number(process.env.FUZZ_CASES ?? 20_000);
   const schema = await buildAppSchema();
-  await withBenchApp(async ({ url, adminToken }) => {
-    const cases = fuzzCases(schema, seed, count);
-    const failures: string[] = [];
-    const healthMs: number[] = [];
-    const t0 = nowMs();
-    for (let i = 0; i < cases.length; i += 16) {
-      const batch = cases.slice(i, i + 16);
-      const h0 = nowMs();
-      const [health, ...verdicts] = await Promise.all([fetch(`${url}/health`).then(() => nowMs() - h0), ...batch.map((c) => runCase(url, adminToken, c, 256 * 1024))]);
-      healthMs.push(health as number);
-      (verdicts as Array<{ ok: boolean; problem?: string }>).forEach((v, j) => {
-        if (!v.ok) failures.push(`${batch[j]?.name}: ${v.problem}`);
+  await withBenchApp(
+    async ({ url, adminToken }) => {
+      const cases = fuzzCases(schema, seed, count);
+      const failures: string[] = [];
+      const healthMs: number[] = [];
+      const t0 = nowMs();
+      for (let i = 0; i < cases.length; i += 16) {
+        const batch = cases.slice(i, i + 16);
+        const h0 = nowMs();
+        const [health, ...verdicts] = await Promise.all([
+          fetch(`${url}/health`).then(() => nowMs() - h0),
+          ...batch.map((c) => runCase(url, adminToken, c, 256 * 1024)),
+        ]);
+        healthMs.push(health as number);
+        (verdicts as Array<{ ok: boolean; problem?: string }>).forEach((v, j) => {
+          if (!v.ok) failures.push(`${batch[j]?.name}: ${v.problem}`);
+        });
+      }
+      const elapsed = nowMs() - t0;
+      for (const f of failures.slice(0, 50)) process.stdout.write(`FAIL ${f}\n`);
+      report('fuzz', {
+        seed,
+        cases: count,
+        failures: failures.length,
+        msPerCase: round(elapsed / count),
+        healthMaxMs: round(Math.max(...healthMs)),
+        sample: failures.slice(0, 20),
       });
-    }
-    const elapsed = nowMs() - t0;
-    for (const f of failures.slice(0, 50)) process.stdout.write(`FAIL ${f}\n`);
-    report('fuzz', { seed, cases: count, failures: failures.length, msPerCase: round(elapsed / count), healthMaxMs: round(Math.max(...healthMs)), sample: failures.slice(0, 20) });
-  }, { worker: false });
+    },
+    { worker: false },
+  );
 }

@@ -80,7 +80,9 @@ export async function withBenchApp<T>(fn: (env: BenchEnv) => Promise<T>, opts: {
 
 /** Prints a result and writes it to bench/results/<name>.json. */
 export function report(name: string, result: Record<string, unknown>): void {
-  const dir = path.resolve(__dirname.includes(`${path.sep}dist${path.sep}`) ? path.join(__dirname, '..', '..', 'bench', 'results') : path.join(__dirname, 'results'));
+  const dir = path.resolve(
+    __dirname.includes(`${path.sep}dist${path.sep}`) ? path.join(__dirname, '..', '..', 'bench', 'results') : path.join(__dirname, 'results'),
+  );
   fs.mkdirSync(dir, { recursive: true });
   const doc = {
     benchmark: name,

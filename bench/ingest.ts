@@ -6,7 +6,10 @@ import { nowMs, report, round, summarize, withBenchApp } from './harness';
 
 const TOTAL = Number(process.env.BENCH_EVENTS ?? 20_000);
 const BATCH = 500;
-const WORDS = 'the agent user said prefers uses switched from to neovim vim postgres neo4j deploy friday meeting notes bug fix release customer email phone tokyo berlin project plan because'.split(' ');
+const WORDS =
+  'the agent user said prefers uses switched from to neovim vim postgres neo4j deploy friday meeting notes bug fix release customer email phone tokyo berlin project plan because'.split(
+    ' ',
+  );
 
 /** Deterministic text of 200-2000 characters. */
 function contentFor(i: number): string {
@@ -41,7 +44,11 @@ function batchOf(run: string, b: number): EventSubmission[] {
 }
 
 /** Runs `batches` batches over `concurrency` parallel clients; events/s over the whole run. */
-async function timed(batches: number, fn: (b: number) => Promise<void>, concurrency = 1): Promise<{ concurrency: number; eventsPerSec: number; batchMs: ReturnType<typeof summarize> }> {
+async function timed(
+  batches: number,
+  fn: (b: number) => Promise<void>,
+  concurrency = 1,
+): Promise<{ concurrency: number; eventsPerSec: number; batchMs: ReturnType<typeof summarize> }> {
   const ms: number[] = [];
   let next = 0;
   const t0 = nowMs();
@@ -65,66 +72,82 @@ const INGEST = `mutation($input: [EventInput!]!) { ingestEvents(input: $input) {
  * (repository), the ingest service (validation + checksums), and `ingestEvents` over HTTP.
  */
 export async function ingestThroughput(): Promise<void> {
-  const worker = process.env.BENCH_WORKER !== "0";
-  await withBenchApp(async ({ app, url, adminToken, postgresUrl }) => {
-    const batches = Math.ceil(TOTAL / BATCH);
-    const pg = new Client({ connectionString: postgresUrl });
-    await pg.connect();
-    await pg.query(`CREATE TABLE public.bench_plain (id uuid DEFAULT gen_random_uuid(), namespace text, source text, source_event_id text, kind text, role text, conversation_id text, sequence_num int, content text, occurred_at timestamptz)`);
-    const raw = await timed(batches, async (b) => {
-      const rows = batchOf('raw', b);
+  const worker = process.env.BENCH_WORKER !== '0';
+  await withBenchApp(
+    async ({ app, url, adminToken, postgresUrl }) => {
+      const batches = Math.ceil(TOTAL / BATCH);
+      const pg = new Client({ connectionString: postgresUrl });
+      await pg.connect();
       await pg.query(
-        `INSERT INTO public.bench_plain (namespace, source, source_event_id, kind, role, conversation_id, sequence_num, content, occurred_at)
-         SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::int[], $8::text[], $9::timestamptz[])`,
-        [rows.map((r) => r.namespace), rows.map((r) => r.source), rows.map((r) => r.sourceEventId), rows.map((r) => r.kind), rows.map((r) => r.role), rows.map((r) => r.conversationId), rows.map((r) => r.sequenceNum), rows.map((r) => r.content), rows.map((r) => r.occurredAt)],
+        `CREATE TABLE public.bench_plain (id uuid DEFAULT gen_random_uuid(), namespace text, source text, source_event_id text, kind text, role text, conversation_id text, sequence_num int, content text, occurred_at timestamptz)`,
       );
-    });
-    await pg.query('DROP TABLE public.bench_plain');
-    await pg.end();
-
-    const limits = app.config.limits;
-    const repo = await timed(batches, async (b) => {
-      const normalized = batchOf('repo', b).map((e) => {
-        const v = validateSubmission(e, limits, new Date());
-        if (!v.ok) throw new Error(v.reason);
-        return v.event;
+      const raw = await timed(batches, async (b) => {
+        const rows = batchOf('raw', b);
+        await pg.query(
+          `INSERT INTO public.bench_plain (namespace, source, source_event_id, kind, role, conversation_id, sequence_num, content, occurred_at)
+         SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::int[], $8::text[], $9::timestamptz[])`,
+          [
+            rows.map((r) => r.namespace),
+            rows.map((r) => r.source),
+            rows.map((r) => r.sourceEventId),
+            rows.map((r) => r.kind),
+            rows.map((r) => r.role),
+            rows.map((r) => r.conversationId),
+            rows.map((r) => r.sequenceNum),
+            rows.map((r) => r.content),
+            rows.map((r) => r.occurredAt),
+          ],
+        );
       });
-      await app.services.eventRepository.insertNew(normalized);
-    });
+      await pg.query('DROP TABLE public.bench_plain');
+      await pg.end();
 
-    const admin = await app.services.tokens.authenticate(`Bearer ${adminToken}`);
-    const service = await timed(batches, async (b) => {
-      await app.services.ingest.ingestBatch(admin as AuthContext, batchOf('service', b));
-    });
-
-    const overHttp = (run: string) => async (b: number) => {
-      const res = await fetch(`${url}/graphql`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json', authorization: `Bearer ${adminToken}` },
-        body: JSON.stringify({ query: INGEST, variables: { input: batchOf(run, b) } }),
+      const limits = app.config.limits;
+      const repo = await timed(batches, async (b) => {
+        const normalized = batchOf('repo', b).map((e) => {
+          const v = validateSubmission(e, limits, new Date());
+          if (!v.ok) throw new Error(v.reason);
+          return v.event;
+        });
+        await app.services.eventRepository.insertNew(normalized);
       });
-      const body = (await res.json()) as { data?: { ingestEvents: Array<{ status: string }> } };
-      if (body.data?.ingestEvents.filter((r) => r.status === 'CREATED').length !== BATCH) throw new Error(`batch ${b} not fully created: ${JSON.stringify(body).slice(0, 300)}`);
-    };
-    app.queryCounter.reset();
-    const http = await timed(batches, overHttp('http'));
-    const roundTripCount = app.queryCounter.count;
-    const http4 = await timed(batches, overHttp('http4'), 4);
-    const roundTrips = roundTripCount / batches;
 
-    report(worker ? 'ingest' : 'ingest-no-workers', {
-      events: batches * BATCH,
-      batchSize: BATCH,
-      contentChars: '200-2000',
-      rawPgMultiRowInsert: raw,
-      ingestStatement: repo,
-      ingestService: service,
-      ingestEventsOverHttp: http,
-      ingestEventsOverHttp4Clients: http4,
-      ratioRawToHttp: round(raw.eventsPerSec / http.eventsPerSec, 2),
-      ratioRawToHttp4Clients: round(raw.eventsPerSec / http4.eventsPerSec, 2),
-      sqlRoundTripsPerBatchOverHttp: round(roundTrips, 2),
-      backgroundWorkers: worker,
-    });
-  }, { worker });
+      const admin = await app.services.tokens.authenticate(`Bearer ${adminToken}`);
+      const service = await timed(batches, async (b) => {
+        await app.services.ingest.ingestBatch(admin as AuthContext, batchOf('service', b));
+      });
+
+      const overHttp = (run: string) => async (b: number) => {
+        const res = await fetch(`${url}/graphql`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', authorization: `Bearer ${adminToken}` },
+          body: JSON.stringify({ query: INGEST, variables: { input: batchOf(run, b) } }),
+        });
+        const body = (await res.json()) as { data?: { ingestEvents: Array<{ status: string }> } };
+        if (body.data?.ingestEvents.filter((r) => r.status === 'CREATED').length !== BATCH)
+          throw new Error(`batch ${b} not fully created: ${JSON.stringify(body).slice(0, 300)}`);
+      };
+      app.queryCounter.reset();
+      const http = await timed(batches, overHttp('http'));
+      const roundTripCount = app.queryCounter.count;
+      const http4 = await timed(batches, overHttp('http4'), 4);
+      const roundTrips = roundTripCount / batches;
+
+      report(worker ? 'ingest' : 'ingest-no-workers', {
+        events: batches * BATCH,
+        batchSize: BATCH,
+        contentChars: '200-2000',
+        rawPgMultiRowInsert: raw,
+        ingestStatement: repo,
+        ingestService: service,
+        ingestEventsOverHttp: http,
+        ingestEventsOverHttp4Clients: http4,
+        ratioRawToHttp: round(raw.eventsPerSec / http.eventsPerSec, 2),
+        ratioRawToHttp4Clients: round(raw.eventsPerSec / http4.eventsPerSec, 2),
+        sqlRoundTripsPerBatchOverHttp: round(roundTrips, 2),
+        backgroundWorkers: worker,
+      });
+    },
+    { worker },
+  );
 }

@@ -39,7 +39,10 @@ export const CATEGORY_NAMES: Record<number, string> = { 1: 'multi-hop', 2: 'temp
 
 /** Where the public evaluation sets are: EVAL_DIR, else ../shared/eval beside the repository. */
 export function evalDir(): string {
-  return process.env.EVAL_DIR ?? path.resolve(__dirname.includes(`${path.sep}dist${path.sep}`) ? path.join(__dirname, '..', '..') : path.join(__dirname, '..'), '..', 'shared', 'eval');
+  return (
+    process.env.EVAL_DIR ??
+    path.resolve(__dirname.includes(`${path.sep}dist${path.sep}`) ? path.join(__dirname, '..', '..') : path.join(__dirname, '..'), '..', 'shared', 'eval')
+  );
 }
 
 export function locomoFile(): string {
@@ -102,7 +105,14 @@ export function loadLocomo(file = locomoFile()): LocomoConversation[] | null {
       .map((q) => ({
         question: q.question,
         category: q.category,
-        evidence: [...new Set((q.evidence ?? []).flatMap((e) => e.split(';')).map(normaliseDiaId).filter((e): e is string => e !== null && known.has(e)))],
+        evidence: [
+          ...new Set(
+            (q.evidence ?? [])
+              .flatMap((e) => e.split(';'))
+              .map(normaliseDiaId)
+              .filter((e): e is string => e !== null && known.has(e)),
+          ),
+        ],
       }))
       .filter((q) => q.evidence.length > 0);
     return { sampleId: s.sample_id ?? `conv-${n}`, speakers: [c.speaker_a, c.speaker_b], turns, questions };

@@ -27,29 +27,121 @@ const between = (rng: Rng, lo: number, hi: number): number => lo + rng() * (hi -
 /** A v4-shaped UUID from the PRNG (deterministic ids). */
 export function uuidFrom(rng: Rng): string {
   const h: string[] = [];
-  for (let i = 0; i < 4; i++) h.push(Math.floor(rng() * 2 ** 32).toString(16).padStart(8, '0'));
+  for (let i = 0; i < 4; i++)
+    h.push(
+      Math.floor(rng() * 2 ** 32)
+        .toString(16)
+        .padStart(8, '0'),
+    );
   const s = h.join('');
   return `${s.slice(0, 8)}-${s.slice(8, 12)}-4${s.slice(13, 16)}-${'89ab'[parseInt(s[16] as string, 16) & 3]}${s.slice(17, 20)}-${s.slice(20, 32)}`;
 }
 
-const FIRST = 'Alice Bruno Chen Dana Emil Fatima Gregor Hana Ivan Julia Kenji Lena Marco Nadia Oskar Priya Quentin Rosa Samir Tara Ulrich Vera Wei Ximena Yusuf Zoe Arjun Beatriz Carlos Dmitri Elena Farid Greta Hugo Ines Jonas Kira Luca Mei Noah Olga Pavel Rania Sven Tomas Uma Viktor Wanda Yara Zeno'.split(' ');
-const LAST = 'Chen Novak Okafor Silva Becker Tanaka Rossi Kowalski Haddad Larsen Moreau Petrov Santos Weber Ibrahim Nakamura Jensen Costa Fischer Kaur Schmidt Dubois Ivanova Garcia Horvat Lindqvist Mendes Nieminen Ortiz Popescu Quinn Richter Sato Torres Ueda Varga Wagner Yilmaz Zhang Adler Bianchi Cruz Duarte Eriksen Falk Gomez Hoffmann Jovanovic Keller Lopez'.split(' ');
-const TOOLS = 'neovim vim emacs vscode intellij zed helix sublime git mercurial docker podman kubernetes nomad terraform pulumi ansible jenkins buildkite postgres mysql sqlite redis kafka rabbitmq neo4j elasticsearch grafana prometheus datadog sentry jira linear notion slack zoom figma bazel gradle maven webpack vite esbuild pnpm yarn npm cargo poetry conda airflow dagster dbt snowflake bigquery spark flink tmux zsh fish'.split(' ');
+const FIRST =
+  'Alice Bruno Chen Dana Emil Fatima Gregor Hana Ivan Julia Kenji Lena Marco Nadia Oskar Priya Quentin Rosa Samir Tara Ulrich Vera Wei Ximena Yusuf Zoe Arjun Beatriz Carlos Dmitri Elena Farid Greta Hugo Ines Jonas Kira Luca Mei Noah Olga Pavel Rania Sven Tomas Uma Viktor Wanda Yara Zeno'.split(
+    ' ',
+  );
+const LAST =
+  'Chen Novak Okafor Silva Becker Tanaka Rossi Kowalski Haddad Larsen Moreau Petrov Santos Weber Ibrahim Nakamura Jensen Costa Fischer Kaur Schmidt Dubois Ivanova Garcia Horvat Lindqvist Mendes Nieminen Ortiz Popescu Quinn Richter Sato Torres Ueda Varga Wagner Yilmaz Zhang Adler Bianchi Cruz Duarte Eriksen Falk Gomez Hoffmann Jovanovic Keller Lopez'.split(
+    ' ',
+  );
+const TOOLS =
+  'neovim vim emacs vscode intellij zed helix sublime git mercurial docker podman kubernetes nomad terraform pulumi ansible jenkins buildkite postgres mysql sqlite redis kafka rabbitmq neo4j elasticsearch grafana prometheus datadog sentry jira linear notion slack zoom figma bazel gradle maven webpack vite esbuild pnpm yarn npm cargo poetry conda airflow dagster dbt snowflake bigquery spark flink tmux zsh fish'.split(
+    ' ',
+  );
 const LANGUAGES = 'TypeScript Rust Go Python Kotlin Java Scala Haskell Elixir Ruby Swift Zig OCaml Clojure C# F# Julia Lua Dart Erlang'.split(' ');
-const CITIES = 'Berlin Tokyo Lisbon Toronto Nairobi Oslo Madrid Seoul Austin Dublin Prague Vienna Helsinki Warsaw Athens Cairo Lagos Lima Bogota Santiago Montreal Vancouver Denver Boston Chicago Seattle Portland Amsterdam Rotterdam Zurich Geneva Munich Hamburg Milan Turin Lyon Marseille Porto Seville Krakow Budapest Bucharest Sofia Istanbul Dubai Mumbai Bangalore Singapore Jakarta Manila Sydney Melbourne Auckland Osaka Kyoto Taipei Hanoi Bangkok Riga Tallinn'.split(' ');
-const ADJ = 'billing search payments ledger onboarding mobile analytics identity checkout inventory shipping pricing catalog notification reporting gateway scheduler storage indexing ranking fraud loyalty support routing telemetry'.split(' ');
-const NOUN = 'service api pipeline dashboard worker portal engine platform cli sdk app backend frontend cache crawler exporter bridge hub monitor importer'.split(' ');
-const ORGS = 'Acme Globex Initech Umbrella Hooli Vandelay Stark Wayne Wonka Cyberdyne Tyrell Soylent Aperture Oscorp Gringotts Monarch Pied-Piper Dunder-Mifflin Massive-Dynamic Nakatomi'.split(' ');
-const ACTIVITY_LIST = ['code review', 'debugging', 'note taking', 'writing documentation', 'pair programming', 'data exploration', 'load testing', 'incident response', 'refactoring', 'prototyping', 'release planning', 'database migrations', 'log analysis', 'profiling', 'onboarding new hires', 'writing tests', 'design reviews', 'sprint planning', 'estimating tickets'];
-const TOPICS = ['the hiring plan', 'the quarterly roadmap', 'the on-call rotation', 'the security audit', 'the data retention policy', 'the cloud budget', 'the API versioning', 'flaky integration tests', 'the schema migration', 'the latency regression', 'the memory leak', 'the vendor contract', 'the GDPR request', 'the backup strategy', 'the rate limiter', 'the search relevance', 'the cache invalidation', 'the deploy freeze', 'the feature flags', 'the logging costs'];
+const CITIES =
+  'Berlin Tokyo Lisbon Toronto Nairobi Oslo Madrid Seoul Austin Dublin Prague Vienna Helsinki Warsaw Athens Cairo Lagos Lima Bogota Santiago Montreal Vancouver Denver Boston Chicago Seattle Portland Amsterdam Rotterdam Zurich Geneva Munich Hamburg Milan Turin Lyon Marseille Porto Seville Krakow Budapest Bucharest Sofia Istanbul Dubai Mumbai Bangalore Singapore Jakarta Manila Sydney Melbourne Auckland Osaka Kyoto Taipei Hanoi Bangkok Riga Tallinn'.split(
+    ' ',
+  );
+const ADJ =
+  'billing search payments ledger onboarding mobile analytics identity checkout inventory shipping pricing catalog notification reporting gateway scheduler storage indexing ranking fraud loyalty support routing telemetry'.split(
+    ' ',
+  );
+const NOUN =
+  'service api pipeline dashboard worker portal engine platform cli sdk app backend frontend cache crawler exporter bridge hub monitor importer'.split(' ');
+const ORGS =
+  'Acme Globex Initech Umbrella Hooli Vandelay Stark Wayne Wonka Cyberdyne Tyrell Soylent Aperture Oscorp Gringotts Monarch Pied-Piper Dunder-Mifflin Massive-Dynamic Nakatomi'.split(
+    ' ',
+  );
+const ACTIVITY_LIST = [
+  'code review',
+  'debugging',
+  'note taking',
+  'writing documentation',
+  'pair programming',
+  'data exploration',
+  'load testing',
+  'incident response',
+  'refactoring',
+  'prototyping',
+  'release planning',
+  'database migrations',
+  'log analysis',
+  'profiling',
+  'onboarding new hires',
+  'writing tests',
+  'design reviews',
+  'sprint planning',
+  'estimating tickets',
+];
+const TOPICS = [
+  'the hiring plan',
+  'the quarterly roadmap',
+  'the on-call rotation',
+  'the security audit',
+  'the data retention policy',
+  'the cloud budget',
+  'the API versioning',
+  'flaky integration tests',
+  'the schema migration',
+  'the latency regression',
+  'the memory leak',
+  'the vendor contract',
+  'the GDPR request',
+  'the backup strategy',
+  'the rate limiter',
+  'the search relevance',
+  'the cache invalidation',
+  'the deploy freeze',
+  'the feature flags',
+  'the logging costs',
+];
 const MONTHS = 'January February March April May June July August September October November December'.split(' ');
 const WEEKDAYS = 'Monday Tuesday Wednesday Thursday Friday Saturday Sunday'.split(' ');
 const SEVERITIES = ['critical', 'minor', 'subtle', 'nasty', 'long-standing'];
-const FOODS = ['ramen', 'falafel', 'sushi', 'pizza', 'salad', 'tacos', 'pho', 'burritos', 'dumplings', 'curry', 'bagels', 'pasta', 'poke bowls', 'kebab', 'soup'];
+const FOODS = [
+  'ramen',
+  'falafel',
+  'sushi',
+  'pizza',
+  'salad',
+  'tacos',
+  'pho',
+  'burritos',
+  'dumplings',
+  'curry',
+  'bagels',
+  'pasta',
+  'poke bowls',
+  'kebab',
+  'soup',
+];
 const THINGS = ['meetings', 'standups', 'code reviews', 'deploys', 'emails', 'phone calls', 'coffee'];
 const ROLES = ['tech lead', 'product owner', 'staff engineer', 'engineering manager', 'designer', 'data scientist', 'on-call lead'];
 const TEAMS = ['platform', 'growth', 'infra', 'data', 'payments', 'mobile', 'search', 'security', 'frontend', 'developer experience'];
-const FEATURES = ['dark mode', 'bulk export', 'single sign-on', 'audit log', 'saved searches', 'offline sync', 'usage billing', 'webhooks', 'two-factor login', 'CSV import'];
+const FEATURES = [
+  'dark mode',
+  'bulk export',
+  'single sign-on',
+  'audit log',
+  'saved searches',
+  'offline sync',
+  'usage billing',
+  'webhooks',
+  'two-factor login',
+  'CSV import',
+];
 
 export type EntityType = 'person' | 'technology' | 'programming_language' | 'place' | 'project' | 'organization';
 
@@ -103,18 +195,70 @@ const withObject = (e: GenEntity) => ({ objectValue: e.name, objectEntityId: e.i
 
 /** Statement templates; a superseding fact re-renders its predecessor's template for the same subject. */
 const TEMPLATES: readonly Template[] = [
-  (r, s, v) => { const t = pick(r, v.tools); return { text: `${s} prefers ${t.name} for ${pick(r, ACTIVITY_LIST)}`, factType: 'preference', predicate: 'prefers', ...withObject(t) }; },
-  (r, s, v) => { const c = pick(r, v.cities); return { text: `${s} lives in ${c.name}`, factType: 'attribute', predicate: 'lives_in', ...withObject(c) }; },
-  (r, s, v) => { const p = pick(r, v.projects); return { text: `${s} works on ${p.name} with ${pick(r, v.people).name}`, factType: 'relationship', predicate: 'works_on', ...withObject(p) }; },
-  (r, s, v) => { const p = pick(r, v.projects); return { text: `${s} fixed a ${pick(r, SEVERITIES)} bug in ${p.name} during the ${pick(r, MONTHS)} release`, factType: 'event', predicate: 'fixed_bug_in', ...withObject(p) }; },
-  (r, s, v) => { const p = pick(r, v.projects); const to = pick(r, v.tools); return { text: `${s} plans to migrate ${p.name} from ${pick(r, v.tools).name} to ${to.name} by ${pick(r, MONTHS)}`, factType: 'plan', predicate: 'plans_to_migrate_to', ...withObject(to) }; },
-  (r, s, v) => { const l = pick(r, v.languages); return { text: `${s} uses ${l.name} at ${pick(r, v.orgs).name}`, factType: 'attribute', predicate: 'uses', ...withObject(l) }; },
-  (r, s, v) => { const p = pick(r, v.people); return { text: `${s} met ${p.name} in ${pick(r, v.cities).name} to discuss ${pick(r, TOPICS)}`, factType: 'event', predicate: 'met', ...withObject(p) }; },
-  (r, s) => { const x = pick(r, THINGS); return { text: `${s} avoids ${x} before ${7 + Math.floor(r() * 5)} am`, factType: 'preference', predicate: 'avoids', objectValue: x, objectEntityId: null }; },
-  (r, s, v) => { const p = pick(r, v.projects); return { text: `${s} mentioned that ${pick(r, TOPICS)} is blocking ${p.name}`, factType: 'other', predicate: 'mentioned', ...withObject(p) }; },
-  (r, s) => { const f = pick(r, FOODS); return { text: `${s} likes ${f} for lunch on ${pick(r, WEEKDAYS)}s`, factType: 'preference', predicate: 'likes', objectValue: f, objectEntityId: null }; },
-  (r, s) => { const role = pick(r, ROLES); return { text: `${s} is the ${role} of the ${pick(r, TEAMS)} team`, factType: 'attribute', predicate: 'has_role', objectValue: role, objectEntityId: null }; },
-  (r, s, v) => { const p = pick(r, v.projects); return { text: `${s} needs to ship the ${pick(r, FEATURES)} feature of ${p.name} before ${pick(r, MONTHS)}`, factType: 'plan', predicate: 'needs_to_ship', ...withObject(p) }; },
+  (r, s, v) => {
+    const t = pick(r, v.tools);
+    return { text: `${s} prefers ${t.name} for ${pick(r, ACTIVITY_LIST)}`, factType: 'preference', predicate: 'prefers', ...withObject(t) };
+  },
+  (r, s, v) => {
+    const c = pick(r, v.cities);
+    return { text: `${s} lives in ${c.name}`, factType: 'attribute', predicate: 'lives_in', ...withObject(c) };
+  },
+  (r, s, v) => {
+    const p = pick(r, v.projects);
+    return { text: `${s} works on ${p.name} with ${pick(r, v.people).name}`, factType: 'relationship', predicate: 'works_on', ...withObject(p) };
+  },
+  (r, s, v) => {
+    const p = pick(r, v.projects);
+    return {
+      text: `${s} fixed a ${pick(r, SEVERITIES)} bug in ${p.name} during the ${pick(r, MONTHS)} release`,
+      factType: 'event',
+      predicate: 'fixed_bug_in',
+      ...withObject(p),
+    };
+  },
+  (r, s, v) => {
+    const p = pick(r, v.projects);
+    const to = pick(r, v.tools);
+    return {
+      text: `${s} plans to migrate ${p.name} from ${pick(r, v.tools).name} to ${to.name} by ${pick(r, MONTHS)}`,
+      factType: 'plan',
+      predicate: 'plans_to_migrate_to',
+      ...withObject(to),
+    };
+  },
+  (r, s, v) => {
+    const l = pick(r, v.languages);
+    return { text: `${s} uses ${l.name} at ${pick(r, v.orgs).name}`, factType: 'attribute', predicate: 'uses', ...withObject(l) };
+  },
+  (r, s, v) => {
+    const p = pick(r, v.people);
+    return { text: `${s} met ${p.name} in ${pick(r, v.cities).name} to discuss ${pick(r, TOPICS)}`, factType: 'event', predicate: 'met', ...withObject(p) };
+  },
+  (r, s) => {
+    const x = pick(r, THINGS);
+    return { text: `${s} avoids ${x} before ${7 + Math.floor(r() * 5)} am`, factType: 'preference', predicate: 'avoids', objectValue: x, objectEntityId: null };
+  },
+  (r, s, v) => {
+    const p = pick(r, v.projects);
+    return { text: `${s} mentioned that ${pick(r, TOPICS)} is blocking ${p.name}`, factType: 'other', predicate: 'mentioned', ...withObject(p) };
+  },
+  (r, s) => {
+    const f = pick(r, FOODS);
+    return { text: `${s} likes ${f} for lunch on ${pick(r, WEEKDAYS)}s`, factType: 'preference', predicate: 'likes', objectValue: f, objectEntityId: null };
+  },
+  (r, s) => {
+    const role = pick(r, ROLES);
+    return { text: `${s} is the ${role} of the ${pick(r, TEAMS)} team`, factType: 'attribute', predicate: 'has_role', objectValue: role, objectEntityId: null };
+  },
+  (r, s, v) => {
+    const p = pick(r, v.projects);
+    return {
+      text: `${s} needs to ship the ${pick(r, FEATURES)} feature of ${p.name} before ${pick(r, MONTHS)}`,
+      factType: 'plan',
+      predicate: 'needs_to_ship',
+      ...withObject(p),
+    };
+  },
 ];
 
 const subjectText = (e: GenEntity) => (e.name === 'the user' ? 'The user' : e.name);
@@ -175,7 +319,15 @@ export interface Chunk {
 
 const T0 = Date.UTC(2025, 0, 1);
 const SPAN_MS = 540 * 86_400_000; // 18 months of history
-const FILLERS = ['Noted for later.', 'Just so you know.', 'Anyway, back to the ticket.', 'Thanks for the help earlier!', 'Can you remember that?', 'That is all for today.', 'Let me know if that changes anything.'];
+const FILLERS = [
+  'Noted for later.',
+  'Just so you know.',
+  'Anyway, back to the ticket.',
+  'Thanks for the help earlier!',
+  'Can you remember that?',
+  'That is all for today.',
+  'Let me know if that changes anything.',
+];
 
 /** Share of facts that supersede an earlier current fact (same subject and template) of their chunk. */
 export const SUPERSEDE_RATE = 0.05;
@@ -207,9 +359,23 @@ export function generateChunk(seed: number, v: Vocabulary, total: number, from: 
     }
     const r = (TEMPLATES[template] as Template)(rng, subjectText(subject), v);
     const fact: GenFact = {
-      id: uuidFrom(rng), statement: r.text, factType: r.factType, subjectEntityId: subject.id, predicate: r.predicate, objectValue: r.objectValue,
-      objectEntityId: r.objectEntityId, confidence: Math.round(between(rng, 0.6, 0.95) * 100) / 100, importance: Math.round(between(rng, 0.3, 0.9) * 100) / 100,
-      validFrom: at, validTo: null, supersededBy: null, embedding: embedder.embedOne(r.text).map(Math.fround), sources: [], chainLength: 0, template, subject,
+      id: uuidFrom(rng),
+      statement: r.text,
+      factType: r.factType,
+      subjectEntityId: subject.id,
+      predicate: r.predicate,
+      objectValue: r.objectValue,
+      objectEntityId: r.objectEntityId,
+      confidence: Math.round(between(rng, 0.6, 0.95) * 100) / 100,
+      importance: Math.round(between(rng, 0.3, 0.9) * 100) / 100,
+      validFrom: at,
+      validTo: null,
+      supersededBy: null,
+      embedding: embedder.embedOne(r.text).map(Math.fround),
+      sources: [],
+      chainLength: 0,
+      template,
+      subject,
     };
     if (predecessor) {
       predecessor.validTo = at;
@@ -221,7 +387,14 @@ export function generateChunk(seed: number, v: Vocabulary, total: number, from: 
     if (i % 2 === 1 || i === n - 1) events.push(eventFor(rng, facts.slice(i % 2 === 1 ? -2 : -1), facts, from + i));
   }
   for (const e of events.filter(() => rng() < 0.02)) {
-    relationships.push({ id: uuidFrom(rng), type: 'works_on', sourceEntityId: pick(rng, v.people).id, targetEntityId: pick(rng, v.projects).id, validFrom: e.occurredAt, eventId: e.id });
+    relationships.push({
+      id: uuidFrom(rng),
+      type: 'works_on',
+      sourceEntityId: pick(rng, v.people).id,
+      targetEntityId: pick(rng, v.projects).id,
+      validFrom: e.occurredAt,
+      eventId: e.id,
+    });
   }
   return { facts, events, relationships };
 }
@@ -243,7 +416,18 @@ function eventFor(rng: Rng, own: GenFact[], chunk: GenFact[], index: number): Ge
   const seq = Math.floor(index / 2);
   const conversationId = `c-${Math.floor(seq / 40)}`;
   const role = seq % 2 === 0 ? 'user' : 'assistant';
-  const checksum = eventChecksum({ kind: 'message', content, rawPayload: null, provenanceRoot: null, conversationId, sessionId: null, sequenceNum: seq % 40, role, actor: null, occurredAt: occurredAt.toISOString() });
+  const checksum = eventChecksum({
+    kind: 'message',
+    content,
+    rawPayload: null,
+    provenanceRoot: null,
+    conversationId,
+    sessionId: null,
+    sequenceNum: seq % 40,
+    role,
+    actor: null,
+    occurredAt: occurredAt.toISOString(),
+  });
   return { id, sourceEventId: `m-${seq}`, conversationId, sequenceNum: seq % 40, role, content, checksum, occurredAt };
 }
 

@@ -98,7 +98,17 @@ async function insertChunk(pg: Client, ns: string, runId: string, model: string,
      )
      INSERT INTO ops.derivation_queue (event_id, namespace, occurred_at, conversation_id, sequence_num, status, processed_at)
      SELECT id, $9, occurred_at, conversation_id, sequence_num, 'done', occurred_at + interval '5 seconds' FROM input`,
-    [ev.map((e) => e.id), ev.map((e) => e.sourceEventId), ev.map((e) => e.conversationId), ev.map((e) => e.sequenceNum), ev.map((e) => e.role), ev.map((e) => e.content), ev.map((e) => e.checksum), ev.map((e) => e.occurredAt), ns],
+    [
+      ev.map((e) => e.id),
+      ev.map((e) => e.sourceEventId),
+      ev.map((e) => e.conversationId),
+      ev.map((e) => e.sequenceNum),
+      ev.map((e) => e.role),
+      ev.map((e) => e.content),
+      ev.map((e) => e.checksum),
+      ev.map((e) => e.occurredAt),
+      ns,
+    ],
   );
   const f = c.facts;
   await pg.query(
@@ -109,9 +119,25 @@ async function insertChunk(pg: Client, ns: string, runId: string, model: string,
        FROM unnest($5::uuid[], $6::text[], $7::text[], $8::uuid[], $9::text[], $10::text[], $11::uuid[], $12::real[], $13::real[], $14::timestamptz[],
                    $15::timestamptz[], $16::uuid[], $17::text[])
             AS t(id, statement, fact_type, subject, predicate, object_value, object_entity, confidence, importance, valid_from, valid_to, superseded_by, embedding)`,
-    [ns, EXTRACTION_MODEL, runId, model, f.map((x) => x.id), f.map((x) => x.statement), f.map((x) => x.factType), f.map((x) => x.subjectEntityId), f.map((x) => x.predicate),
-      f.map((x) => x.objectValue), f.map((x) => x.objectEntityId), f.map((x) => x.confidence), f.map((x) => x.importance), f.map((x) => x.validFrom), f.map((x) => x.validTo),
-      f.map((x) => x.supersededBy), f.map((x) => `{${x.embedding.join(',')}}`)],
+    [
+      ns,
+      EXTRACTION_MODEL,
+      runId,
+      model,
+      f.map((x) => x.id),
+      f.map((x) => x.statement),
+      f.map((x) => x.factType),
+      f.map((x) => x.subjectEntityId),
+      f.map((x) => x.predicate),
+      f.map((x) => x.objectValue),
+      f.map((x) => x.objectEntityId),
+      f.map((x) => x.confidence),
+      f.map((x) => x.importance),
+      f.map((x) => x.validFrom),
+      f.map((x) => x.validTo),
+      f.map((x) => x.supersededBy),
+      f.map((x) => `{${x.embedding.join(',')}}`),
+    ],
   );
   const s = f.flatMap((x) => x.sources.map((src) => ({ ...src, factId: x.id, at: x.validFrom })));
   await pg.query(
@@ -126,7 +152,16 @@ async function insertChunk(pg: Client, ns: string, runId: string, model: string,
        ins AS (INSERT INTO silver.relationships (id, namespace, type, source_entity_id, target_entity_id, confidence, valid_from, recorded_at, extraction_model, derivation_run_id)
                SELECT id, $6, 'works_on', src, dst, 0.8, valid_from, valid_from, $7, $8 FROM t)
        INSERT INTO silver.relationship_sources (relationship_id, event_id) SELECT id, event_id FROM t`,
-      [r.map((x) => x.id), r.map((x) => x.sourceEntityId), r.map((x) => x.targetEntityId), r.map((x) => x.validFrom), r.map((x) => x.eventId), ns, EXTRACTION_MODEL, runId],
+      [
+        r.map((x) => x.id),
+        r.map((x) => x.sourceEntityId),
+        r.map((x) => x.targetEntityId),
+        r.map((x) => x.validFrom),
+        r.map((x) => x.eventId),
+        ns,
+        EXTRACTION_MODEL,
+        runId,
+      ],
     );
   }
 }
@@ -135,10 +170,25 @@ const iso = (d: Date | null): string | null => (d ? d.toISOString() : null);
 
 function factRow(ns: string, model: string, x: GenFact): FactNodeRow {
   return {
-    id: x.id, namespace: ns, statement: x.statement, factType: x.factType, predicate: x.predicate, object: x.objectValue, isNegation: false,
-    confidence: x.confidence, importance: x.importance, validFrom: x.validFrom.toISOString(), validTo: iso(x.validTo),
-    recordedAt: new Date(x.validFrom.getTime() + 5_000).toISOString(), retiredAt: null, extractionModel: EXTRACTION_MODEL, supersededBy: x.supersededBy,
-    subjectEntityId: x.subjectEntityId, objectEntityId: x.objectEntityId, embedding: x.embedding, embeddingModel: model,
+    id: x.id,
+    namespace: ns,
+    statement: x.statement,
+    factType: x.factType,
+    predicate: x.predicate,
+    object: x.objectValue,
+    isNegation: false,
+    confidence: x.confidence,
+    importance: x.importance,
+    validFrom: x.validFrom.toISOString(),
+    validTo: iso(x.validTo),
+    recordedAt: new Date(x.validFrom.getTime() + 5_000).toISOString(),
+    retiredAt: null,
+    extractionModel: EXTRACTION_MODEL,
+    supersededBy: x.supersededBy,
+    subjectEntityId: x.subjectEntityId,
+    objectEntityId: x.objectEntityId,
+    embedding: x.embedding,
+    embeddingModel: model,
     sources: x.sources.map((s) => ({ eventId: s.eventId, spanStart: s.spanStart, spanEnd: s.spanEnd, quote: s.quote })),
   };
 }
@@ -158,10 +208,20 @@ async function projectChunk(driver: Driver, ns: string, embedder: HashingEmbedde
   for (let i = 0; i < c.events.length; i += NEO4J_BATCH) {
     // Events as the projector writes them: content (event_content_fulltext) and its embedding (event_embedding).
     const rows = c.events.slice(i, i + NEO4J_BATCH).map((e) => ({
-      id: e.id, namespace: ns, source: 'bench-chat', kind: 'message', conversationId: e.conversationId, sessionId: null,
-      sequenceNum: e.sequenceNum, role: e.role, actor: null, content: e.content,
-      occurredAt: e.occurredAt.toISOString(), ingestedAt: new Date(e.occurredAt.getTime() + 2_000).toISOString(),
-      embedding: embedder.embedOne(e.content).map(Math.fround), embeddingModel: model,
+      id: e.id,
+      namespace: ns,
+      source: 'bench-chat',
+      kind: 'message',
+      conversationId: e.conversationId,
+      sessionId: null,
+      sequenceNum: e.sequenceNum,
+      role: e.role,
+      actor: null,
+      content: e.content,
+      occurredAt: e.occurredAt.toISOString(),
+      ingestedAt: new Date(e.occurredAt.getTime() + 2_000).toISOString(),
+      embedding: embedder.embedOne(e.content).map(Math.fround),
+      embeddingModel: model,
     }));
     await write(driver, (tx) => mergeEventNodes(tx, rows));
   }
@@ -173,8 +233,16 @@ async function projectChunk(driver: Driver, ns: string, embedder: HashingEmbedde
     });
   }
   const rel = c.relationships.map((r) => ({
-    id: r.id, namespace: ns, type: 'works_on', sourceEntityId: r.sourceEntityId, targetEntityId: r.targetEntityId, confidence: 0.8,
-    validFrom: r.validFrom.toISOString(), validTo: null, retiredAt: null, sources: [r.eventId],
+    id: r.id,
+    namespace: ns,
+    type: 'works_on',
+    sourceEntityId: r.sourceEntityId,
+    targetEntityId: r.targetEntityId,
+    confidence: 0.8,
+    validFrom: r.validFrom.toISOString(),
+    validTo: null,
+    retiredAt: null,
+    sources: [r.eventId],
   }));
   if (rel.length > 0) await write(driver, (tx) => mergeRelationshipEdges(tx, rel));
 }
@@ -261,7 +329,15 @@ async function loadNamespace(pg: Client, s: LoadState, ns: string, n: number): P
  * Loads every namespace, BENCH_LOAD_CONCURRENCY (default 3) at a time; stops early
  * (complete: false) once the load budget is spent.
  */
-async function loadFixture(env: BenchEnv, neo4j: Neo4jConnection, neo4jDir: string, label: string, perNs: number, noise: number, budgetMs: number): Promise<Fixture> {
+async function loadFixture(
+  env: BenchEnv,
+  neo4j: Neo4jConnection,
+  neo4jDir: string,
+  label: string,
+  perNs: number,
+  noise: number,
+  budgetMs: number,
+): Promise<Fixture> {
   const namespaces = [TARGET, ...Array.from({ length: noise }, (_, i) => `bench-mem/noise-${String(i + 1).padStart(2, '0')}`)];
   const all = perNs * namespaces.length;
   const start = nowMs();
@@ -331,8 +407,12 @@ async function loadFixture(env: BenchEnv, neo4j: Neo4jConnection, neo4jDir: stri
       totals: s.totals,
       chainLengths: s.chainLengths,
       seconds: {
-        total: round(total, 1), generate: round(s.t.generate / 1000, 1), postgres: round(s.t.postgres / 1000, 1), neo4j: round(s.t.neo4j / 1000, 1),
-        analyze: round(analyze / 1000, 1), neo4jAwaitIndexes: round(settle / 1000, 1),
+        total: round(total, 1),
+        generate: round(s.t.generate / 1000, 1),
+        postgres: round(s.t.postgres / 1000, 1),
+        neo4j: round(s.t.neo4j / 1000, 1),
+        analyze: round(analyze / 1000, 1),
+        neo4jAwaitIndexes: round(settle / 1000, 1),
       },
       factsPerSecond: round(s.totals.facts / total, 0),
       sizes: { postgresMiB: round(Number(rows[0]?.b ?? 0) / 2 ** 20, 0), neo4jDirMiB: dirMiB(neo4jDir) },
@@ -379,7 +459,8 @@ function requestedWith(kind: MemoryBenchKind): MemoryBenchKind[] {
 /** The commit measured, and any uncommitted change under src/ (other sessions edit the tree while a run goes on). */
 function codeVersion(): { commit: string; uncommittedSrc: string[] } {
   try {
-    const run = (cmd: string) => execSync(cmd, { cwd: path.resolve(__dirname, __dirname.includes(`${path.sep}dist${path.sep}`) ? '../..' : '..'), encoding: 'utf8' }).trim();
+    const run = (cmd: string) =>
+      execSync(cmd, { cwd: path.resolve(__dirname, __dirname.includes(`${path.sep}dist${path.sep}`) ? '../..' : '..'), encoding: 'utf8' }).trim();
     return { commit: run('git rev-parse --short HEAD'), uncommittedSrc: run('git status --porcelain -- src').split('\n').filter(Boolean) };
   } catch {
     return { commit: 'unknown', uncommittedSrc: [] };
@@ -422,7 +503,9 @@ export async function runMemoryBench(kind: MemoryBenchKind): Promise<void> {
         const partial = fixture.stats.complete
           ? undefined
           : `load stopped after ${budgetMs / 60_000} min (BENCH_LOAD_BUDGET_MIN) with ${fixture.stats.totals.facts} of ${perNs * (noise + 1)} facts: ` +
-            (targetLoaded ? `measured on the full target and ${fixture.stats.namespacesComplete - 1} complete noise namespaces (+ the part of the ones in progress)` : 'the target namespace is incomplete, nothing measured');
+            (targetLoaded
+              ? `measured on the full target and ${fixture.stats.namespacesComplete - 1} complete noise namespaces (+ the part of the ones in progress)`
+              : 'the target namespace is incomplete, nothing measured');
         if (!targetLoaded) {
           for (const k of kinds) report(`${k}-${label}`, { ...common, unfinished: partial });
           return;
@@ -535,9 +618,14 @@ interface PlanNode {
 
 /** One line per operator: `Operator rows=… dbHits=… details`, children indented. */
 function planLines(p: PlanNode, depth = 0): string[] {
-  const details = String(p.arguments?.Details ?? '').replace(/\s+/g, ' ').slice(0, 160);
+  const details = String(p.arguments?.Details ?? '')
+    .replace(/\s+/g, ' ')
+    .slice(0, 160);
   const cache = p.pageCacheHits || p.pageCacheMisses ? ` pageCache=${p.pageCacheHits ?? 0}/${p.pageCacheMisses ?? 0}miss` : '';
-  return [`${'  '.repeat(depth)}${p.operatorType} rows=${p.rows} dbHits=${p.dbHits}${cache}${details ? ` ${details}` : ''}`, ...p.children.flatMap((c) => planLines(c, depth + 1))];
+  return [
+    `${'  '.repeat(depth)}${p.operatorType} rows=${p.rows} dbHits=${p.dbHits}${cache}${details ? ` ${details}` : ''}`,
+    ...p.children.flatMap((c) => planLines(c, depth + 1)),
+  ];
 }
 
 const sumHits = (p: PlanNode): number => p.dbHits + p.children.reduce((a, c) => a + sumHits(c), 0);

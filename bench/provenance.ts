@@ -1,6 +1,20 @@
 import { createLoaders } from '../src/api/context';
 import { readProvenanceSteps, ProvenanceStepRow } from '../src/graph/cypher/provenance-steps';
-import { countCypher, graphql, printTable, profiled, published, readTx, registerMemoryBench, round, runMemoryBench, ScaleContext, summarize, TARGET, timed } from './memory-fixture';
+import {
+  countCypher,
+  graphql,
+  printTable,
+  profiled,
+  published,
+  readTx,
+  registerMemoryBench,
+  round,
+  runMemoryBench,
+  ScaleContext,
+  summarize,
+  TARGET,
+  timed,
+} from './memory-fixture';
 
 const WARMUP = 30;
 const PROVENANCE = `query($id: ID!) {
@@ -54,7 +68,10 @@ async function measureProvenance(ctx: ScaleContext): Promise<Record<string, unkn
   const startFact = await timed(ids.length, (i) => services.factRepository.factsByIds([ids[i] as string]));
   const hydrate = await timed(ids.length, (i) => {
     const r = rows[i] ?? [];
-    return Promise.all([services.factRepository.factsByIds([...new Set(r.map((x) => x.factId))]), services.eventRepository.findByIds([...new Set(r.map((x) => x.eventId))])]);
+    return Promise.all([
+      services.factRepository.factsByIds([...new Set(r.map((x) => x.factId))]),
+      services.eventRepository.findByIds([...new Set(r.map((x) => x.eventId))]),
+    ]);
   });
   const auth = await timed(ids.length, () => services.tokens.authenticate(`Bearer ${env.adminToken}`));
   const baseline = await timed(ids.length, () => graphql(env, '{ __typename }', {}));
@@ -62,7 +79,11 @@ async function measureProvenance(ctx: ScaleContext): Promise<Record<string, unkn
   const chainIdx = (i: number) => i < chained.length;
   const longest = rows.reduce((best, r, i) => (r.length > (rows[best]?.length ?? 0) ? i : best), 0);
   const profiles = {
-    longestChain: { factId: ids[longest], steps: rows[longest]?.length, ...(await profiled(ctx.raw, (tx) => readProvenanceSteps(tx, TARGET, ids[longest] as string))) },
+    longestChain: {
+      factId: ids[longest],
+      steps: rows[longest]?.length,
+      ...(await profiled(ctx.raw, (tx) => readProvenanceSteps(tx, TARGET, ids[longest] as string))),
+    },
     notInChain: { factId: ids[chained.length], ...(await profiled(ctx.raw, (tx) => readProvenanceSteps(tx, TARGET, ids[chained.length] as string))) },
   };
   const part = (t: { samples: number[] }, inChain: boolean) => summarize(t.samples.filter((_, i) => chainIdx(i) === inChain));
@@ -87,7 +108,12 @@ async function measureProvenance(ctx: ScaleContext): Promise<Record<string, unkn
   return {
     facts: ids.length,
     factsInSupersessionChains: chained.length,
-    stepsPerFact: { mean: mean(steps), inChains: mean(steps.filter((_, i) => chainIdx(i))), outsideChains: mean(steps.filter((_, i) => !chainIdx(i))), max: Math.max(...steps) },
+    stepsPerFact: {
+      mean: mean(steps),
+      inChains: mean(steps.filter((_, i) => chainIdx(i))),
+      outsideChains: mean(steps.filter((_, i) => !chainIdx(i))),
+      max: Math.max(...steps),
+    },
     provenanceOverHttp: { ...published(http), inChains: part(http, true), outsideChains: part(http, false), roundTripsPerRequest: httpTrips },
     provenanceServiceDirect: { ...published(service), roundTripsPerRequest: serviceTrips },
     rawCypher: { provenanceSteps: { ...published(raw), inChains: part(raw, true), outsideChains: part(raw, false) } },

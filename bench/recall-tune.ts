@@ -31,9 +31,12 @@ function main(): void {
   if (!file) throw new Error('usage: recall-tune DUMP.json');
   const dump = JSON.parse(fs.readFileSync(file, 'utf8')) as Dump;
   const grid: Array<[string, Partial<ChannelWeights>]> = [['default', DEFAULT_CHANNEL_WEIGHTS]];
-  for (const f of [0, 0.25, 0.5, 1]) for (const g of [0, 0.25, 0.5, 1]) for (const ev of [1, 1.5]) for (const ek of [1, 1.5]) {
-    grid.push([`facts ${f} graph ${g} event_vector ${ev} event_keyword ${ek}`, { vector: f, keyword: f, graph: g, event_vector: ev, event_keyword: ek }]);
-  }
+  for (const f of [0, 0.25, 0.5, 1])
+    for (const g of [0, 0.25, 0.5, 1])
+      for (const ev of [1, 1.5])
+        for (const ek of [1, 1.5]) {
+          grid.push([`facts ${f} graph ${g} event_vector ${ev} event_keyword ${ek}`, { vector: f, keyword: f, graph: g, event_vector: ev, event_keyword: ek }]);
+        }
   const results = grid.map(([name, w]) => ({ name, ...recallWith(dump, w) })).sort((a, b) => b.all - a.all);
   for (const r of results.slice(0, 25)) process.stdout.write(`${r.all.toFixed(3)}  ${r.name}  ${JSON.stringify(r.byCategory)}\n`);
 }

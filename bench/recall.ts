@@ -65,10 +65,17 @@ export async function ingestTurns(post: Post, events: Array<Record<string, unkno
 }
 
 /** Until every namespace has nothing pending and nothing left to project. */
-export async function waitSettled(post: Post, namespaces: readonly string[], timeoutMs: number, onTick?: (pending: number) => void): Promise<{ deadLetters: number }> {
+export async function waitSettled(
+  post: Post,
+  namespaces: readonly string[],
+  timeoutMs: number,
+  onTick?: (pending: number) => void,
+): Promise<{ deadLetters: number }> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
-    const all = await Promise.all(namespaces.map((ns) => post<{ pipelineStatus: { pending: number; deadLetters: number; outboxLag: number } }>(STATUS, { ns })));
+    const all = await Promise.all(
+      namespaces.map((ns) => post<{ pipelineStatus: { pending: number; deadLetters: number; outboxLag: number } }>(STATUS, { ns })),
+    );
     const pending = all.reduce((a, s) => a + s.pipelineStatus.pending + s.pipelineStatus.outboxLag, 0);
     onTick?.(pending);
     if (pending === 0) return { deadLetters: all.reduce((a, s) => a + s.pipelineStatus.deadLetters, 0) };
@@ -111,7 +118,11 @@ async function searchableAtOnce(post: Post, n: number): Promise<{ ms: ReturnType
   const kinds: Record<string, number> = {};
   for (let i = 0; i < n; i++) {
     const word = `zq${randomBytes(5).toString('hex')}`;
-    await post(INGEST, { input: [{ namespace: ns, source: 'fresh', sourceEventId: `e${i}`, kind: 'MESSAGE', role: 'USER', actor: 'Sam', content: `Sam: my locker code is ${word}` }] });
+    await post(INGEST, {
+      input: [
+        { namespace: ns, source: 'fresh', sourceEventId: `e${i}`, kind: 'MESSAGE', role: 'USER', actor: 'Sam', content: `Sam: my locker code is ${word}` },
+      ],
+    });
     const acked = nowMs();
     for (;;) {
       const res = await post<{ searchMemory: SearchHit[] }>(SEARCH, { ns, q: word, limit: 5 });
@@ -136,7 +147,9 @@ async function searchableAtOnce(post: Post, n: number): Promise<{ ms: ReturnType
 async function dumpChannels(app: App, convs: LocomoConversation[], namespaces: string[], postgresUrl: string, file: string): Promise<void> {
   const pg = new Client({ connectionString: postgresUrl });
   await pg.connect();
-  const rows = await pg.query<{ id: string; dia: string }>(`SELECT id::text AS id, source_event_id AS dia FROM bronze.events WHERE namespace = ANY($1)`, [namespaces]);
+  const rows = await pg.query<{ id: string; dia: string }>(`SELECT id::text AS id, source_event_id AS dia FROM bronze.events WHERE namespace = ANY($1)`, [
+    namespaces,
+  ]);
   await pg.end();
   const auth = await app.services.tokens.authenticate(`Bearer ${app.config.adminToken}`);
   const questions = [];
@@ -205,12 +218,35 @@ export async function recallBench(): Promise<void> {
       data: { file: 'locomo-dev.json (3 conversations; read in place)', conversations: convs.map((c) => c.sampleId), turns, questions: asked.length },
       models: { embedder: app.config.models.offlineEmbedder, openai: Boolean(app.config.openai.extractionModel || app.config.openai.embeddingModel) },
       recallAt10: { ours: ours.recallAt10, bm25: bm25.recallAt10, difference: round(ours.recallAt10 - bm25.recallAt10, 3), questions: ours.questions },
-      byCategory: Object.fromEntries(Object.keys(ours.byCategory).map((k) => [k, { ours: ours.byCategory[k]?.recallAt10, bm25: bm25.byCategory[k]?.recallAt10, questions: ours.byCategory[k]?.questions }])),
-      adversarial: { questions: adversarial.length, ours: summariseRecall(adversarial.map((q) => ({ category: 5, recall: q.recall }))).recallAt10, bm25: summariseRecall(adversarial.map((q) => ({ category: 5, recall: q.bm25 }))).recallAt10 },
-      searchMemoryMs: { ...summarize(asked.map((q) => q.ms)), p99: round(percentile(asked.map((q) => q.ms), 99)) },
+      byCategory: Object.fromEntries(
+        Object.keys(ours.byCategory).map((k) => [
+          k,
+          { ours: ours.byCategory[k]?.recallAt10, bm25: bm25.byCategory[k]?.recallAt10, questions: ours.byCategory[k]?.questions },
+        ]),
+      ),
+      adversarial: {
+        questions: adversarial.length,
+        ours: summariseRecall(adversarial.map((q) => ({ category: 5, recall: q.recall }))).recallAt10,
+        bm25: summariseRecall(adversarial.map((q) => ({ category: 5, recall: q.bm25 }))).recallAt10,
+      },
+      searchMemoryMs: {
+        ...summarize(asked.map((q) => q.ms)),
+        p99: round(
+          percentile(
+            asked.map((q) => q.ms),
+            99,
+          ),
+        ),
+      },
       hitKinds,
       pipeline: { ingestMs: round(ingestMs), settleMs: round(settleMs), eventsPerSecondToSettled: round(turns / (settleMs / 1000), 1), deadLetters },
-      factCoverage: coverage.rows.map((r) => ({ namespace: r.namespace, turns: r.turns, turnsWithFact: r.with_fact, share: round(r.with_fact / r.turns, 3), currentFacts: r.facts })),
+      factCoverage: coverage.rows.map((r) => ({
+        namespace: r.namespace,
+        turns: r.turns,
+        turnsWithFact: r.with_fact,
+        share: round(r.with_fact / r.turns, 3),
+        currentFacts: r.facts,
+      })),
       ackToSearchableMs: fresh.ms,
       ackToSearchableHitKinds: fresh.kinds,
       note: 'Recall@10 = |first 10 distinct evidence events in hit order ∩ gold| / |gold|, categories 1-4; BM25 = wink-bm25-text-search over the raw turn contents (lowercase, stop words, Porter-2 stems), same turns, same questions',

@@ -12,7 +12,22 @@ import {
 } from '../src/graph/cypher/search-facts';
 import { fuseByReciprocalRank, toLuceneQuery } from '../src/graph/search-ranking';
 import { DEFAULT_SEARCH_SETTINGS, factVectorSearch, oversampledIndexSearch } from '../src/graph/search.service';
-import { countCypher, Fixture, graphql, printTable, profiled, published, readTx, registerMemoryBench, round, runMemoryBench, ScaleContext, summarize, TARGET, timed } from './memory-fixture';
+import {
+  countCypher,
+  Fixture,
+  graphql,
+  printTable,
+  profiled,
+  published,
+  readTx,
+  registerMemoryBench,
+  round,
+  runMemoryBench,
+  ScaleContext,
+  summarize,
+  TARGET,
+  timed,
+} from './memory-fixture';
 
 const LIMIT = 10;
 /** What the service asks of each channel for `limit` 10 (search.service.ts: max(3 × limit, 30)). */
@@ -35,13 +50,26 @@ interface Plan {
 }
 
 /** The index path as SearchService.vectorChannel runs it above exactMaxFacts (its own function, same sizes). */
-function indexPath(ctx: ScaleContext, vector: number[], sizes: { namespaceFacts: number; allFacts: number }): Promise<{ hits: ScoredId[]; indexCalls: number; fellBack: boolean }> {
-  return oversampledIndexSearch((work) => readTx(ctx.raw, work), factVectorSearch(scope, ctx.fixture.embedder.model, vector), DEPTH, sizes, DEFAULT_SEARCH_SETTINGS);
+function indexPath(
+  ctx: ScaleContext,
+  vector: number[],
+  sizes: { namespaceFacts: number; allFacts: number },
+): Promise<{ hits: ScoredId[]; indexCalls: number; fellBack: boolean }> {
+  return oversampledIndexSearch(
+    (work) => readTx(ctx.raw, work),
+    factVectorSearch(scope, ctx.fixture.embedder.model, vector),
+    DEPTH,
+    sizes,
+    DEFAULT_SEARCH_SETTINGS,
+  );
 }
 
 /** The first index call's size in oversampledIndexSearch: k × (all facts ÷ namespace facts) × 1.5, at least max(10 k, 100). */
 const firstCandidates = (sizes: { namespaceFacts: number; allFacts: number }): number =>
-  Math.min(DEFAULT_SEARCH_SETTINGS.maxIndexCandidates, Math.max(DEPTH * 10, 100, Math.ceil((1.5 * DEPTH) / (sizes.namespaceFacts / Math.max(sizes.allFacts, sizes.namespaceFacts, 1)))));
+  Math.min(
+    DEFAULT_SEARCH_SETTINGS.maxIndexCandidates,
+    Math.max(DEPTH * 10, 100, Math.ceil((1.5 * DEPTH) / (sizes.namespaceFacts / Math.max(sizes.allFacts, sizes.namespaceFacts, 1)))),
+  );
 
 /**
  * Exact cosine top k over the target's current facts, in JS over the same vectors the stores hold,
@@ -79,7 +107,10 @@ function recallAt10(index: ScoredId[], exact: ScoredId[]): { strict: number; tie
   const got = index.slice(0, 10);
   const want = Math.min(10, top.length);
   if (want === 0) return { strict: 1, tieAware: 1 };
-  return { strict: got.filter((h) => ids.has(h.id)).length / want, tieAware: Math.min(want, got.filter((h) => ids.has(h.id) || h.score >= floor).length) / want };
+  return {
+    strict: got.filter((h) => ids.has(h.id)).length / want,
+    tieAware: Math.min(want, got.filter((h) => ids.has(h.id) || h.score >= floor).length) / want,
+  };
 }
 
 /**
@@ -116,10 +147,14 @@ async function measureSearch(ctx: ScaleContext): Promise<Record<string, unknown>
     const vectorHits = usesExact ? exact : index.hits;
     const keyword = lucene ? await readTx(ctx.raw, (tx) => keywordSearch(tx, scope, lucene, DEPTH)) : [];
     const named = lucene ? await readTx(ctx.raw, (tx) => entityNameSearch(tx, scope, lucene, 10, DEPTH)) : [];
-    const seeds = fuseByReciprocalRank({ vector: vectorHits, keyword }).slice(0, 5).map((h) => h.id);
+    const seeds = fuseByReciprocalRank({ vector: vectorHits, keyword })
+      .slice(0, 5)
+      .map((h) => h.id);
     const expanded = seeds.length > 0 ? await readTx(ctx.raw, (tx) => expandFromSeeds(tx, scope, seeds, DEPTH)) : [];
     const graph = [...named, ...expanded.filter((e) => !named.some((x) => x.id === e.id))];
-    const candidates = fuseByReciprocalRank({ vector: vectorHits, keyword, graph }).slice(0, LIMIT * 2).map((h) => h.id);
+    const candidates = fuseByReciprocalRank({ vector: vectorHits, keyword, graph })
+      .slice(0, LIMIT * 2)
+      .map((h) => h.id);
     plans.push({ text: q.text, style: q.style, vector, lucene, seeds, candidates, indexCalls: index.indexCalls });
   }
 
@@ -140,7 +175,11 @@ async function measureSearch(ctx: ScaleContext): Promise<Record<string, unknown>
   cypher.reset();
   const service = await timed(n, async (i) => {
     const loaders = createLoaders(env.app.services);
-    await env.app.services.search.search(ctx.auth, { namespace: TARGET, query: plans[i]?.text as string, limit: LIMIT }, { facts: (ids) => loaders.factById.loadMany(ids), events: (ids) => loaders.eventById.loadMany(ids) });
+    await env.app.services.search.search(
+      ctx.auth,
+      { namespace: TARGET, query: plans[i]?.text as string, limit: LIMIT },
+      { facts: (ids) => loaders.factById.loadMany(ids), events: (ids) => loaders.eventById.loadMany(ids) },
+    );
   });
   const serviceTrips = { sql: round(env.app.queryCounter.count / n), cypher: round(cypher.count / n) };
 
@@ -154,7 +193,9 @@ async function measureSearch(ctx: ScaleContext): Promise<Record<string, unknown>
   const indexQ = await timed(n, (i) => readTx(ctx.raw, (tx) => indexVectorSearch(tx, scope, model, p(i).vector, first, DEPTH)));
   const indexLoop = await timed(n, (i) => indexPath(ctx, p(i).vector, sizes));
   const keywordQ = await timed(n, (i) => (p(i).lucene ? readTx(ctx.raw, (tx) => keywordSearch(tx, scope, p(i).lucene as string, DEPTH)) : Promise.resolve()));
-  const namedQ = await timed(n, (i) => (p(i).lucene ? readTx(ctx.raw, (tx) => entityNameSearch(tx, scope, p(i).lucene as string, 10, DEPTH)) : Promise.resolve()));
+  const namedQ = await timed(n, (i) =>
+    p(i).lucene ? readTx(ctx.raw, (tx) => entityNameSearch(tx, scope, p(i).lucene as string, 10, DEPTH)) : Promise.resolve(),
+  );
   const expandQ = await timed(n, (i) => (p(i).seeds.length > 0 ? readTx(ctx.raw, (tx) => expandFromSeeds(tx, scope, p(i).seeds, DEPTH)) : Promise.resolve()));
   const hydrate = await timed(n, (i) => env.app.services.factRepository.factsByIds(p(i).candidates));
   const auth = await timed(n, () => env.app.services.tokens.authenticate(`Bearer ${env.adminToken}`));
@@ -183,7 +224,9 @@ async function measureSearch(ctx: ScaleContext): Promise<Record<string, unknown>
       graphExpansion: x.seeds.length > 0 ? await profiled(ctx.raw, (tx) => expandFromSeeds(tx, scope, x.seeds, DEPTH)) : null,
     };
   }
-  const modelled = vectorChannel.map((v, i) => Math.max(v, keywordQ.samples[i] ?? 0, namedQ.samples[i] ?? 0) + (expandQ.samples[i] ?? 0) + (hydrate.samples[i] ?? 0));
+  const modelled = vectorChannel.map(
+    (v, i) => Math.max(v, keywordQ.samples[i] ?? 0, namedQ.samples[i] ?? 0) + (expandQ.samples[i] ?? 0) + (hydrate.samples[i] ?? 0),
+  );
   const rawVector = usesExact ? exactQ : indexQ;
   const byStyle = (t: { samples: number[] }, style: string) => summarize(t.samples.filter((_, i) => p(i).style === style));
   const mean = (xs: number[]) => round(xs.reduce((a, b) => a + b, 0) / Math.max(1, xs.length), 3);
@@ -217,8 +260,15 @@ async function measureSearch(ctx: ScaleContext): Promise<Record<string, unknown>
     limit: LIMIT,
     channelDepth: DEPTH,
     searchSettings: DEFAULT_SEARCH_SETTINGS,
-    vectorPath: usesExact ? `exact cosine (${count} embedded facts <= exactMaxFacts ${DEFAULT_SEARCH_SETTINGS.exactMaxFacts})` : `vector index with oversampling (${count} embedded facts > exactMaxFacts)`,
-    searchMemoryOverHttp: { ...published(http), questions: byStyle(http, 'question'), keywordLists: byStyle(http, 'keywords'), roundTripsPerRequest: httpTrips },
+    vectorPath: usesExact
+      ? `exact cosine (${count} embedded facts <= exactMaxFacts ${DEFAULT_SEARCH_SETTINGS.exactMaxFacts})`
+      : `vector index with oversampling (${count} embedded facts > exactMaxFacts)`,
+    searchMemoryOverHttp: {
+      ...published(http),
+      questions: byStyle(http, 'question'),
+      keywordLists: byStyle(http, 'keywords'),
+      roundTripsPerRequest: httpTrips,
+    },
     searchServiceDirect: { ...published(service), roundTripsPerRequest: serviceTrips },
     rawCypher: {
       vectorQueryTheServiceUses: published(rawVector),
@@ -244,15 +294,22 @@ async function measureSearch(ctx: ScaleContext): Promise<Record<string, unknown>
       httpOverServiceP50: round(http.ms.p50 / service.ms.p50, 2),
     },
     recallAt10VectorIndexVsExact: {
-      groundTruth: 'exact cosine in JS over the target namespace\'s current facts (the vectors loaded into both stores)',
+      groundTruth: "exact cosine in JS over the target namespace's current facts (the vectors loaded into both stores)",
       groundTruthVsNeo4jExactCosine: usesExact ? mean(truthCheck) : 'not run at this scale (the service does not use exact cosine here)',
       tieAware: mean(recall.map((r) => r.tieAware)),
       strictIds: mean(recall.map((r) => r.strict)),
       queriesBelow1: recall.filter((r) => r.tieAware < 1).length,
-      note: 'index path = the service\'s oversampledIndexSearch (first call sized by the namespace\'s share of the index, doubling to 10,000, k = 30), top 10, against the exact top 10 in the namespace; tie-aware counts a hit scoring >= the exact 10th score (1e-5)',
+      note: "index path = the service's oversampledIndexSearch (first call sized by the namespace's share of the index, doubling to 10,000, k = 30), top 10, against the exact top 10 in the namespace; tie-aware counts a hit scoring >= the exact 10th score (1e-5)",
     },
     profiles,
-    results: { meanHits: mean(hitCounts), channelShare: { vector: round(channelMix.vector / totalHits), keyword: round(channelMix.keyword / totalHits), graph: round(channelMix.graph / totalHits) } },
+    results: {
+      meanHits: mean(hitCounts),
+      channelShare: {
+        vector: round(channelMix.vector / totalHits),
+        keyword: round(channelMix.keyword / totalHits),
+        graph: round(channelMix.graph / totalHits),
+      },
+    },
     target: { p95UnderMs: 50, met: http.ms.p95 < 50 },
   };
 }

@@ -45,7 +45,9 @@ export class CreateBronze1764400000001 implements MigrationInterface {
         PRIMARY KEY (id, occurred_at)
       ) PARTITION BY RANGE (occurred_at)`);
     await q.query(`CREATE INDEX events_ns_time_idx ON bronze.events (namespace, occurred_at, id)`);
-    await q.query(`CREATE INDEX events_ns_conversation_idx ON bronze.events (namespace, conversation_id, sequence_num, occurred_at) WHERE conversation_id IS NOT NULL`);
+    await q.query(
+      `CREATE INDEX events_ns_conversation_idx ON bronze.events (namespace, conversation_id, sequence_num, occurred_at) WHERE conversation_id IS NOT NULL`,
+    );
     await q.query(`CREATE INDEX events_ns_tool_call_idx ON bronze.events (namespace, tool_call_id) WHERE tool_call_id IS NOT NULL`);
 
     await q.query(`

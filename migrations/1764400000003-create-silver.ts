@@ -101,7 +101,9 @@ export class CreateSilver1764400000003 implements MigrationInterface {
         CHECK (valid_to IS NULL OR valid_to >= valid_from)
       )`);
     await q.query(`CREATE INDEX facts_ns_idx ON silver.facts (namespace, recorded_at, id)`);
-    await q.query(`CREATE INDEX facts_current_subject_idx ON silver.facts (namespace, subject_entity_id, predicate) WHERE retired_at IS NULL AND valid_to IS NULL`);
+    await q.query(
+      `CREATE INDEX facts_current_subject_idx ON silver.facts (namespace, subject_entity_id, predicate) WHERE retired_at IS NULL AND valid_to IS NULL`,
+    );
     await q.query(`CREATE INDEX facts_statement_trgm_idx ON silver.facts USING gin (statement gin_trgm_ops)`);
     await q.query(`CREATE INDEX facts_superseded_by_idx ON silver.facts (superseded_by) WHERE superseded_by IS NOT NULL`);
     await q.query(`CREATE INDEX facts_run_idx ON silver.facts (derivation_run_id)`);

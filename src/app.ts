@@ -130,7 +130,12 @@ export interface App {
 }
 
 /** Wires the service on already-running stores: migrations, bootstrap admin, API and workers. */
-export async function startApp(config: AppConfig, stores: Pick<Stores, 'postgresUrl' | 'postgresRuntimeUrl' | 'neo4j'>, opts: AppOptions, log: AppLogger): Promise<App> {
+export async function startApp(
+  config: AppConfig,
+  stores: Pick<Stores, 'postgresUrl' | 'postgresRuntimeUrl' | 'neo4j'>,
+  opts: AppOptions,
+  log: AppLogger,
+): Promise<App> {
   const database = await openDatabase({
     ownerUrl: stores.postgresUrl,
     runtimeUrl: stores.postgresRuntimeUrl,
@@ -179,17 +184,30 @@ export async function startApp(config: AppConfig, stores: Pick<Stores, 'postgres
     };
 
     const warn = (m: string) => log.warn(m);
-    const projector = new PollingLoop(projectorStep(new ProjectionJob(ds, driver, config.projector.batchSize, { embedder, warn }), warn), config.projector.pollMs, warn);
+    const projector = new PollingLoop(
+      projectorStep(new ProjectionJob(ds, driver, config.projector.batchSize, { embedder, warn }), warn),
+      config.projector.pollMs,
+      warn,
+    );
     let derive: PollingLoop | undefined;
     let jobs: PollingLoop | undefined;
     if (opts.worker) {
       const models = loadModels(config, await embedder(), (m) => log.info(m));
       const deriveService = new DeriveService(models, new CandidateRepository(ds), { ...config.derive, ontology: loadOntology(config.models.ontologyFile) });
       const deriveJob = new DeriveJob(ds, eventRepository, deriveService, config.derive, warn);
-      derive = new PollingLoop(deriveStep(deriveJob, config.derive.concurrency, (r) => {
-        metrics.observeDerive(r);
-        opts.onDerive?.(r);
-      }, warn), config.derive.pollMs, warn);
+      derive = new PollingLoop(
+        deriveStep(
+          deriveJob,
+          config.derive.concurrency,
+          (r) => {
+            metrics.observeDerive(r);
+            opts.onDerive?.(r);
+          },
+          warn,
+        ),
+        config.derive.pollMs,
+        warn,
+      );
       const silverJobs = rebuildStep(new RebuildJob(ds, config.derive.workerId));
       const graphJobs = new GraphRebuildJob(ds, services.graph, config.derive.workerId);
       const reembedJobs = new ReembedJob(ds, services.reembed, config.derive.workerId);

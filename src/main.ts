@@ -9,9 +9,7 @@ import { createLogger } from './common/logger';
 import { printAppSchema } from './api/schema';
 import { CliError, ImportCommandOptions, runImportCommand } from './bronze/import.command';
 
-const program = new Command()
-  .name('medallion')
-  .description('Medallion memory service: Bronze events, Silver facts, Gold graph, one GraphQL API');
+const program = new Command().name('medallion').description('Medallion memory service: Bronze events, Silver facts, Gold graph, one GraphQL API');
 
 async function runUntilSignal(opts: { api: boolean; worker: boolean }): Promise<void> {
   const config = loadConfig();

@@ -32,9 +32,7 @@ export class AuthContext {
 
   can(capability: Capability, namespace: string): boolean {
     return (
-      this.principal?.grants.some(
-        (g) => patternMatches(g.namespacePattern, namespace) && g.capabilities.some((c) => capabilityGrants(c, capability)),
-      ) ?? false
+      this.principal?.grants.some((g) => patternMatches(g.namespacePattern, namespace) && g.capabilities.some((c) => capabilityGrants(c, capability))) ?? false
     );
   }
 

@@ -14,7 +14,8 @@ export enum Capability {
 
 registerEnumType(Capability, {
   name: 'Capability',
-  description: 'ingest: write events; read: fetch by id; list: enumerate and filter; search: memory search; admin: tokens, rebuilds and every capability but approve; approve: second signature on irreversible operations.',
+  description:
+    'ingest: write events; read: fetch by id; list: enumerate and filter; search: memory search; admin: tokens, rebuilds and every capability but approve; approve: second signature on irreversible operations.',
 });
 
 export const ALL_CAPABILITIES: readonly Capability[] = Object.values(Capability);

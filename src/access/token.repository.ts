@@ -110,10 +110,7 @@ export class TokenRepository {
 
   /** Marks a token revoked; true when it was live. */
   async revoke(id: string): Promise<boolean> {
-    const rows: unknown[] = await this.ds.query(
-      `UPDATE access.tokens SET revoked_at = now() WHERE id = $1 AND revoked_at IS NULL RETURNING id`,
-      [id],
-    );
+    const rows: unknown[] = await this.ds.query(`UPDATE access.tokens SET revoked_at = now() WHERE id = $1 AND revoked_at IS NULL RETURNING id`, [id]);
     // TypeORM returns [rows, count] for UPDATE ... RETURNING
     const affected = Array.isArray(rows[0]) ? (rows[0] as unknown[]).length : rows.length;
     return affected > 0;

@@ -13,6 +13,7 @@ const MAX_NAME = 200;
 /** A token's name: shown in lists and in every FORBIDDEN message, so short and plain. */
 export function checkTokenName(name: string): string {
   const trimmed = name.trim();
+  // eslint-disable-next-line no-control-regex -- control characters are what this refuses
   if (trimmed.length < 1 || trimmed.length > MAX_NAME || /[\u0000-\u001f\u007f-\u009f]/.test(trimmed) || !trimmed.isWellFormed()) {
     throw new AccessException(
       AccessExceptionCode.INVALID_GRANT,
@@ -96,7 +97,11 @@ export class TokenService {
   async revokeToken(auth: AuthContext, id: string): Promise<boolean> {
     const caller = auth.requirePrincipal();
     const target = isUuid(id) ? await this.tokens.findById(id) : undefined;
-    if (!target) throw new AccessException(AccessExceptionCode.TOKEN_NOT_FOUND, `no token with id ${JSON.stringify(id.slice(0, 60))}: use the id createToken returned (a UUID)`);
+    if (!target)
+      throw new AccessException(
+        AccessExceptionCode.TOKEN_NOT_FOUND,
+        `no token with id ${JSON.stringify(id.slice(0, 60))}: use the id createToken returned (a UUID)`,
+      );
     const own = target.id === caller.tokenId;
     const coveredByAdmin = target.grants.every((g) =>
       caller.grants.some((held) => held.capabilities.includes(Capability.ADMIN) && patternCovers(held.namespacePattern, g.namespacePattern)),
@@ -145,9 +150,16 @@ export class TokenService {
    * prefix admin attaching tokens to, say, the bootstrap admin's principal would act as it.
    */
   private async checkPrincipal(auth: AuthContext, callerPrincipalId: string, principalId: string): Promise<void> {
-    if (!isUuid(principalId)) throw new AccessException(AccessExceptionCode.INVALID_GRANT, `principalId must be a UUID (a principalId from viewer or a token); got ${JSON.stringify(principalId.slice(0, 60))}`);
+    if (!isUuid(principalId))
+      throw new AccessException(
+        AccessExceptionCode.INVALID_GRANT,
+        `principalId must be a UUID (a principalId from viewer or a token); got ${JSON.stringify(principalId.slice(0, 60))}`,
+      );
     if (principalId !== callerPrincipalId && !auth.can(Capability.ADMIN, '*')) {
-      throw new AccessException(AccessExceptionCode.FORBIDDEN, 'issuing a token to another principal needs "admin" on "*"; omit principalId to create a new principal, or pass your own');
+      throw new AccessException(
+        AccessExceptionCode.FORBIDDEN,
+        'issuing a token to another principal needs "admin" on "*"; omit principalId to create a new principal, or pass your own',
+      );
     }
     if (!(await this.tokens.principalExists(principalId))) {
       throw new AccessException(AccessExceptionCode.INVALID_GRANT, `principal ${principalId} does not exist`);

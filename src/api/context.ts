@@ -97,7 +97,13 @@ export interface RequestContext {
 }
 
 /** `currentAuth` for a connection: re-authenticates the same header once `recheckMs` have passed (AUTH_RECHECK_MS). */
-export function recheckingAuth(services: Services, authorization: string | undefined, initial: AuthContext, recheckMs: number, now: () => number = Date.now): () => Promise<AuthContext> {
+export function recheckingAuth(
+  services: Services,
+  authorization: string | undefined,
+  initial: AuthContext,
+  recheckMs: number,
+  now: () => number = Date.now,
+): () => Promise<AuthContext> {
   let current = initial;
   let checkedAt = now();
   return async () => {
@@ -149,7 +155,8 @@ export function createLoaders(services: Services): Loaders {
       { cacheKeyFn: entityAsOfKey },
     ),
     relationshipsByEntity: new DataLoader(
-      async (keys) => (await perAsOf((ids, asOf) => services.factRepository.relationshipsByEntityIds(ids, asOf))(keys)).map((rows) => rows.map((r) => r.relationship)),
+      async (keys) =>
+        (await perAsOf((ids, asOf) => services.factRepository.relationshipsByEntityIds(ids, asOf))(keys)).map((rows) => rows.map((r) => r.relationship)),
       { cacheKeyFn: entityAsOfKey },
     ),
     sourcesByRelationshipId: new DataLoader(async (ids) => groupBy(ids, await services.factRepository.relationshipSources(ids), (r) => r.relationshipId)),

@@ -5,14 +5,7 @@ import { assertUnreachable } from '../common/assert-unreachable';
 import { GraphException, GraphExceptionCode } from '../graph/graph.exception';
 
 /** The stable codes clients read in `extensions.code`. */
-export type ApiErrorCode =
-  | 'BAD_USER_INPUT'
-  | 'UNAUTHENTICATED'
-  | 'FORBIDDEN'
-  | 'NOT_FOUND'
-  | 'CONFLICT'
-  | 'LIMIT_EXCEEDED'
-  | 'INTERNAL_SERVER_ERROR';
+export type ApiErrorCode = 'BAD_USER_INPUT' | 'UNAUTHENTICATED' | 'FORBIDDEN' | 'NOT_FOUND' | 'CONFLICT' | 'LIMIT_EXCEEDED' | 'INTERNAL_SERVER_ERROR';
 
 function accessCode(code: AccessExceptionCode): ApiErrorCode {
   switch (code) {
@@ -116,10 +109,15 @@ export function formatApiError(formatted: GraphQLFormattedError, error: unknown,
     const { stacktrace: _stack, ...extensions } = formatted.extensions ?? {};
     return { ...formatted, extensions };
   }
-  if (original instanceof GraphQLError && original.extensions?.code === undefined && !(original.originalError)) {
+  if (original instanceof GraphQLError && original.extensions?.code === undefined && !original.originalError) {
     // Validation and coercion errors thrown by graphql-js itself carry no code.
     return { ...formatted, extensions: { code: 'BAD_USER_INPUT' } };
   }
   log('unexpected error', original);
-  return { message: 'internal error: the service logged the details', locations: formatted.locations, path: formatted.path, extensions: { code: 'INTERNAL_SERVER_ERROR' } };
+  return {
+    message: 'internal error: the service logged the details',
+    locations: formatted.locations,
+    path: formatted.path,
+    extensions: { code: 'INTERNAL_SERVER_ERROR' },
+  };
 }

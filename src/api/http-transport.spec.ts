@@ -38,13 +38,23 @@ describe('jsonErrorHandler', () => {
     const res = await fetch(`${url}/boom`);
     expect(res.status).toBe(500);
     const text = await res.text();
-    expect(JSON.parse(text)).toEqual({ errors: [{ message: 'internal error: the service logged the details', extensions: { code: 'INTERNAL_SERVER_ERROR' } }] });
+    expect(JSON.parse(text)).toEqual({
+      errors: [{ message: 'internal error: the service logged the details', extensions: { code: 'INTERNAL_SERVER_ERROR' } }],
+    });
     expect(text).not.toContain('/srv/app');
   });
 });
 
 describe('routeLabel', () => {
   it('keeps the label set to the served routes', () => {
-    expect(['/graphql', '/graphiql/assets/x.js', '/health', '/metrics', '/', '/wp-admin', '/graphqlx'].map(routeLabel)).toEqual(['/graphql', '/graphiql', '/health', '/metrics', '/', 'other', 'other']);
+    expect(['/graphql', '/graphiql/assets/x.js', '/health', '/metrics', '/', '/wp-admin', '/graphqlx'].map(routeLabel)).toEqual([
+      '/graphql',
+      '/graphiql',
+      '/health',
+      '/metrics',
+      '/',
+      'other',
+      'other',
+    ]);
   });
 });

@@ -82,7 +82,8 @@ describe('checkOperationLimits on the app schema', () => {
   });
 
   it('prices search and traversals by their work: 200 aliased searches are refused, a few are not', () => {
-    const searches = (n: number) => `{ ${Array.from({ length: n }, (_, i) => `s${i}: searchMemory(namespace: "n", query: "q") { score fact { id statement } }`).join(' ')} }`;
+    const searches = (n: number) =>
+      `{ ${Array.from({ length: n }, (_, i) => `s${i}: searchMemory(namespace: "n", query: "q") { score fact { id statement } }`).join(' ')} }`;
     expect(check(searches(3))).toBeUndefined();
     expect(check(searches(200))).toMatchObject({ code: 'LIMIT_EXCEEDED', limit: 'complexity' });
     const paths = Array.from({ length: 140 }, (_, i) => `p${i}: provenance(factId: "f") { steps { distance } }`).join(' ');

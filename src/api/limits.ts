@@ -1,12 +1,4 @@
-import {
-  DocumentNode,
-  FragmentDefinitionNode,
-  GraphQLError,
-  GraphQLSchema,
-  Kind,
-  OperationDefinitionNode,
-  SelectionSetNode,
-} from 'graphql';
+import { DocumentNode, FragmentDefinitionNode, GraphQLError, GraphQLSchema, Kind, OperationDefinitionNode, SelectionSetNode } from 'graphql';
 import { getComplexity } from 'graphql-query-complexity';
 import { costEstimator } from './cost';
 import { apiError } from './errors';
@@ -102,18 +94,30 @@ export function selectOperation(document: DocumentNode, operationName?: string |
 const TOO_MANY_NODES = /maximum allowed number of nodes/;
 
 /** The operation's cost; an operation whose cost cannot be computed is refused, never let through. */
-function operationCost(schema: GraphQLSchema, document: DocumentNode, variables: Record<string, unknown>, operationName: string | null | undefined, limits: QueryLimits): number | GraphQLError {
+function operationCost(
+  schema: GraphQLSchema,
+  document: DocumentNode,
+  variables: Record<string, unknown>,
+  operationName: string | null | undefined,
+  limits: QueryLimits,
+): number | GraphQLError {
   try {
     return getComplexity({ schema, query: document, variables, operationName: operationName ?? undefined, estimators: [costEstimator] });
   } catch (err) {
     if (err instanceof GraphQLError && TOO_MANY_NODES.test(err.message)) {
-      return apiError('LIMIT_EXCEEDED', `the operation has too many fields to price (fragments included, at most 10,000): ask for fewer fields or split it`, { limit: 'complexity', max: limits.maxComplexity });
+      return apiError('LIMIT_EXCEEDED', `the operation has too many fields to price (fragments included, at most 10,000): ask for fewer fields or split it`, {
+        limit: 'complexity',
+        max: limits.maxComplexity,
+      });
     }
     if (err instanceof GraphQLError) {
       // Variable or argument values that cannot be coerced: the same error execution would give.
       return apiError('BAD_USER_INPUT', err.message);
     }
-    return apiError('LIMIT_EXCEEDED', `the cost of this operation could not be computed, so it is refused: simplify it (fewer fragments, plain arguments)`, { limit: 'complexity', max: limits.maxComplexity });
+    return apiError('LIMIT_EXCEEDED', `the cost of this operation could not be computed, so it is refused: simplify it (fewer fragments, plain arguments)`, {
+      limit: 'complexity',
+      max: limits.maxComplexity,
+    });
   }
 }
 
@@ -127,14 +131,22 @@ export function checkOperationLimits(
 ): GraphQLError | undefined {
   const depth = operationDepth(document, operationName);
   if (depth > limits.maxDepth) {
-    return apiError('LIMIT_EXCEEDED', `query depth ${Number.isFinite(depth) ? depth : '∞ (fragment cycle)'} exceeds the limit of ${limits.maxDepth}: ask for fewer nested levels`, { limit: 'depth', max: limits.maxDepth });
+    return apiError(
+      'LIMIT_EXCEEDED',
+      `query depth ${Number.isFinite(depth) ? depth : '∞ (fragment cycle)'} exceeds the limit of ${limits.maxDepth}: ask for fewer nested levels`,
+      { limit: 'depth', max: limits.maxDepth },
+    );
   }
   const shape = introspectionShapeError(document, operationName);
   if (shape) return shape;
   const cost = operationCost(schema, document, variables ?? {}, operationName, limits);
   if (cost instanceof GraphQLError) return cost;
   if (cost > limits.maxComplexity) {
-    return apiError('LIMIT_EXCEEDED', `query complexity ${cost} exceeds the limit of ${limits.maxComplexity}: request smaller pages (first/limit), fewer aliases or fewer nested lists`, { limit: 'complexity', max: limits.maxComplexity, complexity: cost });
+    return apiError(
+      'LIMIT_EXCEEDED',
+      `query complexity ${cost} exceeds the limit of ${limits.maxComplexity}: request smaller pages (first/limit), fewer aliases or fewer nested lists`,
+      { limit: 'complexity', max: limits.maxComplexity, complexity: cost },
+    );
   }
   return undefined;
 }

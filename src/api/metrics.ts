@@ -6,19 +6,61 @@ import { DeriveResult } from '../silver/derive.job';
 /** Prometheus metrics of one process; `/metrics` renders `registry`. */
 export class AppMetrics {
   readonly registry = new Registry();
-  readonly httpRequests = new Counter({ name: 'medallion_http_requests_total', help: 'HTTP requests by route and status', labelNames: ['route', 'status'], registers: [this.registry] });
-  readonly graphqlOperations = new Counter({ name: 'medallion_graphql_operations_total', help: 'GraphQL operations by type and outcome', labelNames: ['type', 'outcome'], registers: [this.registry] });
-  readonly graphqlSeconds = new Histogram({ name: 'medallion_graphql_operation_seconds', help: 'GraphQL operation latency', labelNames: ['type'], buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5], registers: [this.registry] });
-  readonly exploreQueries = new Counter({ name: 'medallion_graph_explore_queries_total', help: 'Generated graph-exploration root fields run against Neo4j, by field', labelNames: ['field'], registers: [this.registry] });
-  readonly ingested = new Counter({ name: 'medallion_ingest_events_total', help: 'Submitted events by result', labelNames: ['status'], registers: [this.registry] });
+  readonly httpRequests = new Counter({
+    name: 'medallion_http_requests_total',
+    help: 'HTTP requests by route and status',
+    labelNames: ['route', 'status'],
+    registers: [this.registry],
+  });
+  readonly graphqlOperations = new Counter({
+    name: 'medallion_graphql_operations_total',
+    help: 'GraphQL operations by type and outcome',
+    labelNames: ['type', 'outcome'],
+    registers: [this.registry],
+  });
+  readonly graphqlSeconds = new Histogram({
+    name: 'medallion_graphql_operation_seconds',
+    help: 'GraphQL operation latency',
+    labelNames: ['type'],
+    buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
+    registers: [this.registry],
+  });
+  readonly exploreQueries = new Counter({
+    name: 'medallion_graph_explore_queries_total',
+    help: 'Generated graph-exploration root fields run against Neo4j, by field',
+    labelNames: ['field'],
+    registers: [this.registry],
+  });
+  readonly ingested = new Counter({
+    name: 'medallion_ingest_events_total',
+    help: 'Submitted events by result',
+    labelNames: ['status'],
+    registers: [this.registry],
+  });
   // Derivation, counted by the process whose worker derives (a `worker` process serves no /metrics;
   // medallion_derive_dead_letters_open below reads the database and is right in every process).
-  readonly deriveBatches = new Counter({ name: 'medallion_derive_batches_total', help: 'Derivation micro-batches taken (a fallback counts once)', registers: [this.registry] });
-  readonly deriveFallbacks = new Counter({ name: 'medallion_derive_batch_fallbacks_total', help: 'Micro-batches that failed as a whole and were retried event by event', registers: [this.registry] });
+  readonly deriveBatches = new Counter({
+    name: 'medallion_derive_batches_total',
+    help: 'Derivation micro-batches taken (a fallback counts once)',
+    registers: [this.registry],
+  });
+  readonly deriveFallbacks = new Counter({
+    name: 'medallion_derive_batch_fallbacks_total',
+    help: 'Micro-batches that failed as a whole and were retried event by event',
+    registers: [this.registry],
+  });
   readonly deriveEvents = new Counter({ name: 'medallion_derive_events_total', help: 'Events whose derivation committed', registers: [this.registry] });
   readonly deriveFacts = new Counter({ name: 'medallion_derive_facts_total', help: 'Facts stored by derivation (SKIPs excluded)', registers: [this.registry] });
-  readonly deriveDeadLetters = new Counter({ name: 'medallion_derive_dead_letters_total', help: 'Events written to silver.dead_letters (each failed attempt)', registers: [this.registry] });
-  readonly deriveFailures = new Counter({ name: 'medallion_derive_failures_total', help: 'Derive steps that failed before writing anything (e.g. a lease taken over)', registers: [this.registry] });
+  readonly deriveDeadLetters = new Counter({
+    name: 'medallion_derive_dead_letters_total',
+    help: 'Events written to silver.dead_letters (each failed attempt)',
+    registers: [this.registry],
+  });
+  readonly deriveFailures = new Counter({
+    name: 'medallion_derive_failures_total',
+    help: 'Derive steps that failed before writing anything (e.g. a lease taken over)',
+    registers: [this.registry],
+  });
 
   constructor(ds: DataSource) {
     collectDefaultMetrics({ register: this.registry, prefix: 'medallion_' });
@@ -27,12 +69,18 @@ export class AppMetrics {
       help: 'Outbox rows not yet projected to Neo4j',
       registers: [this.registry],
       async collect() {
-        const [row] = (await ds.query(`SELECT count(*)::int AS n, coalesce(extract(epoch FROM now() - min(created_at)), 0)::float AS age FROM ops.outbox WHERE processed_at IS NULL`)) as Array<{ n: number; age: number }>;
+        const [row] = (await ds.query(
+          `SELECT count(*)::int AS n, coalesce(extract(epoch FROM now() - min(created_at)), 0)::float AS age FROM ops.outbox WHERE processed_at IS NULL`,
+        )) as Array<{ n: number; age: number }>;
         this.set(row?.n ?? 0);
         outboxAge.set(row?.age ?? 0);
       },
     });
-    const outboxAge = new Gauge({ name: 'medallion_outbox_oldest_pending_seconds', help: 'Age of the oldest unprojected outbox row', registers: [this.registry] });
+    const outboxAge = new Gauge({
+      name: 'medallion_outbox_oldest_pending_seconds',
+      help: 'Age of the oldest unprojected outbox row',
+      registers: [this.registry],
+    });
     new Gauge({
       name: 'medallion_derivation_pending',
       help: 'Events waiting for Silver derivation',

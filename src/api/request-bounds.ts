@@ -83,10 +83,16 @@ function parseBounded(query: string, bounds: RequestBounds): DocumentNode | Requ
   } catch (err) {
     const message = err instanceof Error ? err.message : String(err);
     if (/contains more th(?:an|at) \d+ tokens/.test(message)) {
-      return refuse(400, 'LIMIT_EXCEEDED', `the document has more than ${bounds.maxTokens} tokens: send fewer fields and pass values as variables`, { limit: 'tokens', max: bounds.maxTokens });
+      return refuse(400, 'LIMIT_EXCEEDED', `the document has more than ${bounds.maxTokens} tokens: send fewer fields and pass values as variables`, {
+        limit: 'tokens',
+        max: bounds.maxTokens,
+      });
     }
     const syntax = err instanceof GraphQLError ? err : undefined;
-    return new RequestRefused(new GraphQLError(message, { nodes: undefined, source: syntax?.source, positions: syntax?.positions, extensions: { code: 'GRAPHQL_PARSE_FAILED' } }), 400);
+    return new RequestRefused(
+      new GraphQLError(message, { nodes: undefined, source: syntax?.source, positions: syntax?.positions, extensions: { code: 'GRAPHQL_PARSE_FAILED' } }),
+      400,
+    );
   }
 }
 
@@ -132,10 +138,16 @@ export function checkRequest(
 ): CheckedRequest | RequestRefused {
   const { query, operationName } = request;
   if (typeof query !== 'string' || query.trim() === '') return refuse(400, 'BAD_USER_INPUT', 'send the operation as a non-empty string in `query`');
-  if (operationName !== undefined && operationName !== null && typeof operationName !== 'string') return refuse(400, 'BAD_USER_INPUT', '`operationName` must be a string');
+  if (operationName !== undefined && operationName !== null && typeof operationName !== 'string')
+    return refuse(400, 'BAD_USER_INPUT', '`operationName` must be a string');
   const bytes = Buffer.byteLength(query, 'utf8');
   if (bytes > bounds.maxDocumentBytes) {
-    return refuse(400, 'LIMIT_EXCEEDED', `the document is ${bytes} bytes, above the limit of ${bounds.maxDocumentBytes}: send fewer fields and pass large values as variables`, { limit: 'documentBytes', max: bounds.maxDocumentBytes });
+    return refuse(
+      400,
+      'LIMIT_EXCEEDED',
+      `the document is ${bytes} bytes, above the limit of ${bounds.maxDocumentBytes}: send fewer fields and pass large values as variables`,
+      { limit: 'documentBytes', max: bounds.maxDocumentBytes },
+    );
   }
   const document = parseBounded(query, bounds);
   if (document instanceof RequestRefused) return document;
@@ -144,25 +156,54 @@ export function checkRequest(
   const operation = selectOperation(document, operationName);
   const candidates = operation ? [operation] : document.definitions.filter((d): d is OperationDefinitionNode => d.kind === Kind.OPERATION_DEFINITION);
   if (!auth.isAuthenticated && candidates.some((op) => [...rootFields(op, fragments)].some((f) => !INTROSPECTION_ROOTS.has(f)))) {
-    return refuse(401, 'UNAUTHENTICATED', 'missing or invalid API token: send "Authorization: Bearer <token>" (graphql-ws: connectionParams.authorization); without one only introspection is served');
+    return refuse(
+      401,
+      'UNAUTHENTICATED',
+      'missing or invalid API token: send "Authorization: Bearer <token>" (graphql-ws: connectionParams.authorization); without one only introspection is served',
+    );
   }
   if (transport === 'http' && operation?.operation === 'subscription') {
     return refuse(400, 'BAD_USER_INPUT', 'subscriptions are served over graphql-ws only: open a WebSocket to /graphql (protocol graphql-transport-ws)');
   }
   const { fields, aliases } = countFields(document);
-  if (aliases > bounds.maxAliases) return refuse(400, 'LIMIT_EXCEEDED', `the document has ${aliases} aliases, above the limit of ${bounds.maxAliases}: split it into several requests`, { limit: 'aliases', max: bounds.maxAliases });
-  if (fields > bounds.maxFields) return refuse(400, 'LIMIT_EXCEEDED', `the document selects ${fields} fields, above the limit of ${bounds.maxFields}: use fragments or split it into several requests`, { limit: 'fields', max: bounds.maxFields });
+  if (aliases > bounds.maxAliases)
+    return refuse(400, 'LIMIT_EXCEEDED', `the document has ${aliases} aliases, above the limit of ${bounds.maxAliases}: split it into several requests`, {
+      limit: 'aliases',
+      max: bounds.maxAliases,
+    });
+  if (fields > bounds.maxFields)
+    return refuse(
+      400,
+      'LIMIT_EXCEEDED',
+      `the document selects ${fields} fields, above the limit of ${bounds.maxFields}: use fragments or split it into several requests`,
+      { limit: 'fields', max: bounds.maxFields },
+    );
   const variables = variablesOf(request.variables);
   if (variables instanceof RequestRefused) return variables;
   const measure = measureInputs(schema, document, operation, variables, { maxNodes: bounds.maxInputNodes, maxFilterObjects: bounds.maxFilterObjects });
   if (measure.nodes > bounds.maxInputNodes) {
-    return refuse(400, 'LIMIT_EXCEEDED', `the arguments hold more than ${bounds.maxInputNodes} input objects and list elements: send smaller batches or shorter lists`, { limit: 'inputNodes', max: bounds.maxInputNodes });
+    return refuse(
+      400,
+      'LIMIT_EXCEEDED',
+      `the arguments hold more than ${bounds.maxInputNodes} input objects and list elements: send smaller batches or shorter lists`,
+      { limit: 'inputNodes', max: bounds.maxInputNodes },
+    );
   }
   if (measure.filterObjects > bounds.maxFilterObjects) {
-    return refuse(400, 'LIMIT_EXCEEDED', `the where filters hold more than ${bounds.maxFilterObjects} conditions: use fewer OR/AND branches (an "in" list tests many values at once)`, { limit: 'filterObjects', max: bounds.maxFilterObjects });
+    return refuse(
+      400,
+      'LIMIT_EXCEEDED',
+      `the where filters hold more than ${bounds.maxFilterObjects} conditions: use fewer OR/AND branches (an "in" list tests many values at once)`,
+      { limit: 'filterObjects', max: bounds.maxFilterObjects },
+    );
   }
   if (measure.depth > limits.maxInputDepth) {
-    return refuse(400, 'LIMIT_EXCEEDED', `argument nesting ${measure.depth} exceeds the limit of ${limits.maxInputDepth}: use fewer nested filters (each relationship hop in a where filter adds two levels)`, { limit: 'inputDepth', max: limits.maxInputDepth });
+    return refuse(
+      400,
+      'LIMIT_EXCEEDED',
+      `argument nesting ${measure.depth} exceeds the limit of ${limits.maxInputDepth}: use fewer nested filters (each relationship hop in a where filter adds two levels)`,
+      { limit: 'inputDepth', max: limits.maxInputDepth },
+    );
   }
   return { document, operation, variables, operationName: operationName ?? undefined };
 }

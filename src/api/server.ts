@@ -51,7 +51,9 @@ function limitsPlugin(deps: HttpServerDeps): ApolloServerPlugin<RequestContext> 
       return {
         async didResolveOperation({ request, document, operation, schema }) {
           type = operation?.operation ?? 'unknown';
-          const err = checkOperationLimits(schema, document, request.variables, request.operationName, deps.limits) ?? exploreArgumentError(schema, document, request.variables ?? {});
+          const err =
+            checkOperationLimits(schema, document, request.variables, request.operationName, deps.limits) ??
+            exploreArgumentError(schema, document, request.variables ?? {});
           // A request error, not a server fault: answered 400 like parse and validation failures.
           if (err) throw new GraphQLError(err.message, { extensions: { ...err.extensions, http: { status: 400 } } });
         },
@@ -77,7 +79,9 @@ function guardRequest(deps: HttpServerDeps, bounds: RequestBounds): RequestHandl
       res.locals.auth = auth;
       const params: unknown = req.method === 'GET' ? req.query : req.body;
       if (params === null || typeof params !== 'object' || Array.isArray(params)) {
-        const message = Array.isArray(params) ? 'batched requests are not supported: send one operation per request' : 'send a JSON object {"query": "...", "variables": {...}} with content-type application/json';
+        const message = Array.isArray(params)
+          ? 'batched requests are not supported: send one operation per request'
+          : 'send a JSON object {"query": "...", "variables": {...}} with content-type application/json';
         return sendErrors(res, 400, [{ message, extensions: { code: 'BAD_USER_INPUT' } }]);
       }
       const p = params as Record<string, unknown>;
@@ -121,7 +125,8 @@ export async function startHttpServer(deps: HttpServerDeps): Promise<HttpServerH
         const { document, variables, operationName } = checked;
         const errors = validate(deps.schema, document);
         if (errors.length > 0) return errors;
-        const limitError = checkOperationLimits(deps.schema, document, variables, operationName, deps.limits) ?? exploreArgumentError(deps.schema, document, variables);
+        const limitError =
+          checkOperationLimits(deps.schema, document, variables, operationName, deps.limits) ?? exploreArgumentError(deps.schema, document, variables);
         if (limitError) return [limitError];
         const contextValue: RequestContext = {
           auth,
@@ -131,8 +136,7 @@ export async function startHttpServer(deps: HttpServerDeps): Promise<HttpServerH
         };
         return { schema: deps.schema, document, variableValues: variables, operationName, contextValue };
       },
-      onNext: (_ctx, _id, _payload, _args, result) =>
-        result.errors ? { ...result, errors: result.errors.map((e) => formatError(e.toJSON(), e)) } : undefined,
+      onNext: (_ctx, _id, _payload, _args, result) => (result.errors ? { ...result, errors: result.errors.map((e) => formatError(e.toJSON(), e)) } : undefined),
       onError: (_ctx, _id, _payload, errors) => errors.map((e) => formatError(e.toJSON(), e)),
     },
     wsServer,
@@ -147,7 +151,15 @@ export async function startHttpServer(deps: HttpServerDeps): Promise<HttpServerH
     formatError,
     plugins: [
       ApolloServerPluginDrainHttpServer({ httpServer }),
-      { async serverWillStart() { return { async drainServer() { await wsCleanup.dispose(); } }; } },
+      {
+        async serverWillStart() {
+          return {
+            async drainServer() {
+              await wsCleanup.dispose();
+            },
+          };
+        },
+      },
       limitsPlugin(deps),
     ],
   });

@@ -16,7 +16,6 @@ export interface EventListFilter {
   contains?: string | null;
 }
 
-
 export interface Watermark {
   namespace: string;
   source: string;
@@ -89,11 +88,24 @@ export class EventQueryRepository {
   }
 
   async watermark(namespace: string, source: string): Promise<Watermark | undefined> {
-    const rows: Array<{ namespace: string; source: string; last_source_event_id: string; last_occurred_at: Date; last_ingested_at: Date; event_count: string }> =
-      await this.ds.query(`SELECT * FROM ops.watermarks WHERE namespace = $1 AND source = $2`, [namespace, source]);
+    const rows: Array<{
+      namespace: string;
+      source: string;
+      last_source_event_id: string;
+      last_occurred_at: Date;
+      last_ingested_at: Date;
+      event_count: string;
+    }> = await this.ds.query(`SELECT * FROM ops.watermarks WHERE namespace = $1 AND source = $2`, [namespace, source]);
     const r = rows[0];
     return r
-      ? { namespace: r.namespace, source: r.source, lastSourceEventId: r.last_source_event_id, lastOccurredAt: r.last_occurred_at, lastIngestedAt: r.last_ingested_at, eventCount: Number(r.event_count) }
+      ? {
+          namespace: r.namespace,
+          source: r.source,
+          lastSourceEventId: r.last_source_event_id,
+          lastOccurredAt: r.last_occurred_at,
+          lastIngestedAt: r.last_ingested_at,
+          eventCount: Number(r.event_count),
+        }
       : undefined;
   }
 }

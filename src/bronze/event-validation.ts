@@ -24,6 +24,7 @@ const ROLES = new Set<string>(Object.values(Role));
 const KIND_NAMES = Object.keys(EventKind).join(', ');
 const ROLE_NAMES = Object.keys(Role).join(', ');
 
+// eslint-disable-next-line no-control-regex -- control characters are what this matches
 const CONTROL = /[\u0000-\u001f\u007f]/;
 
 const reject = (code: RejectCode, reason: string): Validation => ({ ok: false, code, reason });
@@ -62,7 +63,12 @@ function enumValue<T extends string>(value: unknown, values: Set<string>, byName
 }
 
 /** The payload as JSON text and the tool-call id read from it, or why the item is rejected. */
-function payloadOf(input: EventSubmission, kind: EventKind, hasPayload: boolean, limits: IngestLimits): { rawPayloadText: string | null; toolCallId: string | null } | Validation {
+function payloadOf(
+  input: EventSubmission,
+  kind: EventKind,
+  hasPayload: boolean,
+  limits: IngestLimits,
+): { rawPayloadText: string | null; toolCallId: string | null } | Validation {
   let rawPayloadText: string | null = null;
   if (hasPayload) {
     const problem = payloadProblem(input.rawPayload, limits.maxPayloadDepth);
@@ -80,8 +86,10 @@ function payloadOf(input: EventSubmission, kind: EventKind, hasPayload: boolean,
   // The id is stored as text of its own: it must be storable there unchanged.
   const toolCallId = toolCallIdOf(kind, input.rawPayload);
   const where = 'the tool-call id in rawPayload (toolCallId, tool_call_id, callId, call_id or id)';
-  if (toolCallId !== null && !toolCallId.isWellFormed()) return reject(RejectCode.INVALID_UNICODE, `${where} is not valid Unicode (an unpaired UTF-16 surrogate)`);
-  if (toolCallId !== null && CONTROL.test(toolCallId)) return reject(RejectCode.INVALID_FIELD, `${where} must not contain control characters such as NUL (\\u0000)`);
+  if (toolCallId !== null && !toolCallId.isWellFormed())
+    return reject(RejectCode.INVALID_UNICODE, `${where} is not valid Unicode (an unpaired UTF-16 surrogate)`);
+  if (toolCallId !== null && CONTROL.test(toolCallId))
+    return reject(RejectCode.INVALID_FIELD, `${where} must not contain control characters such as NUL (\\u0000)`);
   return { rawPayloadText, toolCallId };
 }
 
@@ -135,10 +143,14 @@ export function validateSubmission(input: EventSubmission, limits: IngestLimits,
   if (content.includes('\u0000')) {
     return reject(RejectCode.INVALID_FIELD, 'content contains NUL (\\u0000) characters, which cannot be stored as text; encode binary data (e.g. base64)');
   }
-  if (!content.isWellFormed()) return reject(RejectCode.INVALID_UNICODE, 'content is not valid Unicode (it holds an unpaired UTF-16 surrogate such as \\ud800)');
+  if (!content.isWellFormed())
+    return reject(RejectCode.INVALID_UNICODE, 'content is not valid Unicode (it holds an unpaired UTF-16 surrogate such as \\ud800)');
   const contentBytes = Buffer.byteLength(content, 'utf8');
   if (contentBytes > limits.maxContentBytes) {
-    return reject(RejectCode.CONTENT_TOO_LARGE, `content is ${contentBytes} bytes; the limit is ${limits.maxContentBytes} (MAX_CONTENT_BYTES): split it into several events`);
+    return reject(
+      RejectCode.CONTENT_TOO_LARGE,
+      `content is ${contentBytes} bytes; the limit is ${limits.maxContentBytes} (MAX_CONTENT_BYTES): split it into several events`,
+    );
   }
 
   const payload = payloadOf(input, kind, hasPayload, limits);
@@ -150,7 +162,10 @@ export function validateSubmission(input: EventSubmission, limits: IngestLimits,
   if (occurredAtGiven) {
     const t = input.occurredAt instanceof Date ? input.occurredAt : new Date(String(input.occurredAt));
     if (Number.isNaN(t.getTime())) {
-      return reject(RejectCode.INVALID_TIMESTAMP, `occurredAt ${JSON.stringify(input.occurredAt)} is not a date-time; use ISO-8601 such as 2026-11-29T12:00:00Z`);
+      return reject(
+        RejectCode.INVALID_TIMESTAMP,
+        `occurredAt ${JSON.stringify(input.occurredAt)} is not a date-time; use ISO-8601 such as 2026-11-29T12:00:00Z`,
+      );
     }
     if (t.getTime() < MIN_TIME || t.getTime() >= MAX_TIME) {
       return reject(RejectCode.INVALID_TIMESTAMP, `occurredAt ${t.toISOString()} is outside the accepted range 1900-01-01 to 2199-12-31`);

@@ -37,7 +37,11 @@ export class EventInput {
   @Field(() => String, { description: 'Stored verbatim.' })
   content!: string;
 
-  @Field(() => JSONResolver, { nullable: true, description: 'Structured payload (tool arguments, results, metadata), stored as given: at most MAX_PAYLOAD_DEPTH levels deep; integers beyond 2^53 must be sent as strings.' })
+  @Field(() => JSONResolver, {
+    nullable: true,
+    description:
+      'Structured payload (tool arguments, results, metadata), stored as given: at most MAX_PAYLOAD_DEPTH levels deep; integers beyond 2^53 must be sent as strings.',
+  })
   rawPayload?: unknown;
 
   @Field(() => Date, { nullable: true, description: 'When it happened. Default: now.' })
@@ -67,7 +71,10 @@ export class Event {
   /** rawPayload exactly as stored (GraphQL field in EventResolver: it needs "read"). */
   rawPayloadText!: string | null;
 
-  @Field(() => String, { nullable: true, description: 'Links a TOOL_CALL to its TOOL_RESULTs (from rawPayload toolCallId / tool_call_id / call_id, or id on the call).' })
+  @Field(() => String, {
+    nullable: true,
+    description: 'Links a TOOL_CALL to its TOOL_RESULTs (from rawPayload toolCallId / tool_call_id / call_id, or id on the call).',
+  })
   toolCallId!: string | null;
 
   @Field(() => String, { description: 'SHA-256 (hex) of the canonical form of the submission: see docs/bronze.md.' })
@@ -88,9 +95,16 @@ export class Event {
 export class IngestResult {
   @Field(() => Int) index!: number;
   @Field(() => IngestStatus) status!: IngestStatus;
-  @Field(() => Event, { nullable: true, description: 'The stored event: the new one (CREATED) or the original (DUPLICATE, CONFLICT), the original only when you hold "read" on its namespace.' })
+  @Field(() => Event, {
+    nullable: true,
+    description: 'The stored event: the new one (CREATED) or the original (DUPLICATE, CONFLICT), the original only when you hold "read" on its namespace.',
+  })
   event!: Event | null;
-  @Field(() => String, { nullable: true, description: 'Why it was rejected: MISSING_FIELD, INVALID_FIELD, INVALID_NAMESPACE, INVALID_ENUM, INVALID_UNICODE, INVALID_TIMESTAMP, CONTENT_TOO_LARGE, PAYLOAD_TOO_LARGE, PAYLOAD_TOO_DEEP, CONFLICT, FORBIDDEN.' })
+  @Field(() => String, {
+    nullable: true,
+    description:
+      'Why it was rejected: MISSING_FIELD, INVALID_FIELD, INVALID_NAMESPACE, INVALID_ENUM, INVALID_UNICODE, INVALID_TIMESTAMP, CONTENT_TOO_LARGE, PAYLOAD_TOO_LARGE, PAYLOAD_TOO_DEEP, CONFLICT, FORBIDDEN.',
+  })
   code!: string | null;
   @Field(() => String, { nullable: true }) reason!: string | null;
 }
@@ -112,7 +126,7 @@ export class EventEdge {
   @Field(() => Event) node!: Event;
 }
 
-@ObjectType({ description: 'Where a page ends (named apart from @neo4j/graphql\'s generated PageInfo).' })
+@ObjectType({ description: "Where a page ends (named apart from @neo4j/graphql's generated PageInfo)." })
 export class ConnectionPageInfo {
   @Field(() => Boolean) hasNextPage!: boolean;
   @Field(() => String, { nullable: true }) endCursor!: string | null;

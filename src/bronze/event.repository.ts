@@ -204,4 +204,3 @@ export class EventRepository {
     return rows.map(toBronzeEvent);
   }
 }
-

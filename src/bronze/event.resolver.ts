@@ -37,7 +37,7 @@ export class EventResolver {
     return e ? Event.from(e) : null;
   }
 
-  @Query(() => EventConnection, { description: "A namespace's events in (occurredAt, id) order, filtered and paged (needs \"list\")." })
+  @Query(() => EventConnection, { description: 'A namespace\'s events in (occurredAt, id) order, filtered and paged (needs "list").' })
   async events(
     @Arg('namespace', () => String) namespace: string,
     @Arg('filter', () => EventFilter, { nullable: true }) filter: EventFilter | null,
@@ -63,7 +63,11 @@ export class EventResolver {
   }
 
   @Query(() => Watermark, { nullable: true, description: 'Where ingestion from a source stands; null before its first event (needs "ingest" or "read").' })
-  async watermark(@Arg('namespace', () => String) namespace: string, @Arg('source', () => String) source: string, @Ctx() ctx: RequestContext): Promise<Watermark | null> {
+  async watermark(
+    @Arg('namespace', () => String) namespace: string,
+    @Arg('source', () => String) source: string,
+    @Ctx() ctx: RequestContext,
+  ): Promise<Watermark | null> {
     const w = await ctx.services.events.watermark(ctx.auth, namespace, source);
     return w ? Object.assign(new Watermark(), w) : null;
   }
@@ -108,11 +112,7 @@ export class EventResolver {
       );
     },
   })
-  async eventIngested(
-    @Root() message: EventIngestedMessage,
-    @Arg('namespace', () => String) _namespace: string,
-    @Ctx() ctx: RequestContext,
-  ): Promise<Event> {
+  async eventIngested(@Root() message: EventIngestedMessage, @Arg('namespace', () => String) _namespace: string, @Ctx() ctx: RequestContext): Promise<Event> {
     // Read fresh (no loader cache across messages) and re-check the grant for this namespace.
     const e = await ctx.services.events.getVisible(await ctx.currentAuth(), message.id);
     if (!e) throw new Error(`event ${message.id} is not readable`);

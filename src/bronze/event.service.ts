@@ -37,7 +37,13 @@ export class EventService {
   }
 
   /** A page of a namespace's events in (occurredAt, id) order; needs `list`. */
-  async list(auth: AuthContext, namespace: string, filter: EventListFilter, first: number | null | undefined, after: string | null | undefined): Promise<EventPage> {
+  async list(
+    auth: AuthContext,
+    namespace: string,
+    filter: EventListFilter,
+    first: number | null | undefined,
+    after: string | null | undefined,
+  ): Promise<EventPage> {
     auth.require(Capability.LIST, namespace);
     const size = first ?? 50;
     if (!Number.isInteger(size) || size < 1 || size > this.limits.maxPageSize) {
@@ -66,7 +72,10 @@ export class EventService {
   async watermark(auth: AuthContext, namespace: string, source: string): Promise<Watermark | null> {
     const principal = auth.requirePrincipal();
     if (!auth.can(Capability.INGEST, namespace) && !auth.can(Capability.READ, namespace)) {
-      throw new AccessException(AccessExceptionCode.FORBIDDEN, `token "${principal.name}" needs "ingest" or "read" on namespace "${namespace}" to read its watermarks`);
+      throw new AccessException(
+        AccessExceptionCode.FORBIDDEN,
+        `token "${principal.name}" needs "ingest" or "read" on namespace "${namespace}" to read its watermarks`,
+      );
     }
     return (await this.queries.watermark(namespace, source)) ?? null;
   }

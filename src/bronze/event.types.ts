@@ -54,8 +54,19 @@ export interface EventSubmission {
 }
 
 const FIELDS: Record<keyof EventSubmission, true> = {
-  namespace: true, source: true, sourceEventId: true, provenanceRoot: true, kind: true, conversationId: true, sessionId: true,
-  sequenceNum: true, role: true, actor: true, content: true, rawPayload: true, occurredAt: true,
+  namespace: true,
+  source: true,
+  sourceEventId: true,
+  provenanceRoot: true,
+  kind: true,
+  conversationId: true,
+  sessionId: true,
+  sequenceNum: true,
+  role: true,
+  actor: true,
+  content: true,
+  rawPayload: true,
+  occurredAt: true,
 };
 /** The fields of EventInput: a JSONL line with any other is refused before it is sent. */
 export const EVENT_INPUT_FIELDS: readonly string[] = Object.keys(FIELDS);

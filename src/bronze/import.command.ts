@@ -58,7 +58,8 @@ function httpSender(url: string, token: string) {
     } catch (err) {
       const unreachable = networkCause(err);
       if (unreachable) throw new CliError(`cannot reach the service at ${url} (${unreachable}): start it (npm start) or pass --url`);
-      if (err instanceof MemoryClientError && (err.code === 'BAD_USER_INPUT' || err.code === 'GRAPHQL_VALIDATION_FAILED')) throw new BatchInputError(err.message, err.code);
+      if (err instanceof MemoryClientError && (err.code === 'BAD_USER_INPUT' || err.code === 'GRAPHQL_VALIDATION_FAILED'))
+        throw new BatchInputError(err.message, err.code);
       const code = err instanceof MemoryClientError && err.code ? `${err.code}: ` : '';
       throw new CliError(`the service at ${url} refused a batch (${code}${(err as Error).message}); lines before it are stored, and re-running is safe`);
     }
@@ -75,7 +76,11 @@ export async function runImportCommand(config: AppConfig, file: string, o: Impor
   const token = resolveToken(config, o);
   const total = fs.statSync(file).size;
   const bar = new SingleBar(
-    { format: 'ingest |{bar}| {percentage}% | {value}/{total} bytes | created {created} duplicate {duplicate} rejected {rejected}', stream: process.stderr, hideCursor: true },
+    {
+      format: 'ingest |{bar}| {percentage}% | {value}/{total} bytes | created {created} duplicate {duplicate} rejected {rejected}',
+      stream: process.stderr,
+      hideCursor: true,
+    },
     Presets.shades_classic,
   );
   bar.start(total, 0, { created: 0, duplicate: 0, rejected: 0 });

@@ -8,7 +8,8 @@ import { IngestLimits, validateSubmission } from './event-validation';
 
 /** Postgres refused a value (SQLSTATE class 22: data exception), not the statement or the server. */
 function isDataException(err: unknown): boolean {
-  const code = (err as { code?: unknown; driverError?: { code?: unknown } } | null)?.code ?? (err as { driverError?: { code?: unknown } } | null)?.driverError?.code;
+  const code =
+    (err as { code?: unknown; driverError?: { code?: unknown } } | null)?.code ?? (err as { driverError?: { code?: unknown } } | null)?.driverError?.code;
   return typeof code === 'string' && code.startsWith('22');
 }
 

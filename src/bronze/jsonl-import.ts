@@ -33,7 +33,13 @@ function lineProblem(parsed: unknown, limits: IngestLimits): { code: string; rea
   }
   const unknown = Object.keys(parsed).filter((k) => !KNOWN_FIELDS.has(k));
   if (unknown.length > 0) {
-    return { code: 'UNKNOWN_FIELD', reason: `unknown field${unknown.length > 1 ? 's' : ''} ${unknown.slice(0, 5).map((k) => JSON.stringify(k)).join(', ')}: an EventInput has ${EVENT_INPUT_FIELDS.join(', ')}` };
+    return {
+      code: 'UNKNOWN_FIELD',
+      reason: `unknown field${unknown.length > 1 ? 's' : ''} ${unknown
+        .slice(0, 5)
+        .map((k) => JSON.stringify(k))
+        .join(', ')}: an EventInput has ${EVENT_INPUT_FIELDS.join(', ')}`,
+    };
   }
   const v = validateSubmission(parsed as EventSubmission, limits, new Date());
   return v.ok ? undefined : { code: v.code, reason: v.reason };

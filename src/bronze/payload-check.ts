@@ -12,7 +12,10 @@ export function payloadProblem(payload: unknown, maxDepth: number): { code: Reje
     const { v, depth, path } = stack.pop() as { v: unknown; depth: number; path: string };
     if (typeof v === 'number') {
       if (!Number.isFinite(v)) {
-        return { code: RejectCode.INVALID_FIELD, reason: `${path} holds a number beyond the range of a double (such as 1e400, read as Infinity): send it as a string` };
+        return {
+          code: RejectCode.INVALID_FIELD,
+          reason: `${path} holds a number beyond the range of a double (such as 1e400, read as Infinity): send it as a string`,
+        };
       }
       if (Number.isInteger(v) && !Number.isSafeInteger(v)) {
         return {
@@ -22,7 +25,10 @@ export function payloadProblem(payload: unknown, maxDepth: number): { code: Reje
       }
     } else if (v !== null && typeof v === 'object') {
       if (depth + 1 > maxDepth) {
-        return { code: RejectCode.PAYLOAD_TOO_DEEP, reason: `rawPayload nests deeper than ${maxDepth} levels of objects and arrays (MAX_PAYLOAD_DEPTH) at ${path}: flatten it` };
+        return {
+          code: RejectCode.PAYLOAD_TOO_DEEP,
+          reason: `rawPayload nests deeper than ${maxDepth} levels of objects and arrays (MAX_PAYLOAD_DEPTH) at ${path}: flatten it`,
+        };
       }
       if (Array.isArray(v)) {
         for (let i = v.length - 1; i >= 0; i--) stack.push({ v: v[i], depth: depth + 1, path: `${path}[${i}]` });

@@ -73,7 +73,11 @@ export interface AppConfig {
 }
 
 const intIn = (min: number, max: number) =>
-  z.coerce.number({ error: `expected an integer between ${min} and ${max}` }).int(`expected an integer between ${min} and ${max}`).min(min, `expected an integer >= ${min}`).max(max, `expected an integer <= ${max}`);
+  z.coerce
+    .number({ error: `expected an integer between ${min} and ${max}` })
+    .int(`expected an integer between ${min} and ${max}`)
+    .min(min, `expected an integer >= ${min}`)
+    .max(max, `expected an integer <= ${max}`);
 
 const optionalString = z
   .string()
@@ -97,10 +101,7 @@ const envSchema = z.object({
   NEO4J_USER: z.string().min(1).default('neo4j'),
   NEO4J_PASSWORD: optionalString,
   NEO4J_PAGECACHE_MB: intIn(16, 1_048_576).default(128),
-  ADMIN_TOKEN: optionalString.refine(
-    (v) => v === undefined || v.length >= 24,
-    'expected at least 24 characters (a guessable admin token is a security hole)',
-  ),
+  ADMIN_TOKEN: optionalString.refine((v) => v === undefined || v.length >= 24, 'expected at least 24 characters (a guessable admin token is a security hole)'),
   MEDALLION_TOKEN: optionalString,
   AUTH_RECHECK_MS: intIn(50, 600_000).default(5_000),
   OPENAI_API_KEY: optionalString,
@@ -157,9 +158,7 @@ export class ConfigError extends Error {
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
   const parsed = envSchema.safeParse(env);
   if (!parsed.success) {
-    throw new ConfigError(
-      parsed.error.issues.map((i) => `${i.path.join('.')}=${JSON.stringify(env[String(i.path[0])] ?? '')}: ${i.message}`),
-    );
+    throw new ConfigError(parsed.error.issues.map((i) => `${i.path.join('.')}=${JSON.stringify(env[String(i.path[0])] ?? '')}: ${i.message}`));
   }
   const e = parsed.data;
   const problems: string[] = [];

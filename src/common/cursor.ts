@@ -1,7 +1,6 @@
 import { BronzeException, BronzeExceptionCode } from '../bronze/bronze.exception';
 import { UUID } from './ids';
 
-
 /** A row's place in a (timestamp, id) ordered listing: the timestamp in epoch microseconds. */
 export interface Position {
   micros: string;

@@ -49,7 +49,10 @@ export function requireStorableArgs(args: Record<string, unknown>): void {
 /** BAD_USER_INPUT unless `id` is a UUID (every id this API hands out is one). */
 export function requireUuid(id: string, argument: string): string {
   if (!UUID.test(id)) {
-    throw new BronzeException(BronzeExceptionCode.INVALID_ARGUMENT, `${argument} must be a UUID such as 0b5c7a4e-1f6d-4c1a-9a51-2f1e0c9d8b7a (got ${JSON.stringify(id.slice(0, 60))})`);
+    throw new BronzeException(
+      BronzeExceptionCode.INVALID_ARGUMENT,
+      `${argument} must be a UUID such as 0b5c7a4e-1f6d-4c1a-9a51-2f1e0c9d8b7a (got ${JSON.stringify(id.slice(0, 60))})`,
+    );
   }
   return id;
 }

@@ -54,13 +54,16 @@ export class GraphRebuildJob {
         },
       });
       await progress;
-      await this.ds.query(
-        `UPDATE ops.jobs SET status = 'succeeded', finished_at = now(), progress_total = progress_done, message = $2 WHERE id = $1`,
-        [job.id, `deleted ${result.deleted} nodes; projected ${result.events} events, ${result.entities} entities, ${result.facts} facts, ${result.relationships} relationships in ${result.ms} ms`],
-      );
+      await this.ds.query(`UPDATE ops.jobs SET status = 'succeeded', finished_at = now(), progress_total = progress_done, message = $2 WHERE id = $1`, [
+        job.id,
+        `deleted ${result.deleted} nodes; projected ${result.events} events, ${result.entities} entities, ${result.facts} facts, ${result.relationships} relationships in ${result.ms} ms`,
+      ]);
     } catch (err) {
       await progress;
-      await this.ds.query(`UPDATE ops.jobs SET status = 'failed', finished_at = now(), error = $2 WHERE id = $1`, [job.id, (err instanceof Error ? err.message : String(err)).slice(0, 4000)]);
+      await this.ds.query(`UPDATE ops.jobs SET status = 'failed', finished_at = now(), error = $2 WHERE id = $1`, [
+        job.id,
+        (err instanceof Error ? err.message : String(err)).slice(0, 4000),
+      ]);
     }
     await this.notify(job.id);
     return true;

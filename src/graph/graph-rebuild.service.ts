@@ -81,13 +81,25 @@ export class GraphRebuildService {
     }
 
     // Stored event vectors are replayed; an event without one of the current model is embedded (and stored) on the way.
-    const model = this.embedding ? await this.embedding.embedder().then((e) => e.model, () => null) : null;
+    const model = this.embedding
+      ? await this.embedding.embedder().then(
+          (e) => e.model,
+          () => null,
+        )
+      : null;
     const eventsPage = async (c: PageCursor) => {
       const rows = await this.source.eventsPage(c, model);
       return this.embedding ? embedMissing(this.source, rows, this.embedding) : rows;
     };
     const events = await this.replay(namespace, batchSize, 'events', eventsPage, (tx, rows) => mergeEventNodes(tx, rows), progress);
-    const entities = await this.replay(namespace, batchSize, 'entities', (c) => this.source.entitiesPage(c), (tx, rows) => mergeEntityNodes(tx, rows), progress);
+    const entities = await this.replay(
+      namespace,
+      batchSize,
+      'entities',
+      (c) => this.source.entitiesPage(c),
+      (tx, rows) => mergeEntityNodes(tx, rows),
+      progress,
+    );
     const facts = await this.replay(
       namespace,
       batchSize,
@@ -99,7 +111,14 @@ export class GraphRebuildService {
       },
       progress,
     );
-    const relationships = await this.replay(namespace, batchSize, 'relationships', (c) => this.source.relationshipsPage(c), (tx, rows) => mergeRelationshipEdges(tx, rows), progress);
+    const relationships = await this.replay(
+      namespace,
+      batchSize,
+      'relationships',
+      (c) => this.source.relationshipsPage(c),
+      (tx, rows) => mergeRelationshipEdges(tx, rows),
+      progress,
+    );
     return { deleted, events, entities, facts, relationships, ms: Date.now() - t0 };
   }
 

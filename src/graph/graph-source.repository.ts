@@ -78,15 +78,27 @@ export class GraphSourceRepository {
   }
 
   factsPage(c: PageCursor): Promise<FactNodeRow[]> {
-    return this.sql.query(`${FACT_SELECT} WHERE ($1::text IS NULL OR f.namespace = $1) AND f.id > $2::uuid ORDER BY f.id LIMIT $3`, [c.namespace, c.after ?? FIRST_UUID, c.limit]);
+    return this.sql.query(`${FACT_SELECT} WHERE ($1::text IS NULL OR f.namespace = $1) AND f.id > $2::uuid ORDER BY f.id LIMIT $3`, [
+      c.namespace,
+      c.after ?? FIRST_UUID,
+      c.limit,
+    ]);
   }
 
   entitiesPage(c: PageCursor): Promise<EntityNodeRow[]> {
-    return this.sql.query(`${ENTITY_SELECT} WHERE ($1::text IS NULL OR n.namespace = $1) AND n.id > $2::uuid ORDER BY n.id LIMIT $3`, [c.namespace, c.after ?? FIRST_UUID, c.limit]);
+    return this.sql.query(`${ENTITY_SELECT} WHERE ($1::text IS NULL OR n.namespace = $1) AND n.id > $2::uuid ORDER BY n.id LIMIT $3`, [
+      c.namespace,
+      c.after ?? FIRST_UUID,
+      c.limit,
+    ]);
   }
 
   relationshipsPage(c: PageCursor): Promise<RelationshipEdgeRow[]> {
-    return this.sql.query(`${RELATIONSHIP_SELECT} WHERE ($1::text IS NULL OR r.namespace = $1) AND r.id > $2::uuid ORDER BY r.id LIMIT $3`, [c.namespace, c.after ?? FIRST_UUID, c.limit]);
+    return this.sql.query(`${RELATIONSHIP_SELECT} WHERE ($1::text IS NULL OR r.namespace = $1) AND r.id > $2::uuid ORDER BY r.id LIMIT $3`, [
+      c.namespace,
+      c.after ?? FIRST_UUID,
+      c.limit,
+    ]);
   }
 
   /**
@@ -94,7 +106,9 @@ export class GraphSourceRepository {
    * projector re-reads them, so an outbox row carries only the id and a replay writes current state.
    */
   eventsByIds(ids: readonly string[], model: string | null): Promise<EventNodeRow[]> {
-    return ids.length === 0 ? Promise.resolve([]) : this.sql.query(`${EVENT_SELECT('$2::text')} WHERE e.id = ANY($1::uuid[]) ORDER BY e.occurred_at, e.id`, [ids, model]);
+    return ids.length === 0
+      ? Promise.resolve([])
+      : this.sql.query(`${EVENT_SELECT('$2::text')} WHERE e.id = ANY($1::uuid[]) ORDER BY e.occurred_at, e.id`, [ids, model]);
   }
 
   /** Bronze events in (namespace, occurred_at, id) order, with their stored embeddings of `model`. `after` is the last row's id. */

@@ -150,10 +150,12 @@ export async function embedMissing(source: GraphSourceRepository, events: EventN
   }
   // Stored as real[]: project the same float32 values a rebuild will read back.
   const fresh = new Map(missing.map((e, i) => [e.id, vectors[i]?.map(Math.fround) ?? null]));
-  await source.saveEventEmbeddings(missing.flatMap((e) => {
-    const v = fresh.get(e.id);
-    return v ? [{ eventId: e.id, namespace: e.namespace, model: embedder.model, embedding: v }] : [];
-  }));
+  await source.saveEventEmbeddings(
+    missing.flatMap((e) => {
+      const v = fresh.get(e.id);
+      return v ? [{ eventId: e.id, namespace: e.namespace, model: embedder.model, embedding: v }] : [];
+    }),
+  );
   return events.map((e) => (fresh.has(e.id) ? { ...e, embedding: fresh.get(e.id) ?? null, embeddingModel: embedder.model } : e));
 }
 

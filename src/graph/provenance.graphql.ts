@@ -9,7 +9,8 @@ export enum ProvenanceVia {
 }
 registerEnumType(ProvenanceVia, {
   name: 'ProvenanceVia',
-  description: 'DIRECT: the fact itself rests on the event; SUPERSEDED: a fact it replaced (transitively) does; SUPERSEDING: a fact that replaced it (transitively) does.',
+  description:
+    'DIRECT: the fact itself rests on the event; SUPERSEDED: a fact it replaced (transitively) does; SUPERSEDING: a fact that replaced it (transitively) does.',
 });
 
 export enum ChangeKind {
@@ -72,4 +73,3 @@ export class Change {
   @Field(() => Date, { description: 'When it happened (system time).' }) at!: Date;
   @Field(() => Fact) fact!: Fact;
 }
-

@@ -28,7 +28,9 @@ const toSubgraph = (s: SubgraphResult): Subgraph =>
 @UseMiddleware(StorableTextArgs)
 @Resolver()
 export class ProvenanceResolver {
-  @Query(() => Provenance, { description: 'The fact and every event (with span) it rests on, through its supersession chain too; resolved through Neo4j (needs "read").' })
+  @Query(() => Provenance, {
+    description: 'The fact and every event (with span) it rests on, through its supersession chain too; resolved through Neo4j (needs "read").',
+  })
   async provenance(@Arg('factId', () => ID) factId: string, @Ctx() ctx: RequestContext): Promise<Provenance> {
     const p = await ctx.services.provenance.provenance(ctx.auth, ctx.loaders, factId);
     return Object.assign(new Provenance(), {

@@ -133,8 +133,16 @@ export class ProvenanceService {
     if (!fact) return { fact: null, steps: [] };
     const rows = await this.read((tx) => readProvenanceSteps(tx, fact.namespace, fact.id));
     const [facts, events] = await Promise.all([
-      loadIn(loaders.factById, rows.map((r) => r.factId), fact.namespace),
-      loadIn(loaders.eventById, rows.map((r) => r.eventId), fact.namespace),
+      loadIn(
+        loaders.factById,
+        rows.map((r) => r.factId),
+        fact.namespace,
+      ),
+      loadIn(
+        loaders.eventById,
+        rows.map((r) => r.eventId),
+        fact.namespace,
+      ),
     ]);
     const steps: ProvenanceStep[] = [];
     for (const r of rows) {
@@ -151,7 +159,11 @@ export class ProvenanceService {
     if (!event) return { event: null, facts: [], entities: [], relationships: [] };
     const rows = await this.read((tx) => readDerivedFromEvent(tx, event.namespace, event.id));
     const [facts, entities] = await Promise.all([
-      loadIn(loaders.factById, rows.facts.map((r) => r.factId), event.namespace),
+      loadIn(
+        loaders.factById,
+        rows.facts.map((r) => r.factId),
+        event.namespace,
+      ),
       loadIn(loaders.entityById, rows.entityIds, event.namespace),
     ]);
     return {
@@ -170,7 +182,10 @@ export class ProvenanceService {
       throw new GraphException(GraphExceptionCode.INVALID_ARGUMENT, `${name} must be a whole number of hops, at least 1 (got ${depth})`);
     }
     if (depth > max) {
-      throw new GraphException(GraphExceptionCode.DEPTH_LIMIT_EXCEEDED, `${name} ${depth} is above the limit of ${max} hops: ask for ${max} or fewer and expand from the entities you get back`);
+      throw new GraphException(
+        GraphExceptionCode.DEPTH_LIMIT_EXCEEDED,
+        `${name} ${depth} is above the limit of ${max} hops: ask for ${max} or fewer and expand from the entities you get back`,
+      );
     }
   }
 
@@ -218,7 +233,14 @@ export class ProvenanceService {
   }
 
   /** The shortest chain of RELATED edges between two entities of one namespace, or null. */
-  async shortestPath(auth: AuthContext, loaders: ProvenanceLoaders, fromId: string, toId: string, maxDepth: number, filter: TraversalFilter): Promise<SubgraphResult | null> {
+  async shortestPath(
+    auth: AuthContext,
+    loaders: ProvenanceLoaders,
+    fromId: string,
+    toId: string,
+    maxDepth: number,
+    filter: TraversalFilter,
+  ): Promise<SubgraphResult | null> {
     this.checkDepth('maxDepth', maxDepth, this.limits.maxPathDepth);
     const from = await this.start(auth, loaders.entityById, fromId);
     if (!from) return null;
@@ -240,7 +262,11 @@ export class ProvenanceService {
       throw new GraphException(GraphExceptionCode.INVALID_ARGUMENT, `first must be between 1 and ${this.limits.maxPageSize}`);
     }
     const rows = await this.changeLog.since(namespace, since, limit);
-    const facts = await loadIn(loaders.factById, rows.map((r) => r.factId), namespace);
+    const facts = await loadIn(
+      loaders.factById,
+      rows.map((r) => r.factId),
+      namespace,
+    );
     return rows.flatMap((r) => {
       const fact = facts.get(r.factId);
       return fact ? [{ kind: r.kind, at: r.at, fact }] : [];

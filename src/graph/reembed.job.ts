@@ -36,11 +36,10 @@ export class ReembedJob {
       const result = await this.reembed.run(job.namespace, (p) => {
         progress = progress
           .then(() =>
-            this.ds.query(`UPDATE ops.jobs SET progress_done = progress_done + 1, message = $2, locked_until = now() + make_interval(secs => $3) WHERE id = $1 AND status = 'running'`, [
-              job.id,
-              `${p.phase}: ${p.done}`,
-              LEASE_SECONDS,
-            ]),
+            this.ds.query(
+              `UPDATE ops.jobs SET progress_done = progress_done + 1, message = $2, locked_until = now() + make_interval(secs => $3) WHERE id = $1 AND status = 'running'`,
+              [job.id, `${p.phase}: ${p.done}`, LEASE_SECONDS],
+            ),
           )
           .then(() => this.notify(job.id))
           .catch(() => undefined);
@@ -52,7 +51,10 @@ export class ReembedJob {
       ]);
     } catch (err) {
       await progress;
-      await this.ds.query(`UPDATE ops.jobs SET status = 'failed', finished_at = now(), error = $2 WHERE id = $1`, [job.id, (err instanceof Error ? err.message : String(err)).slice(0, 4000)]);
+      await this.ds.query(`UPDATE ops.jobs SET status = 'failed', finished_at = now(), error = $2 WHERE id = $1`, [
+        job.id,
+        (err instanceof Error ? err.message : String(err)).slice(0, 4000),
+      ]);
     }
     await this.notify(job.id);
     return true;

@@ -61,9 +61,11 @@ export class ReembedService {
   }
 
   private async enqueue(namespace: string | null, reason: string, createdBy: string | null): Promise<JobRow> {
-    const [row] = (await this.ds.query(`INSERT INTO ops.jobs (kind, namespace, reason, created_by) VALUES ('reembed', $1, $2, $3) RETURNING *`, [namespace, reason, createdBy])) as Array<
-      Record<string, unknown>
-    >;
+    const [row] = (await this.ds.query(`INSERT INTO ops.jobs (kind, namespace, reason, created_by) VALUES ('reembed', $1, $2, $3) RETURNING *`, [
+      namespace,
+      reason,
+      createdBy,
+    ])) as Array<Record<string, unknown>>;
     await this.ds.query(`SELECT pg_notify('medallion_jobs', $1)`, [JSON.stringify({ id: row?.id })]);
     return toJob(row as Record<string, unknown>);
   }
@@ -73,7 +75,7 @@ export class ReembedService {
     const embedder = await this.embedder();
     const model = embedder.model;
     let facts = 0;
-    for (let after = FIRST_UUID; ; ) {
+    for (let after = FIRST_UUID; ;) {
       const rows = (await this.ds.query(
         `SELECT id::text AS id, namespace, statement FROM silver.facts
           WHERE ($1::text IS NULL OR namespace = $1) AND retired_at IS NULL AND embedding_model IS DISTINCT FROM $2 AND id > $3::uuid
@@ -101,7 +103,7 @@ export class ReembedService {
     }
 
     let events = 0;
-    for (let after = FIRST_UUID; ; ) {
+    for (let after = FIRST_UUID; ;) {
       const rows = (await this.ds.query(
         `SELECT e.id::text AS id, e.namespace, e.content FROM bronze.events e
           WHERE ($1::text IS NULL OR e.namespace = $1) AND e.id > $3::uuid
@@ -112,7 +114,9 @@ export class ReembedService {
       if (rows.length === 0) break;
       const vectors = await embedder.embed(rows.map((r) => r.content));
       await this.ds.transaction(async (em) => {
-        await new GraphSourceRepository(em).saveEventEmbeddings(rows.map((r, i) => ({ eventId: r.id, namespace: r.namespace, model, embedding: vectors[i] as number[] })));
+        await new GraphSourceRepository(em).saveEventEmbeddings(
+          rows.map((r, i) => ({ eventId: r.id, namespace: r.namespace, model, embedding: vectors[i] as number[] })),
+        );
         await em.query(
           `INSERT INTO ops.outbox (namespace, aggregate_type, aggregate_id, op, payload)
            SELECT t.namespace, 'event', t.id, 'upsert', jsonb_build_object('id', t.id) FROM unnest($1::text[], $2::text[]) AS t(id, namespace)`,

@@ -2,9 +2,25 @@ import { Fact } from '../silver/silver.types';
 import { escapeLucene, foldEventsIntoFacts, fuseByReciprocalRank, matchesSearchFilter, RRF_K, toLuceneQuery } from './search-ranking';
 
 const fact = (over: Partial<Fact> = {}): Fact => ({
-  id: 'f1', namespace: 'ns', statement: 'The user uses Neovim', factType: 'preference', subjectEntityId: 'u', predicate: 'uses', objectValue: 'Neovim',
-  objectEntityId: 'nvim', isNegation: false, confidence: 0.9, importance: 0.5, validFrom: new Date('2026-03-01T00:00:00Z'), validTo: null,
-  recordedAt: new Date('2026-03-08T00:00:00Z'), retiredAt: null, supersededById: null, extractionModel: 'm', derivationRunId: 'r', ...over,
+  id: 'f1',
+  namespace: 'ns',
+  statement: 'The user uses Neovim',
+  factType: 'preference',
+  subjectEntityId: 'u',
+  predicate: 'uses',
+  objectValue: 'Neovim',
+  objectEntityId: 'nvim',
+  isNegation: false,
+  confidence: 0.9,
+  importance: 0.5,
+  validFrom: new Date('2026-03-01T00:00:00Z'),
+  validTo: null,
+  recordedAt: new Date('2026-03-08T00:00:00Z'),
+  retiredAt: null,
+  supersededById: null,
+  extractionModel: 'm',
+  derivationRunId: 'r',
+  ...over,
 });
 
 describe('fuseByReciprocalRank', () => {
@@ -16,22 +32,43 @@ describe('fuseByReciprocalRank', () => {
   });
 
   it('weighs each channel: a hit at rank r adds weight / (60 + r); weight 0 leaves the channel out', () => {
-    const fused = fuseByReciprocalRank({ vector: [{ id: 'a' }], event_vector: [{ id: 'b' }], graph: [{ id: 'c' }] }, RRF_K, { vector: 0.5, event_vector: 1, graph: 0 });
-    expect(fused.map((h) => [h.id, h.score])).toEqual([['b', 1 / (RRF_K + 1)], ['a', 0.5 / (RRF_K + 1)]]);
+    const fused = fuseByReciprocalRank({ vector: [{ id: 'a' }], event_vector: [{ id: 'b' }], graph: [{ id: 'c' }] }, RRF_K, {
+      vector: 0.5,
+      event_vector: 1,
+      graph: 0,
+    });
+    expect(fused.map((h) => [h.id, h.score])).toEqual([
+      ['b', 1 / (RRF_K + 1)],
+      ['a', 0.5 / (RRF_K + 1)],
+    ]);
   });
 
   it('breaks ties deterministically and ignores duplicates within a channel', () => {
     const fused = fuseByReciprocalRank({ vector: [{ id: 'z' }, { id: 'z' }], keyword: [{ id: 'a' }] });
-    expect(fused.map((h) => [h.id, h.channels])).toEqual([['a', ['keyword']], ['z', ['vector']]]);
+    expect(fused.map((h) => [h.id, h.channels])).toEqual([
+      ['a', ['keyword']],
+      ['z', ['vector']],
+    ]);
   });
 });
 
 describe('foldEventsIntoFacts', () => {
-  const fused = () => fuseByReciprocalRank({ vector: [{ id: 'f1' }, { id: 'f2' }], event_vector: [{ id: 'e2' }, { id: 'e1' }, { id: 'e3' }], event_keyword: [{ id: 'e2' }] });
+  const fused = () =>
+    fuseByReciprocalRank({ vector: [{ id: 'f1' }, { id: 'f2' }], event_vector: [{ id: 'e2' }, { id: 'e1' }, { id: 'e3' }], event_keyword: [{ id: 'e2' }] });
 
   it('folds a raw event into the best fact that rests on it: its score and channels add, it is not listed again', () => {
-    const hits = foldEventsIntoFacts(fused(), new Map([['f1', ['e1']], ['f2', ['e1', 'e2']]]));
-    expect(hits.map((h) => [h.kind, h.id])).toEqual([['FACT', 'f2'], ['FACT', 'f1'], ['EVENT', 'e3']]);
+    const hits = foldEventsIntoFacts(
+      fused(),
+      new Map([
+        ['f1', ['e1']],
+        ['f2', ['e1', 'e2']],
+      ]),
+    );
+    expect(hits.map((h) => [h.kind, h.id])).toEqual([
+      ['FACT', 'f2'],
+      ['FACT', 'f1'],
+      ['EVENT', 'e3'],
+    ]);
     const f2 = hits[0];
     expect(f2?.channels).toEqual(['vector', 'event_vector', 'event_keyword']);
     expect(f2?.score).toBeCloseTo(1 / (RRF_K + 2) + 1 / (RRF_K + 1) + 1 / (RRF_K + 1), 12);
@@ -40,14 +77,30 @@ describe('foldEventsIntoFacts', () => {
   });
 
   it('keeps events no fact hit carries as EVENT hits, in score order', () => {
-    const hits = foldEventsIntoFacts(fused(), new Map([['f1', []], ['f2', []]]));
+    const hits = foldEventsIntoFacts(
+      fused(),
+      new Map([
+        ['f1', []],
+        ['f2', []],
+      ]),
+    );
     expect(hits.map((h) => h.id)).toEqual(['e2', 'f1', 'e1', 'f2', 'e3']);
     expect(hits.filter((h) => h.kind === 'EVENT').map((h) => h.id)).toEqual(['e2', 'e1', 'e3']);
   });
 
   it('ranks a stale turn below the current fact that superseded it, and only when that fact is a hit', () => {
-    const stale = new Map([['e2', ['f2']], ['e3', ['gone']]]);
-    const hits = foldEventsIntoFacts(fused(), new Map([['f1', []], ['f2', []]]), stale);
+    const stale = new Map([
+      ['e2', ['f2']],
+      ['e3', ['gone']],
+    ]);
+    const hits = foldEventsIntoFacts(
+      fused(),
+      new Map([
+        ['f1', []],
+        ['f2', []],
+      ]),
+      stale,
+    );
     expect(hits.map((h) => h.id)).toEqual(['f1', 'e1', 'f2', 'e2', 'e3']);
     expect(hits[3]?.score).toBeLessThan(hits[2]?.score as number);
   });

@@ -61,9 +61,7 @@ export function fuseByReciprocalRank(lists: Partial<Record<SearchChannel, readon
       acc.set(item.id, hit);
     });
   }
-  return [...acc.values()]
-    .sort((a, b) => b.score - a.score || a.best - b.best || a.id.localeCompare(b.id))
-    .map(({ best: _b, ...hit }) => hit);
+  return [...acc.values()].sort((a, b) => b.score - a.score || a.best - b.best || a.id.localeCompare(b.id)).map(({ best: _b, ...hit }) => hit);
 }
 
 export interface MemoryCandidate {
@@ -140,7 +138,11 @@ export function escapeLucene(term: string): string {
  * never operators), escaped, de-duplicated, at most `maxTerms`, ORed. Null when no word is left.
  */
 export function toLuceneQuery(text: string, maxTerms = 32): string | null {
-  const words = text.normalize('NFKC').toLowerCase().match(/[\p{L}\p{N}_]+/gu) ?? [];
+  const words =
+    text
+      .normalize('NFKC')
+      .toLowerCase()
+      .match(/[\p{L}\p{N}_]+/gu) ?? [];
   const terms = [...new Set(words)].slice(0, maxTerms).map(escapeLucene);
   return terms.length > 0 ? terms.join(' ') : null;
 }

@@ -13,7 +13,10 @@ registerEnumType(MemoryHitKind, {
 
 @InputType({ description: 'Narrows searchMemory. Default: current facts (not superseded, not retired) and raw events.' })
 export class SearchFilter {
-  @Field(() => [MemoryHitKind], { nullable: true, description: 'Which kinds of hit to return (default both). factTypes, entityId and minImportance imply FACT.' })
+  @Field(() => [MemoryHitKind], {
+    nullable: true,
+    description: 'Which kinds of hit to return (default both). factTypes, entityId and minImportance imply FACT.',
+  })
   kinds?: MemoryHitKind[] | null;
   @Field(() => [String], { nullable: true, description: 'Only these fact types (preference, attribute, plan, ...).' }) factTypes?: string[] | null;
   @Field(() => ID, { nullable: true, description: 'Only facts ABOUT this entity (as subject or object).' }) entityId?: string | null;
@@ -27,7 +30,9 @@ export class MemoryHit {
   @Field(() => MemoryHitKind) kind!: MemoryHitKind;
   @Field(() => Fact, { nullable: true, description: 'Set when kind is FACT.' }) fact!: Fact | null;
   @Field(() => Event, { nullable: true, description: 'Set when kind is EVENT.' }) event!: Event | null;
-  @Field(() => Float, { description: 'Reciprocal-rank-fusion score: sum over channels of 1/(60 + rank). Higher is better; comparable within one result list only.' })
+  @Field(() => Float, {
+    description: 'Reciprocal-rank-fusion score: sum over channels of 1/(60 + rank). Higher is better; comparable within one result list only.',
+  })
   score!: number;
   @Field(() => [String], {
     description:

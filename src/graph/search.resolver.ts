@@ -27,10 +27,14 @@ export class SearchResolver {
     @Arg('filter', () => SearchFilter, { nullable: true }) filter: SearchFilter | null,
     @Ctx() ctx: RequestContext,
   ): Promise<MemoryHit[]> {
-    const hits = await ctx.services.search.search(ctx.auth, { namespace, query, limit, asOf, filter }, {
-      facts: (ids) => ctx.loaders.factById.loadMany(ids),
-      events: (ids) => ctx.loaders.eventById.loadMany(ids),
-    });
+    const hits = await ctx.services.search.search(
+      ctx.auth,
+      { namespace, query, limit, asOf, filter },
+      {
+        facts: (ids) => ctx.loaders.factById.loadMany(ids),
+        events: (ids) => ctx.loaders.eventById.loadMany(ids),
+      },
+    );
     return hits.map((h) =>
       Object.assign(new MemoryHit(), {
         kind: h.kind === 'FACT' ? MemoryHitKind.FACT : MemoryHitKind.EVENT,
@@ -54,14 +58,16 @@ export class SearchResolver {
     return Job.from(await ctx.services.reembed.request(ctx.auth, namespace, reason));
   }
 
-  @FieldResolver(() => [Event], { description: 'The events this hit rests on, in conversation order: a fact\'s source events, or the event itself.' })
+  @FieldResolver(() => [Event], { description: "The events this hit rests on, in conversation order: a fact's source events, or the event itself." })
   async evidence(@Root() hit: MemoryHit, @Ctx() ctx: RequestContext): Promise<Event[]> {
     if (hit.event) return [hit.event];
     if (!hit.fact) return [];
     const fact = hit.fact;
     const sources = await ctx.loaders.sourcesByFactId.load(fact.id);
     const ids = [...new Set(sources.map((s) => s.eventId))];
-    const events = (await ctx.loaders.eventById.loadMany(ids)).filter((e): e is BronzeEvent => Boolean(e) && !(e instanceof Error) && (e as BronzeEvent).namespace === fact.namespace);
+    const events = (await ctx.loaders.eventById.loadMany(ids)).filter(
+      (e): e is BronzeEvent => Boolean(e) && !(e instanceof Error) && (e as BronzeEvent).namespace === fact.namespace,
+    );
     return events.sort(inOrder).map(Event.from);
   }
 }

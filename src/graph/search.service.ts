@@ -17,7 +17,14 @@ import {
   keywordSearch,
   ScoredId,
 } from './cypher/search-facts';
-import { countAllEvents, countEmbeddedEvents, eventKeywordSearch, EventSearchScope, exactEventVectorSearch, indexEventVectorSearch } from './cypher/search-events';
+import {
+  countAllEvents,
+  countEmbeddedEvents,
+  eventKeywordSearch,
+  EventSearchScope,
+  exactEventVectorSearch,
+  indexEventVectorSearch,
+} from './cypher/search-events';
 import {
   ChannelLists,
   ChannelWeights,
@@ -66,7 +73,12 @@ export interface SearchSettings {
  * Exact cosine in Cypher costs ~28 µs per fact here (bench/search: 282 ms p50 for 10k facts) while
  * the index path costs ~40 ms whatever the namespace size, so exact pays off below ~1,500 facts.
  */
-export const DEFAULT_SEARCH_SETTINGS: SearchSettings = { exactMaxFacts: 1_500, maxIndexCandidates: 10_000, countTtlMs: 30_000, channelWeights: DEFAULT_CHANNEL_WEIGHTS };
+export const DEFAULT_SEARCH_SETTINGS: SearchSettings = {
+  exactMaxFacts: 1_500,
+  maxIndexCandidates: 10_000,
+  countTtlMs: 30_000,
+  channelWeights: DEFAULT_CHANNEL_WEIGHTS,
+};
 export const MAX_SEARCH_LIMIT = 100;
 export const MAX_QUERY_CHARS = 2_000;
 const MAX_FACT_TYPES = 50;
@@ -166,14 +178,17 @@ export class SearchService {
     const visibleEvents = new Map<string, BronzeEvent>();
     eventCandidates.forEach((h, i) => {
       const e = events[i];
-      if (e && !(e instanceof Error) && e.namespace === args.namespace && (!args.asOf || e.occurredAt.getTime() <= args.asOf.getTime())) visibleEvents.set(h.id, e);
+      if (e && !(e instanceof Error) && e.namespace === args.namespace && (!args.asOf || e.occurredAt.getTime() <= args.asOf.getTime()))
+        visibleEvents.set(h.id, e);
     });
     const ranked = rankMemoryHits(lists, (id) => visibleFacts.has(id) || visibleEvents.has(id), this.settings.channelWeights);
-    return ranked.slice(0, limit).map((h): MemoryHitRow =>
-      h.kind === 'FACT'
-        ? { kind: 'FACT', fact: visibleFacts.get(h.id) as Fact, score: h.score, channels: h.channels }
-        : { kind: 'EVENT', event: visibleEvents.get(h.id) as BronzeEvent, score: h.score, channels: h.channels },
-    );
+    return ranked
+      .slice(0, limit)
+      .map((h): MemoryHitRow =>
+        h.kind === 'FACT'
+          ? { kind: 'FACT', fact: visibleFacts.get(h.id) as Fact, score: h.score, channels: h.channels }
+          : { kind: 'EVENT', event: visibleEvents.get(h.id) as BronzeEvent, score: h.score, channels: h.channels },
+      );
   }
 
   /**
@@ -190,13 +205,25 @@ export class SearchService {
 
     const vectors = this.queryVector(query);
     const [vector, keyword, named, eventVector, eventKeyword] = await Promise.all([
-      withFacts ? vectors.then((v) => (v ? this.vectorChannel(v.model, (m) => this.embeddedCount('Fact', scope.namespace, m), factVectorSearch(scope, v.model, v.vector), depth) : [])) : none,
+      withFacts
+        ? vectors.then((v) =>
+            v ? this.vectorChannel(v.model, (m) => this.embeddedCount('Fact', scope.namespace, m), factVectorSearch(scope, v.model, v.vector), depth) : [],
+          )
+        : none,
       withFacts && terms ? this.read((tx) => keywordSearch(tx, scope, terms, depth)) : none,
       withFacts && terms ? this.read((tx) => entityNameSearch(tx, scope, terms, MAX_NAME_MATCHED_ENTITIES, depth)) : none,
-      withEvents ? vectors.then((v) => (v ? this.vectorChannel(v.model, (m) => this.embeddedCount('Event', scope.namespace, m), eventVectorSearch(eventScope, v.model, v.vector), depth) : [])) : none,
+      withEvents
+        ? vectors.then((v) =>
+            v
+              ? this.vectorChannel(v.model, (m) => this.embeddedCount('Event', scope.namespace, m), eventVectorSearch(eventScope, v.model, v.vector), depth)
+              : [],
+          )
+        : none,
       withEvents && terms ? this.read((tx) => eventKeywordSearch(tx, eventScope, terms, depth)) : none,
     ]);
-    const seeds = fuseByReciprocalRank({ vector, keyword }).slice(0, GRAPH_SEEDS).map((h) => h.id);
+    const seeds = fuseByReciprocalRank({ vector, keyword })
+      .slice(0, GRAPH_SEEDS)
+      .map((h) => h.id);
     const expanded = seeds.length > 0 ? await this.read((tx) => expandFromSeeds(tx, scope, seeds, depth)) : [];
     const graph = [...named, ...expanded.filter((e) => !named.some((n) => n.id === e.id))];
     return { limit, lists: { vector, keyword, graph, event_vector: eventVector, event_keyword: eventKeyword } };
@@ -210,7 +237,8 @@ export class SearchService {
     if (query.length > MAX_QUERY_CHARS) throw invalid(`query is ${query.length} characters; the maximum is ${MAX_QUERY_CHARS}`);
     const f = args.filter ?? {};
     if (f.factTypes && f.factTypes.length > MAX_FACT_TYPES) throw invalid(`filter.factTypes takes at most ${MAX_FACT_TYPES} types`);
-    if (f.minImportance !== null && f.minImportance !== undefined && !Number.isFinite(f.minImportance)) throw invalid('filter.minImportance must be a finite number');
+    if (f.minImportance !== null && f.minImportance !== undefined && !Number.isFinite(f.minImportance))
+      throw invalid('filter.minImportance must be a finite number');
     if (args.asOf && Number.isNaN(args.asOf.getTime())) throw invalid('asOf is not a valid date-time');
     const kinds = f.kinds && f.kinds.length > 0 ? f.kinds : ['FACT', 'EVENT'];
     // A fact-only filter (type, entity, importance) asks for facts: raw events have none of these.
@@ -249,7 +277,12 @@ export class SearchService {
    * otherwise the shared vector index, oversampling until `k` hits of this namespace pass the
    * filters, and exact cosine when even the largest k does not yield them.
    */
-  private async vectorChannel(model: string, count: (model: string) => Promise<{ namespace: number; all: () => Promise<number> }>, search: VectorSearch, k: number): Promise<ScoredId[]> {
+  private async vectorChannel(
+    model: string,
+    count: (model: string) => Promise<{ namespace: number; all: () => Promise<number> }>,
+    search: VectorSearch,
+    k: number,
+  ): Promise<ScoredId[]> {
     const n = await count(model);
     if (n.namespace === 0) return [];
     if (n.namespace <= this.settings.exactMaxFacts) return this.read((tx) => search.exact(tx, k));

@@ -27,7 +27,11 @@ export interface CandidateFactRow {
 
 /** Normalised lookup key of an entity name or alias: case, spacing and punctuation folded. */
 export function nameKey(name: string): string {
-  return name.normalize('NFKC').toLowerCase().replace(/[^\p{L}\p{N}+#.]+/gu, ' ').trim();
+  return name
+    .normalize('NFKC')
+    .toLowerCase()
+    .replace(/[^\p{L}\p{N}+#.]+/gu, ' ')
+    .trim();
 }
 
 /** Reads the current Silver state a micro-batch is judged against. */

@@ -78,7 +78,11 @@ export class DeriveJob {
       return { kind: 'failed', namespace, error: err instanceof Error ? err.message : String(err) };
     } finally {
       await this.ds
-        .query(`UPDATE ops.derivation_leases SET lease_until = now() WHERE namespace = $1 AND worker_id = $2 AND generation = $3`, [namespace, this.settings.workerId, generation])
+        .query(`UPDATE ops.derivation_leases SET lease_until = now() WHERE namespace = $1 AND worker_id = $2 AND generation = $3`, [
+          namespace,
+          this.settings.workerId,
+          generation,
+        ])
         .catch(() => undefined);
     }
   }
@@ -146,13 +150,19 @@ export class DeriveJob {
     }
   }
 
-  private async planAndWrite(namespace: string, events: BronzeEvent[], jobId: string | null, generation: number): Promise<{ added: number; superseded: number }> {
+  private async planAndWrite(
+    namespace: string,
+    events: BronzeEvent[],
+    jobId: string | null,
+    generation: number,
+  ): Promise<{ added: number; superseded: number }> {
     const plan = await this.derive.plan(namespace, events);
     return this.ds.transaction(async (em) => {
-      const fence: unknown[] = await em.query(
-        `SELECT 1 FROM ops.derivation_leases WHERE namespace = $1 AND worker_id = $2 AND generation = $3 FOR UPDATE`,
-        [namespace, this.settings.workerId, generation],
-      );
+      const fence: unknown[] = await em.query(`SELECT 1 FROM ops.derivation_leases WHERE namespace = $1 AND worker_id = $2 AND generation = $3 FOR UPDATE`, [
+        namespace,
+        this.settings.workerId,
+        generation,
+      ]);
       if (fence.length === 0) throw new LostClaimError(`lease on ${namespace} was taken over`);
       const out = await writePlan(em, plan, { kind: jobId ? 'rebuild' : 'incremental', jobId, workerId: this.settings.workerId });
       return { added: out.added.length, superseded: out.superseded.length };

@@ -70,7 +70,12 @@ export class DeriveService {
     let modelCalls = 0;
 
     const ontology = this.settings.ontology ?? DEFAULT_ONTOLOGY;
-    const raw = await this.models.extractor.extract(batch, { namespace, entityTypes: ontology.entityTypes, relationshipTypes: ontology.relationshipTypes, factTypes: FACT_TYPES });
+    const raw = await this.models.extractor.extract(batch, {
+      namespace,
+      entityTypes: ontology.entityTypes,
+      relationshipTypes: ontology.relationshipTypes,
+      factTypes: FACT_TYPES,
+    });
     modelCalls += 1;
     const { result, notes } = applyQualityGate(raw, batch, ontology);
 
@@ -123,10 +128,31 @@ export class DeriveService {
         const similarity = p.embedding && d.embedding ? cosine(p.embedding, d.embedding) : 0;
         const sameSubject = p.subjectEntityId !== null && p.subjectEntityId === d.subjectEntityId;
         if (!sameSubject && similarity < this.settings.embeddingThreshold) return [];
-        return [{ id: p.id, statement: p.fact.statement, factType: p.fact.factType, subjectName: subjectName(p.subjectEntityId), predicate: p.fact.predicate, objectValue: p.fact.objectValue, isNegation: p.fact.isNegation, validFrom: p.validFrom, similarity }];
+        return [
+          {
+            id: p.id,
+            statement: p.fact.statement,
+            factType: p.fact.factType,
+            subjectName: subjectName(p.subjectEntityId),
+            predicate: p.fact.predicate,
+            objectValue: p.fact.objectValue,
+            isNegation: p.fact.isNegation,
+            validFrom: p.validFrom,
+            similarity,
+          },
+        ];
       });
       return {
-        fact: { statement: d.fact.statement, factType: d.fact.factType, subjectName: subjectName(d.subjectEntityId), predicate: d.fact.predicate, objectValue: d.fact.objectValue, isNegation: d.fact.isNegation, validFrom: d.validFrom, replacesValue: d.fact.replacesValue },
+        fact: {
+          statement: d.fact.statement,
+          factType: d.fact.factType,
+          subjectName: subjectName(d.subjectEntityId),
+          predicate: d.fact.predicate,
+          objectValue: d.fact.objectValue,
+          isNegation: d.fact.isNegation,
+          validFrom: d.validFrom,
+          replacesValue: d.fact.replacesValue,
+        },
         candidates: [...fromStore, ...fromBatch].sort((a, b) => b.similarity - a.similarity || a.id.localeCompare(b.id)).slice(0, this.settings.candidateLimit),
       };
     });
@@ -140,7 +166,8 @@ export class DeriveService {
         const candidateIds = new Set(inputs[i]?.candidates.map((c) => c.id));
         const targetId = decision.action !== 'ADD' && decision.targetId && candidateIds.has(decision.targetId) ? decision.targetId : null;
         const action = decision.action !== 'ADD' && !targetId ? 'ADD' : decision.action;
-        const reason = action === decision.action ? decision.reason : `${decision.reason} (target ${decision.targetId ?? 'missing'} is not a candidate: added instead)`;
+        const reason =
+          action === decision.action ? decision.reason : `${decision.reason} (target ${decision.targetId ?? 'missing'} is not a candidate: added instead)`;
         return { id: d.id, action, targetId, reason };
       }),
     );
@@ -148,7 +175,14 @@ export class DeriveService {
       const { action, targetId, reason } = checked[i] as BatchDecision;
       const validFrom = action === 'UPDATE' && targetId ? validFromAfterUpdate({ validFrom: validFromOf.get(targetId) as Date }, d.validFrom) : d.validFrom;
       const explicitTime = d.fact.validFrom !== null;
-      const score = scoreFact({ factType: d.fact.factType, extractorConfidence: d.fact.confidence, role: d.role, isNegation: d.fact.isNegation, explicitTime, corroborations: d.fact.sources.length - 1 });
+      const score = scoreFact({
+        factType: d.fact.factType,
+        extractorConfidence: d.fact.confidence,
+        role: d.role,
+        isNegation: d.fact.isNegation,
+        explicitTime,
+        corroborations: d.fact.sources.length - 1,
+      });
       return {
         id: d.id,
         statement: d.fact.statement,
@@ -178,10 +212,29 @@ export class DeriveService {
       const targetEntityId = entityIdByRef.get(r.targetRef);
       const first = byId.get(r.sources[0]?.eventId ?? '');
       if (!sourceEntityId || !targetEntityId || !first) return [];
-      return [{ id: randomUUID(), type: r.type, sourceEntityId, targetEntityId, confidence: r.confidence, validFrom: resolveValidFrom(r.validFrom, first.occurredAt), sources: r.sources.map(quote) }];
+      return [
+        {
+          id: randomUUID(),
+          type: r.type,
+          sourceEntityId,
+          targetEntityId,
+          confidence: r.confidence,
+          validFrom: resolveValidFrom(r.validFrom, first.occurredAt),
+          sources: r.sources.map(quote),
+        },
+      ];
     });
 
-    return { namespace, eventIds: events.map((e) => e.id), entities: entities.list, facts, relationships, gateNotes: notes, models: this.modelNames, modelCalls };
+    return {
+      namespace,
+      eventIds: events.map((e) => e.id),
+      entities: entities.list,
+      facts,
+      relationships,
+      gateNotes: notes,
+      models: this.modelNames,
+      modelCalls,
+    };
   }
 
   /** Reuses live entities with the same (type, name) or a shared alias; new ones otherwise. */
@@ -199,7 +252,16 @@ export class DeriveService {
         ? inBatch
         : stored
           ? { ...stored, isNew: false, aliasesChanged: false }
-          : { id: randomUUID(), isNew: true, type: e.type, name: e.name, nameKey: keys[0] ?? nameKey(e.name), aliases: [], aliasKeys: [], aliasesChanged: false };
+          : {
+              id: randomUUID(),
+              isNew: true,
+              type: e.type,
+              name: e.name,
+              nameKey: keys[0] ?? nameKey(e.name),
+              aliases: [],
+              aliasKeys: [],
+              aliasesChanged: false,
+            };
       for (const alias of [e.name, ...e.aliases]) {
         const k = nameKey(alias);
         if (k === '' || k === base.nameKey || base.aliasKeys.includes(k)) continue;

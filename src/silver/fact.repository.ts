@@ -52,7 +52,6 @@ const toRelationship = (r: Row): Relationship => ({
   retiredAt: r.retired_at as Date | null,
 });
 
-
 /**
  * The time-travel rule of `facts(asOf)`: true in the world at T (valid_from <= T < valid_to)
  * by what we believe now (not retired), or, with includeRetired, by anything we ever recorded.
@@ -79,7 +78,14 @@ export class FactRepository {
     return (await this.ds.query(`SELECT ${FACT_COLUMNS} FROM silver.facts f WHERE f.id = ANY($1::uuid[])`, [ids])).map(toFact);
   }
 
-  async list(namespace: string, filter: FactFilter, asOf: Date | null, includeRetired: boolean, limit: number, after?: Position): Promise<Array<{ fact: Fact; position: Position }>> {
+  async list(
+    namespace: string,
+    filter: FactFilter,
+    asOf: Date | null,
+    includeRetired: boolean,
+    limit: number,
+    after?: Position,
+  ): Promise<Array<{ fact: Fact; position: Position }>> {
     const params: unknown[] = [namespace];
     const where = ['f.namespace = $1', temporalWhere(asOf, includeRetired, params)];
     const add = (sql: (p: string) => string, v: unknown) => {
@@ -89,7 +95,11 @@ export class FactRepository {
     if (filter.factTypes?.length) add((p) => `f.fact_type = ANY(${p}::text[])`, filter.factTypes);
     if (filter.subjectEntityId) add((p) => `f.subject_entity_id = ${p}::uuid`, filter.subjectEntityId);
     if (filter.predicate) add((p) => `f.predicate = ${p}`, filter.predicate);
-    if (filter.contains) add((p) => `f.statement ILIKE '%' || ${p} || '%'`, filter.contains.replace(/[\\%_]/g, (c) => `\\${c}`));
+    if (filter.contains)
+      add(
+        (p) => `f.statement ILIKE '%' || ${p} || '%'`,
+        filter.contains.replace(/[\\%_]/g, (c) => `\\${c}`),
+      );
     if (filter.minImportance !== null && filter.minImportance !== undefined) add((p) => `f.importance >= ${p}`, filter.minImportance);
     if (after) {
       params.push(after.micros, after.id);
@@ -110,7 +120,13 @@ export class FactRepository {
       `SELECT fact_id, event_id, span_start, span_end, quote FROM silver.fact_sources WHERE fact_id = ANY($1::uuid[]) ORDER BY added_at, event_id, span_start`,
       [ids],
     );
-    return rows.map((r) => ({ factId: r.fact_id as string, eventId: r.event_id as string, spanStart: r.span_start as number | null, spanEnd: r.span_end as number | null, quote: r.quote as string | null }));
+    return rows.map((r) => ({
+      factId: r.fact_id as string,
+      eventId: r.event_id as string,
+      spanStart: r.span_start as number | null,
+      spanEnd: r.span_end as number | null,
+      quote: r.quote as string | null,
+    }));
   }
 
   /** Facts (any state) with a source in each event. */
@@ -128,7 +144,9 @@ export class FactRepository {
   /** Facts whose superseded_by is one of these ids. */
   async supersededBy(ids: readonly string[]): Promise<Fact[]> {
     if (ids.length === 0) return [];
-    return (await this.ds.query(`SELECT ${FACT_COLUMNS} FROM silver.facts f WHERE f.superseded_by = ANY($1::uuid[]) ORDER BY f.valid_from, f.id`, [ids])).map(toFact);
+    return (await this.ds.query(`SELECT ${FACT_COLUMNS} FROM silver.facts f WHERE f.superseded_by = ANY($1::uuid[]) ORDER BY f.valid_from, f.id`, [ids])).map(
+      toFact,
+    );
   }
 
   async decisionsByFactIds(ids: readonly string[]): Promise<JudgeDecisionRow[]> {
@@ -139,17 +157,32 @@ export class FactRepository {
       [ids],
     );
     return rows.map((r) => ({
-      id: r.id as string, factId: r.fact_id as string | null, statement: r.statement as string, action: r.action as string, targetFactId: r.target_fact_id as string | null,
-      reason: r.reason as string, candidates: r.candidates as JudgeDecisionRow['candidates'], judgeModel: r.judge_model as string, decidedAt: r.decided_at as Date,
+      id: r.id as string,
+      factId: r.fact_id as string | null,
+      statement: r.statement as string,
+      action: r.action as string,
+      targetFactId: r.target_fact_id as string | null,
+      reason: r.reason as string,
+      candidates: r.candidates as JudgeDecisionRow['candidates'],
+      judgeModel: r.judge_model as string,
+      decidedAt: r.decided_at as Date,
     }));
   }
 
   async entitiesByIds(ids: readonly string[]): Promise<Entity[]> {
     if (ids.length === 0) return [];
-    return (await this.ds.query(`SELECT id, namespace, type, name, aliases, recorded_at, retired_at FROM silver.entities WHERE id = ANY($1::uuid[])`, [ids])).map(toEntity);
+    return (
+      await this.ds.query(`SELECT id, namespace, type, name, aliases, recorded_at, retired_at FROM silver.entities WHERE id = ANY($1::uuid[])`, [ids])
+    ).map(toEntity);
   }
 
-  async listEntities(namespace: string, type: string | null, nameContains: string | null, limit: number, after?: Position): Promise<Array<{ entity: Entity; position: Position }>> {
+  async listEntities(
+    namespace: string,
+    type: string | null,
+    nameContains: string | null,
+    limit: number,
+    after?: Position,
+  ): Promise<Array<{ entity: Entity; position: Position }>> {
     const params: unknown[] = [namespace];
     const where = ['namespace = $1', 'retired_at IS NULL'];
     if (type) {
@@ -206,7 +239,16 @@ export class FactRepository {
 
   async relationshipSources(ids: readonly string[]): Promise<RelationshipSourceRow[]> {
     if (ids.length === 0) return [];
-    const rows: Row[] = await this.ds.query(`SELECT relationship_id, event_id, span_start, span_end, quote FROM silver.relationship_sources WHERE relationship_id = ANY($1::uuid[])`, [ids]);
-    return rows.map((r) => ({ relationshipId: r.relationship_id as string, eventId: r.event_id as string, spanStart: r.span_start as number | null, spanEnd: r.span_end as number | null, quote: r.quote as string | null }));
+    const rows: Row[] = await this.ds.query(
+      `SELECT relationship_id, event_id, span_start, span_end, quote FROM silver.relationship_sources WHERE relationship_id = ANY($1::uuid[])`,
+      [ids],
+    );
+    return rows.map((r) => ({
+      relationshipId: r.relationship_id as string,
+      eventId: r.event_id as string,
+      spanStart: r.span_start as number | null,
+      spanEnd: r.span_end as number | null,
+      quote: r.quote as string | null,
+    }));
   }
 }

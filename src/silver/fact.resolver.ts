@@ -14,7 +14,10 @@ function checkFactFilter(filter: FactFilter | null): void {
   if (filter?.subjectEntityId) requireUuid(filter.subjectEntityId, 'filter.subjectEntityId');
   const min = filter?.minImportance;
   if (min !== null && min !== undefined && !(min >= 0 && min <= 1)) {
-    throw new BronzeException(BronzeExceptionCode.INVALID_ARGUMENT, `filter.minImportance must be between 0 and 1 (importance is a score in [0, 1]); got ${min}`);
+    throw new BronzeException(
+      BronzeExceptionCode.INVALID_ARGUMENT,
+      `filter.minImportance must be between 0 and 1 (importance is a score in [0, 1]); got ${min}`,
+    );
   }
 }
 
@@ -79,7 +82,9 @@ export class FactResolver {
     return (await ctx.loaders.sourcesByFactId.load(f.id)).map((s) => Object.assign(new FactSource(), s));
   }
 
-  @FieldResolver(() => [JudgeDecision], { description: 'Why the engine believes this: the decisions that created, changed or corroborated it (needs "read"; empty otherwise).' })
+  @FieldResolver(() => [JudgeDecision], {
+    description: 'Why the engine believes this: the decisions that created, changed or corroborated it (needs "read"; empty otherwise).',
+  })
   async decisions(@Root() f: Fact, @Ctx() ctx: RequestContext): Promise<JudgeDecision[]> {
     if (!mayTraverse(ctx, f)) return [];
     return (await ctx.loaders.decisionsByFactId.load(f.id)).map(JudgeDecision.from);
@@ -118,8 +123,14 @@ export class FactResolver {
   async factSuperseded(@Root() m: FactsChangedMessage, @Arg('namespace', () => String) _ns: string, @Ctx() ctx: RequestContext): Promise<FactSupersession> {
     const rows = await ctx.services.factRepository.factsByIds([m.id, m.newId as string]);
     const auth = await ctx.currentAuth();
-    const old = ctx.services.silver.visible(auth, rows.find((r) => r.id === m.id));
-    const next = ctx.services.silver.visible(auth, rows.find((r) => r.id === m.newId));
+    const old = ctx.services.silver.visible(
+      auth,
+      rows.find((r) => r.id === m.id),
+    );
+    const next = ctx.services.silver.visible(
+      auth,
+      rows.find((r) => r.id === m.newId),
+    );
     if (!old || !next) throw new Error(`supersession ${m.id} -> ${m.newId} is not readable`);
     return Object.assign(new FactSupersession(), { old: Fact.from(old), newFact: Fact.from(next) });
   }

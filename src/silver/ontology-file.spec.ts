@@ -17,8 +17,24 @@ describe('ontology as configuration (ONTOLOGY_FILE)', () => {
   });
 
   it('loads a custom ontology, which the gate then enforces', () => {
-    const ontology = loadOntology(write({ entityTypes: ['person', 'device', 'thing'], relationshipTypes: ['owns', 'linked'], fallbackEntityType: 'thing', fallbackRelationshipType: 'linked' }));
-    const event = { id: 'e', content: 'Ana owns a Pixel phone', kind: 'message', role: 'user', actor: null, occurredAt: new Date(), conversationId: null, sequenceNum: null };
+    const ontology = loadOntology(
+      write({
+        entityTypes: ['person', 'device', 'thing'],
+        relationshipTypes: ['owns', 'linked'],
+        fallbackEntityType: 'thing',
+        fallbackRelationshipType: 'linked',
+      }),
+    );
+    const event = {
+      id: 'e',
+      content: 'Ana owns a Pixel phone',
+      kind: 'message',
+      role: 'user',
+      actor: null,
+      occurredAt: new Date(),
+      conversationId: null,
+      sequenceNum: null,
+    };
     const span = { eventId: 'e', start: 0, end: 3 };
     const { result, notes } = applyQualityGate(
       {

@@ -23,7 +23,7 @@ export function loadOntology(file: string | undefined): Ontology {
   try {
     raw = JSON.parse(fs.readFileSync(file, 'utf8'));
   } catch (err) {
-    throw new Error(`ONTOLOGY_FILE ${file}: cannot read it as JSON (${(err as Error).message})`);
+    throw new Error(`ONTOLOGY_FILE ${file}: cannot read it as JSON (${(err as Error).message})`, { cause: err });
   }
   const parsed = schema.safeParse(raw);
   if (!parsed.success) {
@@ -40,7 +40,9 @@ export function loadOntology(file: string | undefined): Ontology {
     throw new Error(`ONTOLOGY_FILE ${file}: entityTypes must include the fallback "${ontology.fallbackEntityType}" (or set fallbackEntityType)`);
   }
   if (!ontology.relationshipTypes.includes(ontology.fallbackRelationshipType)) {
-    throw new Error(`ONTOLOGY_FILE ${file}: relationshipTypes must include the fallback "${ontology.fallbackRelationshipType}" (or set fallbackRelationshipType)`);
+    throw new Error(
+      `ONTOLOGY_FILE ${file}: relationshipTypes must include the fallback "${ontology.fallbackRelationshipType}" (or set fallbackRelationshipType)`,
+    );
   }
   return Object.freeze(ontology);
 }

@@ -55,7 +55,9 @@ export class GraphConsistencyReport {
 @Resolver()
 @UseMiddleware(StorableTextArgs)
 export class PipelineResolver {
-  @Mutation(() => Job, { description: 'Re-projects Postgres into Neo4j for a namespace, or every namespace when omitted ("admin"; on "*" for all). Progress: jobProgress.' })
+  @Mutation(() => Job, {
+    description: 'Re-projects Postgres into Neo4j for a namespace, or every namespace when omitted ("admin"; on "*" for all). Progress: jobProgress.',
+  })
   async rebuildGraph(
     @Arg('namespace', () => String, { nullable: true }) namespace: string | null,
     @Arg('reason', () => String, { nullable: true }) reason: string | null,
@@ -71,7 +73,9 @@ export class PipelineResolver {
     return Object.assign(new GraphConsistencyReport(), {
       namespace,
       ok: c.ok,
-      counts: Object.keys(c.postgres).map((kind) => Object.assign(new GraphCount(), { kind, postgres: c.postgres[kind as keyof typeof c.postgres], neo4j: c.neo4j[kind as keyof typeof c.neo4j] })),
+      counts: Object.keys(c.postgres).map((kind) =>
+        Object.assign(new GraphCount(), { kind, postgres: c.postgres[kind as keyof typeof c.postgres], neo4j: c.neo4j[kind as keyof typeof c.neo4j] }),
+      ),
       missingInNeo4j: c.missingInNeo4j,
       extraInNeo4j: c.extraInNeo4j,
     });
@@ -93,7 +97,10 @@ export class PipelineResolver {
     return ctx.services.pipeline.retryDeadLetters(ctx.auth, namespace);
   }
 
-  @Mutation(() => Job, { description: 'Re-derives Silver from Bronze for the namespace (events with occurredAt in [from, to) when given), retiring the old rows softly (needs "admin").' })
+  @Mutation(() => Job, {
+    description:
+      'Re-derives Silver from Bronze for the namespace (events with occurredAt in [from, to) when given), retiring the old rows softly (needs "admin").',
+  })
   async rebuildSilver(
     @Arg('namespace', () => String) namespace: string,
     @Arg('from', () => Date, { nullable: true }) from: Date | null,

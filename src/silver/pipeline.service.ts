@@ -56,7 +56,13 @@ export class PipelineService {
               (SELECT extract(epoch FROM now() - min(enqueued_at))::float FROM ops.derivation_queue WHERE namespace = $1 AND status = 'pending') AS oldest`,
       [namespace],
     )) as Array<{ pending: number; dead_letters: number; outbox_lag: number; oldest: number | null }>;
-    return { namespace, pending: row?.pending ?? 0, deadLetters: row?.dead_letters ?? 0, outboxLag: row?.outbox_lag ?? 0, oldestPendingSeconds: row?.oldest ?? null };
+    return {
+      namespace,
+      pending: row?.pending ?? 0,
+      deadLetters: row?.dead_letters ?? 0,
+      outboxLag: row?.outbox_lag ?? 0,
+      oldestPendingSeconds: row?.oldest ?? null,
+    };
   }
 
   /** Makes every failed event of the namespace due again with fresh attempts; returns how many. */
@@ -75,7 +81,8 @@ export class PipelineService {
   /** Queues a rebuild of the namespace's Silver rows from Bronze (optionally a time window of events). */
   async requestRebuild(auth: AuthContext, namespace: string, from: Date | null, to: Date | null, reason: string): Promise<JobRow> {
     const principal = auth.require(Capability.ADMIN, namespace);
-    if (reason.trim().length < 3) throw new BronzeException(BronzeExceptionCode.INVALID_ARGUMENT, 'reason is required: say why Silver is rebuilt (it is kept with the job)');
+    if (reason.trim().length < 3)
+      throw new BronzeException(BronzeExceptionCode.INVALID_ARGUMENT, 'reason is required: say why Silver is rebuilt (it is kept with the job)');
     if (from && to && from >= to) throw new BronzeException(BronzeExceptionCode.INVALID_ARGUMENT, 'from must be before to');
     const [row] = (await this.ds.query(
       `INSERT INTO ops.jobs (kind, namespace, params, reason, created_by) VALUES ('rebuild_silver', $1, $2, $3, $4) RETURNING *`,
@@ -94,10 +101,11 @@ export class PipelineService {
     if (!namespace && !principal.grants.some((g) => g.namespacePattern === '*' && g.capabilities.includes(Capability.ADMIN))) {
       throw new AccessException(AccessExceptionCode.FORBIDDEN, 'rebuilding the whole graph needs "admin" on "*"; pass a namespace to rebuild one');
     }
-    const [row] = (await this.ds.query(
-      `INSERT INTO ops.jobs (kind, namespace, reason, created_by) VALUES ('rebuild_graph', $1, $2, $3) RETURNING *`,
-      [namespace, reason?.trim() || 'graph rebuild requested', principal.tokenId],
-    )) as Array<Record<string, unknown>>;
+    const [row] = (await this.ds.query(`INSERT INTO ops.jobs (kind, namespace, reason, created_by) VALUES ('rebuild_graph', $1, $2, $3) RETURNING *`, [
+      namespace,
+      reason?.trim() || 'graph rebuild requested',
+      principal.tokenId,
+    ])) as Array<Record<string, unknown>>;
     await this.ds.query(`SELECT pg_notify('medallion_jobs', $1)`, [JSON.stringify({ id: row?.id })]);
     return toJob(row as Record<string, unknown>);
   }

@@ -1,7 +1,16 @@
 import { ExtractionEvent, ExtractionResult } from './model-ports';
 import { applyQualityGate, mapEntityType, mapRelationshipType } from './quality-gate';
 
-const event: ExtractionEvent = { id: 'ev1', content: 'I use Postgres at Acme in Berlin', kind: 'message', role: 'user', actor: null, occurredAt: new Date(), conversationId: null, sequenceNum: null };
+const event: ExtractionEvent = {
+  id: 'ev1',
+  content: 'I use Postgres at Acme in Berlin',
+  kind: 'message',
+  role: 'user',
+  actor: null,
+  occurredAt: new Date(),
+  conversationId: null,
+  sequenceNum: null,
+};
 const span = { eventId: 'ev1', start: 0, end: 14 };
 
 describe('ontology quality gate', () => {
@@ -21,8 +30,36 @@ describe('ontology quality gate', () => {
         { ref: 'b', name: 'Postgres', type: 'technology', aliases: [], mentions: [{ eventId: 'ev1', start: 5, end: 999 }] },
       ],
       facts: [
-        { ref: 'f1', statement: 'The user uses Postgres', factType: 'preference', subjectRef: 'zzz', predicate: 'uses', objectValue: 'Postgres', objectRef: 'b', isNegation: false, confidence: 7, validFrom: null, validTo: null, replacesValue: null, sources: [span] },
-        { ref: 'f2', statement: 'Invented', factType: 'gossip', subjectRef: null, predicate: null, objectValue: null, objectRef: null, isNegation: false, confidence: 0.5, validFrom: null, validTo: null, replacesValue: null, sources: [{ eventId: 'other-event', start: 0, end: 3 }] },
+        {
+          ref: 'f1',
+          statement: 'The user uses Postgres',
+          factType: 'preference',
+          subjectRef: 'zzz',
+          predicate: 'uses',
+          objectValue: 'Postgres',
+          objectRef: 'b',
+          isNegation: false,
+          confidence: 7,
+          validFrom: null,
+          validTo: null,
+          replacesValue: null,
+          sources: [span],
+        },
+        {
+          ref: 'f2',
+          statement: 'Invented',
+          factType: 'gossip',
+          subjectRef: null,
+          predicate: null,
+          objectValue: null,
+          objectRef: null,
+          isNegation: false,
+          confidence: 0.5,
+          validFrom: null,
+          validTo: null,
+          replacesValue: null,
+          sources: [{ eventId: 'other-event', start: 0, end: 3 }],
+        },
       ],
       relationships: [
         { ref: 'r1', type: 'employs', sourceRef: 'a', targetRef: 'b', confidence: 0.8, validFrom: null, sources: [span] },

@@ -19,21 +19,60 @@ import { DEFAULT_ONTOLOGY, FACT_TYPES, Ontology } from './ontology';
  * 6. Confidences are clamped to [0, 1].
  */
 const ENTITY_SYNONYMS: Record<string, string> = {
-  company: 'organization', org: 'organization', organisation: 'organization', team: 'organization', employer: 'organization',
-  city: 'place', country: 'place', location: 'place', region: 'place', gpe: 'place',
-  database: 'technology', tool: 'technology', software: 'technology', product: 'technology', service: 'technology', editor: 'technology',
-  language: 'programming_language', programming: 'programming_language',
-  library: 'framework', lib: 'framework', package: 'framework',
-  people: 'person', user: 'person', human: 'person',
-  repository: 'project', repo: 'project', process: 'workflow', practice: 'workflow', habit: 'workflow',
+  company: 'organization',
+  org: 'organization',
+  organisation: 'organization',
+  team: 'organization',
+  employer: 'organization',
+  city: 'place',
+  country: 'place',
+  location: 'place',
+  region: 'place',
+  gpe: 'place',
+  database: 'technology',
+  tool: 'technology',
+  software: 'technology',
+  product: 'technology',
+  service: 'technology',
+  editor: 'technology',
+  language: 'programming_language',
+  programming: 'programming_language',
+  library: 'framework',
+  lib: 'framework',
+  package: 'framework',
+  people: 'person',
+  user: 'person',
+  human: 'person',
+  repository: 'project',
+  repo: 'project',
+  process: 'workflow',
+  practice: 'workflow',
+  habit: 'workflow',
 };
 const RELATIONSHIP_SYNONYMS: Record<string, string> = {
-  works_at: 'works_on', employed_by: 'works_on', member_of: 'part_of', belongs_to: 'part_of',
-  lives_in: 'located_in', based_in: 'located_in', likes: 'prefers', loves: 'prefers', favours: 'prefers', favors: 'prefers',
-  requires: 'depends_on', needs: 'depends_on', replaces: 'supersedes', knows_about: 'knows', utilizes: 'uses', uses_tool: 'uses',
+  works_at: 'works_on',
+  employed_by: 'works_on',
+  member_of: 'part_of',
+  belongs_to: 'part_of',
+  lives_in: 'located_in',
+  based_in: 'located_in',
+  likes: 'prefers',
+  loves: 'prefers',
+  favours: 'prefers',
+  favors: 'prefers',
+  requires: 'depends_on',
+  needs: 'depends_on',
+  replaces: 'supersedes',
+  knows_about: 'knows',
+  utilizes: 'uses',
+  uses_tool: 'uses',
 };
 
-const normalize = (s: string): string => s.trim().toLowerCase().replace(/[\s-]+/g, '_');
+const normalize = (s: string): string =>
+  s
+    .trim()
+    .toLowerCase()
+    .replace(/[\s-]+/g, '_');
 
 export interface GateNote {
   rule: number;
@@ -58,7 +97,11 @@ export function mapRelationshipType(type: string, ontology: Ontology = DEFAULT_O
 const clamp01 = (x: number): number => (Number.isFinite(x) ? Math.min(1, Math.max(0, x)) : 0);
 
 /** Applies the rules above; returns the cleaned result and a note per change. */
-export function applyQualityGate(result: ExtractionResult, events: readonly ExtractionEvent[], ontology: Ontology = DEFAULT_ONTOLOGY): { result: ExtractionResult; notes: GateNote[] } {
+export function applyQualityGate(
+  result: ExtractionResult,
+  events: readonly ExtractionEvent[],
+  ontology: Ontology = DEFAULT_ONTOLOGY,
+): { result: ExtractionResult; notes: GateNote[] } {
   const notes: GateNote[] = [];
   const contentById = new Map(events.map((e) => [e.id, e.content]));
   const validSpans = (spans: Span[], what: string): Span[] =>

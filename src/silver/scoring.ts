@@ -28,6 +28,9 @@ export function scoreFact(i: ScoreInput): { confidence: number; importance: numb
   const weight = i.role ? (ROLE_WEIGHT[i.role] ?? 0.7) : 0.95;
   const confidence = clamp(clamp(i.extractorConfidence, 0, 1) * weight + 0.05 * Math.max(0, i.corroborations), 0, 0.99);
   const importance =
-    (TYPE_BASE[i.factType] ?? TYPE_BASE.other ?? 0.35) + (i.explicitTime ? 0.1 : 0) + (i.isNegation ? 0.05 : 0) + Math.min(0.2, 0.05 * Math.max(0, i.corroborations));
+    (TYPE_BASE[i.factType] ?? TYPE_BASE.other ?? 0.35) +
+    (i.explicitTime ? 0.1 : 0) +
+    (i.isNegation ? 0.05 : 0) +
+    Math.min(0.2, 0.05 * Math.max(0, i.corroborations));
   return { confidence: round3(confidence), importance: round3(clamp(importance, 0, 1)) };
 }

@@ -31,7 +31,15 @@ export class SilverReadService {
     return size;
   }
 
-  async listFacts(auth: AuthContext, namespace: string, filter: FactFilter, asOf: Date | null, includeRetired: boolean, first: number | null | undefined, after: string | null | undefined): Promise<Page<Fact>> {
+  async listFacts(
+    auth: AuthContext,
+    namespace: string,
+    filter: FactFilter,
+    asOf: Date | null,
+    includeRetired: boolean,
+    first: number | null | undefined,
+    after: string | null | undefined,
+  ): Promise<Page<Fact>> {
     auth.require(Capability.LIST, namespace);
     const size = this.pageSize(first);
     const rows = await this.facts.list(namespace, filter, asOf, includeRetired, size + 1, after ? decodeCursor(after) : undefined);
@@ -39,7 +47,14 @@ export class SilverReadService {
     return { edges, hasNextPage: rows.length > size, endCursor: edges.at(-1)?.cursor ?? null };
   }
 
-  async listEntities(auth: AuthContext, namespace: string, type: string | null, nameContains: string | null, first: number | null | undefined, after: string | null | undefined): Promise<Page<Entity>> {
+  async listEntities(
+    auth: AuthContext,
+    namespace: string,
+    type: string | null,
+    nameContains: string | null,
+    first: number | null | undefined,
+    after: string | null | undefined,
+  ): Promise<Page<Entity>> {
     auth.require(Capability.LIST, namespace);
     const size = this.pageSize(first);
     const rows = await this.facts.listEntities(namespace, type, nameContains, size + 1, after ? decodeCursor(after) : undefined);

@@ -38,7 +38,19 @@ export async function writePlan(em: EntityManager, plan: DerivationPlan, meta: R
   const [run] = (await em.query(
     `INSERT INTO silver.derivation_runs (namespace, kind, job_id, extraction_model, judge_model, embedding_model, worker_id, event_count, fact_count, model_calls, gate_notes)
      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) RETURNING id`,
-    [ns, meta.kind, meta.jobId, plan.models.extraction, plan.models.judge, plan.models.embedding, meta.workerId, plan.eventIds.length, stored.length, plan.modelCalls, JSON.stringify(plan.gateNotes)],
+    [
+      ns,
+      meta.kind,
+      meta.jobId,
+      plan.models.extraction,
+      plan.models.judge,
+      plan.models.embedding,
+      meta.workerId,
+      plan.eventIds.length,
+      stored.length,
+      plan.modelCalls,
+      JSON.stringify(plan.gateNotes),
+    ],
   )) as Array<{ id: string }>;
   const runId = (run as { id: string }).id;
 
@@ -48,7 +60,11 @@ export async function writePlan(em: EntityManager, plan: DerivationPlan, meta: R
       `INSERT INTO silver.entities (id, namespace, type, name, name_key, aliases, alias_keys, derivation_run_id)
        SELECT x.id, $1, x.type, x.name, x.name_key, ARRAY(SELECT jsonb_array_elements_text(x.aliases)), ARRAY(SELECT jsonb_array_elements_text(x.alias_keys)), $2
          FROM jsonb_to_recordset($3::jsonb) AS x(id uuid, type text, name text, name_key text, aliases jsonb, alias_keys jsonb)`,
-      [ns, runId, JSON.stringify(newEntities.map((e) => ({ id: e.id, type: e.type, name: e.name, name_key: e.nameKey, aliases: e.aliases, alias_keys: e.aliasKeys })))],
+      [
+        ns,
+        runId,
+        JSON.stringify(newEntities.map((e) => ({ id: e.id, type: e.type, name: e.name, name_key: e.nameKey, aliases: e.aliases, alias_keys: e.aliasKeys }))),
+      ],
     );
   }
   const renamed = plan.entities.filter((e) => !e.isNew && e.aliasesChanged);
@@ -76,9 +92,20 @@ export async function writePlan(em: EntityManager, plan: DerivationPlan, meta: R
         plan.models.embedding,
         JSON.stringify(
           stored.map((f, ord) => ({
-            id: f.id, statement: f.statement, fact_type: f.factType, subject_entity_id: f.subjectEntityId, predicate: f.predicate, object_value: f.objectValue,
-            object_entity_id: f.objectEntityId, is_negation: f.isNegation, confidence: f.confidence, importance: f.importance,
-            valid_from: f.validFrom.toISOString(), valid_to: f.validTo?.toISOString() ?? null, embedding: pgArray(f.embedding), ord,
+            id: f.id,
+            statement: f.statement,
+            fact_type: f.factType,
+            subject_entity_id: f.subjectEntityId,
+            predicate: f.predicate,
+            object_value: f.objectValue,
+            object_entity_id: f.objectEntityId,
+            is_negation: f.isNegation,
+            confidence: f.confidence,
+            importance: f.importance,
+            valid_from: f.validFrom.toISOString(),
+            valid_to: f.validTo?.toISOString() ?? null,
+            embedding: pgArray(f.embedding),
+            ord,
           })),
         ),
       ],
@@ -106,7 +133,10 @@ export async function writePlan(em: EntityManager, plan: DerivationPlan, meta: R
       )) as [Array<{ id: string }>, number];
       if (rows[0]) superseded.push({ oldId: rows[0].id, newId: f.id });
     } else if (f.action === 'UPDATE') {
-      const rows: unknown[] = await em.query(`UPDATE silver.facts SET retired_at = now(), superseded_by = $2 WHERE id = $1 AND retired_at IS NULL RETURNING id`, [f.targetId, f.id]);
+      const rows: unknown[] = await em.query(
+        `UPDATE silver.facts SET retired_at = now(), superseded_by = $2 WHERE id = $1 AND retired_at IS NULL RETURNING id`,
+        [f.targetId, f.id],
+      );
       if ((Array.isArray(rows[0]) ? (rows[0] as unknown[]) : rows).length > 0) superseded.push({ oldId: f.targetId, newId: f.id });
     }
   }
@@ -145,8 +175,13 @@ export async function writePlan(em: EntityManager, plan: DerivationPlan, meta: R
         plan.models.judge,
         JSON.stringify(
           plan.facts.map((f, ord) => ({
-            fact_id: f.action === 'SKIP' ? null : f.id, statement: f.statement, action: f.action, target_fact_id: f.targetId, reason: f.reason,
-            candidates: f.candidates.map((c) => ({ id: c.id, statement: c.statement, similarity: Math.round(c.similarity * 1000) / 1000 })), ord,
+            fact_id: f.action === 'SKIP' ? null : f.id,
+            statement: f.statement,
+            action: f.action,
+            target_fact_id: f.targetId,
+            reason: f.reason,
+            candidates: f.candidates.map((c) => ({ id: c.id, statement: c.statement, similarity: Math.round(c.similarity * 1000) / 1000 })),
+            ord,
           })),
         ),
       ],
@@ -170,11 +205,17 @@ export async function writePlan(em: EntityManager, plan: DerivationPlan, meta: R
     );
   }
 
-  await em.query(`UPDATE silver.dead_letters SET resolved_at = now(), updated_at = now() WHERE event_id = ANY($1::uuid[]) AND resolved_at IS NULL`, [plan.eventIds]);
+  await em.query(`UPDATE silver.dead_letters SET resolved_at = now(), updated_at = now() WHERE event_id = ANY($1::uuid[]) AND resolved_at IS NULL`, [
+    plan.eventIds,
+  ]);
 
   const added = stored.map((f) => f.id);
   for (let i = 0; i < Math.max(added.length, superseded.length); i += NOTIFY_CHUNK) {
-    const payload = { namespace: ns, added: added.slice(i, i + NOTIFY_CHUNK), superseded: superseded.slice(i, i + NOTIFY_CHUNK).map((s) => [s.oldId, s.newId]) };
+    const payload = {
+      namespace: ns,
+      added: added.slice(i, i + NOTIFY_CHUNK),
+      superseded: superseded.slice(i, i + NOTIFY_CHUNK).map((s) => [s.oldId, s.newId]),
+    };
     await em.query(`SELECT pg_notify('medallion_facts', $1)`, [JSON.stringify(payload)]);
   }
   return { runId, added, superseded };
@@ -199,10 +240,27 @@ async function writeRelationships(em: EntityManager, plan: DerivationPlan, runId
      SELECT planned, id FROM existing
      UNION ALL
      SELECT x.id AS planned, ins.id FROM x JOIN ins ON ins.type = x.type AND ins.source_entity_id = x.source_entity_id AND ins.target_entity_id = x.target_entity_id`,
-    [plan.namespace, JSON.stringify(plan.relationships.map((r, ord) => ({ id: r.id, type: r.type, source_entity_id: r.sourceEntityId, target_entity_id: r.targetEntityId, confidence: r.confidence, valid_from: r.validFrom.toISOString(), ord }))), plan.models.extraction, runId],
+    [
+      plan.namespace,
+      JSON.stringify(
+        plan.relationships.map((r, ord) => ({
+          id: r.id,
+          type: r.type,
+          source_entity_id: r.sourceEntityId,
+          target_entity_id: r.targetEntityId,
+          confidence: r.confidence,
+          valid_from: r.validFrom.toISOString(),
+          ord,
+        })),
+      ),
+      plan.models.extraction,
+      runId,
+    ],
   );
   const target = new Map(rows.map((r) => [r.planned, r.id]));
-  const sources = plan.relationships.flatMap((r) => r.sources.map((s) => ({ relationship_id: target.get(r.id), event_id: s.eventId, span_start: s.start, span_end: s.end, quote: s.quote })));
+  const sources = plan.relationships.flatMap((r) =>
+    r.sources.map((s) => ({ relationship_id: target.get(r.id), event_id: s.eventId, span_start: s.start, span_end: s.end, quote: s.quote })),
+  );
   await em.query(
     `INSERT INTO silver.relationship_sources (relationship_id, event_id, span_start, span_end, quote)
      SELECT x.relationship_id, x.event_id, x.span_start, x.span_end, x.quote FROM jsonb_to_recordset($1::jsonb) AS x(relationship_id uuid, event_id uuid, span_start int, span_end int, quote text)

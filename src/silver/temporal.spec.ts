@@ -8,12 +8,24 @@ describe('temporal rules', () => {
   const now = t('2026-11-29T00:00:00Z');
 
   it('SUPERSEDE closes the old interval where the new one starts, never before the old began', () => {
-    expect(changeForDecision('SUPERSEDE', old, { id: 'n', validFrom: t('2026-03-01T00:00:00Z') }, now)).toEqual({ kind: 'supersede', validTo: t('2026-03-01T00:00:00Z'), supersededBy: 'n' });
-    expect(changeForDecision('SUPERSEDE', old, { id: 'n', validFrom: t('2025-06-01T00:00:00Z') }, now)).toEqual({ kind: 'supersede', validTo: old.validFrom, supersededBy: 'n' });
+    expect(changeForDecision('SUPERSEDE', old, { id: 'n', validFrom: t('2026-03-01T00:00:00Z') }, now)).toEqual({
+      kind: 'supersede',
+      validTo: t('2026-03-01T00:00:00Z'),
+      supersededBy: 'n',
+    });
+    expect(changeForDecision('SUPERSEDE', old, { id: 'n', validFrom: t('2025-06-01T00:00:00Z') }, now)).toEqual({
+      kind: 'supersede',
+      validTo: old.validFrom,
+      supersededBy: 'n',
+    });
   });
 
   it('UPDATE retires the old belief and keeps the earliest start', () => {
-    expect(changeForDecision('UPDATE', old, { id: 'n', validFrom: t('2026-02-01T00:00:00Z') }, now)).toEqual({ kind: 'retire', retiredAt: now, supersededBy: 'n' });
+    expect(changeForDecision('UPDATE', old, { id: 'n', validFrom: t('2026-02-01T00:00:00Z') }, now)).toEqual({
+      kind: 'retire',
+      retiredAt: now,
+      supersededBy: 'n',
+    });
     expect(validFromAfterUpdate(old, t('2026-02-01T00:00:00Z'))).toEqual(old.validFrom);
   });
 
@@ -42,9 +54,15 @@ describe('temporal rules', () => {
 
 describe('scoring', () => {
   it('weights the source and corroboration into confidence', () => {
-    expect(scoreFact({ factType: 'preference', extractorConfidence: 0.9, role: 'user', isNegation: false, explicitTime: false, corroborations: 0 }).confidence).toBe(0.9);
-    expect(scoreFact({ factType: 'preference', extractorConfidence: 0.9, role: 'assistant', isNegation: false, explicitTime: false, corroborations: 0 }).confidence).toBe(0.72);
-    expect(scoreFact({ factType: 'preference', extractorConfidence: 0.9, role: 'user', isNegation: false, explicitTime: false, corroborations: 5 }).confidence).toBe(0.99);
+    expect(
+      scoreFact({ factType: 'preference', extractorConfidence: 0.9, role: 'user', isNegation: false, explicitTime: false, corroborations: 0 }).confidence,
+    ).toBe(0.9);
+    expect(
+      scoreFact({ factType: 'preference', extractorConfidence: 0.9, role: 'assistant', isNegation: false, explicitTime: false, corroborations: 0 }).confidence,
+    ).toBe(0.72);
+    expect(
+      scoreFact({ factType: 'preference', extractorConfidence: 0.9, role: 'user', isNegation: false, explicitTime: false, corroborations: 5 }).confidence,
+    ).toBe(0.99);
   });
 
   it('ranks importance by type, explicit time, negation and corroboration, within [0, 1]', () => {

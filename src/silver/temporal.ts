@@ -10,9 +10,7 @@ export interface FactClocks {
 
 /** What happens to an existing fact when a new one is judged against it. */
 export type OldFactChange =
-  | { kind: 'none' }
-  | { kind: 'supersede'; validTo: Date; supersededBy: string }
-  | { kind: 'retire'; retiredAt: Date; supersededBy: string };
+  { kind: 'none' } | { kind: 'supersede'; validTo: Date; supersededBy: string } | { kind: 'retire'; retiredAt: Date; supersededBy: string };
 
 /**
  * The effect of a judge decision on the target fact (pure; graphiti's
@@ -23,7 +21,12 @@ export type OldFactChange =
  *   points to its replacement; its validity interval is left as it was.
  * - ADD / SKIP: the target is unchanged.
  */
-export function changeForDecision(action: JudgeAction, target: Pick<FactClocks, 'validFrom'>, newFact: { id: string; validFrom: Date }, now: Date): OldFactChange {
+export function changeForDecision(
+  action: JudgeAction,
+  target: Pick<FactClocks, 'validFrom'>,
+  newFact: { id: string; validFrom: Date },
+  now: Date,
+): OldFactChange {
   switch (action) {
     case 'SUPERSEDE':
       return { kind: 'supersede', validTo: newFact.validFrom < target.validFrom ? target.validFrom : newFact.validFrom, supersededBy: newFact.id };

@@ -28,12 +28,14 @@ describe(`fuzz: ${CASES} malformed requests (seed ${SEED}) across every root fie
     const slow: Array<[number, string]> = [];
     for (let i = 0; i < cases.length; i += 8) {
       const batch = cases.slice(i, i + 8);
-      const verdicts = await Promise.all(batch.map(async (c) => {
-        const t0 = Date.now();
-        const v = await runCase(t.url, t.adminToken, c, MAX_ANSWER_BYTES);
-        slow.push([Date.now() - t0, c.name]);
-        return v;
-      }));
+      const verdicts = await Promise.all(
+        batch.map(async (c) => {
+          const t0 = Date.now();
+          const v = await runCase(t.url, t.adminToken, c, MAX_ANSWER_BYTES);
+          slow.push([Date.now() - t0, c.name]);
+          return v;
+        }),
+      );
       verdicts.forEach((v, j) => {
         if (!v.ok) failures.push(`${batch[j]?.name}: ${v.problem} | body: ${batch[j]?.body.slice(0, 300)}`);
       });

@@ -37,7 +37,15 @@ describe('GraphiQL in a real browser, offline', () => {
     token = (await createToken(t, [{ namespacePattern: ns, capabilities: ['INGEST', 'READ', 'LIST'] }], 'browser-user')).token;
     browser = await chromium.launch({
       executablePath: CHROMIUM,
-      args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+      args: [
+        '--no-sandbox',
+        '--disable-gpu',
+        '--disable-quic',
+        '--no-first-run',
+        '--disable-background-networking',
+        '--disable-component-update',
+        '--disable-sync',
+      ],
     });
   });
   afterAll(async () => {
@@ -59,8 +67,17 @@ describe('GraphiQL in a real browser, offline', () => {
 
     await setQuery(page, 'query Me { viewer { name grants { namespacePattern capabilities } } }');
     await page.click('.graphiql-execute-button');
-    await page.waitForFunction(() => (document.querySelector('.result-window .CodeMirror') as unknown as { CodeMirror: { getValue(): string } } | null)?.CodeMirror.getValue().includes('browser-user'), null, { timeout: 20_000 });
-    expect(JSON.parse(await resultText(page))).toEqual({ data: { viewer: { name: 'browser-user', grants: [{ namespacePattern: ns, capabilities: ['INGEST', 'READ', 'LIST'] }] } } });
+    await page.waitForFunction(
+      () =>
+        (document.querySelector('.result-window .CodeMirror') as unknown as { CodeMirror: { getValue(): string } } | null)?.CodeMirror.getValue().includes(
+          'browser-user',
+        ),
+      null,
+      { timeout: 20_000 },
+    );
+    expect(JSON.parse(await resultText(page))).toEqual({
+      data: { viewer: { name: 'browser-user', grants: [{ namespacePattern: ns, capabilities: ['INGEST', 'READ', 'LIST'] }] } },
+    });
 
     await setQuery(page, `subscription Live { eventIngested(namespace: "${ns}") { namespace content } }`);
     await page.click('.graphiql-execute-button');

@@ -22,11 +22,16 @@ async function post(url: string, body: string | Uint8Array, headers: Record<stri
   return { status: res.status, contentType: res.headers.get('content-type') ?? '', text, body: JSON.parse(text) as Answer['body'] };
 }
 
-const op = (url: string, token: string | undefined, query: string, variables?: Record<string, unknown>) => post(url, JSON.stringify({ query, variables }), {}, token);
+const op = (url: string, token: string | undefined, query: string, variables?: Record<string, unknown>) =>
+  post(url, JSON.stringify({ query, variables }), {}, token);
 const codes = (a: Answer) => (a.body.errors ?? []).map((e) => e.extensions?.code);
 
 /** Runs one operation (query, mutation or subscription's first result) on an open graphql-ws client. */
-function wsRun(client: Client, query: string, variables: Record<string, unknown> = {}): Promise<{ data?: unknown; errors?: Array<{ message: string; extensions?: { code?: string } }> }> {
+function wsRun(
+  client: Client,
+  query: string,
+  variables: Record<string, unknown> = {},
+): Promise<{ data?: unknown; errors?: Array<{ message: string; extensions?: { code?: string } }> }> {
   return new Promise((resolve) => {
     let result: { data?: unknown; errors?: Array<{ message: string; extensions?: { code?: string } }> } = {};
     client.subscribe(
@@ -53,7 +58,13 @@ describe('revocation reaches every operation on an open graphql-ws connection', 
   it('answers queries and mutations on the same socket with UNAUTHENTICATED once the token is revoked', async () => {
     const admin = await createToken(t, [{ namespacePattern: `${prefix}*`, capabilities: ['ADMIN', 'READ', 'LIST'] }], 'prefix-admin');
     // Not lazy: one socket for the whole test, as an agent keeps it open.
-    const client = createClient({ url: t.url.replace(/^http/, 'ws') + '/graphql', webSocketImpl: WebSocket, connectionParams: { authorization: `Bearer ${admin.token}` }, retryAttempts: 0, lazy: false });
+    const client = createClient({
+      url: t.url.replace(/^http/, 'ws') + '/graphql',
+      webSocketImpl: WebSocket,
+      connectionParams: { authorization: `Bearer ${admin.token}` },
+      retryAttempts: 0,
+      lazy: false,
+    });
     let connections = 0;
     client.on('connected', () => connections++);
     try {
@@ -107,7 +118,9 @@ describe('requests are bounded before they are validated, coerced or run', () =>
     expect(res.body.errors).toHaveLength(1);
     expect(res.body.errors?.[0]?.extensions).toMatchObject({ code: 'LIMIT_EXCEEDED', limit: 'inputNodes' });
     const ok = await op(t.url, t.adminToken, `mutation($input: [EventInput!]!) { ingestEvents(input: $input) { status } }`, {
-      input: [{ namespace: ns, source: 'b', sourceEventId: '1', kind: 'NOTE', content: 'fine', rawPayload: { wide: Array.from({ length: 20_000 }, (_, i) => i) } }],
+      input: [
+        { namespace: ns, source: 'b', sourceEventId: '1', kind: 'NOTE', content: 'fine', rawPayload: { wide: Array.from({ length: 20_000 }, (_, i) => i) } },
+      ],
     });
     expect(ok.body).toEqual({ data: { ingestEvents: [{ status: 'CREATED' }] } });
   });
@@ -148,11 +161,19 @@ describe('cost limits cannot be bypassed', () => {
   });
 
   it('prices nested lists, conversation and search by their real size', async () => {
-    const nested = await op(t.url, t.adminToken, `{ entities(namespace: "${ns}", first: 100) { edges { node { facts { sources { event { facts { id } } } } } } } }`);
+    const nested = await op(
+      t.url,
+      t.adminToken,
+      `{ entities(namespace: "${ns}", first: 100) { edges { node { facts { sources { event { facts { id } } } } } } } }`,
+    );
     expect(nested.body.errors?.[0]?.extensions).toMatchObject({ code: 'LIMIT_EXCEEDED', limit: 'complexity' });
     const conversation = await op(t.url, t.adminToken, `{ conversation(namespace: "${ns}", conversationId: "c") { id facts { id } } }`);
     expect(conversation.body.errors?.[0]?.extensions).toMatchObject({ code: 'LIMIT_EXCEEDED', limit: 'complexity' });
-    const searches = await op(t.url, t.adminToken, `{ ${Array.from({ length: 100 }, (_, i) => `s${i}: searchMemory(namespace: "${ns}", query: "q") { score }`).join(' ')} }`);
+    const searches = await op(
+      t.url,
+      t.adminToken,
+      `{ ${Array.from({ length: 100 }, (_, i) => `s${i}: searchMemory(namespace: "${ns}", query: "q") { score }`).join(' ')} }`,
+    );
     expect(searches.body.errors?.[0]?.extensions).toMatchObject({ code: 'LIMIT_EXCEEDED', limit: 'complexity' });
     const one = await op(t.url, t.adminToken, `{ conversation(namespace: "${ns}", conversationId: "c", limit: 10) { id facts { id } } }`);
     expect(one.body).toEqual({ data: { conversation: [] } });
@@ -164,7 +185,11 @@ describe('cost limits cannot be bypassed', () => {
     const wide = await op(t.url, lister, q, { where: or(150) });
     expect(wide.status).toBe(400);
     expect(wide.body.errors?.[0]?.extensions).toMatchObject({ code: 'LIMIT_EXCEEDED', limit: 'filterObjects' });
-    const literal = await op(t.url, lister, `{ graphEvents(where: { OR: [${Array.from({ length: 150 }, (_, i) => `{ id: { eq: "x${i}" } }`).join(',')}] }) { id } }`);
+    const literal = await op(
+      t.url,
+      lister,
+      `{ graphEvents(where: { OR: [${Array.from({ length: 150 }, (_, i) => `{ id: { eq: "x${i}" } }`).join(',')}] }) { id } }`,
+    );
     expect(literal.body.errors?.[0]?.extensions).toMatchObject({ code: 'LIMIT_EXCEEDED', limit: 'filterObjects' });
     expect((await op(t.url, lister, q, { where: or(20) })).body).toEqual({ data: { graphEvents: [] } });
   });
@@ -198,7 +223,11 @@ describe('transport errors are GraphQL JSON with a code, never HTML or 500', () 
     expectClean(await op(t.url, t.adminToken, `{ fact(id: "00000000-0000-0000-0000-000000000000") { subject { facts { id } } } }`), 400, 'LIMIT_EXCEEDED');
     expectClean(await op(t.url, t.adminToken, `{ viewer { grants { namespacePattern capabilities } } }`), 400, 'LIMIT_EXCEEDED');
     expectClean(await op(t.url, t.adminToken, `{ x: events(namespace: "n", first: 100) { edges { node { id } } } }`), 400, 'LIMIT_EXCEEDED');
-    expectClean(await op(t.url, t.adminToken, `query($w: GraphEntityWhere) { graphEntities(where: $w) { id } }`, { w: { NOT: { NOT: { name: { eq: 'v' } } } } }), 400, 'LIMIT_EXCEEDED');
+    expectClean(
+      await op(t.url, t.adminToken, `query($w: GraphEntityWhere) { graphEntities(where: $w) { id } }`, { w: { NOT: { NOT: { name: { eq: 'v' } } } } }),
+      400,
+      'LIMIT_EXCEEDED',
+    );
   });
 
   it('answers malformed JSON, a bad charset, a bad gzip body and a too-large body as JSON', async () => {

@@ -37,30 +37,52 @@ describe('the spine, end to end over HTTP and graphql-ws', () => {
     try {
       const sent: string[] = [];
       // A subscription is live once the server has run its subscribe step; keep sending until one arrives.
-      const firstDelivered = await eventually(async () => {
-        const content = `I use vim for everything (${sent.length})`;
-        const res = await gqlOk<{ ingestEvent: { status: string; event: { id: string; content: string; checksum: string; derivationStatus: string } } }>(
-          t.url,
-          tokenA,
-          INGEST,
-          { input: { namespace: nsA, source: 'e2e', sourceEventId: `evt-${sent.length}`, kind: 'MESSAGE', role: 'USER', content, rawPayload: { client: 'e2e', n: sent.length } } },
-        );
-        expect(res.ingestEvent.status).toBe('CREATED');
-        expect(res.ingestEvent.event.checksum).toMatch(/^[0-9a-f]{64}$/);
-        expect(res.ingestEvent.event.derivationStatus).toBe('PENDING');
-        sent.push(res.ingestEvent.event.id);
-        await new Promise((r) => setTimeout(r, 200));
-        return sub.received.next[0];
-      }, 'the subscription to deliver an event', 10_000);
+      const firstDelivered = await eventually(
+        async () => {
+          const content = `I use vim for everything (${sent.length})`;
+          const res = await gqlOk<{ ingestEvent: { status: string; event: { id: string; content: string; checksum: string; derivationStatus: string } } }>(
+            t.url,
+            tokenA,
+            INGEST,
+            {
+              input: {
+                namespace: nsA,
+                source: 'e2e',
+                sourceEventId: `evt-${sent.length}`,
+                kind: 'MESSAGE',
+                role: 'USER',
+                content,
+                rawPayload: { client: 'e2e', n: sent.length },
+              },
+            },
+          );
+          expect(res.ingestEvent.status).toBe('CREATED');
+          expect(res.ingestEvent.event.checksum).toMatch(/^[0-9a-f]{64}$/);
+          expect(res.ingestEvent.event.derivationStatus).toBe('PENDING');
+          sent.push(res.ingestEvent.event.id);
+          await new Promise((r) => setTimeout(r, 200));
+          return sub.received.next[0];
+        },
+        'the subscription to deliver an event',
+        10_000,
+      );
       expect(sent).toContain(firstDelivered.eventIngested.id);
       expect(sub.received.errors).toEqual([]);
 
       const id = sent[sent.length - 1] as string;
-      const read = await gqlOk<{ event: { id: string; namespace: string; content: string; kind: string; role: string; rawPayload: unknown } }>(t.url, tokenA, EVENT, { id });
+      const read = await gqlOk<{ event: { id: string; namespace: string; content: string; kind: string; role: string; rawPayload: unknown } }>(
+        t.url,
+        tokenA,
+        EVENT,
+        { id },
+      );
       expect(read.event).toMatchObject({ id, namespace: nsA, kind: 'MESSAGE', role: 'USER', content: `I use vim for everything (${sent.length - 1})` });
       expect(read.event.rawPayload).toEqual({ client: 'e2e', n: sent.length - 1 });
 
-      const node = await eventually(async () => (await gqlOk<{ eventNode: { id: string; namespace: string } | null }>(t.url, tokenA, EVENT_NODE, { id })).eventNode, 'the projector to write the Neo4j node');
+      const node = await eventually(
+        async () => (await gqlOk<{ eventNode: { id: string; namespace: string } | null }>(t.url, tokenA, EVENT_NODE, { id })).eventNode,
+        'the projector to write the Neo4j node',
+      );
       expect(node).toMatchObject({ id, namespace: nsA, kind: 'message', source: 'e2e' });
     } finally {
       sub.stop();
@@ -99,7 +121,6 @@ describe('the spine, end to end over HTTP and graphql-ws', () => {
     const bad = await gql(t.url, 'mm_not-a-real-token', EVENT, { id });
     expect(bad.errors?.[0]?.extensions?.code).toBe('UNAUTHENTICATED');
   });
-
 });
 
 describe('revocation reaches open subscriptions', () => {
@@ -116,7 +137,8 @@ describe('revocation reaches open subscriptions', () => {
     const sub = collect<{ eventIngested: { id: string } }>(client, SUBSCRIBE, { ns });
     await sub.ready;
     await new Promise((r) => setTimeout(r, 300));
-    const send = (n: number) => gqlOk(t.url, t.adminToken, INGEST, { input: { namespace: ns, source: 'revoke', sourceEventId: `r-${n}`, kind: 'NOTE', content: `note ${n}` } });
+    const send = (n: number) =>
+      gqlOk(t.url, t.adminToken, INGEST, { input: { namespace: ns, source: 'revoke', sourceEventId: `r-${n}`, kind: 'NOTE', content: `note ${n}` } });
     await send(1);
     await eventually(async () => sub.received.next.length === 1, 'the first delivery');
     await gqlOk(t.url, t.adminToken, `mutation($id: ID!) { revokeToken(id: $id) }`, { id });

@@ -34,7 +34,9 @@ describe('access: hashed tokens, delegated grants, revocation', () => {
 
   it('lets an admin delegate only within the namespaces it administers', async () => {
     const teamAdmin = await createToken(t, [{ namespacePattern: `${team}/*`, capabilities: ['ADMIN'] }], 'team-admin');
-    const ok = await gql(t.url, teamAdmin.token, CREATE, { input: { name: 'agent', grants: [{ namespacePattern: `${team}/agent-1`, capabilities: ['INGEST', 'READ'] }] } });
+    const ok = await gql(t.url, teamAdmin.token, CREATE, {
+      input: { name: 'agent', grants: [{ namespacePattern: `${team}/agent-1`, capabilities: ['INGEST', 'READ'] }] },
+    });
     expect(ok.errors).toBeUndefined();
     for (const grants of [
       [{ namespacePattern: '*', capabilities: ['READ'] }],
@@ -70,9 +72,14 @@ describe('access: hashed tokens, delegated grants, revocation', () => {
   });
 
   it('refuses expired tokens', async () => {
-    const res = await gqlOk<{ createToken: { token: string; info: { id: string } } }>(t.url, t.adminToken, `mutation($input: TokenInput!) { createToken(input: $input) { token info { id } } }`, {
-      input: { name: 'short-lived', grants: [{ namespacePattern: team, capabilities: ['READ'] }], expiresAt: new Date(Date.now() + 1500).toISOString() },
-    });
+    const res = await gqlOk<{ createToken: { token: string; info: { id: string } } }>(
+      t.url,
+      t.adminToken,
+      `mutation($input: TokenInput!) { createToken(input: $input) { token info { id } } }`,
+      {
+        input: { name: 'short-lived', grants: [{ namespacePattern: team, capabilities: ['READ'] }], expiresAt: new Date(Date.now() + 1500).toISOString() },
+      },
+    );
     expect((await gql(t.url, res.createToken.token, `{ viewer { name } }`)).errors).toBeUndefined();
     await new Promise((r) => setTimeout(r, 1700));
     expect((await gql(t.url, res.createToken.token, `{ viewer { name } }`)).errors?.[0]?.extensions?.code).toBe('UNAUTHENTICATED');

@@ -21,7 +21,8 @@ async function postRaw<T>(url: string, token: string, body: string): Promise<{ s
 
 /** An ingest request whose events are JSON texts, so each may hold what JSON.stringify would not produce. */
 const ingestBody = (events: string[]) => `{"query":${JSON.stringify(INGEST)},"variables":{"input":[${events.join(',')}]}}`;
-const eventText = (over: Record<string, unknown>, extra = '') => JSON.stringify(anEvent(String(over.namespace)).with(over).build()).replace(/}$/, extra ? `,${extra}}` : '}');
+const eventText = (over: Record<string, unknown>, extra = '') =>
+  JSON.stringify(anEvent(String(over.namespace)).with(over).build()).replace(/}$/, extra ? `,${extra}}` : '}');
 
 describe('Bronze under hostile input: per-item rejections, exact storage, no internal errors', () => {
   let t: TestApp;
@@ -42,23 +43,36 @@ describe('Bronze under hostile input: per-item rejections, exact storage, no int
     await t?.stop();
   });
 
-  const stored = async (content: string) => (await sql.query(`SELECT count(*)::int AS n FROM bronze.events WHERE namespace = $1 AND content = $2`, [ns, content])).rows[0].n as number;
+  const stored = async (content: string) =>
+    (await sql.query(`SELECT count(*)::int AS n FROM bronze.events WHERE namespace = $1 AND content = $2`, [ns, content])).rows[0].n as number;
 
   it('stores the good events of a batch and rejects, each with a code, one holding 1e400, 2^53+1, a NUL tool-call id or a lone surrogate', async () => {
     const good = (i: number) => eventText({ namespace: ns, content: `good ${i}` });
-    const res = await postRaw<{ ingestEvents: Result[] }>(t.url, writer, ingestBody([
-      good(1),
-      eventText({ namespace: ns, content: 'overflow' }, '"rawPayload":{"n":1e400}'),
-      good(2),
-      eventText({ namespace: ns, content: 'rounded', kind: 'TOOL_CALL' }, '"rawPayload":{"n":9007199254740993}'),
-      eventText({ namespace: ns, content: 'nul id', kind: 'TOOL_CALL' }, '"rawPayload":{"id":"call-\\u0000"}'),
-      eventText({ namespace: ns, content: 'surrogate', conversationId: 'c' }).replace('"conversationId":"c"', '"conversationId":"c\\ud800"'),
-      good(3),
-    ]));
+    const res = await postRaw<{ ingestEvents: Result[] }>(
+      t.url,
+      writer,
+      ingestBody([
+        good(1),
+        eventText({ namespace: ns, content: 'overflow' }, '"rawPayload":{"n":1e400}'),
+        good(2),
+        eventText({ namespace: ns, content: 'rounded', kind: 'TOOL_CALL' }, '"rawPayload":{"n":9007199254740993}'),
+        eventText({ namespace: ns, content: 'nul id', kind: 'TOOL_CALL' }, '"rawPayload":{"id":"call-\\u0000"}'),
+        eventText({ namespace: ns, content: 'surrogate', conversationId: 'c' }).replace('"conversationId":"c"', '"conversationId":"c\\ud800"'),
+        good(3),
+      ]),
+    );
     expect(res.status).toBe(200);
     expect(res.body.errors).toBeUndefined();
     const results = res.body.data?.ingestEvents ?? [];
-    expect(results.map((r) => (r.status === 'REJECTED' ? r.code : r.status))).toEqual(['CREATED', 'INVALID_FIELD', 'CREATED', 'INVALID_FIELD', 'INVALID_FIELD', 'INVALID_UNICODE', 'CREATED']);
+    expect(results.map((r) => (r.status === 'REJECTED' ? r.code : r.status))).toEqual([
+      'CREATED',
+      'INVALID_FIELD',
+      'CREATED',
+      'INVALID_FIELD',
+      'INVALID_FIELD',
+      'INVALID_UNICODE',
+      'CREATED',
+    ]);
     expect(results[1]?.reason).toMatch(/rawPayload\.n .*1e400/);
     expect(results[3]?.reason).toMatch(/9007199254740992.*send it as a string/);
     expect(results[4]?.reason).toMatch(/tool-call id/);
@@ -68,7 +82,8 @@ describe('Bronze under hostile input: per-item rejections, exact storage, no int
   });
 
   it('never folds \\ud800, \\udc00 and \\ufffd keys into one: the first two are rejected, the third stored, and a resend is DUPLICATE', async () => {
-    const key = (suffix: string) => eventText({ namespace: ns, content: 'key test', sourceEventId: 'KEY' }).replace('"sourceEventId":"KEY"', `"sourceEventId":"k${suffix}"`);
+    const key = (suffix: string) =>
+      eventText({ namespace: ns, content: 'key test', sourceEventId: 'KEY' }).replace('"sourceEventId":"KEY"', `"sourceEventId":"k${suffix}"`);
     const body = ingestBody([key('\\ud800'), key('\\udc00'), key('\\ufffd')]);
     const first = (await postRaw<{ ingestEvents: Result[] }>(t.url, writer, body)).body.data?.ingestEvents ?? [];
     expect(first.map((r) => r.code ?? r.status)).toEqual(['INVALID_UNICODE', 'INVALID_UNICODE', 'CREATED']);
@@ -83,9 +98,11 @@ describe('Bronze under hostile input: per-item rejections, exact storage, no int
     for (let i = 0; i < 20; i++) deep = { d: deep };
     let tooDeep: unknown = 1;
     for (let i = 0; i < 70; i++) tooDeep = [tooDeep];
-    const results = (await gqlOk<{ ingestEvents: Result[] }>(t.url, writer, INGEST, {
-      input: [anEvent(ns).saying('deep').withPayload(deep).build(), anEvent(ns).saying('too deep').withPayload(tooDeep).build()],
-    })).ingestEvents;
+    const results = (
+      await gqlOk<{ ingestEvents: Result[] }>(t.url, writer, INGEST, {
+        input: [anEvent(ns).saying('deep').withPayload(deep).build(), anEvent(ns).saying('too deep').withPayload(tooDeep).build()],
+      })
+    ).ingestEvents;
     expect(results.map((r) => r.code ?? r.status)).toEqual(['CREATED', 'PAYLOAD_TOO_DEEP']);
     expect(results[0]?.event?.rawPayloadText).toBe(JSON.stringify(deep));
     const { rows } = await sql.query(`SELECT raw_payload::text AS p FROM bronze.events WHERE id = $1`, [results[0]?.event?.id]);
@@ -95,26 +112,46 @@ describe('Bronze under hostile input: per-item rejections, exact storage, no int
   it('answers BAD_USER_INPUT naming the argument for NUL or lone surrogates in string arguments', async () => {
     const cases: Array<[string, Record<string, unknown>, RegExp]> = [
       [`query($v: String!) { events(namespace: $v) { edges { cursor } } }`, { v: `${ns}\u0000` }, /argument namespace contains a NUL/],
-      [`query($v: String!) { events(namespace: "${ns}", filter: { conversationId: $v }) { edges { cursor } } }`, { v: 'c\u0000' }, /argument filter\.conversationId/],
-      [`query($v: String!) { events(namespace: "${ns}", filter: { sources: ["ok", $v] }) { edges { cursor } } }`, { v: 's\u0000' }, /argument filter\.sources\[1\]/],
+      [
+        `query($v: String!) { events(namespace: "${ns}", filter: { conversationId: $v }) { edges { cursor } } }`,
+        { v: 'c\u0000' },
+        /argument filter\.conversationId/,
+      ],
+      [
+        `query($v: String!) { events(namespace: "${ns}", filter: { sources: ["ok", $v] }) { edges { cursor } } }`,
+        { v: 's\u0000' },
+        /argument filter\.sources\[1\]/,
+      ],
       [`query($v: String!) { watermark(namespace: "${ns}", source: $v) { eventCount } }`, { v: 's\u0000' }, /argument source/],
       [`query($v: String!) { conversation(namespace: "${ns}", conversationId: $v) { id } }`, { v: 'c\u0000' }, /argument conversationId/],
       [`query($v: String!) { facts(namespace: $v) { edges { cursor } } }`, { v: `${ns}\u0000` }, /argument namespace/],
       [`query($v: String!) { pipelineStatus(namespace: $v) { pending } }`, { v: `${ns}\u0000` }, /argument namespace/],
-      [`mutation($v: String!) { createToken(input: { name: $v, grants: [{ namespacePattern: "${ns}", capabilities: [READ] }] }) { token } }`, { v: 'n\u0000' }, /argument input\.name/],
+      [
+        `mutation($v: String!) { createToken(input: { name: $v, grants: [{ namespacePattern: "${ns}", capabilities: [READ] }] }) { token } }`,
+        { v: 'n\u0000' },
+        /argument input\.name/,
+      ],
     ];
     for (const [query, variables, message] of cases) {
       const res = await gql(t.url, t.adminToken, query, variables);
       expect(res.errors?.[0]?.extensions?.code).toBe('BAD_USER_INPUT');
       expect(res.errors?.[0]?.message).toMatch(message);
     }
-    const surrogate = await postRaw(t.url, t.adminToken, `{"query":"query($v: String!) { events(namespace: $v) { edges { cursor } } }","variables":{"v":"a\\udc00"}}`);
+    const surrogate = await postRaw(
+      t.url,
+      t.adminToken,
+      `{"query":"query($v: String!) { events(namespace: $v) { edges { cursor } } }","variables":{"v":"a\\udc00"}}`,
+    );
     expect(surrogate.body.errors?.[0]?.extensions?.code).toBe('BAD_USER_INPUT');
     expect(surrogate.body.errors?.[0]?.message).toMatch(/not valid Unicode/);
   });
 
   it('answers BAD_USER_INPUT for non-UUID ids, per field: one bad fact(id) does not fail the others', async () => {
-    const res = await gql<{ bad: unknown; good: unknown }>(t.url, t.adminToken, `{ bad: fact(id: "not-a-uuid") { id } good: fact(id: "00000000-0000-4000-8000-000000000000") { id } }`);
+    const res = await gql<{ bad: unknown; good: unknown }>(
+      t.url,
+      t.adminToken,
+      `{ bad: fact(id: "not-a-uuid") { id } good: fact(id: "00000000-0000-4000-8000-000000000000") { id } }`,
+    );
     expect(res.errors).toHaveLength(1);
     expect(res.errors?.[0]).toMatchObject({ path: ['bad'], extensions: { code: 'BAD_USER_INPUT' } });
     expect(res.data?.good).toBeNull();
@@ -140,7 +177,10 @@ describe('Bronze under hostile input: per-item rejections, exact storage, no int
     const res = await fetch(`${t.url}/graphql`, {
       method: 'POST',
       headers: { 'content-type': 'application/json', authorization: `Bearer ${writer}` },
-      body: JSON.stringify({ query: `query($s: [String!]) { events(namespace: "${ns}", filter: { sources: $s }) { edges { cursor } } }`, variables: { s: sources } }),
+      body: JSON.stringify({
+        query: `query($s: [String!]) { events(namespace: "${ns}", filter: { sources: $s }) { edges { cursor } } }`,
+        variables: { s: sources },
+      }),
     });
     expect(res.status).toBeLessThan(500);
     const body = (await res.json()) as GqlResponse<unknown>;
@@ -148,16 +188,27 @@ describe('Bronze under hostile input: per-item rejections, exact storage, no int
   });
 
   it('shows an ingest-only token no stored event through DUPLICATE, CONFLICT or a tool-call link', async () => {
-    const original = anEvent(ns).withKey('crm', `secret-${Date.now()}`).saying('the secret original').ofKind('TOOL_CALL').withPayload({ id: `call-${Date.now()}` }).build();
+    const original = anEvent(ns)
+      .withKey('crm', `secret-${Date.now()}`)
+      .saying('the secret original')
+      .ofKind('TOOL_CALL')
+      .withPayload({ id: `call-${Date.now()}` })
+      .build();
     const [mine] = (await gqlOk<{ ingestEvents: Result[] }>(t.url, writer, INGEST, { input: [original] })).ingestEvents;
     expect(mine?.status).toBe('CREATED');
-    const [dup, conflict, result] = (await gqlOk<{ ingestEvents: Result[] }>(t.url, ingestOnly, INGEST, {
-      input: [
-        original,
-        { ...original, sourceEventId: original.sourceEventId, content: 'a guess' , source: 'crm' },
-        anEvent(ns).ofKind('TOOL_RESULT').saying('result').withPayload({ tool_call_id: (original.rawPayload as { id: string }).id }).build(),
-      ],
-    })).ingestEvents.map((r) => r);
+    const [dup, conflict, result] = (
+      await gqlOk<{ ingestEvents: Result[] }>(t.url, ingestOnly, INGEST, {
+        input: [
+          original,
+          { ...original, sourceEventId: original.sourceEventId, content: 'a guess', source: 'crm' },
+          anEvent(ns)
+            .ofKind('TOOL_RESULT')
+            .saying('result')
+            .withPayload({ tool_call_id: (original.rawPayload as { id: string }).id })
+            .build(),
+        ],
+      })
+    ).ingestEvents.map((r) => r);
     expect(dup).toMatchObject({ status: 'DUPLICATE', event: null });
     expect(conflict).toMatchObject({ status: 'REJECTED', code: 'CONFLICT', event: null });
     expect(conflict?.reason).not.toMatch(/checksum/);
@@ -169,7 +220,12 @@ describe('Bronze under hostile input: per-item rejections, exact storage, no int
 
   it('refuses token names that are empty or huge without echoing them, and lets only an admin of "*" issue tokens to another principal', async () => {
     const create = (token: string, input: Record<string, unknown>) =>
-      gql<{ createToken: { info: { principalId: string } } }>(t.url, token, `mutation($input: TokenInput!) { createToken(input: $input) { token info { principalId } } }`, { input });
+      gql<{ createToken: { info: { principalId: string } } }>(
+        t.url,
+        token,
+        `mutation($input: TokenInput!) { createToken(input: $input) { token info { principalId } } }`,
+        { input },
+      );
     const grants = [{ namespacePattern: `${ns}/a`, capabilities: ['READ'] }];
     for (const name of ['', '   ', 'x'.repeat(1024 * 1024)]) {
       const res = await create(t.adminToken, { name, grants });
@@ -186,7 +242,9 @@ describe('Bronze under hostile input: per-item rejections, exact storage, no int
 
   it('answers NOT_FOUND for jobProgress on a job the caller cannot see', async () => {
     const other = uniqueNamespace('other');
-    const job = (await gqlOk<{ rebuildSilver: { id: string } }>(t.url, t.adminToken, `mutation { rebuildSilver(namespace: "${other}", reason: "test") { id } }`)).rebuildSilver.id;
+    const job = (
+      await gqlOk<{ rebuildSilver: { id: string } }>(t.url, t.adminToken, `mutation { rebuildSilver(namespace: "${other}", reason: "test") { id } }`)
+    ).rebuildSilver.id;
     const client = wsClient(t.url, writer);
     try {
       for (const jobId of [job, '00000000-0000-4000-8000-000000000000', 'not-a-uuid']) {

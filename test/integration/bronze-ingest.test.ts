@@ -9,7 +9,16 @@ interface Result {
   status: string;
   code: string | null;
   reason: string | null;
-  event: { id: string; sourceEventId: string; content: string; checksum: string; rawPayload: unknown; rawPayloadText: string | null; occurredAt: string; ingestedAt: string } | null;
+  event: {
+    id: string;
+    sourceEventId: string;
+    content: string;
+    checksum: string;
+    rawPayload: unknown;
+    rawPayloadText: string | null;
+    occurredAt: string;
+    ingestedAt: string;
+  } | null;
 }
 type IngestMany = { ingestEvents: Result[] };
 
@@ -34,7 +43,7 @@ describe('Bronze ingest: contract, validation, idempotency', () => {
 
   it('stores content and payload verbatim, with a server-set ingestedAt and a checksum', async () => {
     const content = '  Ünïcödé 🚀 line1\r\nline2\ttab  \u00a0 ';
-    const payload = { z: 1, a: [true, null, 1.5], nested: { 'ключ': 'значение' } };
+    const payload = { z: 1, a: [true, null, 1.5], nested: { ключ: 'значение' } };
     const [r] = (await ingest([anEvent(ns).saying(content).withPayload(payload).at('2026-03-04T05:06:07.089Z').build()])).ingestEvents;
     expect(r?.status).toBe('CREATED');
     expect(r?.event?.content).toBe(content);
@@ -53,7 +62,9 @@ describe('Bronze ingest: contract, validation, idempotency', () => {
         anEvent(ns).saying('good one').build(),
         anEvent(ns).with({ namespace: 'bad namespace!' }).build(),
         anEvent(ns).saying('x'.repeat(2001)).build(),
-        anEvent(ns).withPayload({ blob: 'y'.repeat(600) }).build(),
+        anEvent(ns)
+          .withPayload({ blob: 'y'.repeat(600) })
+          .build(),
         anEvent(ns).with({ occurredAt: '2400-01-01T00:00:00Z' }).build(),
         dupKey,
         dupKey,
@@ -64,9 +75,18 @@ describe('Bronze ingest: contract, validation, idempotency', () => {
       ])
     ).ingestEvents;
     expect(results.map((r) => r.index)).toEqual([0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10]);
-    expect(results.map((r) => r.status === 'REJECTED' ? r.code : r.status)).toEqual([
-      'CREATED', 'INVALID_NAMESPACE', 'CONTENT_TOO_LARGE', 'PAYLOAD_TOO_LARGE', 'INVALID_TIMESTAMP',
-      'CREATED', 'DUPLICATE', 'CONFLICT', 'MISSING_FIELD', 'FORBIDDEN', 'CREATED',
+    expect(results.map((r) => (r.status === 'REJECTED' ? r.code : r.status))).toEqual([
+      'CREATED',
+      'INVALID_NAMESPACE',
+      'CONTENT_TOO_LARGE',
+      'PAYLOAD_TOO_LARGE',
+      'INVALID_TIMESTAMP',
+      'CREATED',
+      'DUPLICATE',
+      'CONFLICT',
+      'MISSING_FIELD',
+      'FORBIDDEN',
+      'CREATED',
     ]);
     for (const r of results.filter((x) => x.status === 'REJECTED')) expect(r.reason).toMatch(/\w{8,}/);
     expect(results[6]?.event?.id).toBe(results[5]?.event?.id);

@@ -64,23 +64,33 @@ describe('Bronze integrity: append-only, partitions, concurrency', () => {
       { part: 'bronze.events_2031_07', month: '2031-07' },
     ]);
     // The idempotency key spans partitions: the same key in another month is still the same event.
-    const [again] = await ingest([anEvent(ns).withKey('test', results[0]?.event?.sourceEventId as string).at('2024-02-29T12:00:00Z').saying('moved?').build()]);
+    const [again] = await ingest([
+      anEvent(ns)
+        .withKey('test', results[0]?.event?.sourceEventId as string)
+        .at('2024-02-29T12:00:00Z')
+        .saying('moved?')
+        .build(),
+    ]);
     expect(again).toMatchObject({ status: 'REJECTED', code: 'CONFLICT', event: { id: results[0]?.event?.id } });
   });
 
   it('creates a month once when 8 sessions ask for it at the same moment', async () => {
-    const clients = await Promise.all(Array.from({ length: 8 }, async () => {
-      const c = new Client({ connectionString: t.databaseUrl });
-      await c.connect();
-      return c;
-    }));
+    const clients = await Promise.all(
+      Array.from({ length: 8 }, async () => {
+        const c = new Client({ connectionString: t.databaseUrl });
+        await c.connect();
+        return c;
+      }),
+    );
     try {
       const results = await Promise.all(clients.map((c) => c.query(`SELECT bronze.ensure_event_partition('2033-03-15') AS part`)));
       expect(results.map((r) => r.rows[0].part)).toEqual(Array(8).fill('events_2033_03'));
     } finally {
       await Promise.all(clients.map((c) => c.end()));
     }
-    const parts = await sql.query(`SELECT count(*)::int AS n FROM pg_inherits WHERE inhparent = 'bronze.events'::regclass AND inhrelid::regclass::text = 'bronze.events_2033_03'`);
+    const parts = await sql.query(
+      `SELECT count(*)::int AS n FROM pg_inherits WHERE inhparent = 'bronze.events'::regclass AND inhrelid::regclass::text = 'bronze.events_2033_03'`,
+    );
     expect(parts.rows[0].n).toBe(1);
     await expect(sql.query(`TRUNCATE bronze.events_2033_03`)).rejects.toThrow(/append-only/);
   });
@@ -126,7 +136,10 @@ describe('Bronze integrity: append-only, partitions, concurrency', () => {
       [ns],
     );
     expect(rows[0]).toEqual({ events: covered.size, keys: covered.size });
-    const queue = await sql.query(`SELECT count(*)::int AS n FROM ops.derivation_queue q JOIN bronze.event_keys k ON k.event_id = q.event_id WHERE k.namespace = $1 AND k.source = 'concurrent'`, [ns]);
+    const queue = await sql.query(
+      `SELECT count(*)::int AS n FROM ops.derivation_queue q JOIN bronze.event_keys k ON k.event_id = q.event_id WHERE k.namespace = $1 AND k.source = 'concurrent'`,
+      [ns],
+    );
     expect(queue.rows[0].n).toBe(covered.size);
     const mark = await sql.query(`SELECT event_count::int AS n FROM ops.watermarks WHERE namespace = $1 AND source = 'concurrent'`, [ns]);
     expect(mark.rows[0].n).toBe(covered.size);

@@ -6,7 +6,12 @@ import { collect, wsClient } from '../support/ws-client';
 const INGEST_MANY = `mutation($input: [EventInput!]!) { ingestEvents(input: $input) { status code event { id } } }`;
 const LIST = `query($ns: String!, $filter: EventFilter, $first: Int, $after: String) {
   events(namespace: $ns, filter: $filter, first: $first, after: $after) { edges { cursor node { id namespace content occurredAt kind source } } pageInfo { hasNextPage endCursor } } }`;
-type Page = { events: { edges: Array<{ cursor: string; node: { id: string; namespace: string; content: string; occurredAt: string; kind: string; source: string } }>; pageInfo: { hasNextPage: boolean; endCursor: string | null } } };
+type Page = {
+  events: {
+    edges: Array<{ cursor: string; node: { id: string; namespace: string; content: string; occurredAt: string; kind: string; source: string } }>;
+    pageInfo: { hasNextPage: boolean; endCursor: string | null };
+  };
+};
 
 describe('Bronze reads: pages, filters, conversations, watermarks, and the namespace firewall', () => {
   let t: TestApp;
@@ -32,7 +37,12 @@ describe('Bronze reads: pages, filters, conversations, watermarks, and the names
     await gqlOk(t.url, tokenA, INGEST_MANY, { input: a });
     // B uses the same conversation id, sources and similar content: nothing of it may show up for A.
     const b = Array.from({ length: 10 }, (_, i) =>
-      anEvent(nsB).withKey('slack', `b-${i}`).saying(`B secret ${i} DATABASE`).at(new Date(Date.UTC(2026, 0, 1 + i, 12)).toISOString()).inConversation('conv-a', i).build(),
+      anEvent(nsB)
+        .withKey('slack', `b-${i}`)
+        .saying(`B secret ${i} DATABASE`)
+        .at(new Date(Date.UTC(2026, 0, 1 + i, 12)).toISOString())
+        .inConversation('conv-a', i)
+        .build(),
     );
     const res = await gqlOk<{ ingestEvents: Array<{ event: { id: string } }> }>(t.url, adminB, INGEST_MANY, { input: b });
     idsB.push(...res.ingestEvents.map((r) => r.event.id));
@@ -72,45 +82,87 @@ describe('Bronze reads: pages, filters, conversations, watermarks, and the names
   it('rejects bad page arguments with BAD_USER_INPUT', async () => {
     expect((await gql(t.url, tokenA, LIST, { ns: nsA, first: 0 })).errors?.[0]?.extensions?.code).toBe('BAD_USER_INPUT');
     expect((await gql(t.url, tokenA, LIST, { ns: nsA, after: 'garbage' })).errors?.[0]?.extensions?.code).toBe('BAD_USER_INPUT');
-    expect((await gql(t.url, tokenA, LIST, { ns: nsA, filter: { from: '2026-02-01T00:00:00Z', to: '2026-01-01T00:00:00Z' } })).errors?.[0]?.extensions?.code).toBe('BAD_USER_INPUT');
+    expect(
+      (await gql(t.url, tokenA, LIST, { ns: nsA, filter: { from: '2026-02-01T00:00:00Z', to: '2026-01-01T00:00:00Z' } })).errors?.[0]?.extensions?.code,
+    ).toBe('BAD_USER_INPUT');
   });
 
   it('returns a conversation by sequenceNum and links tool calls to their results', async () => {
-    const conv = await gqlOk<{ conversation: Array<{ sequenceNum: number }> }>(t.url, tokenA, `query($ns: String!) { conversation(namespace: $ns, conversationId: "conv-a") { sequenceNum } }`, { ns: nsA });
+    const conv = await gqlOk<{ conversation: Array<{ sequenceNum: number }> }>(
+      t.url,
+      tokenA,
+      `query($ns: String!) { conversation(namespace: $ns, conversationId: "conv-a") { sequenceNum } }`,
+      { ns: nsA },
+    );
     expect(conv.conversation.map((e) => e.sequenceNum)).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9, 10]);
 
     const tools = [
       anEvent(nsA).inConversation('tools', 1).by('USER').saying('what is in /tmp?').build(),
-      anEvent(nsA).inConversation('tools', 2).by('ASSISTANT').ofKind('TOOL_CALL').saying('').withPayload({ id: 'call_1', name: 'ls', arguments: { path: '/tmp' } }).build(),
-      anEvent(nsA).inConversation('tools', 3).by('TOOL').ofKind('TOOL_RESULT').saying('a.txt b.txt').withPayload({ tool_call_id: 'call_1', exitCode: 0 }).build(),
+      anEvent(nsA)
+        .inConversation('tools', 2)
+        .by('ASSISTANT')
+        .ofKind('TOOL_CALL')
+        .saying('')
+        .withPayload({ id: 'call_1', name: 'ls', arguments: { path: '/tmp' } })
+        .build(),
+      anEvent(nsA)
+        .inConversation('tools', 3)
+        .by('TOOL')
+        .ofKind('TOOL_RESULT')
+        .saying('a.txt b.txt')
+        .withPayload({ tool_call_id: 'call_1', exitCode: 0 })
+        .build(),
       anEvent(nsA).inConversation('tools', 4).by('ASSISTANT').saying('Two files.').build(),
     ];
     await gqlOk(t.url, tokenA, INGEST_MANY, { input: tools });
-    const res = await gqlOk<{ conversation: Array<{ kind: string; toolCallId: string | null; rawPayload: unknown; toolCall: { kind: string } | null; toolResults: Array<{ content: string }> }> }>(
-      t.url, tokenA,
+    const res = await gqlOk<{
+      conversation: Array<{
+        kind: string;
+        toolCallId: string | null;
+        rawPayload: unknown;
+        toolCall: { kind: string } | null;
+        toolResults: Array<{ content: string }>;
+      }>;
+    }>(
+      t.url,
+      tokenA,
       `query($ns: String!) { conversation(namespace: $ns, conversationId: "tools", limit: 20) { kind toolCallId rawPayload toolCall { kind } toolResults { content } } }`,
       { ns: nsA },
     );
     expect(res.conversation.map((e) => e.kind)).toEqual(['MESSAGE', 'TOOL_CALL', 'TOOL_RESULT', 'MESSAGE']);
-    expect(res.conversation[1]).toMatchObject({ toolCallId: 'call_1', rawPayload: { id: 'call_1', name: 'ls', arguments: { path: '/tmp' } }, toolResults: [{ content: 'a.txt b.txt' }] });
+    expect(res.conversation[1]).toMatchObject({
+      toolCallId: 'call_1',
+      rawPayload: { id: 'call_1', name: 'ls', arguments: { path: '/tmp' } },
+      toolResults: [{ content: 'a.txt b.txt' }],
+    });
     expect(res.conversation[2]).toMatchObject({ toolCallId: 'call_1', toolCall: { kind: 'TOOL_CALL' } });
   });
 
   it('advances the watermark per (namespace, source) to the latest event', async () => {
     const w = await gqlOk<{ watermark: { lastSourceEventId: string; lastOccurredAt: string; eventCount: number } }>(
-      t.url, tokenA, `query($ns: String!) { watermark(namespace: $ns, source: "slack") { lastSourceEventId lastOccurredAt eventCount } }`, { ns: nsA });
+      t.url,
+      tokenA,
+      `query($ns: String!) { watermark(namespace: $ns, source: "slack") { lastSourceEventId lastOccurredAt eventCount } }`,
+      { ns: nsA },
+    );
     expect(w.watermark).toEqual({ lastSourceEventId: 'a-23', lastOccurredAt: '2026-01-24T00:00:00.000Z', eventCount: 12 });
     // An older event arriving late counts but does not move the mark back.
     await gqlOk(t.url, tokenA, INGEST_MANY, { input: [anEvent(nsA).withKey('slack', 'late').at('2020-01-01T00:00:00Z').build()] });
     const after = await gqlOk<{ watermark: { lastSourceEventId: string; eventCount: number } }>(
-      t.url, tokenA, `query($ns: String!) { watermark(namespace: $ns, source: "slack") { lastSourceEventId eventCount } }`, { ns: nsA });
+      t.url,
+      tokenA,
+      `query($ns: String!) { watermark(namespace: $ns, source: "slack") { lastSourceEventId eventCount } }`,
+      { ns: nsA },
+    );
     expect(after.watermark).toEqual({ lastSourceEventId: 'a-23', eventCount: 13 });
-    const none = await gqlOk<{ watermark: null }>(t.url, tokenA, `query($ns: String!) { watermark(namespace: $ns, source: "never") { eventCount } }`, { ns: nsA });
+    const none = await gqlOk<{ watermark: null }>(t.url, tokenA, `query($ns: String!) { watermark(namespace: $ns, source: "never") { eventCount } }`, {
+      ns: nsA,
+    });
     expect(none.watermark).toBeNull();
   });
 
   describe('namespace firewall', () => {
-    it("refuses to list, read a conversation of, or watermark another namespace", async () => {
+    it('refuses to list, read a conversation of, or watermark another namespace', async () => {
       for (const [query, vars] of [
         [LIST, { ns: nsB }],
         [`query($ns: String!) { conversation(namespace: $ns, conversationId: "conv-a") { id } }`, { ns: nsB }],
@@ -145,7 +197,11 @@ describe('Bronze reads: pages, filters, conversations, watermarks, and the names
     it("refuses a subscription to B's events and delivers none of them to A", async () => {
       const client = wsClient(t.url, tokenA);
       const forbidden = collect(client, `subscription($ns: String!) { eventIngested(namespace: $ns) { id } }`, { ns: nsB });
-      const own = collect<{ eventIngested: { id: string; namespace: string } }>(client, `subscription($ns: String!) { eventIngested(namespace: $ns) { id namespace } }`, { ns: nsA });
+      const own = collect<{ eventIngested: { id: string; namespace: string } }>(
+        client,
+        `subscription($ns: String!) { eventIngested(namespace: $ns) { id namespace } }`,
+        { ns: nsA },
+      );
       await own.ready;
       await new Promise((r) => setTimeout(r, 300));
       await gqlOk(t.url, adminB, INGEST_MANY, { input: [anEvent(nsB).saying('B after subscribe').build()] });

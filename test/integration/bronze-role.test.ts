@@ -72,7 +72,15 @@ describe('Bronze under a compromised runtime role', () => {
       [me?.role],
     );
     expect(rows).toEqual([
-      { rolsuper: false, rolcreaterole: false, member_of_owner: false, owned: 0, on_events: ['SELECT', 'INSERT'], on_keys: ['SELECT', 'INSERT'], create_in_bronze: false },
+      {
+        rolsuper: false,
+        rolcreaterole: false,
+        member_of_owner: false,
+        owned: 0,
+        on_events: ['SELECT', 'INSERT'],
+        on_keys: ['SELECT', 'INSERT'],
+        create_in_bronze: false,
+      },
     ]);
 
     const [r] = await ingest([anEvent(ns).saying('written by the runtime role').build()]);
@@ -169,13 +177,25 @@ describe('Bronze under a compromised runtime role', () => {
       anEvent(ns).at(tooOld).saying('too old').build(),
       anEvent(ns).at('2024-02-29T12:00:00Z').saying('good 2').build(),
       anEvent(ns).at(tooFar).saying('too far ahead').build(),
-      anEvent(ns).at(new Date(Date.now() - 365 * DAY).toISOString()).saying('good 3').build(),
+      anEvent(ns)
+        .at(new Date(Date.now() - 365 * DAY).toISOString())
+        .saying('good 3')
+        .build(),
     ]);
-    expect(results.map((r) => (r.status === 'REJECTED' ? r.code : r.status))).toEqual(['CREATED', 'INVALID_TIMESTAMP', 'CREATED', 'INVALID_TIMESTAMP', 'CREATED']);
+    expect(results.map((r) => (r.status === 'REJECTED' ? r.code : r.status))).toEqual([
+      'CREATED',
+      'INVALID_TIMESTAMP',
+      'CREATED',
+      'INVALID_TIMESTAMP',
+      'CREATED',
+    ]);
     expect(results[1]?.reason).toMatch(/more than 7305 days before now.*OCCURRED_AT_MAX_PAST_DAYS/);
     expect(results[3]?.reason).toMatch(/more than 1 day\(s\) after now.*OCCURRED_AT_MAX_FUTURE_DAYS/);
     expect(await partitionCounts(['events_1990_06', monthName(Date.parse(tooFar))])).toEqual([0, 0]);
-    const stored = await owner.query(`SELECT content FROM bronze.events WHERE namespace = $1 AND content IN ('good 1', 'good 2', 'good 3', 'too old', 'too far ahead') ORDER BY content`, [ns]);
+    const stored = await owner.query(
+      `SELECT content FROM bronze.events WHERE namespace = $1 AND content IN ('good 1', 'good 2', 'good 3', 'too old', 'too far ahead') ORDER BY content`,
+      [ns],
+    );
     expect(stored.rows.map((x) => x.content)).toEqual(['good 1', 'good 2', 'good 3']);
   });
 });
@@ -189,9 +209,11 @@ describe('the occurredAt window and the runtime role are checked at start', () =
       const ns = uniqueNamespace('window');
       const token = (await createToken(t, [{ namespacePattern: ns, capabilities: ['INGEST'] }])).token;
       const at = (days: number) => new Date(Date.now() - days * DAY).toISOString();
-      const results = (await gqlOk<{ ingestEvents: Result[] }>(t.url, token, INGEST_MANY, {
-        input: [anEvent(ns).at(at(10)).build(), anEvent(ns).at(at(100)).build(), anEvent(ns).at(at(-1)).build()],
-      })).ingestEvents;
+      const results = (
+        await gqlOk<{ ingestEvents: Result[] }>(t.url, token, INGEST_MANY, {
+          input: [anEvent(ns).at(at(10)).build(), anEvent(ns).at(at(100)).build(), anEvent(ns).at(at(-1)).build()],
+        })
+      ).ingestEvents;
       expect(results.map((r) => (r.status === 'REJECTED' ? r.code : r.status))).toEqual(['CREATED', 'INVALID_TIMESTAMP', 'INVALID_TIMESTAMP']);
       expect(results[1]?.reason).toMatch(/more than 40 days before now/);
       expect(await failure(runtime, `SELECT bronze.ensure_event_partition('${at(100).slice(0, 10)}')`)).toBe('22023');
@@ -215,9 +237,9 @@ describe('the occurredAt window and the runtime role are checked at start', () =
         PORT: '0',
         LOG_LEVEL: 'silent',
       });
-      await expect(startApp(config, { postgresUrl: db.url, postgresRuntimeUrl: db.url, neo4j: stores.neo4j }, { api: true, worker: false }, createLogger('silent'))).rejects.toThrow(
-        /DATABASE_RUNTIME_URL's role "[^"]+" is a superuser, is \(or is a member of\) "[^"]+", the owner of bronze.events/,
-      );
+      await expect(
+        startApp(config, { postgresUrl: db.url, postgresRuntimeUrl: db.url, neo4j: stores.neo4j }, { api: true, worker: false }, createLogger('silent')),
+      ).rejects.toThrow(/DATABASE_RUNTIME_URL's role "[^"]+" is a superuser, is \(or is a member of\) "[^"]+", the owner of bronze.events/);
     } finally {
       await db.drop();
     }

@@ -37,7 +37,10 @@ describe('the checked-in contract', () => {
     const outputs = JSON.parse(run.stdout) as Array<{ filename: string; content: string }>;
     expect(outputs.length).toBeGreaterThan(0);
     for (const out of outputs) {
-      expect({ file: path.relative(root, out.filename), content: fs.readFileSync(out.filename, 'utf8') }).toEqual({ file: path.relative(root, out.filename), content: out.content });
+      expect({ file: path.relative(root, out.filename), content: fs.readFileSync(out.filename, 'utf8') }).toEqual({
+        file: path.relative(root, out.filename),
+        content: out.content,
+      });
     }
   });
 });
@@ -91,7 +94,9 @@ describe('the generated operations against the running service', () => {
       return s.pending === 0 ? s : undefined;
     }, 'derivation');
     expect(settled).toMatchObject({ namespace: ns, deadLetters: 0 });
-    await agent.request(IngestEventDocument, { input: { namespace: ns, source: 'codegen', sourceEventId: '3', kind: 'MESSAGE', role: 'USER', content: 'I prefer Rust for systems work' } });
+    await agent.request(IngestEventDocument, {
+      input: { namespace: ns, source: 'codegen', sourceEventId: '3', kind: 'MESSAGE', role: 'USER', content: 'I prefer Rust for systems work' },
+    });
     const page = await eventually(async () => {
       const p = (await agent.request(ListFactsDocument, { namespace: ns, first: 10 })).facts;
       return p.edges.some((e) => /rust/i.test(e.node.statement)) ? p : undefined;

@@ -15,7 +15,11 @@ const ROOTS: Record<NodeType, string[]> = {
   GraphEntity: ['graphEntities', 'graphEntitiesConnection'],
 };
 
-interface RelField { name: string; target: NodeType; connection: boolean }
+interface RelField {
+  name: string;
+  target: NodeType;
+  connection: boolean;
+}
 
 const isList = (t: GraphQLOutputType): boolean => isListType(isNonNullType(t) ? t.ofType : t);
 
@@ -60,8 +64,17 @@ describe('Graph exploration (@neo4j/graphql): read-only, namespace-isolated, bou
 
   const ingest = async (events: unknown[]) => gqlOk(t.url, t.adminToken, INGEST, { input: events });
   const settled = async (ns: string) => {
-    await eventually(async () => (await gqlOk<{ pipelineStatus: { pending: number } }>(t.url, t.adminToken, PENDING, { ns })).pipelineStatus.pending === 0, `derivation in ${ns}`, 60_000);
-    await eventually(async () => (await pg.query<{ n: number }>(`SELECT count(*)::int AS n FROM ops.outbox WHERE processed_at IS NULL AND namespace = $1`, [ns])).rows[0]?.n === 0, `outbox of ${ns}`, 30_000);
+    await eventually(
+      async () => (await gqlOk<{ pipelineStatus: { pending: number } }>(t.url, t.adminToken, PENDING, { ns })).pipelineStatus.pending === 0,
+      `derivation in ${ns}`,
+      60_000,
+    );
+    await eventually(
+      async () =>
+        (await pg.query<{ n: number }>(`SELECT count(*)::int AS n FROM ops.outbox WHERE processed_at IS NULL AND namespace = $1`, [ns])).rows[0]?.n === 0,
+      `outbox of ${ns}`,
+      30_000,
+    );
   };
   const one = async (cypher: string, ns: string): Promise<string> => {
     const res = await t.app.neo4j.executeQuery(cypher, { ns });
@@ -71,7 +84,10 @@ describe('Graph exploration (@neo4j/graphql): read-only, namespace-isolated, bou
   };
   const exploreCount = async (): Promise<number> => {
     const text = await (await fetch(`${t.url}/metrics`)).text();
-    return text.split('\n').filter((l) => l.startsWith('medallion_graph_explore_queries_total')).reduce((sum, l) => sum + Number(l.split(' ').pop()), 0);
+    return text
+      .split('\n')
+      .filter((l) => l.startsWith('medallion_graph_explore_queries_total'))
+      .reduce((sum, l) => sum + Number(l.split(' ').pop()), 0);
   };
 
   beforeAll(async () => {
@@ -123,9 +139,11 @@ describe('Graph exploration (@neo4j/graphql): read-only, namespace-isolated, bou
 
   it('merges into the one schema with Graph-prefixed names, no mutations and no clash with the code-first types', () => {
     const query = schema.getQueryType()?.getFields() ?? {};
-    expect(Object.keys(query).filter((f) => f.startsWith('graph') && f !== 'graphConsistency').sort()).toEqual(
-      ['graphEntities', 'graphEntitiesConnection', 'graphEvents', 'graphEventsConnection', 'graphFacts', 'graphFactsConnection'],
-    );
+    expect(
+      Object.keys(query)
+        .filter((f) => f.startsWith('graph') && f !== 'graphConsistency')
+        .sort(),
+    ).toEqual(['graphEntities', 'graphEntitiesConnection', 'graphEvents', 'graphEventsConnection', 'graphFacts', 'graphFactsConnection']);
     const mutations = Object.keys(schema.getMutationType()?.getFields() ?? {});
     expect(mutations.filter((m) => /graph|create|update|delete|merge|connect/i.test(m) && !['rebuildGraph', 'createToken'].includes(m))).toEqual([]);
     // The code-first DateTime is still graphql-scalars' (the generated one is GraphDateTime).
@@ -134,9 +152,18 @@ describe('Graph exploration (@neo4j/graphql): read-only, namespace-isolated, bou
     expect(schema.getType('Fact')?.toString()).toBe('Fact');
   });
 
-  it('explores facts with nested traversals (events with spans, entities, supersession) in the caller\'s namespace', async () => {
-    const res = await gqlOk<{ graphFacts: Array<{ statement: string; namespace: string; supersededBy: Array<{ statement: string }>; derivedFromConnection: { edges: Array<{ properties: { quote: string }; node: { kind: string } }> }; about: Array<{ name: string }> }> }>(
-      t.url, lister,
+  it("explores facts with nested traversals (events with spans, entities, supersession) in the caller's namespace", async () => {
+    const res = await gqlOk<{
+      graphFacts: Array<{
+        statement: string;
+        namespace: string;
+        supersededBy: Array<{ statement: string }>;
+        derivedFromConnection: { edges: Array<{ properties: { quote: string }; node: { kind: string } }> };
+        about: Array<{ name: string }>;
+      }>;
+    }>(
+      t.url,
+      lister,
       `query($stmt: String!) { graphFacts(where: { statement: { contains: $stmt } }, sort: [{ statement: ASC }]) {
          statement namespace supersededBy { statement } about { name }
          derivedFromConnection { edges { properties { quote } node { kind } } } } }`,
@@ -149,14 +176,18 @@ describe('Graph exploration (@neo4j/graphql): read-only, namespace-isolated, bou
     expect(res.graphFacts.every((f) => f.namespace === mine)).toBe(true);
   });
 
-  it('never returns another namespace\'s node or count through any generated root or relationship field', async () => {
+  it("never returns another namespace's node or count through any generated root or relationship field", async () => {
     const queries: Array<{ path: string; query: string; type: NodeType }> = [];
     for (const type of NODE_TYPES) {
       for (const root of ROOTS[type]) {
         for (const f1 of relationshipFields(schema, type)) {
-          const inner = relationshipFields(schema, f1.target).map((f2) => sel(f2, 'id namespace')).join(' ');
+          const inner = relationshipFields(schema, f1.target)
+            .map((f2) => sel(f2, 'id namespace'))
+            .join(' ');
           const body = `id namespace ${sel(f1, `id namespace ${inner}`)}`;
-          const rootSel = root.endsWith('Connection') ? `${root}(first: 5, where: $where) { totalCount edges { node { ${body} } } }` : `${root}(limit: 5, where: $where) { ${body} }`;
+          const rootSel = root.endsWith('Connection')
+            ? `${root}(first: 5, where: $where) { totalCount edges { node { ${body} } } }`
+            : `${root}(limit: 5, where: $where) { ${body} }`;
           queries.push({ path: `${root}.${f1.name}`, type, query: `query($where: ${type}Where) { ${rootSel} }` });
         }
       }
@@ -165,17 +196,19 @@ describe('Graph exploration (@neo4j/graphql): read-only, namespace-isolated, bou
     // Each query is new to Neo4j's planner (~1 s each on a busy 2-core machine), so two run at once.
     const paths: string[] = [];
     for (let i = 0; i < queries.length; i += 2) {
-      await Promise.all(queries.slice(i, i + 2).map(async ({ path, type, query }) => {
-        const res = await gql(t.url, lister, query, { where: { id: { eq: planted[type] } } });
-        expect(res.errors).toBeUndefined();
-        const namespaces: string[] = [];
-        const counts: Array<{ totalCount: number; edges: number }> = [];
-        walk(res.data, namespaces, counts);
-        expect(namespaces.length).toBeGreaterThan(0); // the root at least; its planted foreign neighbour must not appear
-        expect(new Set(namespaces)).toEqual(new Set([mine]));
-        for (const c of counts) if (c.edges < 5) expect(c.totalCount).toBe(c.edges); // a hidden edge would still be counted
-        paths.push(path);
-      }));
+      await Promise.all(
+        queries.slice(i, i + 2).map(async ({ path, type, query }) => {
+          const res = await gql(t.url, lister, query, { where: { id: { eq: planted[type] } } });
+          expect(res.errors).toBeUndefined();
+          const namespaces: string[] = [];
+          const counts: Array<{ totalCount: number; edges: number }> = [];
+          walk(res.data, namespaces, counts);
+          expect(namespaces.length).toBeGreaterThan(0); // the root at least; its planted foreign neighbour must not appear
+          expect(new Set(namespaces)).toEqual(new Set([mine]));
+          for (const c of counts) if (c.edges < 5) expect(c.totalCount).toBe(c.edges); // a hidden edge would still be counted
+          paths.push(path);
+        }),
+      );
     }
     // Every relationship field of every type was walked from every root (2 fields × Event, 8 × Fact, 6 × Entity).
     expect(new Set(paths).size).toBe(2 * (2 + 8 + 6));
@@ -196,18 +229,30 @@ describe('Graph exploration (@neo4j/graphql): read-only, namespace-isolated, bou
     // Relationship filters are not offered: @neo4j/graphql would not apply the target's
     // authorization inside them, so "links to a foreign entity named X" would be an oracle.
     const byFilter = (where: Record<string, unknown>) => gql(t.url, lister, `query($where: GraphFactWhere) { graphFacts(where: $where) { id } }`, { where });
-    for (const where of [{ about: { some: { namespace: { eq: other } } } }, { derivedFromConnection: { some: { node: { id: { eq: foreign.GraphEvent } } } } }, { supersedes: { some: { id: { eq: foreign.GraphFact } } } }]) {
+    for (const where of [
+      { about: { some: { namespace: { eq: other } } } },
+      { derivedFromConnection: { some: { node: { id: { eq: foreign.GraphEvent } } } } },
+      { supersedes: { some: { id: { eq: foreign.GraphFact } } } },
+    ]) {
       expect((await byFilter(where)).errors?.[0]?.extensions?.code).toBe('BAD_USER_INPUT');
     }
     expect(await byFilter({ factType: { eq: 'preference' } })).toMatchObject({ data: { graphFacts: expect.any(Array) } });
     // Nested connection filters only narrow what is already visible.
     const narrowed = await gqlOk<{ graphFacts: Array<{ aboutConnection: { totalCount: number; edges: unknown[] } }> }>(
-      t.url, lister, `query($id: ID!, $other: String!) { graphFacts(where: { id: { eq: $id } }) { aboutConnection(where: { node: { namespace: { eq: $other } } }) { totalCount edges { node { id } } } } }`,
+      t.url,
+      lister,
+      `query($id: ID!, $other: String!) { graphFacts(where: { id: { eq: $id } }) { aboutConnection(where: { node: { namespace: { eq: $other } } }) { totalCount edges { node { id } } } } }`,
       { id: planted.GraphFact, other },
     );
     expect(narrowed.graphFacts).toEqual([{ aboutConnection: { totalCount: 0, edges: [] } }]);
     // The admin (`*`) sees both namespaces.
-    const admin = (await gqlOk<{ graphEvents: Array<{ namespace: string }> }>(t.url, t.adminToken, `{ graphEvents(limit: 100, where: { namespace: { in: ["${mine}", "${other}"] } }) { namespace } }`)).graphEvents;
+    const admin = (
+      await gqlOk<{ graphEvents: Array<{ namespace: string }> }>(
+        t.url,
+        t.adminToken,
+        `{ graphEvents(limit: 100, where: { namespace: { in: ["${mine}", "${other}"] } }) { namespace } }`,
+      )
+    ).graphEvents;
     expect(new Set(admin.map((e) => e.namespace))).toEqual(new Set([mine, other]));
   });
 
@@ -217,7 +262,11 @@ describe('Graph exploration (@neo4j/graphql): read-only, namespace-isolated, bou
     const forbidden = await gql(t.url, reader, q);
     expect(forbidden.errors?.[0]?.extensions?.code).toBe('FORBIDDEN');
     expect(forbidden.errors?.[0]?.message).toMatch(/"list" capability/);
-    const write = await gql(t.url, t.adminToken, `mutation { graphCreateFacts(input: [{ id: "x", namespace: "${mine}", statement: "s", factType: "t" }]) { info { nodesCreated } } }`);
+    const write = await gql(
+      t.url,
+      t.adminToken,
+      `mutation { graphCreateFacts(input: [{ id: "x", namespace: "${mine}", statement: "s", factType: "t" }]) { info { nodesCreated } } }`,
+    );
     expect(write.errors?.[0]?.extensions?.code).toBe('GRAPHQL_VALIDATION_FAILED');
   });
 
@@ -230,7 +279,9 @@ describe('Graph exploration (@neo4j/graphql): read-only, namespace-isolated, bou
     expect(wide.errors?.[0]?.extensions).toMatchObject({ code: 'LIMIT_EXCEEDED', limit: 'complexity' });
     // Deeply nested logical filters (neo4j/graphql#2032-style blow-ups): refused on nesting.
     const nest = (n: number): Record<string, unknown> => (n === 0 ? { name: { eq: 'Vim' } } : { NOT: { OR: [nest(n - 1)] } });
-    expect((await gql(t.url, t.adminToken, `query($where: GraphEntityWhere) { graphEntities(where: $where) { id } }`, { where: nest(3) })).errors).toBeUndefined();
+    expect(
+      (await gql(t.url, t.adminToken, `query($where: GraphEntityWhere) { graphEntities(where: $where) { id } }`, { where: nest(3) })).errors,
+    ).toBeUndefined();
     const filter = await gql(t.url, t.adminToken, `query($where: GraphEntityWhere) { graphEntities(where: $where) { id } }`, { where: nest(10) });
     expect(filter.errors?.[0]?.extensions).toMatchObject({ code: 'LIMIT_EXCEEDED', limit: 'inputDepth' });
     expect(await exploreCount()).toBe(before + 1); // only the nest(3) query ran
@@ -240,13 +291,21 @@ describe('Graph exploration (@neo4j/graphql): read-only, namespace-isolated, bou
   });
 
   it('returns 25 nodes by default and at most 100 whatever the caller asks', async () => {
-    await t.app.neo4j.executeQuery(`UNWIND range(1, 120) AS i CREATE (:Event {id: 'planted-event-' + i, namespace: $ns, kind: 'MESSAGE', planted: true})`, { ns: mine });
+    await t.app.neo4j.executeQuery(`UNWIND range(1, 120) AS i CREATE (:Event {id: 'planted-event-' + i, namespace: $ns, kind: 'MESSAGE', planted: true})`, {
+      ns: mine,
+    });
     try {
-      const count = async (args: string) => ((await gqlOk<{ graphEvents: unknown[] }>(t.url, lister, `{ graphEvents${args} { id } }`)).graphEvents.length);
+      const count = async (args: string) => (await gqlOk<{ graphEvents: unknown[] }>(t.url, lister, `{ graphEvents${args} { id } }`)).graphEvents.length;
       expect(await count('')).toBe(25);
       expect(await count('(limit: 1000)')).toBe(100);
       expect(await count('(limit: 7)')).toBe(7);
-      const total = (await gqlOk<{ graphEventsConnection: { totalCount: number; edges: unknown[] } }>(t.url, lister, `{ graphEventsConnection(first: 1000) { totalCount edges { node { id } } } }`)).graphEventsConnection;
+      const total = (
+        await gqlOk<{ graphEventsConnection: { totalCount: number; edges: unknown[] } }>(
+          t.url,
+          lister,
+          `{ graphEventsConnection(first: 1000) { totalCount edges { node { id } } } }`,
+        )
+      ).graphEventsConnection;
       expect(total.totalCount).toBeGreaterThanOrEqual(120);
       expect(total.edges).toHaveLength(100);
     } finally {

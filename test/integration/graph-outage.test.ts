@@ -25,7 +25,15 @@ describe('Neo4j outage: ingest and derivation go on, the projector catches up', 
   beforeAll(async () => {
     port = await freePort();
     neo4j = await start();
-    t = await startTestApp({ NEO4J_URI: neo4j.uri, NEO4J_USER: neo4j.user, NEO4J_PASSWORD: password, OFFLINE_EMBEDDER: 'hashing', DERIVE_MAX_WAIT_MS: '0', DERIVE_POLL_MS: '50', PROJECTOR_POLL_MS: '100' });
+    t = await startTestApp({
+      NEO4J_URI: neo4j.uri,
+      NEO4J_USER: neo4j.user,
+      NEO4J_PASSWORD: password,
+      OFFLINE_EMBEDDER: 'hashing',
+      DERIVE_MAX_WAIT_MS: '0',
+      DERIVE_POLL_MS: '50',
+      PROJECTOR_POLL_MS: '100',
+    });
     token = (await createToken(t, [{ namespacePattern: ns, capabilities: ['INGEST', 'READ', 'LIST'] }])).token;
   });
   afterAll(async () => {
@@ -35,21 +43,45 @@ describe('Neo4j outage: ingest and derivation go on, the projector catches up', 
   });
 
   it('loses nothing while Neo4j is down and ends equal to a rebuild', async () => {
-    const pendingOutbox = async () => ((await t.app.ds.query(`SELECT count(*)::int AS n FROM ops.outbox WHERE processed_at IS NULL AND namespace = $1`, [ns])) as Array<{ n: number }>)[0]?.n ?? -1;
+    const pendingOutbox = async () =>
+      ((await t.app.ds.query(`SELECT count(*)::int AS n FROM ops.outbox WHERE processed_at IS NULL AND namespace = $1`, [ns])) as Array<{ n: number }>)[0]?.n ??
+      -1;
     await gqlOk(t.url, token, INGEST, { input: [anEvent(ns).by('USER').saying('I use vim for everything').at('2026-01-01T10:00:00Z').build()] });
-    await eventually(async () => (await pendingOutbox()) === 0 && (await t.app.ds.query(`SELECT 1 FROM silver.facts WHERE namespace = $1`, [ns])).length > 0, 'the first fact in the graph', 30_000);
+    await eventually(
+      async () => (await pendingOutbox()) === 0 && (await t.app.ds.query(`SELECT 1 FROM silver.facts WHERE namespace = $1`, [ns])).length > 0,
+      'the first fact in the graph',
+      30_000,
+    );
 
     await neo4j.stop();
     const health = await fetch(`${t.url}/health`);
     expect(health.status).toBe(503);
     expect(await health.json()).toMatchObject({ postgres: { ok: true }, neo4j: { ok: false } });
 
-    const lines = ['I switched to neovim last week', 'I live in Berlin', 'I work at Acme', 'We plan to migrate to PostgreSQL next month', 'I no longer use Docker', 'I prefer tabs over spaces'];
+    const lines = [
+      'I switched to neovim last week',
+      'I live in Berlin',
+      'I work at Acme',
+      'We plan to migrate to PostgreSQL next month',
+      'I no longer use Docker',
+      'I prefer tabs over spaces',
+    ];
     const res = await gqlOk<{ ingestEvents: Array<{ status: string }> }>(t.url, token, INGEST, {
-      input: lines.map((l, i) => anEvent(ns).by('USER').saying(l).at(new Date(Date.UTC(2026, 1, 1 + i)).toISOString()).build()),
+      input: lines.map((l, i) =>
+        anEvent(ns)
+          .by('USER')
+          .saying(l)
+          .at(new Date(Date.UTC(2026, 1, 1 + i)).toISOString())
+          .build(),
+      ),
     });
     expect(res.ingestEvents.map((r) => r.status)).toEqual(Array(lines.length).fill('CREATED'));
-    await eventually(async () => (await gqlOk<{ pipelineStatus: { pending: number } }>(t.url, token, `query($ns: String!) { pipelineStatus(namespace: $ns) { pending } }`, { ns })).pipelineStatus.pending === 0, 'derivation without Neo4j');
+    await eventually(
+      async () =>
+        (await gqlOk<{ pipelineStatus: { pending: number } }>(t.url, token, `query($ns: String!) { pipelineStatus(namespace: $ns) { pending } }`, { ns }))
+          .pipelineStatus.pending === 0,
+      'derivation without Neo4j',
+    );
     const backlog = await pendingOutbox();
     expect(backlog).toBeGreaterThan(lines.length); // events, facts, entities, supersessions wait
 
@@ -70,15 +102,31 @@ describe('Neo4j outage: ingest and derivation go on, the projector catches up', 
     const admin = (await createToken(t, [{ namespacePattern: ns, capabilities: ['ADMIN'] }], 'graph-admin')).token;
     const refused = await gql(t.url, admin, `mutation { rebuildGraph(reason: "everything") { id } }`);
     expect(refused.errors?.[0]?.extensions?.code).toBe('FORBIDDEN');
-    const job = (await gqlOk<{ rebuildGraph: { id: string } }>(t.url, admin, `mutation($ns: String) { rebuildGraph(namespace: $ns, reason: "after the outage") { id } }`, { ns })).rebuildGraph;
-    const finished = await eventually(async () => {
-      const j = (await gqlOk<{ job: { status: string; message: string | null } }>(t.url, admin, `query($id: ID!) { job(id: $id) { status message } }`, { id: job.id })).job;
-      return j.status === 'succeeded' || j.status === 'failed' ? j : undefined;
-    }, 'the graph rebuild job', 60_000);
+    const job = (
+      await gqlOk<{ rebuildGraph: { id: string } }>(t.url, admin, `mutation($ns: String) { rebuildGraph(namespace: $ns, reason: "after the outage") { id } }`, {
+        ns,
+      })
+    ).rebuildGraph;
+    const finished = await eventually(
+      async () => {
+        const j = (
+          await gqlOk<{ job: { status: string; message: string | null } }>(t.url, admin, `query($id: ID!) { job(id: $id) { status message } }`, { id: job.id })
+        ).job;
+        return j.status === 'succeeded' || j.status === 'failed' ? j : undefined;
+      },
+      'the graph rebuild job',
+      60_000,
+    );
     expect(finished.status).toBe('succeeded');
     expect(finished.message).toMatch(/projected 7 events/);
-    const report = (await gqlOk<{ graphConsistency: { ok: boolean; counts: Array<{ kind: string; postgres: number; neo4j: number }> } }>(
-      t.url, token, `query($ns: String!) { graphConsistency(namespace: $ns) { ok counts { kind postgres neo4j } } }`, { ns })).graphConsistency;
+    const report = (
+      await gqlOk<{ graphConsistency: { ok: boolean; counts: Array<{ kind: string; postgres: number; neo4j: number }> } }>(
+        t.url,
+        token,
+        `query($ns: String!) { graphConsistency(namespace: $ns) { ok counts { kind postgres neo4j } } }`,
+        { ns },
+      )
+    ).graphConsistency;
     expect(report.ok).toBe(true);
     expect(report.counts.every((c) => c.postgres === c.neo4j)).toBe(true);
     expect(await dumpNamespace(t.app.neo4j, ns)).toEqual(incremental);

@@ -1,4 +1,3 @@
-import neo4j, { Driver } from 'neo4j-driver';
 import { deleteProjectedNodes } from '../../src/graph/cypher/graph-admin';
 import { GraphRebuildService } from '../../src/graph/graph-rebuild.service';
 import { ProjectionJob } from '../../src/graph/projection.job';
@@ -22,20 +21,34 @@ describe('Graph projection: Silver in Neo4j through the outbox, rebuildable and 
   const ingest = async (events: unknown[]): Promise<string[]> =>
     (await gqlOk<{ ingestEvents: Array<{ event: { id: string } }> }>(t.url, token, INGEST, { input: events })).ingestEvents.map((e) => e.event.id);
   const derived = async (namespace: string) =>
-    eventually(async () => (await gqlOk<{ pipelineStatus: { pending: number } }>(t.url, token, PENDING, { ns: namespace })).pipelineStatus.pending === 0, `derivation in ${namespace}`, 60_000);
+    eventually(
+      async () => (await gqlOk<{ pipelineStatus: { pending: number } }>(t.url, token, PENDING, { ns: namespace })).pipelineStatus.pending === 0,
+      `derivation in ${namespace}`,
+      60_000,
+    );
   const drained = async (namespace: string) =>
-    eventually(async () => {
-      const [row] = (await t.app.ds.query(`SELECT count(*)::int AS n FROM ops.outbox WHERE processed_at IS NULL AND namespace = $1`, [namespace])) as Array<{ n: number }>;
-      return row?.n === 0;
-    }, `the outbox of ${namespace} to drain`, 120_000);
+    eventually(
+      async () => {
+        const [row] = (await t.app.ds.query(`SELECT count(*)::int AS n FROM ops.outbox WHERE processed_at IS NULL AND namespace = $1`, [namespace])) as Array<{
+          n: number;
+        }>;
+        return row?.n === 0;
+      },
+      `the outbox of ${namespace} to drain`,
+      120_000,
+    );
 
   beforeAll(async () => {
     t = await startTestApp({ OFFLINE_EMBEDDER: 'hashing', DERIVE_MAX_WAIT_MS: '0', DERIVE_POLL_MS: '50', PROJECTOR_POLL_MS: '50' });
     graph = new GraphRebuildService(t.app.ds, t.app.neo4j);
     token = (await createToken(t, [{ namespacePattern: 'graph-*', capabilities: ['INGEST', 'READ', 'LIST'] }])).token;
-    [vimEvent] = (await ingest([anEvent(ns).inConversation('c1', 1).by('USER').saying('I use vim for everything').at('2026-01-10T09:00:00.000Z').build()])) as [string];
+    [vimEvent] = (await ingest([anEvent(ns).inConversation('c1', 1).by('USER').saying('I use vim for everything').at('2026-01-10T09:00:00.000Z').build()])) as [
+      string,
+    ];
     await derived(ns);
-    [neovimEvent] = (await ingest([anEvent(ns).inConversation('c1', 2).by('USER').saying('I switched to neovim last week').at('2026-03-08T09:00:00.000Z').build()])) as [string];
+    [neovimEvent] = (await ingest([
+      anEvent(ns).inConversation('c1', 2).by('USER').saying('I switched to neovim last week').at('2026-03-08T09:00:00.000Z').build(),
+    ])) as [string];
     await ingest([
       anEvent(ns).inConversation('c1', 3).by('USER').saying('I live in Berlin').at('2026-03-09T09:00:00.000Z').build(),
       anEvent(ns).inConversation('c1', 4).by('USER').saying('My favorite language is TypeScript').at('2026-03-10T09:00:00.000Z').build(),
@@ -58,7 +71,15 @@ describe('Graph projection: Silver in Neo4j through the outbox, rebuildable and 
       `SELECT (SELECT count(*)::int FROM silver.facts WHERE namespace = $1) AS facts, (SELECT count(*)::int FROM silver.fact_sources s JOIN silver.facts f ON f.id = s.fact_id WHERE f.namespace = $1) AS sources`,
       [ns],
     )) as Array<{ facts: number; sources: number }>;
-    const facts = await cypher<{ id: string; statement: string; object: string | null; validTo: unknown; namespace: string; factType: string; extractionModel: string }>(
+    const facts = await cypher<{
+      id: string;
+      statement: string;
+      object: string | null;
+      validTo: unknown;
+      namespace: string;
+      factType: string;
+      extractionModel: string;
+    }>(
       t.app.neo4j,
       `MATCH (f:Fact) WHERE f.namespace = $ns RETURN f.id AS id, f.statement AS statement, f.object AS object, f.validTo AS validTo, f.namespace AS namespace, f.factType AS factType, f.extractionModel AS extractionModel`,
       { ns },
@@ -73,7 +94,11 @@ describe('Graph projection: Silver in Neo4j through the outbox, rebuildable and 
     expect(vim?.validTo).not.toBeNull();
     expect(neovim?.validTo).toBeNull();
 
-    const supersedes = await cypher<{ newer: string; older: string }>(t.app.neo4j, `MATCH (n:Fact)-[:SUPERSEDES]->(o:Fact) WHERE o.namespace = $ns RETURN n.id AS newer, o.id AS older`, { ns });
+    const supersedes = await cypher<{ newer: string; older: string }>(
+      t.app.neo4j,
+      `MATCH (n:Fact)-[:SUPERSEDES]->(o:Fact) WHERE o.namespace = $ns RETURN n.id AS newer, o.id AS older`,
+      { ns },
+    );
     expect(supersedes).toEqual([{ newer: neovim?.id, older: vim?.id }]);
 
     const derivedFrom = await cypher<{ fact: string; event: string; spanStart: number; spanEnd: number; quote: string; content: string; kind: string | null }>(
@@ -94,7 +119,11 @@ describe('Graph projection: Silver in Neo4j through the outbox, rebuildable and 
     expect([...perFact.values()].some((events) => events.size === 2)).toBe(true); // the corroborated Berlin fact
     expect('I use vim for everything'.slice(vimSource?.spanStart, vimSource?.spanEnd)).toBe(vimSource?.quote);
     expect('I switched to neovim last week'.slice(neovimSource?.spanStart, neovimSource?.spanEnd)).toBe(neovimSource?.quote);
-    const pgSpans = (await t.app.ds.query(`SELECT span_start, span_end, quote FROM silver.fact_sources WHERE fact_id = $1`, [vim?.id])) as Array<{ span_start: number; span_end: number; quote: string }>;
+    const pgSpans = (await t.app.ds.query(`SELECT span_start, span_end, quote FROM silver.fact_sources WHERE fact_id = $1`, [vim?.id])) as Array<{
+      span_start: number;
+      span_end: number;
+      quote: string;
+    }>;
     expect(pgSpans).toEqual([{ span_start: vimSource?.spanStart, span_end: vimSource?.spanEnd, quote: vimSource?.quote }]);
 
     const about = await cypher<{ fact: string; role: string; name: string; type: string; ns: string }>(
@@ -126,7 +155,11 @@ describe('Graph projection: Silver in Neo4j through the outbox, rebuildable and 
     const incremental = await dumpNamespace(t.app.neo4j, ns);
     const otherBefore = await dumpNamespace(t.app.neo4j, other);
     expect(otherBefore.nodes.length).toBeGreaterThan(0);
-    const otherIds = await cypher<{ id: string; eid: string }>(t.app.neo4j, `MATCH (n) WHERE n.namespace = $ns RETURN n.id AS id, elementId(n) AS eid ORDER BY id`, { ns: other });
+    const otherIds = await cypher<{ id: string; eid: string }>(
+      t.app.neo4j,
+      `MATCH (n) WHERE n.namespace = $ns RETURN n.id AS id, elementId(n) AS eid ORDER BY id`,
+      { ns: other },
+    );
 
     await t.app.loops.projector.stop(); // the rebuild alone writes the graph from here
     try {
@@ -141,7 +174,9 @@ describe('Graph projection: Silver in Neo4j through the outbox, rebuildable and 
       expect(rebuilt).toEqual(incremental);
       expect((await graph.checkConsistency(ns)).ok).toBe(true);
       // The other namespace's nodes are the very same nodes (not deleted and re-created).
-      expect(await cypher(t.app.neo4j, `MATCH (n) WHERE n.namespace = $ns RETURN n.id AS id, elementId(n) AS eid ORDER BY id`, { ns: other })).toEqual(otherIds);
+      expect(await cypher(t.app.neo4j, `MATCH (n) WHERE n.namespace = $ns RETURN n.id AS id, elementId(n) AS eid ORDER BY id`, { ns: other })).toEqual(
+        otherIds,
+      );
       expect(await dumpNamespace(t.app.neo4j, other)).toEqual(otherBefore);
     } finally {
       t.app.loops.projector.start();
@@ -163,21 +198,26 @@ describe('Graph projection: Silver in Neo4j through the outbox, rebuildable and 
 
   it('changes nothing when the same outbox rows are delivered again', async () => {
     const before = await dumpNamespace(t.app.neo4j, ns);
-    const counts = await cypher(t.app.neo4j, `MATCH (n) WHERE n.namespace = $ns OPTIONAL MATCH (n)-[r]->() RETURN count(DISTINCT n) AS nodes, count(r) AS edges`, { ns });
+    const counts = await cypher(
+      t.app.neo4j,
+      `MATCH (n) WHERE n.namespace = $ns OPTIONAL MATCH (n)-[r]->() RETURN count(DISTINCT n) AS nodes, count(r) AS edges`,
+      { ns },
+    );
     const replayed: unknown[] = await t.app.ds.query(`UPDATE ops.outbox SET processed_at = NULL WHERE namespace = $1 RETURNING id`, [ns]);
     expect((replayed[0] as unknown[]).length).toBeGreaterThan(5);
     t.app.loops.projector.wake();
     await drained(ns);
     expect(await dumpNamespace(t.app.neo4j, ns)).toEqual(before);
-    expect(await cypher(t.app.neo4j, `MATCH (n) WHERE n.namespace = $ns OPTIONAL MATCH (n)-[r]->() RETURN count(DISTINCT n) AS nodes, count(r) AS edges`, { ns })).toEqual(counts);
+    expect(
+      await cypher(t.app.neo4j, `MATCH (n) WHERE n.namespace = $ns OPTIONAL MATCH (n)-[r]->() RETURN count(DISTINCT n) AS nodes, count(r) AS edges`, { ns }),
+    ).toEqual(counts);
     expect((await graph.checkConsistency(ns)).ok).toBe(true);
   });
 
   it('projects in any order: a fact before its event, entity and superseding fact', async () => {
-    const [row] = (await t.app.ds.query(
-      `SELECT f.id FROM silver.facts f WHERE f.namespace = $1 AND f.superseded_by IS NOT NULL LIMIT 1`,
-      [ns],
-    )) as Array<{ id: string }>;
+    const [row] = (await t.app.ds.query(`SELECT f.id FROM silver.facts f WHERE f.namespace = $1 AND f.superseded_by IS NOT NULL LIMIT 1`, [ns])) as Array<{
+      id: string;
+    }>;
     const before = await dumpNamespace(t.app.neo4j, ns);
     await t.app.loops.projector.stop();
     try {
@@ -208,14 +248,35 @@ describe('Graph projection: Silver in Neo4j through the outbox, rebuildable and 
   });
 
   it('follows a Silver rebuild: retired facts keep their node, the reopened fact loses its stale SUPERSEDES edge', async () => {
-    const [old] = (await t.app.ds.query(`SELECT id, superseded_by FROM silver.facts WHERE namespace = $1 AND superseded_by IS NOT NULL`, [ns])) as Array<{ id: string; superseded_by: string }>;
-    const job = (await gqlOk<{ rebuildSilver: { id: string } }>(t.url, t.adminToken, `mutation($ns: String!, $from: DateTime, $to: DateTime) { rebuildSilver(namespace: $ns, from: $from, to: $to, reason: "graph test") { id } }`, {
-      ns, from: '2026-03-01T00:00:00.000Z', to: '2026-03-09T00:00:00.000Z',
-    })).rebuildSilver;
-    await eventually(async () => (await gqlOk<{ job: { status: string } }>(t.url, t.adminToken, `query($id: ID!) { job(id: $id) { status } }`, { id: job.id })).job.status === 'succeeded', 'the Silver rebuild', 60_000);
+    const [old] = (await t.app.ds.query(`SELECT id, superseded_by FROM silver.facts WHERE namespace = $1 AND superseded_by IS NOT NULL`, [ns])) as Array<{
+      id: string;
+      superseded_by: string;
+    }>;
+    const job = (
+      await gqlOk<{ rebuildSilver: { id: string } }>(
+        t.url,
+        t.adminToken,
+        `mutation($ns: String!, $from: DateTime, $to: DateTime) { rebuildSilver(namespace: $ns, from: $from, to: $to, reason: "graph test") { id } }`,
+        {
+          ns,
+          from: '2026-03-01T00:00:00.000Z',
+          to: '2026-03-09T00:00:00.000Z',
+        },
+      )
+    ).rebuildSilver;
+    await eventually(
+      async () =>
+        (await gqlOk<{ job: { status: string } }>(t.url, t.adminToken, `query($id: ID!) { job(id: $id) { status } }`, { id: job.id })).job.status ===
+        'succeeded',
+      'the Silver rebuild',
+      60_000,
+    );
     await derived(ns);
     await drained(ns);
-    const [now] = (await t.app.ds.query(`SELECT id, superseded_by FROM silver.facts WHERE namespace = $1 AND superseded_by IS NOT NULL AND retired_at IS NULL`, [ns])) as Array<{ id: string; superseded_by: string }>;
+    const [now] = (await t.app.ds.query(
+      `SELECT id, superseded_by FROM silver.facts WHERE namespace = $1 AND superseded_by IS NOT NULL AND retired_at IS NULL`,
+      [ns],
+    )) as Array<{ id: string; superseded_by: string }>;
     expect(now?.id).toBe(old?.id); // vim again, now superseded by the re-derived neovim fact
     expect(now?.superseded_by).not.toBe(old?.superseded_by);
     const edges = await cypher<{ newer: string; older: string; retired: unknown }>(

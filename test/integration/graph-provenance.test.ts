@@ -26,10 +26,22 @@ const NEIGHBOURHOOD = `query($id: ID!, $depth: Int, $asOf: DateTime, $types: [St
 const PATH = `query($from: ID!, $to: ID!, $max: Int) { shortestPath(fromEntityId: $from, toEntityId: $to, maxDepth: $max) { ${SUBGRAPH} } }`;
 const CHANGES = `query($ns: String!, $since: DateTime!, $first: Int) { changes(namespace: $ns, since: $since, first: $first) { kind at fact { id statement namespace } } }`;
 
-interface Step { via: string; distance: number; spanStart: number | null; spanEnd: number | null; quote: string | null; fact: { id: string; statement: string; namespace: string }; event: { id: string; content: string; namespace: string } }
-interface Sub { root: { id: string; name: string } | null; entities: Array<{ id: string; name: string; namespace: string }>; relationships: Array<{ id: string; type: string; validFrom: string; validTo: string | null; source: { name: string }; target: { name: string } }> }
+interface Step {
+  via: string;
+  distance: number;
+  spanStart: number | null;
+  spanEnd: number | null;
+  quote: string | null;
+  fact: { id: string; statement: string; namespace: string };
+  event: { id: string; content: string; namespace: string };
+}
+interface Sub {
+  root: { id: string; name: string } | null;
+  entities: Array<{ id: string; name: string; namespace: string }>;
+  relationships: Array<{ id: string; type: string; validFrom: string; validTo: string | null; source: { name: string }; target: { name: string } }>;
+}
 
-describe('Graph provenance: traversals through Neo4j, scoped to the start node\'s namespace', () => {
+describe("Graph provenance: traversals through Neo4j, scoped to the start node's namespace", () => {
   let t: TestApp;
   let pg: Client;
   let token: string;
@@ -45,14 +57,29 @@ describe('Graph provenance: traversals through Neo4j, scoped to the start node\'
   const ingest = async (events: unknown[]): Promise<string[]> =>
     (await gqlOk<{ ingestEvents: Array<{ event: { id: string } }> }>(t.url, t.adminToken, INGEST, { input: events })).ingestEvents.map((e) => e.event.id);
   const settled = async (namespace: string) => {
-    await eventually(async () => (await gqlOk<{ pipelineStatus: { pending: number } }>(t.url, t.adminToken, PENDING, { ns: namespace })).pipelineStatus.pending === 0, `derivation in ${namespace}`, 60_000);
-    await eventually(async () => {
-      const res = await pg.query<{ n: number }>(`SELECT count(*)::int AS n FROM ops.outbox WHERE processed_at IS NULL AND namespace = $1`, [namespace]);
-      return res.rows[0]?.n === 0;
-    }, `the outbox of ${namespace} to drain`, 30_000);
+    await eventually(
+      async () => (await gqlOk<{ pipelineStatus: { pending: number } }>(t.url, t.adminToken, PENDING, { ns: namespace })).pipelineStatus.pending === 0,
+      `derivation in ${namespace}`,
+      60_000,
+    );
+    await eventually(
+      async () => {
+        const res = await pg.query<{ n: number }>(`SELECT count(*)::int AS n FROM ops.outbox WHERE processed_at IS NULL AND namespace = $1`, [namespace]);
+        return res.rows[0]?.n === 0;
+      },
+      `the outbox of ${namespace} to drain`,
+      30_000,
+    );
   };
   const facts = async (namespace: string) =>
-    (await gqlOk<{ facts: { edges: Array<{ node: { id: string; statement: string; validTo: string | null; supersededBy: { id: string } | null } }> } }>(t.url, t.adminToken, FACTS, { ns: namespace })).facts.edges.map((e) => e.node);
+    (
+      await gqlOk<{ facts: { edges: Array<{ node: { id: string; statement: string; validTo: string | null; supersededBy: { id: string } | null } }> } }>(
+        t.url,
+        t.adminToken,
+        FACTS,
+        { ns: namespace },
+      )
+    ).facts.edges.map((e) => e.node);
   const names = (s: Sub) => s.entities.map((e) => e.name).sort();
   const edges = (s: Sub) => s.relationships.map((r) => `${r.source.name} -${r.type}-> ${r.target.name}`).sort();
 
@@ -63,14 +90,20 @@ describe('Graph provenance: traversals through Neo4j, scoped to the start node\'
     token = (await createToken(t, [{ namespacePattern: 'prov-*', capabilities: ['READ', 'LIST'] }])).token;
     startedAt = new Date(Date.now() - 1000).toISOString();
 
-    [vimEvent] = (await ingest([anEvent(ns).inConversation('c1', 1).by('USER').saying('I use vim for everything').at('2026-01-10T09:00:00.000Z').build()])) as [string];
+    [vimEvent] = (await ingest([anEvent(ns).inConversation('c1', 1).by('USER').saying('I use vim for everything').at('2026-01-10T09:00:00.000Z').build()])) as [
+      string,
+    ];
     await settled(ns);
-    [neovimEvent] = (await ingest([anEvent(ns).inConversation('c1', 2).by('USER').saying('I switched to neovim last week').at('2026-03-08T09:00:00.000Z').build()])) as [string];
-    [otherEvent] = (await ingest([anEvent(other).inConversation('o1', 1).by('USER').saying('I use emacs for everything').at('2026-03-10T09:00:00.000Z').build()])) as [string];
+    [neovimEvent] = (await ingest([
+      anEvent(ns).inConversation('c1', 2).by('USER').saying('I switched to neovim last week').at('2026-03-08T09:00:00.000Z').build(),
+    ])) as [string];
+    [otherEvent] = (await ingest([
+      anEvent(other).inConversation('o1', 1).by('USER').saying('I use emacs for everything').at('2026-03-10T09:00:00.000Z').build(),
+    ])) as [string];
     await ingest([
       anEvent(tech).inConversation('t1', 1).by('USER').saying('We switched from MySQL to PostgreSQL.').at('2026-01-10T09:00:00.000Z').build(),
       anEvent(tech).inConversation('t1', 2).by('USER').saying('The database runs on AWS RDS now.').at('2026-02-10T09:00:00.000Z').build(),
-      anEvent(tech).inConversation('t1', 3).by('USER').saying("I work on Orion, our analytics tool.").at('2026-03-10T09:00:00.000Z').build(),
+      anEvent(tech).inConversation('t1', 3).by('USER').saying('I work on Orion, our analytics tool.').at('2026-03-10T09:00:00.000Z').build(),
       anEvent(tech).inConversation('t1', 4).by('USER').saying("It's built with React.").at('2026-03-11T09:00:00.000Z').build(),
     ]);
     for (const n of [ns, other, tech]) await settled(n);
@@ -90,7 +123,9 @@ describe('Graph provenance: traversals through Neo4j, scoped to the start node\'
     const p = (await gqlOk<{ provenance: { fact: { id: string }; steps: Step[] } }>(t.url, token, PROVENANCE, { id: neovim?.id })).provenance;
     expect(p.fact.id).toBe(neovim?.id);
     const direct = p.steps.filter((s) => s.via === 'DIRECT');
-    expect(direct).toEqual([expect.objectContaining({ distance: 0, fact: expect.objectContaining({ id: neovim?.id }), event: expect.objectContaining({ id: neovimEvent }) })]);
+    expect(direct).toEqual([
+      expect.objectContaining({ distance: 0, fact: expect.objectContaining({ id: neovim?.id }), event: expect.objectContaining({ id: neovimEvent }) }),
+    ]);
     expect(direct[0]?.quote).toBe('I switched to neovim last week'.slice(direct[0]?.spanStart ?? 0, direct[0]?.spanEnd ?? 0));
     const superseded = p.steps.filter((s) => s.via === 'SUPERSEDED');
     expect(superseded).toHaveLength(1);
@@ -101,13 +136,23 @@ describe('Graph provenance: traversals through Neo4j, scoped to the start node\'
 
     // From the old fact, the newer one is SUPERSEDING.
     const back = (await gqlOk<{ provenance: { steps: Step[] } }>(t.url, token, PROVENANCE, { id: vim?.id })).provenance.steps;
-    expect(back.map((s) => [s.via, s.event.id])).toEqual([['DIRECT', vimEvent], ['SUPERSEDING', neovimEvent]]);
+    expect(back.map((s) => [s.via, s.event.id])).toEqual([
+      ['DIRECT', vimEvent],
+      ['SUPERSEDING', neovimEvent],
+    ]);
   });
 
   it('derivedFrom(event) lists its facts with spans, their entities and its relationships', async () => {
-    const d = (await gqlOk<{ derivedFrom: { event: { id: string }; facts: Array<{ quote: string; fact: { statement: string; namespace: string } }>; entities: Array<{ name: string; namespace: string }>; relationships: Array<{ type: string; source: { name: string }; target: { name: string } }> } }>(
-      t.url, token, DERIVED, { id: neovimEvent },
-    )).derivedFrom;
+    const d = (
+      await gqlOk<{
+        derivedFrom: {
+          event: { id: string };
+          facts: Array<{ quote: string; fact: { statement: string; namespace: string } }>;
+          entities: Array<{ name: string; namespace: string }>;
+          relationships: Array<{ type: string; source: { name: string }; target: { name: string } }>;
+        };
+      }>(t.url, token, DERIVED, { id: neovimEvent })
+    ).derivedFrom;
     expect(d.event.id).toBe(neovimEvent);
     expect(d.facts.map((f) => f.fact.statement)).toEqual(['The user switched to Neovim in the week before 8 March 2026']);
     expect(d.facts[0]?.quote).toBe('I switched to neovim last week');
@@ -118,7 +163,8 @@ describe('Graph provenance: traversals through Neo4j, scoped to the start node\'
 
   it('neighbourhood follows RELATED edges by depth, type and validity at asOf', async () => {
     expect(Object.keys(ids)).toEqual(expect.arrayContaining(['PostgreSQL', 'Amazon RDS', 'Orion', 'React', 'the user']));
-    const n = async (vars: Record<string, unknown>) => (await gqlOk<{ neighbourhood: Sub }>(t.url, token, NEIGHBOURHOOD, { id: ids.PostgreSQL, ...vars })).neighbourhood;
+    const n = async (vars: Record<string, unknown>) =>
+      (await gqlOk<{ neighbourhood: Sub }>(t.url, token, NEIGHBOURHOOD, { id: ids.PostgreSQL, ...vars })).neighbourhood;
 
     const one = await n({});
     expect(one.root?.name).toBe('PostgreSQL');
@@ -153,7 +199,10 @@ describe('Graph provenance: traversals through Neo4j, scoped to the start node\'
     const auth = await t.app.services.tokens.authenticate(`Bearer ${token}`);
     const loaders = createLoaders(t.app.services);
     expect((await small.neighbourhood(auth, loaders, ids.PostgreSQL as string, 1, {})).entities).toHaveLength(3);
-    await expect(small.neighbourhood(auth, loaders, ids.PostgreSQL as string, 2, {})).rejects.toMatchObject({ code: GraphExceptionCode.SUBGRAPH_TOO_LARGE, message: expect.stringMatching(/more than 3 entities/) });
+    await expect(small.neighbourhood(auth, loaders, ids.PostgreSQL as string, 2, {})).rejects.toMatchObject({
+      code: GraphExceptionCode.SUBGRAPH_TOO_LARGE,
+      message: expect.stringMatching(/more than 3 entities/),
+    });
   });
 
   it('shortestPath finds the chain in path order, or null when it is longer than maxDepth', async () => {
@@ -166,9 +215,16 @@ describe('Graph provenance: traversals through Neo4j, scoped to the start node\'
   });
 
   it('changes(since) lists ADDED and SUPERSEDED facts of the namespace, oldest first', async () => {
-    const all = (await gqlOk<{ changes: Array<{ kind: string; at: string; fact: { id: string; statement: string; namespace: string } }> }>(t.url, token, CHANGES, { ns, since: startedAt })).changes;
+    const all = (
+      await gqlOk<{ changes: Array<{ kind: string; at: string; fact: { id: string; statement: string; namespace: string } }> }>(t.url, token, CHANGES, {
+        ns,
+        since: startedAt,
+      })
+    ).changes;
     const kinds = all.map((c) => `${c.kind} ${c.fact.statement}`);
-    expect(kinds).toEqual(expect.arrayContaining(['ADDED The user uses Vim', 'ADDED The user switched to Neovim in the week before 8 March 2026', 'SUPERSEDED The user uses Vim']));
+    expect(kinds).toEqual(
+      expect.arrayContaining(['ADDED The user uses Vim', 'ADDED The user switched to Neovim in the week before 8 March 2026', 'SUPERSEDED The user uses Vim']),
+    );
     expect(all.every((c) => c.fact.namespace === ns)).toBe(true);
     const times = all.map((c) => Date.parse(c.at));
     expect(times).toEqual([...times].sort((a, b) => a - b));
@@ -189,10 +245,19 @@ describe('Graph provenance: traversals through Neo4j, scoped to the start node\'
       expect((await gqlOk<{ provenance: unknown }>(t.url, narrow, PROVENANCE, { id })).provenance).toEqual({ fact: null, steps: [] });
     }
     for (const id of [otherEvent, '00000000-0000-0000-0000-000000000000']) {
-      expect((await gqlOk<{ derivedFrom: unknown }>(t.url, narrow, DERIVED, { id })).derivedFrom).toEqual({ event: null, facts: [], entities: [], relationships: [] });
+      expect((await gqlOk<{ derivedFrom: unknown }>(t.url, narrow, DERIVED, { id })).derivedFrom).toEqual({
+        event: null,
+        facts: [],
+        entities: [],
+        relationships: [],
+      });
     }
     for (const id of [ids.PostgreSQL, '00000000-0000-0000-0000-000000000000']) {
-      expect((await gqlOk<{ neighbourhood: unknown }>(t.url, narrow, NEIGHBOURHOOD, { id, depth: 3 })).neighbourhood).toEqual({ root: null, entities: [], relationships: [] });
+      expect((await gqlOk<{ neighbourhood: unknown }>(t.url, narrow, NEIGHBOURHOOD, { id, depth: 3 })).neighbourhood).toEqual({
+        root: null,
+        entities: [],
+        relationships: [],
+      });
     }
     expect((await gqlOk<{ shortestPath: unknown }>(t.url, narrow, PATH, { from: ids.PostgreSQL, to: ids.React })).shortestPath).toBeNull();
     expect((await gql(t.url, narrow, CHANGES, { ns: tech, since: startedAt })).errors?.[0]?.extensions?.code).toBe('FORBIDDEN');
@@ -200,7 +265,9 @@ describe('Graph provenance: traversals through Neo4j, scoped to the start node\'
 
     // Two namespaces the caller can read: a path between them does not exist, even where a
     // foreign edge would connect them.
-    const userInNs = (await gqlOk<{ entities: { edges: Array<{ node: { id: string; name: string } }> } }>(t.url, token, ENTITIES, { ns })).entities.edges.find((e) => e.node.name === 'the user')?.node.id;
+    const userInNs = (await gqlOk<{ entities: { edges: Array<{ node: { id: string; name: string } }> } }>(t.url, token, ENTITIES, { ns })).entities.edges.find(
+      (e) => e.node.name === 'the user',
+    )?.node.id;
     expect((await gqlOk<{ shortestPath: unknown }>(t.url, token, PATH, { from: userInNs, to: ids.React })).shortestPath).toBeNull();
     await t.app.neo4j.executeQuery(
       `MATCH (a:Entity {id: $a}), (b:Entity {id: $b}) CREATE (a)-[:RELATED {id: 'planted-cross-edge', type: 'knows', namespace: $other, validFrom: datetime('2020-01-01T00:00:00Z'), sources: []}]->(b)`,

@@ -78,21 +78,46 @@ describe('Graph reads: nested traversal and search results in a constant number 
 
   // n moves (a lives_in chain) each naming a tool, after a roster event that names every tool.
   const teamEvents = (team: Team) => [
-    anEvent(team.ns).inConversation('team', 0).by('USER').saying(`Roster: ${Array.from({ length: team.n }, (_, i) => `Tool${i}`).join(', ')}`).at('2019-12-01T00:00:00.000Z').build(),
+    anEvent(team.ns)
+      .inConversation('team', 0)
+      .by('USER')
+      .saying(`Roster: ${Array.from({ length: team.n }, (_, i) => `Tool${i}`).join(', ')}`)
+      .at('2019-12-01T00:00:00.000Z')
+      .build(),
     ...Array.from({ length: team.n }, (_, i) =>
-      anEvent(team.ns).inConversation('team', i + 1).by('USER').saying(`City${i} Tool${i}`).at(new Date(Date.UTC(2020, 0, 1 + i * 7)).toISOString()).build(),
+      anEvent(team.ns)
+        .inConversation('team', i + 1)
+        .by('USER')
+        .saying(`City${i} Tool${i}`)
+        .at(new Date(Date.UTC(2020, 0, 1 + i * 7)).toISOString())
+        .build(),
     ),
   ];
   const settled = async (namespace: string) => {
-    await eventually(async () => (await gqlOk<{ pipelineStatus: { pending: number } }>(t.url, token, PENDING, { ns: namespace })).pipelineStatus.pending === 0, `derivation in ${namespace}`, 120_000);
-    await eventually(async () => {
-      const { rows } = await pg.query<{ n: number }>(`SELECT count(*)::int AS n FROM ops.outbox WHERE processed_at IS NULL AND namespace = $1`, [namespace]);
-      return rows[0]?.n === 0;
-    }, `the outbox of ${namespace} to drain`, 60_000);
+    await eventually(
+      async () => (await gqlOk<{ pipelineStatus: { pending: number } }>(t.url, token, PENDING, { ns: namespace })).pipelineStatus.pending === 0,
+      `derivation in ${namespace}`,
+      120_000,
+    );
+    await eventually(
+      async () => {
+        const { rows } = await pg.query<{ n: number }>(`SELECT count(*)::int AS n FROM ops.outbox WHERE processed_at IS NULL AND namespace = $1`, [namespace]);
+        return rows[0]?.n === 0;
+      },
+      `the outbox of ${namespace} to drain`,
+      60_000,
+    );
   };
   const describeTeam = async (team: Team) => {
-    const facts = (await gqlOk<{ facts: { edges: Array<{ node: { id: string; statement: string } }> } }>(t.url, token, FACTS, { ns: team.ns })).facts.edges.map((e) => e.node);
-    const entities = new Map((await gqlOk<{ entities: { edges: Array<{ node: { id: string; name: string } }> } }>(t.url, token, ENTITIES, { ns: team.ns })).entities.edges.map((e) => [e.node.name, e.node.id]));
+    const facts = (await gqlOk<{ facts: { edges: Array<{ node: { id: string; statement: string } }> } }>(t.url, token, FACTS, { ns: team.ns })).facts.edges.map(
+      (e) => e.node,
+    );
+    const entities = new Map(
+      (await gqlOk<{ entities: { edges: Array<{ node: { id: string; name: string } }> } }>(t.url, token, ENTITIES, { ns: team.ns })).entities.edges.map((e) => [
+        e.node.name,
+        e.node.id,
+      ]),
+    );
     Object.assign(team, {
       home: facts.find((f) => f.statement === `The user lives in City${team.n - 1}`)?.id,
       user: entities.get('the user'),
@@ -134,12 +159,17 @@ describe('Graph reads: nested traversal and search results in a constant number 
   beforeAll(async () => {
     stub = await startOpenAIStubServer({ handler: teamModel() });
     t = await startTestApp({
-      OPENAI_BASE_URL: stub.baseUrl, OPENAI_API_KEY: 'stub', EXTRACTION_MODEL: 'stub', OFFLINE_EMBEDDER: 'hashing',
+      OPENAI_BASE_URL: stub.baseUrl,
+      OPENAI_API_KEY: 'stub',
+      EXTRACTION_MODEL: 'stub',
+      OFFLINE_EMBEDDER: 'hashing',
       // Every earlier "lives in" fact of a batch reaches the judge, so the chain is one line.
       CANDIDATE_LIMIT: '100',
       // Whole nested selections over pages of 50–300 hits (each nested list priced at its cap of 50) are far above the default 20000.
       MAX_QUERY_COMPLEXITY: '100000000',
-      DERIVE_MAX_WAIT_MS: '0', DERIVE_POLL_MS: '50', PROJECTOR_POLL_MS: '50',
+      DERIVE_MAX_WAIT_MS: '0',
+      DERIVE_POLL_MS: '50',
+      PROJECTOR_POLL_MS: '50',
     });
     pg = new Client({ connectionString: t.databaseUrl });
     await pg.connect();
@@ -184,7 +214,12 @@ describe('Graph reads: nested traversal and search results in a constant number 
     // Both pages come from the large team, so neither holds the whole namespace: a page that did
     // (the small team has 11 current facts) finds some nested rows in the loaders' caches and
     // needs fewer round trips than the shape of the query costs.
-    const r = await both<Data>('searchMemory', SEARCH, (team) => ({ ns: large.ns, limit: team.n }), (d) => d.searchMemory.length);
+    const r = await both<Data>(
+      'searchMemory',
+      SEARCH,
+      (team) => ({ ns: large.ns, limit: team.n }),
+      (d) => d.searchMemory.length,
+    );
     expect(r.small.data.searchMemory).toHaveLength(small.n);
     expect(r.large.data.searchMemory).toHaveLength(large.n);
     expect(r.large.data.searchMemory.every((h) => h.fact.subject.name === 'the user' && h.fact.sources[0]?.event.id)).toBe(true);
@@ -199,23 +234,39 @@ describe('Graph reads: nested traversal and search results in a constant number 
     // then its sources and events, which may take two batches each (successors the search had
     // loaded are ready before the others): up to 5 more than the 10 above, whatever the page
     // size, and which page pays them depends on the ranking (13 -> 12 here), hence the slack.
-    const r = await both<Data>('searchMemory (includeSuperseded)', SEARCH_ALL, (team) => ({ ns: large.ns, limit: team.n }), (d) => d.searchMemory.length, 5);
+    const r = await both<Data>(
+      'searchMemory (includeSuperseded)',
+      SEARCH_ALL,
+      (team) => ({ ns: large.ns, limit: team.n }),
+      (d) => d.searchMemory.length,
+      5,
+    );
     expect(r.large.data.searchMemory.filter((h) => h.fact.supersededBy !== null).length).toBeGreaterThan(large.n / 2);
     expect(r.sql).toBeLessThanOrEqual(15);
   });
 
   it('provenance: every step of an n-long supersession chain, with its fact and event expanded', async () => {
     type Data = { provenance: { steps: Array<{ via: string; event: { id: string; facts: unknown[] } }> } };
-    const r = await both<Data>('provenance', PROVENANCE, (team) => ({ id: team.home }), (d) => d.provenance.steps.length);
+    const r = await both<Data>(
+      'provenance',
+      PROVENANCE,
+      (team) => ({ id: team.home }),
+      (d) => d.provenance.steps.length,
+    );
     expect(r.large.data.provenance.steps).toHaveLength(large.n);
     expect(r.large.data.provenance.steps.filter((s) => s.via === 'SUPERSEDED')).toHaveLength(large.n - 1);
     expect(r.neo4jTx).toBe(1);
     expect(r.cypher).toBe(1);
   });
 
-  it('derivedFrom: the roster event\'s n facts, n + 1 entities and n relationships, expanded', async () => {
+  it("derivedFrom: the roster event's n facts, n + 1 entities and n relationships, expanded", async () => {
     type Data = { derivedFrom: { facts: unknown[]; entities: Array<{ facts: unknown[] }>; relationships: unknown[] } };
-    const r = await both<Data>('derivedFrom', DERIVED, (team) => ({ id: team.rosterEvent }), (d) => d.derivedFrom.facts.length + d.derivedFrom.entities.length + d.derivedFrom.relationships.length);
+    const r = await both<Data>(
+      'derivedFrom',
+      DERIVED,
+      (team) => ({ id: team.rosterEvent }),
+      (d) => d.derivedFrom.facts.length + d.derivedFrom.entities.length + d.derivedFrom.relationships.length,
+    );
     expect(r.large.data.derivedFrom.facts).toHaveLength(large.n);
     expect(r.large.data.derivedFrom.entities).toHaveLength(large.n + 1);
     expect(r.large.data.derivedFrom.relationships).toHaveLength(large.n);
@@ -224,7 +275,12 @@ describe('Graph reads: nested traversal and search results in a constant number 
 
   it('neighbourhood: the user and n tools, each with facts and relationships', async () => {
     type Data = { neighbourhood: { entities: unknown[]; relationships: unknown[] } };
-    const r = await both<Data>('neighbourhood', NEIGHBOURHOOD, (team) => ({ id: team.user }), (d) => d.neighbourhood.entities.length + d.neighbourhood.relationships.length);
+    const r = await both<Data>(
+      'neighbourhood',
+      NEIGHBOURHOOD,
+      (team) => ({ id: team.user }),
+      (d) => d.neighbourhood.entities.length + d.neighbourhood.relationships.length,
+    );
     expect(r.large.data.neighbourhood.entities).toHaveLength(large.n + 1);
     expect(r.large.data.neighbourhood.relationships).toHaveLength(2 * large.n); // knows + uses per tool
     // One read transaction, one statement per hop.
@@ -234,14 +290,24 @@ describe('Graph reads: nested traversal and search results in a constant number 
 
   it('shortestPath: tool -> user -> tool, the user carrying 2n + 1 facts and 2n relationships', async () => {
     type Data = { shortestPath: { entities: Array<{ name: string; facts: unknown[] }> } };
-    const r = await both<Data>('shortestPath', PATH, (team) => ({ from: team.firstTool, to: team.lastTool }), (d) => d.shortestPath.entities.reduce((sum, e) => sum + 1 + e.facts.length, 0));
+    const r = await both<Data>(
+      'shortestPath',
+      PATH,
+      (team) => ({ from: team.firstTool, to: team.lastTool }),
+      (d) => d.shortestPath.entities.reduce((sum, e) => sum + 1 + e.facts.length, 0),
+    );
     expect(r.large.data.shortestPath.entities.map((e) => e.name)).toEqual(['Tool0', 'the user', `Tool${large.n - 1}`]);
     expect(r.neo4jTx).toBe(1);
   });
 
   it('changes: every fact added and superseded since the start, expanded', async () => {
     type Data = { changes: Array<{ kind: string }> };
-    const r = await both<Data>('changes', CHANGES, (team) => ({ ns: team.ns, since }), (d) => d.changes.length);
+    const r = await both<Data>(
+      'changes',
+      CHANGES,
+      (team) => ({ ns: team.ns, since }),
+      (d) => d.changes.length,
+    );
     expect(r.large.data.changes.filter((c) => c.kind === 'ADDED')).toHaveLength(3 * large.n);
     expect(r.large.data.changes.filter((c) => c.kind === 'SUPERSEDED')).toHaveLength(large.n - 1);
     expect(r.neo4jTx).toBe(0); // the change log is Silver's

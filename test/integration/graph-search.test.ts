@@ -40,7 +40,17 @@ interface AnyHit {
 interface Hit {
   score: number;
   channels: string[];
-  fact: { id: string; namespace: string; statement: string; factType: string; validTo: string | null; importance: number; sources: Array<{ quote: string | null; event: { id: string; content: string } }>; supersedes: Array<{ statement: string }>; supersededBy: { statement: string } | null };
+  fact: {
+    id: string;
+    namespace: string;
+    statement: string;
+    factType: string;
+    validTo: string | null;
+    importance: number;
+    sources: Array<{ quote: string | null; event: { id: string; content: string } }>;
+    supersedes: Array<{ statement: string }>;
+    supersededBy: { statement: string } | null;
+  };
 }
 
 const NEIGHBOURS = 320;
@@ -55,11 +65,19 @@ describe('searchMemory: hybrid (vector + keyword + graph) search over the projec
 
   const ingest = (events: unknown[]) => gqlOk(t.url, token, INGEST, { input: events });
   const settled = async (namespace: string) => {
-    await eventually(async () => (await gqlOk<{ pipelineStatus: { pending: number } }>(t.url, token, PENDING, { ns: namespace })).pipelineStatus.pending === 0, `derivation in ${namespace}`, 120_000);
-    await eventually(async () => {
-      const { rows } = await pg.query<{ n: number }>(`SELECT count(*)::int AS n FROM ops.outbox WHERE processed_at IS NULL AND namespace = $1`, [namespace]);
-      return rows[0]?.n === 0;
-    }, `the outbox of ${namespace} to drain`, 60_000);
+    await eventually(
+      async () => (await gqlOk<{ pipelineStatus: { pending: number } }>(t.url, token, PENDING, { ns: namespace })).pipelineStatus.pending === 0,
+      `derivation in ${namespace}`,
+      120_000,
+    );
+    await eventually(
+      async () => {
+        const { rows } = await pg.query<{ n: number }>(`SELECT count(*)::int AS n FROM ops.outbox WHERE processed_at IS NULL AND namespace = $1`, [namespace]);
+        return rows[0]?.n === 0;
+      },
+      `the outbox of ${namespace} to drain`,
+      60_000,
+    );
   };
   const searchAll = async (vars: Record<string, unknown>, as = token): Promise<AnyHit[]> =>
     (await gqlOk<{ searchMemory: AnyHit[] }>(t.url, as, Number(vars.limit ?? 10) > 10 ? SEARCH_LIGHT : SEARCH, { ns, ...vars })).searchMemory;
@@ -99,7 +117,10 @@ describe('searchMemory: hybrid (vector + keyword + graph) search over the projec
   });
 
   it('projects embeddings onto (:Fact) nodes', async () => {
-    const res = await t.app.neo4j.executeQuery(`MATCH (f:Fact) WHERE f.namespace = $ns RETURN f.statement AS s, size(f.embedding) AS dims, f.embeddingModel AS model`, { ns });
+    const res = await t.app.neo4j.executeQuery(
+      `MATCH (f:Fact) WHERE f.namespace = $ns RETURN f.statement AS s, size(f.embedding) AS dims, f.embeddingModel AS model`,
+      { ns },
+    );
     expect(res.records.length).toBeGreaterThanOrEqual(5);
     for (const r of res.records) expect([r.get('dims'), r.get('model')]).toEqual([384, 'hashing-ngrams-384@1']);
   });
@@ -121,7 +142,7 @@ describe('searchMemory: hybrid (vector + keyword + graph) search over the projec
     for (const h of mixed) {
       expect(h.kind === 'FACT' ? h.fact !== null && h.event === null : h.event !== null && h.fact === null).toBe(true);
       if (h.kind === 'EVENT') expect(h.evidence.map((e) => e.id)).toEqual([h.event?.id]);
-      expect((h.fact?.namespace ?? h.event?.namespace)).toBe(ns);
+      expect(h.fact?.namespace ?? h.event?.namespace).toBe(ns);
     }
 
     const hits = await search({ q: 'which editor: vim or neovim?' });
@@ -183,7 +204,12 @@ describe('searchMemory: hybrid (vector + keyword + graph) search over the projec
       [noisy],
     );
     expect(rows[0]?.current).toBeGreaterThanOrEqual(300);
-    const [own] = (await pg.query<{ current: number }>(`SELECT count(*) FILTER (WHERE valid_to IS NULL AND retired_at IS NULL)::int AS current FROM silver.facts WHERE namespace = $1`, [ns])).rows;
+    const [own] = (
+      await pg.query<{ current: number }>(
+        `SELECT count(*) FILTER (WHERE valid_to IS NULL AND retired_at IS NULL)::int AS current FROM silver.facts WHERE namespace = $1`,
+        [ns],
+      )
+    ).rows;
     const limit = Math.min(5, own?.current as number);
     expect(limit).toBe(5);
 
@@ -207,8 +233,15 @@ describe('searchMemory: hybrid (vector + keyword + graph) search over the projec
       events: (ids: string[]) => t.app.services.eventRepository.findByIds(ids).then((es) => ids.map((id) => es.find((e) => e.id === id) ?? null)),
     };
     const embedder = async () => new HashingEmbedder();
-    for (const settings of [{ ...DEFAULT_SEARCH_SETTINGS, exactMaxFacts: 0, maxIndexCandidates: 10_000 }, { ...DEFAULT_SEARCH_SETTINGS, exactMaxFacts: 0, maxIndexCandidates: 20 }]) {
-      const viaIndex = await new SearchService(t.app.neo4j, embedder, settings).search(auth, { namespace: ns, query: q, limit, filter: { kinds: ['FACT'] } }, load);
+    for (const settings of [
+      { ...DEFAULT_SEARCH_SETTINGS, exactMaxFacts: 0, maxIndexCandidates: 10_000 },
+      { ...DEFAULT_SEARCH_SETTINGS, exactMaxFacts: 0, maxIndexCandidates: 20 },
+    ]) {
+      const viaIndex = await new SearchService(t.app.neo4j, embedder, settings).search(
+        auth,
+        { namespace: ns, query: q, limit, filter: { kinds: ['FACT'] } },
+        load,
+      );
       expect(viaIndex).toHaveLength(limit);
       expect(viaIndex.every((h) => h.fact?.namespace === ns)).toBe(true);
       expect(new Set(viaIndex.map((h) => h.fact?.id))).toEqual(new Set(hits.map((h) => h.fact.id)));

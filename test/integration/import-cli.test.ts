@@ -41,7 +41,16 @@ describe('medallion ingest FILE.jsonl', () => {
   };
 
   it('imports a real file, reports rejected lines by number, and is safe to re-run', async () => {
-    const good = Array.from({ length: 40 }, (_, i) => JSON.stringify(anEvent(ns).withKey('jsonl', `line-${i}`).saying(`line ${i}`).by(i % 2 ? 'assistant' : 'USER').ofKind(i % 5 ? 'MESSAGE' : 'note').build()));
+    const good = Array.from({ length: 40 }, (_, i) =>
+      JSON.stringify(
+        anEvent(ns)
+          .withKey('jsonl', `line-${i}`)
+          .saying(`line ${i}`)
+          .by(i % 2 ? 'assistant' : 'USER')
+          .ofKind(i % 5 ? 'MESSAGE' : 'note')
+          .build(),
+      ),
+    );
     const lines = [
       ...good.slice(0, 10),
       '{not json',
@@ -66,7 +75,12 @@ describe('medallion ingest FILE.jsonl', () => {
     const second = await run(file, '500');
     expect(second.out).toContain('0 created, 40 duplicate, 4 rejected');
 
-    const listed = await gqlOk<{ events: { edges: unknown[] } }>(t.url, token, `query($ns: String!) { events(namespace: $ns, first: 100) { edges { cursor } } }`, { ns });
+    const listed = await gqlOk<{ events: { edges: unknown[] } }>(
+      t.url,
+      token,
+      `query($ns: String!) { events(namespace: $ns, first: 100) { edges { cursor } } }`,
+      { ns },
+    );
     expect(listed.events.edges).toHaveLength(40);
   });
 

@@ -30,12 +30,32 @@ function anEvent(content: string, over: Partial<ExtractionEvent> = {}): Extracti
 }
 
 function aCandidate(id: string, statement: string, over: Partial<JudgeCandidate> = {}): JudgeCandidate {
-  return { id, statement, factType: 'preference', subjectName: 'alice', predicate: null, objectValue: null, isNegation: false, validFrom: new Date('2026-01-01T00:00:00Z'), similarity: 0.8, ...over };
+  return {
+    id,
+    statement,
+    factType: 'preference',
+    subjectName: 'alice',
+    predicate: null,
+    objectValue: null,
+    isNegation: false,
+    validFrom: new Date('2026-01-01T00:00:00Z'),
+    similarity: 0.8,
+    ...over,
+  };
 }
 
 function aJudgeInput(statement: string, candidates: JudgeCandidate[], replacesValue: string | null = null): JudgeInput {
   return {
-    fact: { statement, factType: 'preference', subjectName: 'alice', predicate: null, objectValue: null, isNegation: false, validFrom: new Date('2026-03-10T00:00:00Z'), replacesValue },
+    fact: {
+      statement,
+      factType: 'preference',
+      subjectName: 'alice',
+      predicate: null,
+      objectValue: null,
+      isNegation: false,
+      validFrom: new Date('2026-03-10T00:00:00Z'),
+      replacesValue,
+    },
     candidates,
   };
 }
@@ -85,11 +105,28 @@ describe('OpenAI-compatible adapters against a local stub server', () => {
     const vim = anEvent('I use vim for everything', { occurredAt: new Date('2026-03-01T09:00:00Z') });
     const neovim = anEvent('I switched to neovim last week', { occurredAt: new Date('2026-03-15T09:00:00Z') });
     type WireSpan = Span & { quote: string };
-    const span = (e: ExtractionEvent, quote: string, start = e.content.indexOf(quote)): WireSpan => ({ eventId: e.id, start, end: start + quote.length, quote });
+    const span = (e: ExtractionEvent, quote: string, start = e.content.indexOf(quote)): WireSpan => ({
+      eventId: e.id,
+      start,
+      end: start + quote.length,
+      quote,
+    });
     const whole = (e: ExtractionEvent) => span(e, e.content);
     const fact = (over: Record<string, unknown>) => ({
-      ref: 'f1', statement: 'The user uses vim for everything', factType: 'preference', subjectRef: 'e1', predicate: 'uses', objectValue: null, objectRef: 'e2',
-      isNegation: false, confidence: 0.9, validFrom: null, validTo: null, replacesValue: null, sources: [whole(vim)], ...over,
+      ref: 'f1',
+      statement: 'The user uses vim for everything',
+      factType: 'preference',
+      subjectRef: 'e1',
+      predicate: 'uses',
+      objectValue: null,
+      objectRef: 'e2',
+      isNegation: false,
+      confidence: 0.9,
+      validFrom: null,
+      validTo: null,
+      replacesValue: null,
+      sources: [whole(vim)],
+      ...over,
     });
     const entity = (ref: string, name: string, mentions: WireSpan[]) => ({ ref, name, type: 'technology', aliases: [], mentions });
 
@@ -102,9 +139,27 @@ describe('OpenAI-compatible adapters against a local stub server', () => {
       ],
       facts: [
         fact({}),
-        fact({ ref: 'f2', statement: 'The user switched from vim to neovim', objectRef: 'e3', confidence: 0.95, validFrom: '2026-03-08T09:00:00.000Z', replacesValue: 'vim', sources: [whole(neovim)] }),
+        fact({
+          ref: 'f2',
+          statement: 'The user switched from vim to neovim',
+          objectRef: 'e3',
+          confidence: 0.95,
+          validFrom: '2026-03-08T09:00:00.000Z',
+          replacesValue: 'vim',
+          sources: [whole(neovim)],
+        }),
       ],
-      relationships: [{ ref: 'r1', type: 'uses', sourceRef: 'e1', targetRef: 'e3', confidence: 0.9, validFrom: '2026-03-08T09:00:00.000Z', sources: [span(neovim, 'switched to neovim')] }],
+      relationships: [
+        {
+          ref: 'r1',
+          type: 'uses',
+          sourceRef: 'e1',
+          targetRef: 'e3',
+          confidence: 0.9,
+          validFrom: '2026-03-08T09:00:00.000Z',
+          sources: [span(neovim, 'switched to neovim')],
+        },
+      ],
     };
     const dropQuotes = (spans: WireSpan[]): Span[] => spans.map(({ quote: _q, ...s }) => s);
 
@@ -137,9 +192,18 @@ describe('OpenAI-compatible adapters against a local stub server', () => {
 
       const [system, user] = req.body.messages;
       for (const type of [...ENTITY_TYPES, ...FACT_TYPES, ...RELATIONSHIP_TYPES]) expect(system.content).toContain(type);
-      expect(JSON.parse(user.content).events).toEqual([vim, neovim].map((e) => ({
-        id: e.id, kind: 'message', role: 'user', actor: 'alice', occurredAt: e.occurredAt.toISOString(), conversationId: 'conv-1', sequenceNum: e.sequenceNum, content: e.content,
-      })));
+      expect(JSON.parse(user.content).events).toEqual(
+        [vim, neovim].map((e) => ({
+          id: e.id,
+          kind: 'message',
+          role: 'user',
+          actor: 'alice',
+          occurredAt: e.occurredAt.toISOString(),
+          conversationId: 'conv-1',
+          sequenceNum: e.sequenceNum,
+          content: e.content,
+        })),
+      );
     });
 
     it('makes no call for an empty batch', async () => {
@@ -206,7 +270,11 @@ describe('OpenAI-compatible adapters against a local stub server', () => {
 
     it.each([
       ['an unknown ref', { ...recorded, facts: [fact({ subjectRef: 'e9' })] }, 'unknown entity ref "e9"'],
-      ['a span outside the content', { ...recorded, facts: [fact({ sources: [{ eventId: vim.id, start: 10, end: 99, quote: 'emacs' }] })] }, 'outside the content'],
+      [
+        'a span outside the content',
+        { ...recorded, facts: [fact({ sources: [{ eventId: vim.id, start: 10, end: 99, quote: 'emacs' }] })] },
+        'outside the content',
+      ],
       ['an unknown event id', { ...recorded, facts: [fact({ sources: [{ ...whole(vim), eventId: 'evt-404' }] })] }, 'unknown event id "evt-404"'],
       ['confidence 7', { ...recorded, facts: [fact({ confidence: 7 })] }, 'facts.0.confidence'],
       ['a missing field', { entities: [], facts: [] }, 'relationships'],
@@ -267,7 +335,7 @@ describe('OpenAI-compatible adapters against a local stub server', () => {
 
     it.each([
       ['a targetId that is no candidate', [{ index: 0, action: 'SUPERSEDE', targetId: 'fact-zzz', reason: 'x' }], 'targetId among [fact-a]'],
-      ['another input\'s candidate', [{ index: 0, action: 'SKIP', targetId: 'fact-b', reason: 'x' }], 'targetId among [fact-a]'],
+      ["another input's candidate", [{ index: 0, action: 'SKIP', targetId: 'fact-b', reason: 'x' }], 'targetId among [fact-a]'],
       ['a null targetId for UPDATE', [{ index: 0, action: 'UPDATE', targetId: null, reason: 'x' }], 'UPDATE needs a targetId'],
       ['an unknown action', [{ index: 0, action: 'MERGE', targetId: 'fact-a', reason: 'x' }], 'decisions.0.action'],
       ['a missing decision', [], 'no decision for index 0'],
@@ -282,9 +350,17 @@ describe('OpenAI-compatible adapters against a local stub server', () => {
   describe('embedder', () => {
     it('asks for float encoding and returns unit-length vectors in order', async () => {
       const { embedder } = models();
-      server.enqueue(stubReply.embeddings([[3, 4, 0, 0], [0, 0, 0, 2]]));
+      server.enqueue(
+        stubReply.embeddings([
+          [3, 4, 0, 0],
+          [0, 0, 0, 2],
+        ]),
+      );
       const vectors = await embedder!.embed(['vim', 'neovim']);
-      expect(vectors).toEqual([[0.6, 0.8, 0, 0], [0, 0, 0, 1]]);
+      expect(vectors).toEqual([
+        [0.6, 0.8, 0, 0],
+        [0, 0, 0, 1],
+      ]);
       expect(embedder!.model).toBe('openai:text-embedding-3-small');
       expect(embedder!.dimensions).toBe(4);
       const req = server.requests[0];
@@ -304,8 +380,22 @@ describe('OpenAI-compatible adapters against a local stub server', () => {
 
     it.each([
       ['too few vectors', [[1, 0, 0, 0]], 'returned 1 vector(s) for 2 text(s)'],
-      ['a wrong dimension', [[1, 0, 0, 0], [1, 0, 0]], 'has 3 dimensions, expected 4'],
-      ['a zero vector', [[1, 0, 0, 0], [0, 0, 0, 0]], 'all zeros'],
+      [
+        'a wrong dimension',
+        [
+          [1, 0, 0, 0],
+          [1, 0, 0],
+        ],
+        'has 3 dimensions, expected 4',
+      ],
+      [
+        'a zero vector',
+        [
+          [1, 0, 0, 0],
+          [0, 0, 0, 0],
+        ],
+        'all zeros',
+      ],
     ])('rejects %s as MALFORMED_OUTPUT', async (_label, vectors, problem) => {
       server.enqueue(stubReply.embeddings(vectors));
       const err = await modelError(models().embedder!.embed(['a', 'b']));

@@ -19,7 +19,7 @@ describe('recall floor: searchMemory finds at least what BM25 over the raw turns
   }, 180_000);
   afterAll(async () => t?.stop());
 
-  it('on a LoCoMo development slice, our Recall@10 is at least BM25\'s on the same questions', async () => {
+  it("on a LoCoMo development slice, our Recall@10 is at least BM25's on the same questions", async () => {
     const convs = loadLocomo();
     if (!convs) throw new Error(`this test reads the public LoCoMo development split at ${locomoFile()}; set EVAL_DIR to its folder`);
     const conv = convs.find((c) => c.sampleId === 'conv-26') ?? (convs[0] as NonNullable<typeof convs>[number]);
@@ -39,7 +39,9 @@ describe('recall floor: searchMemory finds at least what BM25 over the raw turns
     const asked = await askQuestions(post, ns, conv, questions, turns);
     const ours = asked.reduce((a, q) => a + q.recall, 0);
     const bm25 = asked.reduce((a, q) => a + q.bm25, 0);
-    process.stderr.write(`[recall-floor] ${questions.length} questions: ours ${(ours / questions.length).toFixed(3)}, BM25 ${(bm25 / questions.length).toFixed(3)}\n`);
+    process.stderr.write(
+      `[recall-floor] ${questions.length} questions: ours ${(ours / questions.length).toFixed(3)}, BM25 ${(bm25 / questions.length).toFixed(3)}\n`,
+    );
     expect(bm25).toBeGreaterThan(0); // the baseline itself works, so the comparison means something
     expect(ours).toBeGreaterThanOrEqual(bm25);
   }, 600_000);

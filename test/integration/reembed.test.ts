@@ -19,12 +19,20 @@ describe('re-embedding after an embedding-model change', () => {
   let token: string;
   const count = async (sql: string) => Number(((await t.app.ds.query(sql, [ns])) as Array<{ n: number }>)[0]?.n);
   const graphCount = async (label: 'Fact' | 'Event', model: string) =>
-    Number((await t.app.neo4j.executeQuery(`MATCH (n:${label}) WHERE n.namespace = $ns AND n.embeddingModel = $model RETURN count(n) AS n`, { ns, model })).records[0]?.get('n'));
+    Number(
+      (
+        await t.app.neo4j.executeQuery(`MATCH (n:${label}) WHERE n.namespace = $ns AND n.embeddingModel = $model RETURN count(n) AS n`, { ns, model })
+      ).records[0]?.get('n'),
+    );
   const settled = () =>
-    eventually(async () => {
-      const s = (await gqlOk<{ pipelineStatus: { pending: number; outboxLag: number } }>(t.url, token, STATUS, { ns })).pipelineStatus;
-      return s.pending === 0 && s.outboxLag === 0;
-    }, 'the namespace to settle', 120_000);
+    eventually(
+      async () => {
+        const s = (await gqlOk<{ pipelineStatus: { pending: number; outboxLag: number } }>(t.url, token, STATUS, { ns })).pipelineStatus;
+        return s.pending === 0 && s.outboxLag === 0;
+      },
+      'the namespace to settle',
+      120_000,
+    );
 
   beforeAll(async () => {
     t = await startTestApp({ OFFLINE_EMBEDDER: 'hashing', DERIVE_MAX_WAIT_MS: '0', DERIVE_POLL_MS: '50', PROJECTOR_POLL_MS: '50' });
@@ -59,10 +67,16 @@ describe('re-embedding after an embedding-model change', () => {
     const jobId = await t.app.services.reembed.enqueueIfModelChanged();
     expect(jobId).not.toBeNull();
     expect(await t.app.services.reembed.enqueueIfModelChanged()).toBeNull();
-    const job = await eventually(async () => {
-      const j = (await gqlOk<{ job: { status: string; progressDone: number; message: string | null; error: string | null } }>(t.url, t.adminToken, JOB, { id: jobId })).job;
-      return j.status === 'succeeded' || j.status === 'failed' ? j : undefined;
-    }, 'the re-embedding job', 60_000);
+    const job = await eventually(
+      async () => {
+        const j = (
+          await gqlOk<{ job: { status: string; progressDone: number; message: string | null; error: string | null } }>(t.url, t.adminToken, JOB, { id: jobId })
+        ).job;
+        return j.status === 'succeeded' || j.status === 'failed' ? j : undefined;
+      },
+      'the re-embedding job',
+      60_000,
+    );
     expect(job).toMatchObject({ status: 'succeeded', error: null });
     expect(job.progressDone).toBeGreaterThanOrEqual(2);
     await settled();

@@ -40,12 +40,19 @@ describe('searchMemory over raw events (the Bronze channel, through the projecti
   const noisy = uniqueNamespace('recall-noisy');
 
   const ingest = (events: unknown[]) => gqlOk(t.url, token, INGEST, { input: events });
-  const search = async (vars: Record<string, unknown>): Promise<Hit[]> => (await gqlOk<{ searchMemory: Hit[] }>(t.url, token, SEARCH, { ns, ...vars })).searchMemory;
-  const status = async (namespace: string) => (await gqlOk<{ pipelineStatus: { pending: number; outboxLag: number } }>(t.url, token, PENDING, { ns: namespace })).pipelineStatus;
-  const settled = (namespace: string) => eventually(async () => {
-    const s = await status(namespace);
-    return s.pending === 0 && s.outboxLag === 0;
-  }, `${namespace} to settle`, 180_000);
+  const search = async (vars: Record<string, unknown>): Promise<Hit[]> =>
+    (await gqlOk<{ searchMemory: Hit[] }>(t.url, token, SEARCH, { ns, ...vars })).searchMemory;
+  const status = async (namespace: string) =>
+    (await gqlOk<{ pipelineStatus: { pending: number; outboxLag: number } }>(t.url, token, PENDING, { ns: namespace })).pipelineStatus;
+  const settled = (namespace: string) =>
+    eventually(
+      async () => {
+        const s = await status(namespace);
+        return s.pending === 0 && s.outboxLag === 0;
+      },
+      `${namespace} to settle`,
+      180_000,
+    );
 
   beforeAll(async () => {
     // Derivation waits 30 s for a batch, so a lone event is searchable only through its projection at first.
@@ -61,12 +68,18 @@ describe('searchMemory over raw events (the Bronze channel, through the projecti
 
   it('finds a raw event as an EVENT hit before it is derived', async () => {
     const fresh = uniqueNamespace('recall-fresh');
-    await ingest([anEvent(fresh).inConversation('c0', 1).by('USER').saying('The spare key is under the blue flowerpot').at('2026-02-01T10:00:00.000Z').build()]);
+    await ingest([
+      anEvent(fresh).inConversation('c0', 1).by('USER').saying('The spare key is under the blue flowerpot').at('2026-02-01T10:00:00.000Z').build(),
+    ]);
     // Both raw-event channels find it (the first search of a process may still be loading the model).
-    const hit = await eventually(async () => {
-      const hits = (await gqlOk<{ searchMemory: Hit[] }>(t.url, token, SEARCH, { ns: fresh, q: 'where is the spare key?' })).searchMemory;
-      return hits.find((h) => h.kind === 'EVENT' && h.channels.includes('event_vector') && h.channels.includes('event_keyword'));
-    }, 'the fresh event to be searchable by both event channels', 25_000);
+    const hit = await eventually(
+      async () => {
+        const hits = (await gqlOk<{ searchMemory: Hit[] }>(t.url, token, SEARCH, { ns: fresh, q: 'where is the spare key?' })).searchMemory;
+        return hits.find((h) => h.kind === 'EVENT' && h.channels.includes('event_vector') && h.channels.includes('event_keyword'));
+      },
+      'the fresh event to be searchable by both event channels',
+      25_000,
+    );
     // Not derived yet: the projection runs on its own, ahead of derivation.
     expect((await status(fresh)).pending).toBe(1);
     expect(hit.event?.content).toBe('The spare key is under the blue flowerpot');
@@ -79,7 +92,13 @@ describe('searchMemory over raw events (the Bronze channel, through the projecti
     await ingest([anEvent(ns).inConversation('c1', 1).by('USER').saying('I use vim for everything').at('2026-01-10T09:00:00.000Z').build()]);
     await eventually(async () => (await pg.query(`SELECT 1 FROM silver.facts WHERE namespace = $1`, [ns])).rowCount, 'the vim fact', 120_000);
     await ingest([
-      anEvent(ns).inConversation('c1', 2).by('USER').saying('I switched to neovim last week').withPayload({ client: 'cli', lsp: true }).at('2026-03-08T09:00:00.000Z').build(),
+      anEvent(ns)
+        .inConversation('c1', 2)
+        .by('USER')
+        .saying('I switched to neovim last week')
+        .withPayload({ client: 'cli', lsp: true })
+        .at('2026-03-08T09:00:00.000Z')
+        .build(),
       anEvent(ns).inConversation('c1', 3).by('USER').saying('I live in Berlin').at('2026-03-09T09:00:00.000Z').build(),
       anEvent(ns).inConversation('c1', 4).by('USER').saying('My sister Anna lives in Lisbon').at('2026-03-10T09:00:00.000Z').build(),
     ]);
@@ -114,7 +133,12 @@ describe('searchMemory over raw events (the Bronze channel, through the projecti
 
   it('never leaks a large, similar neighbour through the event channels, on the exact and the index path', async () => {
     const noise = Array.from({ length: NEIGHBOURS }, (_, i) =>
-      anEvent(noisy).inConversation(`n${i % 20}`, i).by('USER').saying(`Bob${i} switched to neovim and lives in Berlin`).at('2026-03-10T09:00:00.000Z').build(),
+      anEvent(noisy)
+        .inConversation(`n${i % 20}`, i)
+        .by('USER')
+        .saying(`Bob${i} switched to neovim and lives in Berlin`)
+        .at('2026-03-10T09:00:00.000Z')
+        .build(),
     );
     for (let i = 0; i < noise.length; i += 200) await ingest(noise.slice(i, i + 200));
     await eventually(async () => (await status(noisy)).outboxLag === 0, 'the neighbour to be projected', 240_000);
@@ -133,7 +157,11 @@ describe('searchMemory over raw events (the Bronze channel, through the projecti
       events: (ids) => t.app.services.eventRepository.findByIds(ids).then((es) => ids.map((id) => es.find((e) => e.id === id) ?? null)),
     };
     const embedder = lazyEmbedder(() => loadEmbedder(t.app.config, () => undefined));
-    const viaIndex = await new SearchService(t.app.neo4j, embedder, { ...DEFAULT_SEARCH_SETTINGS, exactMaxFacts: 0 }).search(auth, { namespace: ns, query: q, limit: 4, filter: { kinds: ['EVENT'] } }, load);
+    const viaIndex = await new SearchService(t.app.neo4j, embedder, { ...DEFAULT_SEARCH_SETTINGS, exactMaxFacts: 0 }).search(
+      auth,
+      { namespace: ns, query: q, limit: 4, filter: { kinds: ['EVENT'] } },
+      load,
+    );
     expect(viaIndex).toHaveLength(4);
     expect(viaIndex.every((h) => h.event?.namespace === ns)).toBe(true);
 
@@ -147,16 +175,21 @@ describe('searchMemory over raw events (the Bronze channel, through the projecti
     const BEYOND = `query($ns: String!, $q: String!) { searchMemory(namespace: $ns, query: $q, limit: 10) {
       kind fact { statement supersedes { id } supersededBy { id } subject { name } decisions { action } sources { quote event { content rawPayloadText facts { id } } } }
       event { content rawPayload rawPayloadText facts { id } } evidence { content rawPayloadText } } }`;
-    const as = async (tok: string) => (await gqlOk<{ searchMemory: Array<Record<string, any>> }>(t.url, tok, BEYOND, { ns, q: 'which editor does the user use?' })).searchMemory;
+    const as = async (tok: string) =>
+      // eslint-disable-next-line @typescript-eslint/no-explicit-any -- the test walks whatever the selection returned
+      (await gqlOk<{ searchMemory: Array<Record<string, any>> }>(t.url, tok, BEYOND, { ns, q: 'which editor does the user use?' })).searchMemory;
     const limited = await as(searchOnly);
     const full = await as(token);
     expect(limited.length).toBeGreaterThan(0);
     // The hit's own text and the text of the events it rests on are there…
     expect(limited.map((h) => h.fact?.statement ?? h.event?.content)).toEqual(full.map((h) => h.fact?.statement ?? h.event?.content));
-    expect(limited.flatMap((h) => h.evidence.map((e: { content: string }) => e.content))).toEqual(full.flatMap((h) => h.evidence.map((e: { content: string }) => e.content)));
+    expect(limited.flatMap((h) => h.evidence.map((e: { content: string }) => e.content))).toEqual(
+      full.flatMap((h) => h.evidence.map((e: { content: string }) => e.content)),
+    );
     // …payloads, other facts, entities and decisions are not (a token with "read" sees them).
     for (const h of limited) {
-      for (const e of [...h.evidence, ...(h.event ? [h.event] : []), ...(h.fact?.sources ?? []).map((s: { event: unknown }) => s.event)]) expect(e.rawPayloadText).toBeNull();
+      for (const e of [...h.evidence, ...(h.event ? [h.event] : []), ...(h.fact?.sources ?? []).map((s: { event: unknown }) => s.event)])
+        expect(e.rawPayloadText).toBeNull();
       if (h.event) expect([h.event.rawPayload, h.event.facts]).toEqual([null, []]);
       if (h.fact) expect([h.fact.supersedes, h.fact.supersededBy, h.fact.subject, h.fact.decisions]).toEqual([[], null, null, []]);
     }

@@ -19,7 +19,7 @@ const SAID: Record<string, { statement: string; object: string; replaces?: strin
   'I use vim': { statement: 'Caroline uses vim', object: 'vim' },
   'I switched to neovim': { statement: 'Caroline switched to neovim', object: 'neovim', replaces: 'vim' },
   'I use neovim': { statement: 'Caroline uses neovim', object: 'neovim' },
-  'POISON': { statement: '', object: '' },
+  POISON: { statement: '', object: '' },
 };
 
 /** A deterministic extractor (the batch's facts are exactly these); fails a batch holding POISON. */
@@ -30,8 +30,19 @@ class ScriptedExtractor implements Extractor {
     const facts: ExtractedFact[] = events.map((e, i) => {
       const s = SAID[e.content] as (typeof SAID)[string];
       return {
-        ref: `f${i}`, statement: s.statement, factType: 'preference', subjectRef: 'c', predicate: 'uses', objectValue: s.object, objectRef: null,
-        isNegation: false, confidence: 0.9, validFrom: null, validTo: null, replacesValue: s.replaces ?? null, sources: [{ eventId: e.id, start: 0, end: e.content.length }],
+        ref: `f${i}`,
+        statement: s.statement,
+        factType: 'preference',
+        subjectRef: 'c',
+        predicate: 'uses',
+        objectValue: s.object,
+        objectRef: null,
+        isNegation: false,
+        confidence: 0.9,
+        validFrom: null,
+        validTo: null,
+        replacesValue: s.replaces ?? null,
+        sources: [{ eventId: e.id, start: 0, end: e.content.length }],
       };
     });
     return { entities: [{ ref: 'c', name: 'Caroline', type: 'person', aliases: [], mentions: [] }], facts, relationships: [] };
@@ -56,16 +67,41 @@ describe('Silver: one batch with repeated and near-identical statements commits 
   });
 
   const ingest = async (ns: string, contents: string[]): Promise<string[]> => {
-    const input = contents.map((c, i) => anEvent(ns).inConversation('c1', i + 1).by('USER', 'Caroline').saying(c).at(new Date(Date.UTC(2026, 0, 1, 9, i)).toISOString()).build());
+    const input = contents.map((c, i) =>
+      anEvent(ns)
+        .inConversation('c1', i + 1)
+        .by('USER', 'Caroline')
+        .saying(c)
+        .at(new Date(Date.UTC(2026, 0, 1, 9, i)).toISOString())
+        .build(),
+    );
     const res = await gqlOk<{ ingestEvents: Array<{ event: { id: string } }> }>(t.url, user, INGEST, { input });
     return res.ingestEvents.map((r) => r.event.id);
   };
   /** One derive step through the job and the service's metrics, as the worker runs it. */
   const deriveOnce = async (extractor: Extractor): Promise<AppMetrics> => {
     const metrics = new AppMetrics(t.app.ds);
-    const service = new DeriveService({ extractor, judge: new RuleJudge(), embedder: new HashingEmbedder() }, new CandidateRepository(t.app.ds), { candidateLimit: 8, trigramThreshold: 0.3, embeddingThreshold: 0.6 });
-    const job = new DeriveJob(t.app.ds, t.app.services.eventRepository, service, { workerId: 'batch-test', batchSize: 100, maxWaitMs: 0, leaseSeconds: 60, maxAttempts: 3, retryBaseSeconds: 600 });
-    expect(await deriveStep(job, 1, (r) => metrics.observeDerive(r), () => undefined)()).toBe(true);
+    const service = new DeriveService({ extractor, judge: new RuleJudge(), embedder: new HashingEmbedder() }, new CandidateRepository(t.app.ds), {
+      candidateLimit: 8,
+      trigramThreshold: 0.3,
+      embeddingThreshold: 0.6,
+    });
+    const job = new DeriveJob(t.app.ds, t.app.services.eventRepository, service, {
+      workerId: 'batch-test',
+      batchSize: 100,
+      maxWaitMs: 0,
+      leaseSeconds: 60,
+      maxAttempts: 3,
+      retryBaseSeconds: 600,
+    });
+    expect(
+      await deriveStep(
+        job,
+        1,
+        (r) => metrics.observeDerive(r),
+        () => undefined,
+      )(),
+    ).toBe(true);
     return metrics;
   };
   const counter = async (m: AppMetrics, name: string): Promise<number> => (await m.registry.getSingleMetric(name)?.get())?.values[0]?.value ?? 0;
@@ -80,7 +116,9 @@ describe('Silver: one batch with repeated and near-identical statements commits 
 
     expect(await rows(`SELECT event_count, fact_count FROM silver.derivation_runs WHERE namespace = $1`, ns)).toEqual([{ event_count: 5, fact_count: 2 }]);
     expect(await rows(`SELECT count(*)::int AS n FROM silver.dead_letters WHERE namespace = $1`, ns)).toEqual([{ n: 0 }]);
-    expect(await rows(`SELECT status, count(*)::int AS n FROM ops.derivation_queue WHERE namespace = $1 GROUP BY status`, ns)).toEqual([{ status: 'done', n: 5 }]);
+    expect(await rows(`SELECT status, count(*)::int AS n FROM ops.derivation_queue WHERE namespace = $1 GROUP BY status`, ns)).toEqual([
+      { status: 'done', n: 5 },
+    ]);
     expect([await counter(metrics, 'medallion_derive_batches_total'), await counter(metrics, 'medallion_derive_batch_fallbacks_total')]).toEqual([1, 0]);
     expect([await counter(metrics, 'medallion_derive_events_total'), await counter(metrics, 'medallion_derive_dead_letters_total')]).toEqual([5, 0]);
 
@@ -95,7 +133,10 @@ describe('Silver: one batch with repeated and near-identical statements commits 
       { statement: 'Caroline switched to neovim', superseded: false, closed: false, live: true, events: [e4, e5].sort() },
       { statement: 'Caroline uses vim every day', superseded: true, closed: true, live: true, events: [e1, e2, e3].sort() },
     ]);
-    const decisions = await rows(`SELECT d.action, t.statement AS target FROM silver.judge_decisions d LEFT JOIN silver.facts t ON t.id = d.target_fact_id WHERE d.namespace = $1 ORDER BY d.decided_at, d.statement`, ns);
+    const decisions = await rows(
+      `SELECT d.action, t.statement AS target FROM silver.judge_decisions d LEFT JOIN silver.facts t ON t.id = d.target_fact_id WHERE d.namespace = $1 ORDER BY d.decided_at, d.statement`,
+      ns,
+    );
     expect(decisions.map((d) => `${d.action} ${d.target ?? '-'}`).sort()).toEqual(
       [
         'ADD -',

@@ -44,12 +44,22 @@ describe('Silver, the classic case: vim, then neovim', () => {
       input: [anEvent(ns).inConversation('c1', 1).by('USER').saying('I use vim for everything').at(t1).build()],
     });
     vimEvent = first.ingestEvents[0]?.event.id as string;
-    await eventually(async () => (await gqlOk<{ pipelineStatus: { pending: number } }>(t.url, token, `query($ns: String!) { pipelineStatus(namespace: $ns) { pending } }`, { ns })).pipelineStatus.pending === 0, 'the first derivation');
+    await eventually(
+      async () =>
+        (await gqlOk<{ pipelineStatus: { pending: number } }>(t.url, token, `query($ns: String!) { pipelineStatus(namespace: $ns) { pending } }`, { ns }))
+          .pipelineStatus.pending === 0,
+      'the first derivation',
+    );
     const second = await gqlOk<{ ingestEvents: Array<{ event: { id: string } }> }>(t.url, token, INGEST, {
       input: [anEvent(ns).inConversation('c1', 2).by('USER').saying('I switched to neovim last week').at(t2).build()],
     });
     neovimEvent = second.ingestEvents[0]?.event.id as string;
-    await eventually(async () => (await gqlOk<{ pipelineStatus: { pending: number } }>(t.url, token, `query($ns: String!) { pipelineStatus(namespace: $ns) { pending } }`, { ns })).pipelineStatus.pending === 0, 'the second derivation');
+    await eventually(
+      async () =>
+        (await gqlOk<{ pipelineStatus: { pending: number } }>(t.url, token, `query($ns: String!) { pipelineStatus(namespace: $ns) { pending } }`, { ns }))
+          .pipelineStatus.pending === 0,
+      'the second derivation',
+    );
   });
   afterAll(async () => t?.stop());
 
@@ -91,7 +101,12 @@ describe('Silver, the classic case: vim, then neovim', () => {
   });
 
   it('lists the facts of each event on the event', async () => {
-    const res = await gqlOk<{ event: { facts: Array<{ statement: string }> } }>(t.url, token, `query($id: ID!) { event(id: $id) { derivationStatus facts { statement } } }`, { id: neovimEvent });
+    const res = await gqlOk<{ event: { facts: Array<{ statement: string }> } }>(
+      t.url,
+      token,
+      `query($id: ID!) { event(id: $id) { derivationStatus facts { statement } } }`,
+      { id: neovimEvent },
+    );
     expect(res.event.facts.map((f) => f.statement).join(' ')).toMatch(/neovim/i);
   });
 });
@@ -101,7 +116,12 @@ describe('Silver entities: coreference within a batch, aliases across batches', 
   const ns = uniqueNamespace('aliases');
   let token: string;
   const settle = async () =>
-    eventually(async () => (await gqlOk<{ pipelineStatus: { pending: number } }>(t.url, token, `query($ns: String!) { pipelineStatus(namespace: $ns) { pending } }`, { ns })).pipelineStatus.pending === 0, 'derivation');
+    eventually(
+      async () =>
+        (await gqlOk<{ pipelineStatus: { pending: number } }>(t.url, token, `query($ns: String!) { pipelineStatus(namespace: $ns) { pending } }`, { ns }))
+          .pipelineStatus.pending === 0,
+      'derivation',
+    );
 
   beforeAll(async () => {
     t = await startTestApp({ OFFLINE_EMBEDDER: 'hashing', DERIVE_MAX_WAIT_MS: '0', DERIVE_POLL_MS: '50' });
@@ -117,10 +137,17 @@ describe('Silver entities: coreference within a batch, aliases across batches', 
       ],
     });
     await settle();
-    await gqlOk(t.url, token, INGEST, { input: [anEvent(ns).inConversation('db', 3).by('USER').saying('I use pg for analytics every day.').at('2026-04-02T10:00:00Z').build()] });
+    await gqlOk(t.url, token, INGEST, {
+      input: [anEvent(ns).inConversation('db', 3).by('USER').saying('I use pg for analytics every day.').at('2026-04-02T10:00:00Z').build()],
+    });
     await settle();
-    const res = await gqlOk<{ entities: { edges: Array<{ node: { id: string; name: string; type: string; aliases: string[]; facts: Array<{ statement: string }> } }> } }>(
-      t.url, token, `query($ns: String!) { entities(namespace: $ns, filter: { nameContains: "postgres" }) { edges { node { id name type aliases facts { statement } } } } }`, { ns },
+    const res = await gqlOk<{
+      entities: { edges: Array<{ node: { id: string; name: string; type: string; aliases: string[]; facts: Array<{ statement: string }> } }> };
+    }>(
+      t.url,
+      token,
+      `query($ns: String!) { entities(namespace: $ns, filter: { nameContains: "postgres" }) { edges { node { id name type aliases facts { statement } } } } }`,
+      { ns },
     );
     const pg = res.entities.edges.map((e) => e.node).filter((e) => e.name === 'PostgreSQL');
     expect(pg).toHaveLength(1);

@@ -41,21 +41,34 @@ describe('Silver across processes: a killed worker, a successor, and subscriptio
     // Worker A talks to a slow model: its first batch is still waiting for the answer when it dies.
     stub.setLatency(60_000);
     const a = spawnWorker(api.databaseUrl, {
-      OPENAI_BASE_URL: stub.baseUrl, OPENAI_API_KEY: 'stub', EXTRACTION_MODEL: 'stub-extractor', WORKER_ID: 'worker-a',
-      DERIVE_LEASE_SECONDS: '2', DERIVE_BATCH_SIZE: '5', MODEL_MAX_RETRIES: '0',
+      OPENAI_BASE_URL: stub.baseUrl,
+      OPENAI_API_KEY: 'stub',
+      EXTRACTION_MODEL: 'stub-extractor',
+      WORKER_ID: 'worker-a',
+      DERIVE_LEASE_SECONDS: '2',
+      DERIVE_BATCH_SIZE: '5',
+      MODEL_MAX_RETRIES: '0',
     });
     workers.push(a);
     const things = ['Docker', 'Kafka', 'Terraform', 'Redis', 'Python', 'GitHub', 'Linux', 'Slack', 'Figma', 'Jira', 'Grafana', 'Ansible'];
     const inputs = things.map((thing, i) => anEvent(ns).inConversation('k', i).by('USER').saying(`I use ${thing} every day`).build());
-    const ids = (await gqlOk<{ ingestEvents: Array<{ event: { id: string } }> }>(api.url, token, INGEST, { input: inputs })).ingestEvents.map((r) => r.event.id);
+    const ids = (await gqlOk<{ ingestEvents: Array<{ event: { id: string } }> }>(api.url, token, INGEST, { input: inputs })).ingestEvents.map(
+      (r) => r.event.id,
+    );
     await eventually(async () => stub.requests.some((r) => r.path.endsWith('/chat/completions')), 'worker A to call the model', 30_000);
     await a.kill('SIGKILL');
-    expect((await sql.query(`SELECT count(*)::int AS n FROM ops.derivation_queue WHERE event_id = ANY($1::uuid[]) AND status = 'done'`, [ids])).rows[0].n).toBe(0);
+    expect((await sql.query(`SELECT count(*)::int AS n FROM ops.derivation_queue WHERE event_id = ANY($1::uuid[]) AND status = 'done'`, [ids])).rows[0].n).toBe(
+      0,
+    );
 
     // Worker B (offline models) takes the namespace over once A's lease expires.
     const b = spawnWorker(api.databaseUrl, { WORKER_ID: 'worker-b', DERIVE_LEASE_SECONDS: '2', DERIVE_BATCH_SIZE: '5' });
     workers.push(b);
-    await eventually(async () => (await gqlOk<{ pipelineStatus: { pending: number } }>(api.url, token, PENDING, { ns })).pipelineStatus.pending === 0, 'worker B to finish', 60_000);
+    await eventually(
+      async () => (await gqlOk<{ pipelineStatus: { pending: number } }>(api.url, token, PENDING, { ns })).pipelineStatus.pending === 0,
+      'worker B to finish',
+      60_000,
+    );
 
     const perEvent = await sql.query(
       `SELECT q.event_id, q.status, count(DISTINCT f.derivation_run_id)::int AS runs, count(s.fact_id)::int AS sources, count(DISTINCT f.id)::int AS facts
@@ -97,9 +110,16 @@ describe('Silver across processes: a killed worker, a successor, and subscriptio
     );
     await sup.ready;
     await new Promise((r) => setTimeout(r, 300));
-    await gqlOk(api.url, token, INGEST, { input: [anEvent(ns).inConversation('ed', 1).by('USER').saying('I use vim for everything').at('2026-01-01T10:00:00Z').build()] });
-    await eventually(async () => (await gqlOk<{ pipelineStatus: { pending: number } }>(api.url, token, PENDING, { ns })).pipelineStatus.pending === 0, 'vim derived');
-    await gqlOk(api.url, token, INGEST, { input: [anEvent(ns).inConversation('ed', 2).by('USER').saying('I switched to neovim last week').at('2026-02-01T10:00:00Z').build()] });
+    await gqlOk(api.url, token, INGEST, {
+      input: [anEvent(ns).inConversation('ed', 1).by('USER').saying('I use vim for everything').at('2026-01-01T10:00:00Z').build()],
+    });
+    await eventually(
+      async () => (await gqlOk<{ pipelineStatus: { pending: number } }>(api.url, token, PENDING, { ns })).pipelineStatus.pending === 0,
+      'vim derived',
+    );
+    await gqlOk(api.url, token, INGEST, {
+      input: [anEvent(ns).inConversation('ed', 2).by('USER').saying('I switched to neovim last week').at('2026-02-01T10:00:00Z').build()],
+    });
     const got = await eventually(async () => sup.received.next[0], 'factSuperseded', 30_000);
     expect(got.factSuperseded.old.statement).toMatch(/\bvim\b/i);
     expect(got.factSuperseded.new.statement).toMatch(/neovim/i);

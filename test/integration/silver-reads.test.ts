@@ -26,19 +26,43 @@ describe('Silver reads: batched relations and the namespace firewall', () => {
   beforeAll(async () => {
     stub = await startOpenAIStubServer({ handler: livesInModel() });
     t = await startTestApp({
-      OPENAI_BASE_URL: stub.baseUrl, OPENAI_API_KEY: 'stub', EXTRACTION_MODEL: 'stub', OFFLINE_EMBEDDER: 'hashing',
-      DERIVE_MAX_WAIT_MS: '0', DERIVE_POLL_MS: '50',
+      OPENAI_BASE_URL: stub.baseUrl,
+      OPENAI_API_KEY: 'stub',
+      EXTRACTION_MODEL: 'stub',
+      OFFLINE_EMBEDDER: 'hashing',
+      DERIVE_MAX_WAIT_MS: '0',
+      DERIVE_POLL_MS: '50',
     });
     token = (await createToken(t, [{ namespacePattern: ns, capabilities: ['INGEST', 'READ', 'LIST'] }])).token;
     otherToken = (await createToken(t, [{ namespacePattern: other, capabilities: ['INGEST', 'READ', 'LIST'] }])).token;
-    const cities = Array.from({ length: 50 }, (_, i) => anEvent(ns).inConversation('moves', i).by('USER').saying(`City${i}`).at(new Date(Date.UTC(2020, 0, 1 + i * 7)).toISOString()).build());
+    const cities = Array.from({ length: 50 }, (_, i) =>
+      anEvent(ns)
+        .inConversation('moves', i)
+        .by('USER')
+        .saying(`City${i}`)
+        .at(new Date(Date.UTC(2020, 0, 1 + i * 7)).toISOString())
+        .build(),
+    );
     await gqlOk(t.url, token, `mutation($input: [EventInput!]!) { ingestEvents(input: $input) { status } }`, { input: cities });
-    await gqlOk(t.url, otherToken, `mutation($input: [EventInput!]!) { ingestEvents(input: $input) { status } }`, { input: [anEvent(other).saying('Secretville').build()] });
-    await eventually(async () => {
-      const a = await gqlOk<{ pipelineStatus: { pending: number } }>(t.url, token, `query($ns: String!) { pipelineStatus(namespace: $ns) { pending } }`, { ns });
-      const b = await gqlOk<{ pipelineStatus: { pending: number } }>(t.url, otherToken, `query($ns: String!) { pipelineStatus(namespace: $ns) { pending } }`, { ns: other });
-      return a.pipelineStatus.pending === 0 && b.pipelineStatus.pending === 0;
-    }, 'derivation', 60_000);
+    await gqlOk(t.url, otherToken, `mutation($input: [EventInput!]!) { ingestEvents(input: $input) { status } }`, {
+      input: [anEvent(other).saying('Secretville').build()],
+    });
+    await eventually(
+      async () => {
+        const a = await gqlOk<{ pipelineStatus: { pending: number } }>(t.url, token, `query($ns: String!) { pipelineStatus(namespace: $ns) { pending } }`, {
+          ns,
+        });
+        const b = await gqlOk<{ pipelineStatus: { pending: number } }>(
+          t.url,
+          otherToken,
+          `query($ns: String!) { pipelineStatus(namespace: $ns) { pending } }`,
+          { ns: other },
+        );
+        return a.pipelineStatus.pending === 0 && b.pipelineStatus.pending === 0;
+      },
+      'derivation',
+      60_000,
+    );
     // Quiet the background loops so the counter sees only the request.
     await t.app.loops.derive?.stop();
     await t.app.loops.jobs?.stop();
@@ -51,7 +75,11 @@ describe('Silver reads: batched relations and the namespace firewall', () => {
 
   it('answers 50 facts with sources, events, subjects and supersession links in a constant number of SQL round trips', async () => {
     t.app.queryCounter.reset();
-    const res = await gqlOk<{ facts: { edges: Array<{ node: { validTo: string | null; sources: unknown[]; supersedes: unknown[]; supersededBy: unknown; subject: { name: string } } }> } }>(t.url, token, NESTED, { ns, first: 50 });
+    const res = await gqlOk<{
+      facts: {
+        edges: Array<{ node: { validTo: string | null; sources: unknown[]; supersedes: unknown[]; supersededBy: unknown; subject: { name: string } } }>;
+      };
+    }>(t.url, token, NESTED, { ns, first: 50 });
     const fifty = t.app.queryCounter.count;
     expect(res.facts.edges).toHaveLength(50);
     expect(res.facts.edges.filter((e) => e.node.supersededBy !== null)).toHaveLength(49);
@@ -67,16 +95,38 @@ describe('Silver reads: batched relations and the namespace firewall', () => {
   });
 
   it("keeps another namespace's facts, entities and pushes out of reach", async () => {
-    const mine = await gqlOk<{ facts: { edges: Array<{ node: { id: string } }> } }>(t.url, otherToken, `query($ns: String!) { facts(namespace: $ns) { edges { node { id subject { id } } } } }`, { ns: other });
+    const mine = await gqlOk<{ facts: { edges: Array<{ node: { id: string } }> } }>(
+      t.url,
+      otherToken,
+      `query($ns: String!) { facts(namespace: $ns) { edges { node { id subject { id } } } } }`,
+      { ns: other },
+    );
     const secretId = mine.facts.edges[0]?.node.id as string;
     expect(secretId).toBeDefined();
     expect((await gqlOk<{ fact: unknown }>(t.url, token, `query($id: ID!) { fact(id: $id) { id } }`, { id: secretId })).fact).toBeNull();
-    expect((await gql(t.url, token, `query($ns: String!) { facts(namespace: $ns) { edges { node { id } } } }`, { ns: other })).errors?.[0]?.extensions?.code).toBe('FORBIDDEN');
-    expect((await gql(t.url, token, `query($ns: String!) { entities(namespace: $ns) { edges { node { id } } } }`, { ns: other })).errors?.[0]?.extensions?.code).toBe('FORBIDDEN');
-    expect((await gql(t.url, token, `query($ns: String!) { pipelineStatus(namespace: $ns) { pending } }`, { ns: other })).errors?.[0]?.extensions?.code).toBe('FORBIDDEN');
-    const entities = await gqlOk<{ entities: { edges: Array<{ node: { id: string; name: string } }> } }>(t.url, token, `query($ns: String!) { entities(namespace: $ns) { edges { node { id name } } } }`, { ns });
+    expect(
+      (await gql(t.url, token, `query($ns: String!) { facts(namespace: $ns) { edges { node { id } } } }`, { ns: other })).errors?.[0]?.extensions?.code,
+    ).toBe('FORBIDDEN');
+    expect(
+      (await gql(t.url, token, `query($ns: String!) { entities(namespace: $ns) { edges { node { id } } } }`, { ns: other })).errors?.[0]?.extensions?.code,
+    ).toBe('FORBIDDEN');
+    expect((await gql(t.url, token, `query($ns: String!) { pipelineStatus(namespace: $ns) { pending } }`, { ns: other })).errors?.[0]?.extensions?.code).toBe(
+      'FORBIDDEN',
+    );
+    const entities = await gqlOk<{ entities: { edges: Array<{ node: { id: string; name: string } }> } }>(
+      t.url,
+      token,
+      `query($ns: String!) { entities(namespace: $ns) { edges { node { id name } } } }`,
+      { ns },
+    );
     for (const e of entities.entities.edges) {
-      expect((await gqlOk<{ entity: { facts: Array<{ statement: string }> } }>(t.url, token, `query($id: ID!) { entity(id: $id) { facts { statement } } }`, { id: e.node.id })).entity.facts.some((f) => f.statement.includes('Secretville'))).toBe(false);
+      expect(
+        (
+          await gqlOk<{ entity: { facts: Array<{ statement: string }> } }>(t.url, token, `query($id: ID!) { entity(id: $id) { facts { statement } } }`, {
+            id: e.node.id,
+          })
+        ).entity.facts.some((f) => f.statement.includes('Secretville')),
+      ).toBe(false);
     }
     const ws = wsClient(t.url, token);
     for (const sub of ['factAdded(namespace: $ns) { id }', 'factSuperseded(namespace: $ns) { old { id } }']) {

@@ -42,7 +42,12 @@ describe('rebuildSilver: re-derive from Bronze', () => {
       await gqlOk(t.url, reader, `mutation($input: EventInput!) { ingestEvent(input: $input) { status } }`, {
         input: anEvent(ns).inConversation('life', i).by('USER').saying(content).at(at).build(),
       });
-      await eventually(async () => (await gqlOk<{ pipelineStatus: { pending: number } }>(t.url, reader, `query($ns: String!) { pipelineStatus(namespace: $ns) { pending } }`, { ns })).pipelineStatus.pending === 0, 'derivation');
+      await eventually(
+        async () =>
+          (await gqlOk<{ pipelineStatus: { pending: number } }>(t.url, reader, `query($ns: String!) { pipelineStatus(namespace: $ns) { pending } }`, { ns }))
+            .pipelineStatus.pending === 0,
+        'derivation',
+      );
     }
   });
   afterAll(async () => {
@@ -54,7 +59,8 @@ describe('rebuildSilver: re-derive from Bronze', () => {
     const before = await snapshot(sql, ns);
     expect(before.length).toBeGreaterThanOrEqual(6);
     expect(before.some((r) => r.includes('"superseded":true'))).toBe(true);
-    const bronze = async () => (await sql.query(`SELECT md5(string_agg(e::text, '|' ORDER BY e.id)) AS h, count(*)::int AS n FROM bronze.events e WHERE namespace = $1`, [ns])).rows[0];
+    const bronze = async () =>
+      (await sql.query(`SELECT md5(string_agg(e::text, '|' ORDER BY e.id)) AS h, count(*)::int AS n FROM bronze.events e WHERE namespace = $1`, [ns])).rows[0];
     const bronzeBefore = await bronze();
     const oldIds = (await sql.query(`SELECT id FROM silver.facts WHERE namespace = $1 AND retired_at IS NULL`, [ns])).rows.map((r) => r.id);
 
@@ -63,17 +69,39 @@ describe('rebuildSilver: re-derive from Bronze', () => {
 
     // Hold the job runner until the progress subscription is listening, so no update is missed.
     await t.app.loops.jobs?.stop();
-    const job = (await gqlOk<{ rebuildSilver: { id: string; status: string } }>(t.url, admin, `mutation($ns: String!) { rebuildSilver(namespace: $ns, reason: "new extractor rules") { id status } }`, { ns })).rebuildSilver;
+    const job = (
+      await gqlOk<{ rebuildSilver: { id: string; status: string } }>(
+        t.url,
+        admin,
+        `mutation($ns: String!) { rebuildSilver(namespace: $ns, reason: "new extractor rules") { id status } }`,
+        { ns },
+      )
+    ).rebuildSilver;
     expect(job.status).toBe('queued');
     const ws = wsClient(t.url, admin);
-    const progress = collect<{ jobProgress: { status: string; progressDone: number; progressTotal: number | null } }>(ws, `subscription($id: ID!) { jobProgress(jobId: $id) { status progressDone progressTotal } }`, { id: job.id });
+    const progress = collect<{ jobProgress: { status: string; progressDone: number; progressTotal: number | null } }>(
+      ws,
+      `subscription($id: ID!) { jobProgress(jobId: $id) { status progressDone progressTotal } }`,
+      { id: job.id },
+    );
     await progress.ready;
     await new Promise((r) => setTimeout(r, 300));
     t.app.loops.jobs?.start();
-    const done = await eventually(async () => {
-      const j = (await gqlOk<{ job: { status: string; progressDone: number; progressTotal: number; message: string } }>(t.url, admin, `query($id: ID!) { job(id: $id) { status progressDone progressTotal message } }`, { id: job.id })).job;
-      return j.status === 'succeeded' ? j : undefined;
-    }, 'the rebuild', 60_000);
+    const done = await eventually(
+      async () => {
+        const j = (
+          await gqlOk<{ job: { status: string; progressDone: number; progressTotal: number; message: string } }>(
+            t.url,
+            admin,
+            `query($id: ID!) { job(id: $id) { status progressDone progressTotal message } }`,
+            { id: job.id },
+          )
+        ).job;
+        return j.status === 'succeeded' ? j : undefined;
+      },
+      'the rebuild',
+      60_000,
+    );
     expect(done).toMatchObject({ progressDone: CONVERSATION.length, progressTotal: CONVERSATION.length });
     await eventually(async () => progress.received.next.some((m) => m.jobProgress.status === 'succeeded'), 'jobProgress to report success', 10_000);
     expect(progress.received.next[0]?.jobProgress).toMatchObject({ status: 'running', progressTotal: CONVERSATION.length });

@@ -16,6 +16,7 @@ export interface RecordedRequest {
   path: string;
   headers: IncomingHttpHeaders;
   /** Parsed JSON body (undefined when the body is not JSON). */
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- a test server reads whatever JSON the client sent
   body: any;
   receivedAt: number;
 }
@@ -249,6 +250,7 @@ export function createDefaultHandler(options: { embeddingDimensions?: number } =
 
 export const defaultHandler: StubHandler = createDefaultHandler();
 
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- the scripted replies read free-form JSON
 function lastUserJson(req: RecordedRequest): any {
   const messages: Array<{ role: string; content: unknown }> = Array.isArray(req.body?.messages) ? req.body.messages : [];
   // The last user message that is JSON: a repair round appends a plain-text user message.

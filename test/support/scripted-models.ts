@@ -35,8 +35,18 @@ export function livesInModel(): StubHandler {
       return stubReply.json({
         entities: events.length > 0 ? [{ ref: 'u', name: 'the user', type: 'person', aliases: [], mentions: [] }] : [],
         facts: events.map((e, i) => ({
-          ref: `f${i}`, statement: `The user lives in ${e.content}`, factType: 'attribute', subjectRef: 'u', predicate: 'lives_in', objectValue: e.content,
-          objectRef: null, isNegation: false, confidence: 0.9, validFrom: null, validTo: null, replacesValue: null,
+          ref: `f${i}`,
+          statement: `The user lives in ${e.content}`,
+          factType: 'attribute',
+          subjectRef: 'u',
+          predicate: 'lives_in',
+          objectValue: e.content,
+          objectRef: null,
+          isNegation: false,
+          confidence: 0.9,
+          validFrom: null,
+          validTo: null,
+          replacesValue: null,
           sources: [{ eventId: e.id, start: 0, end: e.content.length, quote: e.content }],
         })),
         relationships: [],
@@ -47,7 +57,9 @@ export function livesInModel(): StubHandler {
         decisions: (payload.inputs ?? []).map((input) => {
           const same = input.candidates.filter((c) => c.predicate === 'lives_in');
           const target = same[same.length - 1];
-          return target ? { index: input.index, action: 'SUPERSEDE', targetId: target.id, reason: 'moved: lives_in holds one value' } : { index: input.index, action: 'ADD', targetId: null, reason: 'first residence' };
+          return target
+            ? { index: input.index, action: 'SUPERSEDE', targetId: target.id, reason: 'moved: lives_in holds one value' }
+            : { index: input.index, action: 'ADD', targetId: null, reason: 'first residence' };
         }),
       });
     }
@@ -84,11 +96,30 @@ export function teamModel(): StubHandler {
       const relationships: unknown[] = [];
       const fact = (statement: string, predicate: string, objectValue: string, objectRef: string | null, source: Span) =>
         facts.push({
-          ref: `f${facts.length}`, statement, factType: objectRef ? 'relationship' : 'attribute', subjectRef: entity('the user', 'person'), predicate, objectValue,
-          objectRef, isNegation: false, confidence: 0.9, validFrom: null, validTo: null, replacesValue: null, sources: [source],
+          ref: `f${facts.length}`,
+          statement,
+          factType: objectRef ? 'relationship' : 'attribute',
+          subjectRef: entity('the user', 'person'),
+          predicate,
+          objectValue,
+          objectRef,
+          isNegation: false,
+          confidence: 0.9,
+          validFrom: null,
+          validTo: null,
+          replacesValue: null,
+          sources: [source],
         });
       const related = (type: string, targetRef: string, source: Span) =>
-        relationships.push({ ref: `r${relationships.length}`, type, sourceRef: entity('the user', 'person'), targetRef, confidence: 0.9, validFrom: null, sources: [source] });
+        relationships.push({
+          ref: `r${relationships.length}`,
+          type,
+          sourceRef: entity('the user', 'person'),
+          targetRef,
+          confidence: 0.9,
+          validFrom: null,
+          sources: [source],
+        });
       for (const e of payload.events ?? []) {
         const words = e.content.split(/[\s,:]+/).filter(Boolean);
         if (words[0] === 'Roster') {
@@ -113,10 +144,16 @@ export function teamModel(): StubHandler {
       type Input = { index: number; new?: { predicate: string | null }; candidates: Array<WireCandidate & { validFrom: string }> };
       return stubReply.json({
         decisions: ((payload.inputs ?? []) as Input[]).map((input) => {
-          const latest = input.new?.predicate === 'lives_in'
-            ? input.candidates.filter((c) => c.predicate === 'lives_in').sort((a, b) => a.validFrom.localeCompare(b.validFrom) || a.id.localeCompare(b.id)).pop()
-            : undefined;
-          return latest ? { index: input.index, action: 'SUPERSEDE', targetId: latest.id, reason: 'moved: lives_in holds one value' } : { index: input.index, action: 'ADD', targetId: null, reason: 'a new claim' };
+          const latest =
+            input.new?.predicate === 'lives_in'
+              ? input.candidates
+                  .filter((c) => c.predicate === 'lives_in')
+                  .sort((a, b) => a.validFrom.localeCompare(b.validFrom) || a.id.localeCompare(b.id))
+                  .pop()
+              : undefined;
+          return latest
+            ? { index: input.index, action: 'SUPERSEDE', targetId: latest.id, reason: 'moved: lives_in holds one value' }
+            : { index: input.index, action: 'ADD', targetId: null, reason: 'a new claim' };
         }),
       });
     }

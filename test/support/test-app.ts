@@ -72,14 +72,23 @@ export async function gql<T = Record<string, unknown>>(
 }
 
 /** Like `gql` but fails the test on any GraphQL error. */
-export async function gqlOk<T = Record<string, unknown>>(url: string, token: string | undefined, query: string, variables?: Record<string, unknown>): Promise<T> {
+export async function gqlOk<T = Record<string, unknown>>(
+  url: string,
+  token: string | undefined,
+  query: string,
+  variables?: Record<string, unknown>,
+): Promise<T> {
   const r = await gql<T>(url, token, query, variables);
   if (r.errors?.length) throw new Error(`GraphQL errors: ${JSON.stringify(r.errors)}`);
   return r.data as T;
 }
 
 /** Issues a token through the API with the admin token. */
-export async function createToken(t: TestApp, grants: Array<{ namespacePattern: string; capabilities: string[] }>, name = 'test-token'): Promise<{ id: string; token: string }> {
+export async function createToken(
+  t: TestApp,
+  grants: Array<{ namespacePattern: string; capabilities: string[] }>,
+  name = 'test-token',
+): Promise<{ id: string; token: string }> {
   const data = await gqlOk<{ createToken: { token: string; info: { id: string } } }>(
     t.url,
     t.adminToken,

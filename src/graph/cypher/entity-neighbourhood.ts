@@ -19,7 +19,13 @@ export interface FrontierHop {
  * to live entities of $ns, at most `limit` rows (the caller asks for one more than it accepts,
  * to detect an overflow without reading the whole graph).
  */
-export async function expandFrontier(tx: CypherReader, namespace: string, frontier: readonly string[], filter: RelatedFilter, limit: number): Promise<FrontierHop[]> {
+export async function expandFrontier(
+  tx: CypherReader,
+  namespace: string,
+  frontier: readonly string[],
+  filter: RelatedFilter,
+  limit: number,
+): Promise<FrontierHop[]> {
   if (frontier.length === 0) return [];
   const res = await tx.run(
     `UNWIND $frontier AS id

@@ -13,7 +13,14 @@ export interface EntityPath {
  * `maxDepth` hops, or null. `maxDepth` must be a validated small integer: a variable-length
  * bound cannot be a parameter, so it is written into the query text.
  */
-export async function readShortestPath(tx: CypherReader, namespace: string, fromId: string, toId: string, maxDepth: number, filter: RelatedFilter): Promise<EntityPath | null> {
+export async function readShortestPath(
+  tx: CypherReader,
+  namespace: string,
+  fromId: string,
+  toId: string,
+  maxDepth: number,
+  filter: RelatedFilter,
+): Promise<EntityPath | null> {
   if (!Number.isInteger(maxDepth) || maxDepth < 1 || maxDepth > 10) throw new Error(`maxDepth out of range: ${maxDepth}`);
   const res = await tx.run(
     `MATCH (a:Entity {id: $from}), (b:Entity {id: $to})

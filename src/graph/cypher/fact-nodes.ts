@@ -45,6 +45,11 @@ export async function mergeFactNodes(tx: CypherRunner, rows: readonly FactNodeRo
          f.validFrom = datetime(r.validFrom), f.validTo = datetime(r.validTo), f.recordedAt = datetime(r.recordedAt),
          f.retiredAt = datetime(r.retiredAt), f.extractionModel = r.extractionModel,
          f.embedding = r.embedding, f.embeddingModel = r.embeddingModel`,
-    { rows: rows.map(({ sources: _s, subjectEntityId: _a, objectEntityId: _b, supersededBy: _c, ...node }) => ({ ...node, nsKey: namespaceKey(node.namespace) })) },
+    {
+      rows: rows.map(({ sources: _s, subjectEntityId: _a, objectEntityId: _b, supersededBy: _c, ...node }) => ({
+        ...node,
+        nsKey: namespaceKey(node.namespace),
+      })),
+    },
   );
 }

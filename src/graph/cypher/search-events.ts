@@ -48,7 +48,14 @@ export function exactEventVectorSearch(tx: CypherRunner, scope: EventSearchScope
 }
 
 /** Approximate neighbours from the shared `event_embedding` index, then the namespace filter: the caller oversamples. */
-export function indexEventVectorSearch(tx: CypherRunner, scope: EventSearchScope, model: string, vector: number[], candidates: number, k: number): Promise<ScoredId[]> {
+export function indexEventVectorSearch(
+  tx: CypherRunner,
+  scope: EventSearchScope,
+  model: string,
+  vector: number[],
+  candidates: number,
+  k: number,
+): Promise<ScoredId[]> {
   return scoredIds(
     tx,
     `CALL db.index.vector.queryNodes('event_embedding', $candidates, $vector) YIELD node AS e, score

@@ -32,7 +32,14 @@ const FACT_FILTER = `f.namespace = $ns
                 AND ($includeSuperseded OR f.retiredAt IS NULL) END`;
 
 function scopeParams(s: FactSearchScope): Record<string, unknown> {
-  return { ns: s.namespace, factTypes: s.factTypes, entityId: s.entityId, minImportance: s.minImportance, asOf: s.asOf, includeSuperseded: s.includeSuperseded };
+  return {
+    ns: s.namespace,
+    factTypes: s.factTypes,
+    entityId: s.entityId,
+    minImportance: s.minImportance,
+    asOf: s.asOf,
+    includeSuperseded: s.includeSuperseded,
+  };
 }
 
 /** Every fact channel returns `id, score, events` (the fact's source event ids). */
@@ -84,7 +91,14 @@ export function exactVectorSearch(tx: CypherRunner, scope: FactSearchScope, mode
  * Approximate nearest neighbours from the `fact_embedding` index, `candidates` of them across all
  * namespaces (5.26 has no pre-filter), then the namespace and filters: the caller oversamples.
  */
-export function indexVectorSearch(tx: CypherRunner, scope: FactSearchScope, model: string, vector: number[], candidates: number, k: number): Promise<ScoredId[]> {
+export function indexVectorSearch(
+  tx: CypherRunner,
+  scope: FactSearchScope,
+  model: string,
+  vector: number[],
+  candidates: number,
+  k: number,
+): Promise<ScoredId[]> {
   return ids(
     tx,
     `CALL db.index.vector.queryNodes('fact_embedding', $candidates, $vector) YIELD node AS f, score
@@ -122,7 +136,13 @@ export function entityNameSearch(tx: CypherRunner, scope: FactSearchScope, terms
      MATCH (f:Fact)-[:ABOUT]->(e) WHERE ${FACT_FILTER}
      WITH f, max(score) AS score
      ${RETURN_FACT}`,
-    { ...scopeParams(scope), lucene: scopedLucene(scope.namespace, ['name', 'aliases'], terms), candidates: neo4j.int(maxEntities * 2), maxEntities: neo4j.int(maxEntities), k: neo4j.int(k) },
+    {
+      ...scopeParams(scope),
+      lucene: scopedLucene(scope.namespace, ['name', 'aliases'], terms),
+      candidates: neo4j.int(maxEntities * 2),
+      maxEntities: neo4j.int(maxEntities),
+      k: neo4j.int(k),
+    },
   );
 }
 

@@ -47,9 +47,8 @@ export async function startEmbeddedPostgres(opts: EmbeddedPostgresOptions): Prom
   const log = opts.log ?? (() => undefined);
   const notice = opts.notice ?? log;
   const runsAsRoot = process.getuid?.() === 0;
-  const dataDir = runsAsRoot && !traversableByOthers(path.dirname(path.resolve(opts.dataDir)))
-    ? relocatedDataDir(opts.dataDir, notice)
-    : path.resolve(opts.dataDir);
+  const dataDir =
+    runsAsRoot && !traversableByOthers(path.dirname(path.resolve(opts.dataDir))) ? relocatedDataDir(opts.dataDir, notice) : path.resolve(opts.dataDir);
   const EmbeddedPostgres = await loadEmbeddedPostgres(runsAsRoot, notice);
 
   const password = readOrCreateSecret(path.join(path.dirname(dataDir), `${path.basename(dataDir)}.password`));
@@ -76,7 +75,7 @@ export async function startEmbeddedPostgres(opts: EmbeddedPostgresOptions): Prom
   try {
     await pg.start();
   } catch (err) {
-    throw new Error(`embedded PostgreSQL did not start (data folder ${dataDir}, port ${port}): ${String(err ?? 'process exited')}`);
+    throw new Error(`embedded PostgreSQL did not start (data folder ${dataDir}, port ${port}): ${String(err ?? 'process exited')}`, { cause: err });
   }
   let stopped = false;
   const url = `postgres://${PG_USER}:${encodeURIComponent(password)}@127.0.0.1:${port}/postgres`;
@@ -85,7 +84,9 @@ export async function startEmbeddedPostgres(opts: EmbeddedPostgresOptions): Prom
     await ensureLoginRole(url, DEFAULT_RUNTIME_ROLE, runtimePassword);
   } catch (err) {
     await pg.stop().catch(() => undefined);
-    throw new Error(`embedded PostgreSQL: creating the runtime role ${DEFAULT_RUNTIME_ROLE} failed: ${err instanceof Error ? err.message : String(err)}`);
+    throw new Error(`embedded PostgreSQL: creating the runtime role ${DEFAULT_RUNTIME_ROLE} failed: ${err instanceof Error ? err.message : String(err)}`, {
+      cause: err,
+    });
   }
   return {
     url,

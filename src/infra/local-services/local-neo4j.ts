@@ -2,14 +2,14 @@
 // Maven fetches the jars (infra/neo4j/pom.xml) into a cache folder once, and
 // infra/neo4j/LocalNeo4j.java runs an embedded DBMS with Bolt on 127.0.0.1 (see that file).
 // Needs `java` (17 or 21; JAVA_HOME wins over PATH) and, for the first run, `mvn`.
-import { spawn } from "node:child_process";
-import { createHash } from "node:crypto";
-import * as fs from "node:fs";
-import * as net from "node:net";
-import * as path from "node:path";
-import * as readline from "node:readline";
-import { auth, driver as createDriver } from "neo4j-driver";
-import { runCommand, runMaven, tail } from "./maven";
+import { spawn } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import * as fs from 'node:fs';
+import * as net from 'node:net';
+import * as path from 'node:path';
+import * as readline from 'node:readline';
+import { auth, driver as createDriver } from 'neo4j-driver';
+import { runCommand, runMaven, tail } from './maven';
 
 export interface LocalNeo4j {
   uri: string;
@@ -47,23 +47,23 @@ export interface StartLocalNeo4jOptions {
   jvmArgs?: string[];
 }
 
-const JAVA_FILE = path.join("infra", "neo4j", "LocalNeo4j.java");
-const POM_FILE = path.join("infra", "neo4j", "pom.xml");
-const READY_PREFIX = "NEO4J_READY ";
+const JAVA_FILE = path.join('infra', 'neo4j', 'LocalNeo4j.java');
+const POM_FILE = path.join('infra', 'neo4j', 'pom.xml');
+const READY_PREFIX = 'NEO4J_READY ';
 const STOP_GRACE_MS = 20_000;
 const STOP_GRACE_WHILE_DUMPING_MS = 60_000;
 // Flags Neo4j's own launch scripts pass on Java 17, plus a GC that suits a small 2-core machine.
 const BASE_JVM_FLAGS = [
-  "--add-opens=java.base/java.nio=ALL-UNNAMED",
-  "--add-opens=java.base/sun.nio.ch=ALL-UNNAMED",
-  "--add-opens=java.base/java.io=ALL-UNNAMED",
-  "-Dio.netty.tryReflectionSetAccessible=true",
-  "-XX:+UseSerialGC",
-  "-XX:+ExitOnOutOfMemoryError",
+  '--add-opens=java.base/java.nio=ALL-UNNAMED',
+  '--add-opens=java.base/sun.nio.ch=ALL-UNNAMED',
+  '--add-opens=java.base/java.io=ALL-UNNAMED',
+  '-Dio.netty.tryReflectionSetAccessible=true',
+  '-XX:+UseSerialGC',
+  '-XX:+ExitOnOutOfMemoryError',
   // JVM warnings go to stderr (the default is stdout); CDS dumps warn per skipped class: mute them.
-  "-Xlog:disable",
-  "-Xlog:all=warning:stderr",
-  "-Xlog:cds*=off:stderr",
+  '-Xlog:disable',
+  '-Xlog:all=warning:stderr',
+  '-Xlog:cds*=off:stderr',
 ];
 
 const noop = (): void => undefined;
@@ -78,12 +78,12 @@ function findRepoRoot(): string {
 
 function javaBin(): string {
   const home = process.env.JAVA_HOME;
-  return home ? path.join(home, "bin", "java") : "java";
+  return home ? path.join(home, 'bin', 'java') : 'java';
 }
 
 /** `java -version`: fails clearly when java is missing or older than 17; the text keys the CDS archive. */
 async function probeJava(): Promise<string> {
-  const { code, output } = await runCommand("local-neo4j", javaBin(), ["-version"]);
+  const { code, output } = await runCommand('local-neo4j', javaBin(), ['-version']);
   const m = /version "(\d+)/.exec(output);
   if (code !== 0 || !m) throw new Error(`local-neo4j: \`${javaBin()} -version\` failed:\n${tail(output)}`);
   const major = Number(m[1]);
@@ -92,13 +92,13 @@ async function probeJava(): Promise<string> {
 }
 
 function jarsLayout(cacheDir: string): { dir: string; lib: string; marker: string; pom: string; key: string } {
-  const pom = fs.readFileSync(path.join(findRepoRoot(), POM_FILE), "utf8");
+  const pom = fs.readFileSync(path.join(findRepoRoot(), POM_FILE), 'utf8');
   const version = /<neo4j\.version>([^<]+)<\/neo4j\.version>/.exec(pom)?.[1];
   if (!version) throw new Error(`local-neo4j: no <neo4j.version> in ${POM_FILE}`);
   const dir = path.resolve(cacheDir, `neo4j-${version}`);
   // The marker holds the pom's hash, so editing the pom (say, the APOC version) re-resolves.
-  const key = createHash("sha256").update(pom).digest("hex").slice(0, 16);
-  return { dir, lib: path.join(dir, "lib"), marker: path.join(dir, "lib.complete"), pom, key };
+  const key = createHash('sha256').update(pom).digest('hex').slice(0, 16);
+  return { dir, lib: path.join(dir, 'lib'), marker: path.join(dir, 'lib.complete'), pom, key };
 }
 
 function dirSizeMb(dir: string): number {
@@ -110,21 +110,21 @@ function dirSizeMb(dir: string): number {
 export async function ensureNeo4jJars(opts: EnsureNeo4jJarsOptions): Promise<string> {
   const log = opts.log ?? noop;
   const { dir, lib, marker, pom, key } = jarsLayout(opts.cacheDir);
-  const isComplete = (): boolean => fs.existsSync(marker) && fs.readFileSync(marker, "utf8").trim() === key;
+  const isComplete = (): boolean => fs.existsSync(marker) && fs.readFileSync(marker, 'utf8').trim() === key;
   if (isComplete()) return lib;
 
   await probeJava();
   fs.mkdirSync(dir, { recursive: true });
   // Maven runs on a copy of the pom in the cache folder, so it never writes into the checkout.
-  fs.writeFileSync(path.join(dir, "pom.xml"), pom);
+  fs.writeFileSync(path.join(dir, 'pom.xml'), pom);
   // Per-process output folder, renamed into place at the end: concurrent callers cannot mix jars.
   const tmpLib = `${lib}.${process.pid}.tmp`;
   fs.rmSync(tmpLib, { recursive: true, force: true });
-  const args = ["-f", path.join(dir, "pom.xml"), "dependency:copy-dependencies", `-DoutputDirectory=${tmpLib}`];
+  const args = ['-f', path.join(dir, 'pom.xml'), 'dependency:copy-dependencies', `-DoutputDirectory=${tmpLib}`];
   log(`local-neo4j: resolving Neo4j jars with Maven into ${lib} (a cold ~/.m2 downloads ~110 MB)`);
   const started = Date.now();
   try {
-    await runMaven(args, { label: "local-neo4j", log });
+    await runMaven(args, { label: 'local-neo4j', log });
   } catch (err) {
     fs.rmSync(tmpLib, { recursive: true, force: true });
     throw err;
@@ -134,7 +134,7 @@ export async function ensureNeo4jJars(opts: EnsureNeo4jJarsOptions): Promise<str
   } else {
     fs.rmSync(lib, { recursive: true, force: true }); // stale jars of an older pom
     fs.renameSync(tmpLib, lib);
-    fs.writeFileSync(marker, key + "\n");
+    fs.writeFileSync(marker, key + '\n');
   }
   const jars = fs.readdirSync(lib).length;
   log(`local-neo4j: ${jars} jars (${dirSizeMb(lib)} MB) ready in ${Math.round((Date.now() - started) / 1000)} s`);
@@ -145,18 +145,18 @@ function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const srv = net.createServer();
     srv.unref();
-    srv.on("error", reject);
-    srv.listen(0, "127.0.0.1", () => {
+    srv.on('error', reject);
+    srv.listen(0, '127.0.0.1', () => {
       const addr = srv.address();
-      const port = typeof addr === "object" && addr ? addr.port : 0;
-      srv.close(() => (port ? resolve(port) : reject(new Error("local-neo4j: no free port"))));
+      const port = typeof addr === 'object' && addr ? addr.port : 0;
+      srv.close(() => (port ? resolve(port) : reject(new Error('local-neo4j: no free port'))));
     });
   });
 }
 
 function hasArchiveHeader(file: string): boolean {
   try {
-    const fd = fs.openSync(file, "r");
+    const fd = fs.openSync(file, 'r');
     try {
       const magic = Buffer.alloc(4);
       return fs.readSync(fd, magic, 0, 4, 0) === 4 && magic.readUInt32LE(0) !== 0;
@@ -171,7 +171,7 @@ function hasArchiveHeader(file: string): boolean {
 /** Starts Neo4j on dataDir (created if missing) and resolves once Bolt answers with the password. */
 export async function startLocalNeo4j(opts: StartLocalNeo4jOptions): Promise<LocalNeo4j> {
   const log = opts.log ?? noop;
-  if (!opts.password) throw new Error("local-neo4j: a password is required");
+  if (!opts.password) throw new Error('local-neo4j: a password is required');
   const lib = await ensureNeo4jJars({ cacheDir: opts.cacheDir, log });
   const javaVersion = await probeJava();
   const dataDir = path.resolve(opts.dataDir);
@@ -183,8 +183,7 @@ export async function startLocalNeo4j(opts: StartLocalNeo4jOptions): Promise<Loc
   let dumpingCds = false;
   if (opts.classDataSharing ?? true) {
     // The archive only fits this exact JDK and jar set; a stale one would just be ignored.
-    const key = createHash("sha256").update(javaVersion).update(fs.readdirSync(lib).sort().join("\n"))
-      .digest("hex").slice(0, 16);
+    const key = createHash('sha256').update(javaVersion).update(fs.readdirSync(lib).sort().join('\n')).digest('hex').slice(0, 16);
     const archive = path.join(path.dirname(lib), `cds-${key}.jsa`);
     // The JVM writes the archive header last: a zero header means a dump was killed midway (or is
     // running in another process); the JVM would ignore that file, so dump a fresh one.
@@ -198,7 +197,7 @@ export async function startLocalNeo4j(opts: StartLocalNeo4jOptions): Promise<Loc
     jvm.push(dumpingCds ? `-XX:ArchiveClassesAtExit=${archive}` : `-XX:SharedArchiveFile=${archive}`);
   }
   jvm.push(...(opts.jvmArgs ?? []));
-  const args = [...jvm, "-cp", path.join(lib, "*"), path.join(findRepoRoot(), JAVA_FILE), dataDir, String(port)];
+  const args = [...jvm, '-cp', path.join(lib, '*'), path.join(findRepoRoot(), JAVA_FILE), dataDir, String(port)];
 
   const started = Date.now();
   log(`local-neo4j: starting on ${uri} (data ${dataDir})`);
@@ -206,16 +205,16 @@ export async function startLocalNeo4j(opts: StartLocalNeo4jOptions): Promise<Loc
   const child = spawn(javaBin(), args, {
     cwd: dataDir,
     env: { ...process.env, NEO4J_LOCAL_PASSWORD: opts.password },
-    stdio: ["pipe", "pipe", "pipe"],
+    stdio: ['pipe', 'pipe', 'pipe'],
   });
-  child.stdin.on("error", noop);
+  child.stdin.on('error', noop);
   // "error" without "exit" happens when java cannot be spawned at all.
   const exited = new Promise<void>((resolve) => {
-    child.once("exit", () => resolve());
-    child.once("error", () => resolve());
+    child.once('exit', () => resolve());
+    child.once('error', () => resolve());
   });
   let stderrTail: string[] = [];
-  readline.createInterface({ input: child.stderr }).on("line", (line) => {
+  readline.createInterface({ input: child.stderr }).on('line', (line) => {
     stderrTail = [...stderrTail.slice(-39), line];
     log(`neo4j: ${line}`);
   });
@@ -225,8 +224,8 @@ export async function startLocalNeo4j(opts: StartLocalNeo4jOptions): Promise<Loc
     stopping ??= (async () => {
       if (child.exitCode !== null || child.signalCode !== null || child.pid === undefined) return;
       const grace = dumpingCds ? STOP_GRACE_WHILE_DUMPING_MS : STOP_GRACE_MS;
-      const timer = setTimeout(() => child.kill("SIGKILL"), grace);
-      child.kill("SIGTERM");
+      const timer = setTimeout(() => child.kill('SIGKILL'), grace);
+      child.kill('SIGTERM');
       await exited;
       clearTimeout(timer);
     })();
@@ -235,20 +234,19 @@ export async function startLocalNeo4j(opts: StartLocalNeo4jOptions): Promise<Loc
 
   try {
     await new Promise<void>((resolve, reject) => {
-      const fail = (why: string): void =>
-        reject(new Error(`local-neo4j: ${why}\n--- stderr tail ---\n${stderrTail.join("\n")}`));
+      const fail = (why: string): void => reject(new Error(`local-neo4j: ${why}\n--- stderr tail ---\n${stderrTail.join('\n')}`));
       const timeoutMs = opts.startTimeoutMs ?? 180_000;
       const timer = setTimeout(() => fail(`no ${READY_PREFIX.trim()} within ${timeoutMs} ms`), timeoutMs);
-      child.once("error", (err) => fail(`cannot run ${javaBin()}: ${err.message}`));
-      child.once("exit", (code, signal) => fail(`java exited early (code ${code}, signal ${signal})`));
-      readline.createInterface({ input: child.stdout }).on("line", (line) => {
+      child.once('error', (err) => fail(`cannot run ${javaBin()}: ${err.message}`));
+      child.once('exit', (code, signal) => fail(`java exited early (code ${code}, signal ${signal})`));
+      readline.createInterface({ input: child.stdout }).on('line', (line) => {
         if (line.startsWith(READY_PREFIX)) {
           clearTimeout(timer);
           resolve();
         }
       });
     });
-    const drv = createDriver(uri, auth.basic("neo4j", opts.password), {
+    const drv = createDriver(uri, auth.basic('neo4j', opts.password), {
       connectionTimeout: 5_000,
       maxTransactionRetryTime: 5_000,
     });
@@ -262,5 +260,5 @@ export async function startLocalNeo4j(opts: StartLocalNeo4jOptions): Promise<Loc
     throw err;
   }
   log(`local-neo4j: ready on ${uri} in ${((Date.now() - started) / 1000).toFixed(1)} s (pid ${child.pid})`);
-  return { uri, user: "neo4j", password: opts.password, pid: child.pid ?? -1, stop };
+  return { uri, user: 'neo4j', password: opts.password, pid: child.pid ?? -1, stop };
 }

@@ -75,7 +75,10 @@ async function backfillNamespaceKeys(session: Session): Promise<void> {
   for (const label of ['Event', 'Fact', 'Entity']) {
     const res = await session.run(`MATCH (n:${label}) WHERE n.nsKey IS NULL AND n.namespace IS NOT NULL RETURN DISTINCT n.namespace AS ns`);
     for (const ns of res.records.map((r) => String(r.get('ns')))) {
-      await session.run(`MATCH (n:${label}) WHERE n.namespace = $ns AND n.nsKey IS NULL CALL (n) { SET n.nsKey = $key } IN TRANSACTIONS OF 10000 ROWS`, { ns, key: namespaceKey(ns) });
+      await session.run(`MATCH (n:${label}) WHERE n.namespace = $ns AND n.nsKey IS NULL CALL (n) { SET n.nsKey = $key } IN TRANSACTIONS OF 10000 ROWS`, {
+        ns,
+        key: namespaceKey(ns),
+      });
     }
   }
 }

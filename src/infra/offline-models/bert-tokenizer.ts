@@ -3,12 +3,13 @@
  * WordPiece, [CLS] … [SEP]) through Hugging Face's tokenizers.js, plus truncation, which
  * tokenizers.js leaves to the caller.
  */
-import fs from "node:fs";
-import type { Tokenizer as HfTokenizer } from "@huggingface/tokenizers" with { "resolution-mode": "import" };
+import fs from 'node:fs';
+import type { Tokenizer as HfTokenizer } from '@huggingface/tokenizers' with { 'resolution-mode': 'import' };
 
 // The package ships a CommonJS build (exports' "require" condition), but its one set of type
 // declarations sits in a "type": "module" package, so TypeScript would only allow `import()`.
-const { Tokenizer } = require("@huggingface/tokenizers") as { Tokenizer: typeof HfTokenizer };
+// eslint-disable-next-line @typescript-eslint/no-require-imports -- see above
+const { Tokenizer } = require('@huggingface/tokenizers') as { Tokenizer: typeof HfTokenizer };
 
 /** Tokens beyond maxTokens that make a prefix's encoding safe to cut (see encode). */
 const PREFIX_MARGIN = 128;
@@ -23,13 +24,13 @@ export class BertTokenizer {
       if (v === undefined) throw new Error(`tokenizer: vocabulary lacks ${token}`);
       return v;
     };
-    this.clsId = id("[CLS]");
-    this.sepId = id("[SEP]");
+    this.clsId = id('[CLS]');
+    this.sepId = id('[SEP]');
   }
 
   static fromFile(file: string): BertTokenizer {
-    const json = JSON.parse(fs.readFileSync(file, "utf8")) as { model?: { type?: string } };
-    if (json.model?.type !== "WordPiece") throw new Error(`tokenizer: ${file} is not a WordPiece tokenizer (model ${json.model?.type})`);
+    const json = JSON.parse(fs.readFileSync(file, 'utf8')) as { model?: { type?: string } };
+    if (json.model?.type !== 'WordPiece') throw new Error(`tokenizer: ${file} is not a WordPiece tokenizer (model ${json.model?.type})`);
     return new BertTokenizer(new Tokenizer(json, {}));
   }
 

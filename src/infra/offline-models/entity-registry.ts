@@ -28,7 +28,10 @@ const DESCRIPTIONS: ReadonlyArray<readonly [RegExp, (e: WorkingEntity) => boolea
   [/^(?:queue|broker|message broker|bus)$/, (e) => e.category === 'messaging'],
   [/^(?:language|lang)$/, (e) => e.type === 'programming_language'],
   [/^(?:framework|library|lib)$/, (e) => e.type === 'framework'],
-  [/^(?:service|app|application|project|product|platform|tool|api|system|repo|repository|codebase|backend|frontend|site|website|pipeline)$/, (e) => e.type === 'project'],
+  [
+    /^(?:service|app|application|project|product|platform|tool|api|system|repo|repository|codebase|backend|frontend|site|website|pipeline)$/,
+    (e) => e.type === 'project',
+  ],
   [/^(?:company|employer|firm|startup|org|organisation|organization)$/, (e) => e.type === 'organization'],
   [/^(?:city|town|country|place)$/, (e) => e.type === 'place'],
 ];

@@ -46,33 +46,156 @@ interface Term {
   end: number;
 }
 
-const ADVERBS = 'really|also|just|finally|actually|recently|already|still|always|usually|often|sometimes|never|even|totally|definitely|absolutely|honestly|truly|seriously|literally|kinda|kind of|pretty much|basically|officially|happily|currently|now|only|all|both|then|once|super|so|certainly|probably|mostly|generally|lately';
-const AUX = "'m|'re|'ve|'d|'ll|\\s+(?:am|are|was|were|have|has|had|do|does|did|will|shall|would|could|should|can|might|must|may|don't|doesn't|didn't|won't|can't|cannot|couldn't|wouldn't|shouldn't|haven't|hadn't|wasn't|weren't|aren't|ain't|gotta|gonna|wanna|used to)";
+const ADVERBS =
+  'really|also|just|finally|actually|recently|already|still|always|usually|often|sometimes|never|even|totally|definitely|absolutely|honestly|truly|seriously|literally|kinda|kind of|pretty much|basically|officially|happily|currently|now|only|all|both|then|once|super|so|certainly|probably|mostly|generally|lately';
+const AUX =
+  "'m|'re|'ve|'d|'ll|\\s+(?:am|are|was|were|have|has|had|do|does|did|will|shall|would|could|should|can|might|must|may|don't|doesn't|didn't|won't|can't|cannot|couldn't|wouldn't|shouldn't|haven't|hadn't|wasn't|weren't|aren't|ain't|gotta|gonna|wanna|used to)";
 const FIRST = new RegExp(`^(?<subj>I|[Ww]e|[Yy]ou)(?<aux>${AUX})?(?<neg>\\s+(?:not|never))?(?<adv>(?:\\s+(?:${ADVERBS}))*)\\s+(?<rest>\\S.*)$`);
 
 const AUX_OUT: Record<string, string> = {
-  "'m": 'is', am: 'is', "'re": 'is', are: 'is', was: 'was', were: 'was', "'ve": 'has', have: 'has', has: 'has', had: 'had',
-  do: 'does', does: 'does', did: 'did', "'ll": 'will', will: 'will', shall: 'will', "don't": 'does not', "doesn't": 'does not',
-  "didn't": 'did not', "won't": 'will not', "can't": 'cannot', cannot: 'cannot', "couldn't": 'could not', "wouldn't": 'would not',
-  "shouldn't": 'should not', "haven't": 'has not', "hadn't": 'had not', "wasn't": 'was not', "weren't": 'was not', "aren't": 'is not',
-  "ain't": 'is not', gotta: 'has to', gonna: 'is going to', wanna: 'wants to', 'used to': 'used to',
+  "'m": 'is',
+  am: 'is',
+  "'re": 'is',
+  are: 'is',
+  was: 'was',
+  were: 'was',
+  "'ve": 'has',
+  have: 'has',
+  has: 'has',
+  had: 'had',
+  do: 'does',
+  does: 'does',
+  did: 'did',
+  "'ll": 'will',
+  will: 'will',
+  shall: 'will',
+  "don't": 'does not',
+  "doesn't": 'does not',
+  "didn't": 'did not',
+  "won't": 'will not',
+  "can't": 'cannot',
+  cannot: 'cannot',
+  "couldn't": 'could not',
+  "wouldn't": 'would not',
+  "shouldn't": 'should not',
+  "haven't": 'has not',
+  "hadn't": 'had not',
+  "wasn't": 'was not',
+  "weren't": 'was not',
+  "aren't": 'is not',
+  "ain't": 'is not',
+  gotta: 'has to',
+  gonna: 'is going to',
+  wanna: 'wants to',
+  'used to': 'used to',
 };
 const NEGATED = /\b(?:not|never)\b/;
 
-const LEAD = /^(?:(?:oh|ah|aw|aww|yeah|yes|yep|yup|no|nope|well|so|and|but|also|plus|actually|honestly|anyway|anyways|btw|um|hmm|haha|hah|lol|wow|whoa|ok|okay|sure|totally|right|then|now|omg|hey|hi|hello|thanks|thank you|cool|great|nice|awesome|sweet|true|exactly|absolutely|definitely|by the way|guess what|you know what|oh man|man|gosh|wait|alright|of course|speaking of which)\b[\s,!.:-]*)+/i;
+const LEAD =
+  /^(?:(?:oh|ah|aw|aww|yeah|yes|yep|yup|no|nope|well|so|and|but|also|plus|actually|honestly|anyway|anyways|btw|um|hmm|haha|hah|lol|wow|whoa|ok|okay|sure|totally|right|then|now|omg|hey|hi|hello|thanks|thank you|cool|great|nice|awesome|sweet|true|exactly|absolutely|definitely|by the way|guess what|you know what|oh man|man|gosh|wait|alright|of course|speaking of which)\b[\s,!.:-]*)+/i;
 // "this/that" as a pronoun ("That's great"), not as a determiner ("This necklace is special to me").
-const DEMONSTRATIVE = /^(?:this|that|these|those)(?:'s|'ll|\s+(?:is|was|are|were|has|had|will|would|can|could|must|might|may|looks?|sounds?|seems?|means?|makes?|made|really|so|just|one|one's|kind|sort|sucks?|rocks?|works?|helps?|feels?|brings?|reminds?|got)\b|[\s,.!]*$)/i;
-const PRONOUN_SUBJECT = /^(?:it|it's|its|that's|there|there's|they|they're|he|he's|she|she's|you|you're|you've|you'll|you'd|your|what|which|who|everyone|everybody|everything|someone|somebody|something|anyone|anything|nothing|nobody|here|here's|each|all|both|some|many|most|such)\b/i;
+const DEMONSTRATIVE =
+  /^(?:this|that|these|those)(?:'s|'ll|\s+(?:is|was|are|were|has|had|will|would|can|could|must|might|may|looks?|sounds?|seems?|means?|makes?|made|really|so|just|one|one's|kind|sort|sucks?|rocks?|works?|helps?|feels?|brings?|reminds?|got)\b|[\s,.!]*$)/i;
+const PRONOUN_SUBJECT =
+  /^(?:it|it's|its|that's|there|there's|they|they're|he|he's|she|she's|you|you're|you've|you'll|you'd|your|what|which|who|everyone|everybody|everything|someone|somebody|something|anyone|anything|nothing|nobody|here|here's|each|all|both|some|many|most|such)\b/i;
 // Thoughts and reactions: what follows is an opinion or a courtesy, not a fact about the speaker.
-const NO_FACT_VERBS = new Set(['think', 'guess', 'suppose', 'believe', 'wonder', 'mean', 'bet', 'agree', 'understand', 'hear', 'know', 'wish', 'appreciate', 'imagine', 'thank', 'hope', 'wait', 'admire', 'promise', 'say', 'tell', 'get', 'see', 'reckon', 'doubt', 'admit']);
+const NO_FACT_VERBS = new Set([
+  'think',
+  'guess',
+  'suppose',
+  'believe',
+  'wonder',
+  'mean',
+  'bet',
+  'agree',
+  'understand',
+  'hear',
+  'know',
+  'wish',
+  'appreciate',
+  'imagine',
+  'thank',
+  'hope',
+  'wait',
+  'admire',
+  'promise',
+  'say',
+  'tell',
+  'get',
+  'see',
+  'reckon',
+  'doubt',
+  'admit',
+]);
 const PREFERENCE_VERBS = new Set(['love', 'like', 'enjoy', 'adore', 'prefer', 'hate', 'dislike', 'detest', 'loathe']);
-const LIGHT_NOUNS = new Set(['thing', 'things', 'stuff', 'lot', 'lots', 'bit', 'one', 'ones', 'kind', 'sort', 'time', 'times', 'way', 'day', 'days', 'moment', 'idea', 'deal', 'sense', 'point', 'fun', 'pic', 'photo', 'picture', 'pics', 'photos', 'luck', 'best', 'something', 'anything', 'everything', 'nothing', 'lot', 'blast', 'right', 'wrong', 'point']);
-const CUT = /\s+(?:because|cause|'cause|so that|when|while|though|although|if|unless|whereas|until|but|which|since(?!\s+(?:19|20)\d\d))\b|\s+[-\u2013\u2014]+\s+|,\s*(?:which|who|and|but|so|though|as|plus|it|that|this|I|we)\b|\s+and\s+(?=(?:it|that|this|they|he|she|you|there|it's|that's)\b)|\s*[!?;]|\s*\.\s|\s*\.$|\s+\(/i;
+const LIGHT_NOUNS = new Set([
+  'thing',
+  'things',
+  'stuff',
+  'lot',
+  'lots',
+  'bit',
+  'one',
+  'ones',
+  'kind',
+  'sort',
+  'time',
+  'times',
+  'way',
+  'day',
+  'days',
+  'moment',
+  'idea',
+  'deal',
+  'sense',
+  'point',
+  'fun',
+  'pic',
+  'photo',
+  'picture',
+  'pics',
+  'photos',
+  'luck',
+  'best',
+  'something',
+  'anything',
+  'everything',
+  'nothing',
+  'lot',
+  'blast',
+  'right',
+  'wrong',
+  'point',
+]);
+const CUT =
+  /\s+(?:because|cause|'cause|so that|when|while|though|although|if|unless|whereas|until|but|which|since(?!\s+(?:19|20)\d\d))\b|\s+[-\u2013\u2014]+\s+|,\s*(?:which|who|and|but|so|though|as|plus|it|that|this|I|we)\b|\s+and\s+(?=(?:it|that|this|they|he|she|you|there|it's|that's)\b)|\s*[!?;]|\s*\.\s|\s*\.$|\s+\(/i;
 const MAX_WORDS = 24;
-const DROPPED_PAST = /^(?:(?:just|even|also|finally|recently|actually)\s+)?(?:[a-z]+ed|made|took|went|got|saw|bought|found|met|ran|won|began|left|built|wrote|tried|gave|sent|spent|taught|drove|flew|lost|started|finished)\s+\w/i;
-const ADJECTIVAL = /^(?:agreed|excited|surprised|amazed|thrilled|pleased|impressed|interested|tired|bored|scared|stressed|obsessed|blessed|relieved|inspired|touched|moved|stoked|hooked|need|indeed|speed|red)\b/i;
+const DROPPED_PAST =
+  /^(?:(?:just|even|also|finally|recently|actually)\s+)?(?:[a-z]+ed|made|took|went|got|saw|bought|found|met|ran|won|began|left|built|wrote|tried|gave|sent|spent|taught|drove|flew|lost|started|finished)\s+\w/i;
+const ADJECTIVAL =
+  /^(?:agreed|excited|surprised|amazed|thrilled|pleased|impressed|interested|tired|bored|scared|stressed|obsessed|blessed|relieved|inspired|touched|moved|stoked|hooked|need|indeed|speed|red)\b/i;
 // Verbs that say little without an object ("I went", "I did"); others can stand alone in the past ("I graduated").
-const LIGHT_VERBS = new Set(['be', 'have', 'do', 'go', 'get', 'make', 'come', 'take', 'give', 'put', 'try', 'say', 'feel', 'keep', 'let', 'see', 'look', 'happen', 'mean']);
+const LIGHT_VERBS = new Set([
+  'be',
+  'have',
+  'do',
+  'go',
+  'get',
+  'make',
+  'come',
+  'take',
+  'give',
+  'put',
+  'try',
+  'say',
+  'feel',
+  'keep',
+  'let',
+  'see',
+  'look',
+  'happen',
+  'mean',
+]);
 
 /**
  * compromise's tags for the words of `text` from offset `from` on (offsets relative to `from`);
@@ -115,7 +238,11 @@ function firstPerson(m: RegExpExecArray, parties: Parties, ref: Date, tag: () =>
   const g = m.groups as Record<string, string | undefined>;
   const auxRaw = (g['aux'] ?? '').trim().toLowerCase();
   const addressed = /^you$/i.test(g['subj'] ?? '');
-  if (addressed && (!parties.addressee || /^(?:'ll|'d|will|would|could|should|can|might|must|may|gonna|won't|can't|cannot|couldn't|wouldn't|shouldn't|gotta)$/.test(auxRaw))) return null;
+  if (
+    addressed &&
+    (!parties.addressee || /^(?:'ll|'d|will|would|could|should|can|might|must|may|gonna|won't|can't|cannot|couldn't|wouldn't|shouldn't|gotta)$/.test(auxRaw))
+  )
+    return null;
   const name = addressed ? (parties.addressee as string) : parties.speaker;
   const adv = (g['adv'] ?? '').trim();
   const neg = (g['neg'] ?? '').trim().toLowerCase();
@@ -126,13 +253,25 @@ function firstPerson(m: RegExpExecArray, parties: Parties, ref: Date, tag: () =>
   let restTerms = shift(all, restAt);
   let head: string;
   let verb: string; // infinitive of the content verb
-  let past = false;
+  let past: boolean;
   if (auxRaw) {
     const a = auxRaw === "'d" ? (/^(?:been|had|\w+ed)\b/i.test(rest) ? 'had' : 'would') : (AUX_OUT[auxRaw] ?? auxRaw);
     head = [a, neg, adv].filter(Boolean).join(' ');
     const v = restTerms[0];
-    verb = v && (v.tags.has('Verb') || PREFERENCE_VERBS.has(v.text.toLowerCase())) ? infinitive(v.text) : a.startsWith('is') || a.startsWith('was') ? 'be' : a.startsWith('has') || a === 'had' ? 'have' : infinitive(a.split(' ')[0] as string);
-    past = a === 'used to' || a.startsWith('was') || a.startsWith('did') || a === 'had' || (a.startsWith('has') && v !== undefined && v.tags.has('PastTense') && v.text !== 'been');
+    verb =
+      v && (v.tags.has('Verb') || PREFERENCE_VERBS.has(v.text.toLowerCase()))
+        ? infinitive(v.text)
+        : a.startsWith('is') || a.startsWith('was')
+          ? 'be'
+          : a.startsWith('has') || a === 'had'
+            ? 'have'
+            : infinitive(a.split(' ')[0] as string);
+    past =
+      a === 'used to' ||
+      a.startsWith('was') ||
+      a.startsWith('did') ||
+      a === 'had' ||
+      (a.startsWith('has') && v !== undefined && v.tags.has('PastTense') && v.text !== 'been');
   } else {
     const v = restTerms[0];
     if (!v || !(v.tags.has('Verb') || PREFERENCE_VERBS.has(v.text.toLowerCase()))) return null;
@@ -149,7 +288,9 @@ function firstPerson(m: RegExpExecArray, parties: Parties, ref: Date, tag: () =>
   const object = dropVocative(cut(rest.trim()) ?? (rest.trim() === '' ? '' : null), parties);
   if (object === null) return null;
   const objTerms = restTerms.filter((t) => t.start < object.length);
-  const planLike = /^(?:going to|planning (?:to|on)|about to|hoping to|aiming to|trying to|looking forward to|excited to)\b/i.test(object) || /^(?:will|would|is going to|wants to)\b/.test(head);
+  const planLike =
+    /^(?:going to|planning (?:to|on)|about to|hoping to|aiming to|trying to|looking forward to|excited to)\b/i.test(object) ||
+    /^(?:will|would|is going to|wants to)\b/.test(head);
   const progressive = objTerms[0]?.tags.has('Gerund') === true || (objTerms[0]?.text === 'been' && objTerms[1]?.tags.has('Gerund') === true);
   const standsAlone = past && !auxRaw && !LIGHT_VERBS.has(verb);
   if (!standsAlone && !hasContent(objTerms, PREFERENCE_VERBS.has(verb) || progressive || (planLike && /\bto\s+\w+/i.test(object)))) return null;
@@ -159,13 +300,20 @@ function firstPerson(m: RegExpExecArray, parties: Parties, ref: Date, tag: () =>
   // A habit ("I usually run 5k every morning") is a standing preference for the activity.
   const habit = !auxRaw && !past && /^(?:usually|always|often|regularly|normally|typically|generally)$/i.test(adv.split(/\s+/)[0] ?? '');
   const preference = (PREFERENCE_VERBS.has(verb) || habit) && !planLike;
-  const attribute = !past && !planLike && (verb === 'be' || verb === 'have') && /^(?:a|an|\d+|one|two|three|four|five|six|from|married|single|divorced)\b/i.test(object);
+  const attribute =
+    !past && !planLike && (verb === 'be' || verb === 'have') && /^(?:a|an|\d+|one|two|three|four|five|six|from|married|single|divorced)\b/i.test(object);
   const factType: FactType = planLike || /^will\b/.test(head) ? 'plan' : preference ? 'preference' : past ? 'event' : attribute ? 'attribute' : 'other';
   return {
-    factType, predicate: verb, object: habit ? `${verb} ${written}` : written, isNegation: NEGATED.test(head) || /^(?:hate|dislike|detest|loathe)$/.test(verb),
+    factType,
+    predicate: verb,
+    object: habit ? `${verb} ${written}` : written,
+    isNegation: NEGATED.test(head) || /^(?:hate|dislike|detest|loathe)$/.test(verb),
     about: addressed ? 'addressee' : 'speaker',
-    statement: `${name} ${head} ${written}`.replace(/\s+/g, ' ').trim().replace(/[\s,]+$/, ''),
-    time: times.find((t) => t.date.getTime() <= ref.getTime() + 86_400_000) ?? (planLike ? null : times[0] ?? null),
+    statement: `${name} ${head} ${written}`
+      .replace(/\s+/g, ' ')
+      .trim()
+      .replace(/[\s,]+$/, ''),
+    time: times.find((t) => t.date.getTime() <= ref.getTime() + 86_400_000) ?? (planLike ? null : (times[0] ?? null)),
   };
 }
 
@@ -178,12 +326,19 @@ function otherSubject(body: string, parties: Parties, ref: Date, tag: () => Term
   const ts = tag().filter((t) => t.start < text.length);
   // A gerund may head the subject ("Running for office was my chance"): the verb is the first finite one after it.
   const gerund = ts[0]?.tags.has('Gerund') === true;
-  const v = ts.findIndex((t, i) => t.tags.has('Verb') && (!gerund || (i > 0 && (t.tags.has('Copula') || t.tags.has('PastTense') || t.tags.has('PresentTense')) && !t.tags.has('Gerund') && !t.tags.has('Infinitive'))));
+  const v = ts.findIndex(
+    (t, i) =>
+      t.tags.has('Verb') &&
+      (!gerund ||
+        (i > 0 && (t.tags.has('Copula') || t.tags.has('PastTense') || t.tags.has('PresentTense')) && !t.tags.has('Gerund') && !t.tags.has('Infinitive'))),
+  );
   if (v <= 0 || v > (gerund ? 9 : 6)) return null;
   const subject = ts.slice(0, v);
   if (!named && !subject.some((t) => (t.tags.has('Noun') || t.tags.has('Gerund')) && !t.tags.has('Pronoun'))) return null;
   if (!named && subject.some((t) => t.tags.has('Pronoun') && !/^(?:my|our|I)$/i.test(t.text))) return null;
-  const content = ts.filter((t) => t.tags.has('Noun') && !t.tags.has('Pronoun') && !t.tags.has('Possessive') && !t.tags.has('Date') && !LIGHT_NOUNS.has(t.text.toLowerCase()));
+  const content = ts.filter(
+    (t) => t.tags.has('Noun') && !t.tags.has('Pronoun') && !t.tags.has('Possessive') && !t.tags.has('Date') && !LIGHT_NOUNS.has(t.text.toLowerCase()),
+  );
   // One content word is enough for a clause about the speaker that leaves no pronoun unresolved.
   const needed = opinion ? 2 : named ? 1 : /\b(?:it|they|them|he|she|him|her|this|that)\b/i.test(text.slice((ts[v] as Term).start)) ? 2 : 1;
   if (content.length < needed || (opinion && !content.some((t) => t.start > (ts[v] as Term).start))) return null;
@@ -192,15 +347,23 @@ function otherSubject(body: string, parties: Parties, ref: Date, tag: () => Term
   const past = verbTerm.tags.has('PastTense') || ts.slice(v, v + 3).some((t) => t.tags.has('PastTense') && t.tags.has('Verb'));
   const times = resolveTimes(text, ref, 'past');
   // "My husband and I went": the speaker first, then the rest of the subject.
-  const spelled = (named ? text.replace(/^(?:he|she)(?:'s\b)?/i, (p) => (p.endsWith("'s") ? `${named} is` : named)) : text).replace(/^(.+?)\s+and\s+I\b/, (_m, np: string) => `I and ${np}`).replace(/^([A-Za-z][\w-]*)'s(?=\s+(?:a|an|the|so|really|very|such|my|our|been)\b)/, '$1 is');
+  const spelled = (named ? text.replace(/^(?:he|she)(?:'s\b)?/i, (p) => (p.endsWith("'s") ? `${named} is` : named)) : text)
+    .replace(/^(.+?)\s+and\s+I\b/, (_m, np: string) => `I and ${np}`)
+    .replace(/^([A-Za-z][\w-]*)'s(?=\s+(?:a|an|the|so|really|very|such|my|our|been)\b)/, '$1 is');
   const written = rewritePersons(writeOutTimes(spelled, times), parties);
   if (written === null) return null;
   const favourite = /\b(?:favou?rite)\b/i.test(text);
   const proper = ts[0]?.tags.has('ProperNoun') === true || /^[A-Z]{2,}\b/.test(written);
   const statement = opinion ? `${parties.speaker} said ${proper ? written : written.charAt(0).toLowerCase() + written.slice(1)}` : written;
   return {
-    about: 'speaker', opinion, factType: favourite && !opinion ? 'preference' : past ? 'event' : 'other', predicate: opinion ? 'said' : verbTerm.text ? infinitive(verbTerm.text) : 'be', object: written,
-    isNegation: NEGATED.test(text.slice(verbTerm.start)), statement, time: times[0] ?? null,
+    about: 'speaker',
+    opinion,
+    factType: favourite && !opinion ? 'preference' : past ? 'event' : 'other',
+    predicate: opinion ? 'said' : verbTerm.text ? infinitive(verbTerm.text) : 'be',
+    object: written,
+    isNegation: NEGATED.test(text.slice(verbTerm.start)),
+    statement,
+    time: times[0] ?? null,
   };
 }
 
@@ -224,14 +387,20 @@ function stripVocative(body: string, parties: Parties): string {
 /** "..., Caroline" at the end of a phrase addresses someone; it is no part of the fact. */
 function dropVocative(phrase: string | null, parties: Parties): string | null {
   if (!phrase) return phrase;
-  const names = [parties.addressee, parties.speaker].filter((n): n is string => !!n).flatMap((n) => [n, n.split(/\s+/)[0] as string]).map(escape);
+  const names = [parties.addressee, parties.speaker]
+    .filter((n): n is string => !!n)
+    .flatMap((n) => [n, n.split(/\s+/)[0] as string])
+    .map(escape);
   return names.length > 0 ? phrase.replace(new RegExp(`,?\\s+(?:${names.join('|')})$`), '') : phrase;
 }
 
 /** The phrase up to the first connector or sentence break; null when too long to be one fact. */
 function cut(phrase: string): string | null {
   const m = CUT.exec(phrase);
-  const s = (m && m.index > 0 ? phrase.slice(0, m.index) : phrase).replace(/[\s,;:.!'"]+$/, '').replace(/(?:\s+(?:for|from|on|in|at|of|to|with|by))?\s+(?:the|a|an|my|our|your)$/i, '').trim();
+  const s = (m && m.index > 0 ? phrase.slice(0, m.index) : phrase)
+    .replace(/[\s,;:.!'"]+$/, '')
+    .replace(/(?:\s+(?:for|from|on|in|at|of|to|with|by))?\s+(?:the|a|an|my|our|your)$/i, '')
+    .trim();
   const words = s.split(/\s+/).filter(Boolean);
   if (words.length === 0 || words.length > MAX_WORDS) return null;
   return s;
@@ -240,7 +409,16 @@ function cut(phrase: string): string | null {
 function hasContent(ts: readonly Term[], verbsCount: boolean): boolean {
   return ts.some((t) => {
     const w = t.text.toLowerCase();
-    if (t.tags.has('Noun') && !t.tags.has('Pronoun') && !t.tags.has('Possessive') && !t.tags.has('Date') && !t.tags.has('Duration') && !LIGHT_NOUNS.has(w) && w !== 'ya') return true;
+    if (
+      t.tags.has('Noun') &&
+      !t.tags.has('Pronoun') &&
+      !t.tags.has('Possessive') &&
+      !t.tags.has('Date') &&
+      !t.tags.has('Duration') &&
+      !LIGHT_NOUNS.has(w) &&
+      w !== 'ya'
+    )
+      return true;
     return verbsCount && t.tags.has('Verb') && !t.tags.has('Auxiliary') && !t.tags.has('Copula');
   });
 }

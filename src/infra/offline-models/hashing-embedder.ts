@@ -5,7 +5,7 @@
  * "neovim" are close through their trigrams, "car" and "automobile" are not. It is the fallback when
  * the ONNX model cannot load, and a fast embedder for tests.
  */
-import type { Embedder } from "../../silver/model-ports";
+import type { Embedder } from '../../silver/model-ports';
 
 export interface HashingEmbedderOptions {
   /** Vector length (default 384, the same as the offline ONNX models, so they fit the same columns). */
@@ -47,10 +47,10 @@ export class HashingEmbedder implements Embedder {
   /** Lowercased words: letters and digits (any script), with inner apostrophes, dots and hyphens dropped. */
   static words(text: string): string[] {
     return text
-      .normalize("NFKD")
-      .replace(/\p{Mn}/gu, "")
+      .normalize('NFKD')
+      .replace(/\p{Mn}/gu, '')
       .toLowerCase()
-      .replace(/(?<=[\p{L}\p{N}])['’.-](?=[\p{L}\p{N}])/gu, "")
+      .replace(/(?<=[\p{L}\p{N}])['’.-](?=[\p{L}\p{N}])/gu, '')
       .split(/[^\p{L}\p{N}]+/u)
       .filter((w) => w.length > 0);
   }
@@ -70,7 +70,7 @@ export class HashingEmbedder implements Embedder {
       if (i + 1 < words.length) this.add(v, `b:${w} ${words[i + 1]}`, W_BIGRAM);
       const padded = `<${w}>`;
       const chars = Array.from(padded);
-      for (let j = 0; j + 3 <= chars.length; j++) this.add(v, `c:${chars.slice(j, j + 3).join("")}`, W_TRIGRAM);
+      for (let j = 0; j + 3 <= chars.length; j++) this.add(v, `c:${chars.slice(j, j + 3).join('')}`, W_TRIGRAM);
     }
     let norm = 0;
     for (let i = 0; i < v.length; i++) norm += v[i] * v[i];

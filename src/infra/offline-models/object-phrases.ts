@@ -2,7 +2,8 @@ import { findTech } from './gazetteer';
 import type { Draft, ObjectKind, Range } from './patterns';
 
 /** A few words the object of a rule may be replaced by; resolved by coreference, kept as written. */
-export const REFERRING = /^(?:it|them|him|her|they|(?:the|our|my)\s+(?:database|databases|db|datastore|warehouse|editor|ide|shell|terminal|browser|os|distro|cache|queue|broker|language|framework|library|service|app|application|project|product|platform|tool|api|system|repo|repository|codebase|backend|frontend|site|website|pipeline|company|employer|city))$/i;
+export const REFERRING =
+  /^(?:it|them|him|her|they|(?:the|our|my)\s+(?:database|databases|db|datastore|warehouse|editor|ide|shell|terminal|browser|os|distro|cache|queue|broker|language|framework|library|service|app|application|project|product|platform|tool|api|system|repo|repository|codebase|backend|frontend|site|website|pipeline|company|employer|city))$/i;
 
 const CONNECTOR = /\s+(?:because|so that|so|when|while|which|who|that|though|although|if|unless|whereas|until|but|since(?!\s+(?:19|20)\d\d))\b/i;
 const PHRASE_CONNECTOR = /\s+(?:because|so that|when|while|though|although|if|unless|whereas|until|but)\b/i;
@@ -38,7 +39,7 @@ export function cleanObject(range: Range, text: string, times: ReadonlyArray<[nu
       start += lead[0].length;
       s = s.slice(lead[0].length);
     }
-    const trail = kind === 'phrase' ? /[\s,;:.!]+$/.exec(s) : TRAILING.exec(s) ?? /[\s,;:.!'"]+$/.exec(s);
+    const trail = kind === 'phrase' ? /[\s,;:.!]+$/.exec(s) : (TRAILING.exec(s) ?? /[\s,;:.!'"]+$/.exec(s));
     if (trail && trail.index > 0) {
       s = s.slice(0, trail.index);
       end = start + s.length;

@@ -1,19 +1,19 @@
-import path from "node:path";
-import { ONNX_EMBEDDING_MODELS, type OnnxEmbeddingModelId } from "./embedding-models";
-import { OnnxEmbedder } from "./onnx-embedder";
+import path from 'node:path';
+import { ONNX_EMBEDDING_MODELS, type OnnxEmbeddingModelId } from './embedding-models';
+import { OnnxEmbedder } from './onnx-embedder';
 
 /**
  * Loads the real models: the first run on a machine fetches their jars from Maven Central into
  * <cacheDir>/models (tens of seconds); later runs reuse them (a few seconds to load).
  */
-const cacheDir = process.env.CACHE_DIR ?? path.resolve(__dirname, "../../../.cache");
+const cacheDir = process.env.CACHE_DIR ?? path.resolve(__dirname, '../../../.cache');
 const dot = (a: number[], b: number[]): number => a.reduce((s, x, i) => s + x * b[i], 0);
 const maxDiff = (a: number[], b: number[]): number => Math.max(...a.map((x, i) => Math.abs(x - b[i])));
 
 /** The models OFFLINE_EMBEDDER offers. */
-const MODELS: OnnxEmbeddingModelId[] = ["e5-small-v2-q", "bge-small-en-v1.5-q", "all-MiniLM-L6-v2"];
+const MODELS: OnnxEmbeddingModelId[] = ['e5-small-v2-q', 'bge-small-en-v1.5-q', 'all-MiniLM-L6-v2'];
 
-describe.each(MODELS)("OnnxEmbedder %s", (id) => {
+describe.each(MODELS)('OnnxEmbedder %s', (id) => {
   const spec = ONNX_EMBEDDING_MODELS[id];
   let e: OnnxEmbedder;
 
@@ -25,10 +25,10 @@ describe.each(MODELS)("OnnxEmbedder %s", (id) => {
     await e?.close();
   });
 
-  it("names the model and returns unit vectors of its size, one per text, in order", async () => {
+  it('names the model and returns unit vectors of its size, one per text, in order', async () => {
     expect(e.model).toBe(spec.model);
     expect(e.dimensions).toBe(384);
-    const texts = ["a", "a much longer sentence with quite a few more words in it than the others", "", "b c", "word ".repeat(2000)];
+    const texts = ['a', 'a much longer sentence with quite a few more words in it than the others', '', 'b c', 'word '.repeat(2000)];
     const vs = await e.embed(texts);
     expect(vs).toHaveLength(texts.length);
     for (const v of vs) {
@@ -39,8 +39,8 @@ describe.each(MODELS)("OnnxEmbedder %s", (id) => {
     expect(await e.embedQuery([])).toEqual([]);
   });
 
-  it("gives a text the same vector in a batch as on its own", async () => {
-    const texts = ["I moved to Lisbon in May", "Our team ships on Fridays", "x", "PostgreSQL 18 with pgvector is what we run in production now"];
+  it('gives a text the same vector in a batch as on its own', async () => {
+    const texts = ['I moved to Lisbon in May', 'Our team ships on Fridays', 'x', 'PostgreSQL 18 with pgvector is what we run in production now'];
     const batch = await e.embed(texts);
     for (const [i, t] of texts.entries()) {
       const [alone] = await e.embed([t]);
@@ -48,24 +48,24 @@ describe.each(MODELS)("OnnxEmbedder %s", (id) => {
     }
   });
 
-  it("puts paraphrases closer than unrelated sentences, as passages and from a query", async () => {
+  it('puts paraphrases closer than unrelated sentences, as passages and from a query', async () => {
     const [vim, neovim, weather, lisbon] = await e.embed([
-      "I use vim for everything",
-      "My editor of choice is vim",
-      "The weather in Berlin is cold",
-      "She relocated to Lisbon last spring",
+      'I use vim for everything',
+      'My editor of choice is vim',
+      'The weather in Berlin is cold',
+      'She relocated to Lisbon last spring',
     ]);
     expect(dot(vim, neovim)).toBeGreaterThan(dot(vim, weather) + 0.05);
     expect(dot(vim, neovim)).toBeGreaterThan(dot(vim, lisbon) + 0.05);
-    const [editor, moved] = await e.embedQuery(["Which text editor does the user prefer?", "Where did she move to?"]);
+    const [editor, moved] = await e.embedQuery(['Which text editor does the user prefer?', 'Where did she move to?']);
     expect(dot(editor, vim)).toBeGreaterThan(dot(editor, weather));
     expect(dot(editor, vim)).toBeGreaterThan(dot(editor, lisbon));
     expect(dot(moved, lisbon)).toBeGreaterThan(dot(moved, vim));
     expect(dot(moved, lisbon)).toBeGreaterThan(dot(moved, weather));
   });
 
-  it(spec.queryPrefix ? "embeds a query differently from the same text as a passage" : "embeds a query like a passage (no prefix)", async () => {
-    const text = "Where does Caroline work?";
+  it(spec.queryPrefix ? 'embeds a query differently from the same text as a passage' : 'embeds a query like a passage (no prefix)', async () => {
+    const text = 'Where does Caroline work?';
     const [passage] = await e.embed([text]);
     const [query] = await e.embedQuery([text]);
     if (spec.queryPrefix) expect(dot(passage, query)).toBeLessThan(0.99);
@@ -81,26 +81,26 @@ describe.each(MODELS)("OnnxEmbedder %s", (id) => {
  */
 const MINILM_REFERENCE: Array<{ text: string; head: number[]; tail: number[] }> = [
   {
-    text: "This is a test sentence.",
+    text: 'This is a test sentence.',
     head: [0.084296, 0.057954, 0.004493, 0.105821, 0.007083, -0.017845, -0.016888, -0.015228],
     tail: [0.089769, 0.004571, 0.08188, -0.099047],
   },
   {
-    text: "Héllo, WORLD!! naïve café—北京 ok",
+    text: 'Héllo, WORLD!! naïve café—北京 ok',
     head: [0.06905, 0.012187, 0.020486, -0.024167, 0.003511, 0.000195, 0.066602, -0.076273],
     tail: [0.007993, 0.062263, -0.101332, -0.045515],
   },
   {
     // 400 words: truncated at 256 tokens ([CLS] and [SEP] included), as sentence-transformers does.
-    text: "x ".repeat(400),
+    text: 'x '.repeat(400),
     head: [-0.00206, -0.037469, -0.031494, -0.042564, -0.100168, -0.082647, -0.03391, 0.000215],
     tail: [0.037762, 0.021335, -0.053191, 0.005389],
   },
 ];
 
-describe("OnnxEmbedder all-MiniLM-L6-v2 against sentence-transformers", () => {
-  it("matches the reference embeddings", async () => {
-    const e = await OnnxEmbedder.load(ONNX_EMBEDDING_MODELS["all-MiniLM-L6-v2"], { cacheDir });
+describe('OnnxEmbedder all-MiniLM-L6-v2 against sentence-transformers', () => {
+  it('matches the reference embeddings', async () => {
+    const e = await OnnxEmbedder.load(ONNX_EMBEDDING_MODELS['all-MiniLM-L6-v2'], { cacheDir });
     try {
       const vs = await e.embed(MINILM_REFERENCE.map((r) => r.text));
       MINILM_REFERENCE.forEach((r, i) => {

@@ -5,11 +5,11 @@
  * time and no API key. Stored texts go through `embed` (with the model's passage prefix), search
  * queries through `embedQuery` (with its query prefix).
  */
-import type { Embedder } from "../../silver/model-ports";
-import { BertTokenizer } from "./bert-tokenizer";
-import type { OnnxEmbeddingModel } from "./embedding-models";
-import { ensureModelFiles } from "./model-artifact";
-import { OnnxSession } from "./onnx-session";
+import type { Embedder } from '../../silver/model-ports';
+import { BertTokenizer } from './bert-tokenizer';
+import type { OnnxEmbeddingModel } from './embedding-models';
+import { ensureModelFiles } from './model-artifact';
+import { OnnxSession } from './onnx-session';
 
 export interface OnnxEmbedderLoadOptions {
   cacheDir: string;
@@ -67,7 +67,7 @@ export class OnnxEmbedder implements Embedder {
     const embedder = new OnnxEmbedder(spec, session, tokenizer, batchSize, opts.batchTokens ?? 8192);
     try {
       // One call checks the graph's output size against the catalogue before any vector is stored.
-      const [probe] = await embedder.embed(["probe"]);
+      const [probe] = await embedder.embed(['probe']);
       if (probe?.length !== spec.dimensions) throw new Error(`embedder: ${spec.model} gives ${probe?.length} dimensions, expected ${spec.dimensions}`);
     } catch (err) {
       await session.close();
@@ -94,7 +94,10 @@ export class OnnxEmbedder implements Embedder {
     const order = lengths.map((_, i) => i).sort((a, b) => lengths[a] - lengths[b]);
     const out: number[][] = new Array(texts.length);
     for (const batch of planBatches(lengths, order, this.batchSize, this.batchTokens)) {
-      const vectors = await this.session.pool(batch.map((i) => encoded[i]), this.spec.pooling);
+      const vectors = await this.session.pool(
+        batch.map((i) => encoded[i]),
+        this.spec.pooling,
+      );
       batch.forEach((i, j) => (out[i] = Array.from(vectors[j])));
     }
     return out;

@@ -2,11 +2,11 @@
  * An onnxruntime-node session of a sentence encoder, run in a worker thread (onnx-worker.js):
  * `pool` takes a padded batch of token ids and returns one pooled, L2-normalised vector per row.
  */
-import fs from "node:fs";
-import path from "node:path";
-import { Worker } from "node:worker_threads";
+import fs from 'node:fs';
+import path from 'node:path';
+import { Worker } from 'node:worker_threads';
 
-export type Pooling = "cls" | "mean";
+export type Pooling = 'cls' | 'mean';
 
 export interface OnnxSessionOptions {
   /** onnxruntime intra-op threads (default: onnxruntime's choice, all cores). */
@@ -34,7 +34,7 @@ interface WorkerReply {
 
 /** Found next to this module: src/ under jest, dist/src/ once built (tsc copies it, allowJs). */
 function workerFile(): string {
-  const file = path.join(__dirname, "onnx-worker.js");
+  const file = path.join(__dirname, 'onnx-worker.js');
   if (!fs.existsSync(file)) throw new Error(`embedder: ${file} is missing (build with \`npm run build\`)`);
   return file;
 }
@@ -44,13 +44,16 @@ export class OnnxSession {
   private readonly pending = new Map<number, { resolve: (r: WorkerReply) => void; reject: (e: Error) => void }>();
   private failed: Error | null = null;
 
-  private constructor(private readonly worker: Worker, private readonly label: string) {
-    worker.on("message", (m: WorkerReply) => {
+  private constructor(
+    private readonly worker: Worker,
+    private readonly label: string,
+  ) {
+    worker.on('message', (m: WorkerReply) => {
       const p = m.id !== undefined ? this.pending.get(m.id) : undefined;
       if (!p) return;
       this.pending.delete(m.id!);
       if (this.pending.size === 0) this.worker.unref();
-      if (m.error || !m.vectors || !m.dims) p.reject(new Error(`${label}: inference failed: ${m.error ?? "no output"}`));
+      if (m.error || !m.vectors || !m.dims) p.reject(new Error(`${label}: inference failed: ${m.error ?? 'no output'}`));
       else p.resolve(m);
     });
     const failAll = (err: Error): void => {
@@ -58,8 +61,8 @@ export class OnnxSession {
       for (const p of this.pending.values()) p.reject(err);
       this.pending.clear();
     };
-    worker.on("error", (e) => failAll(new Error(`${label}: worker failed: ${e.message}`)));
-    worker.on("exit", (code) => failAll(new Error(`${label}: worker exited (${code})`)));
+    worker.on('error', (e) => failAll(new Error(`${label}: worker failed: ${e.message}`)));
+    worker.on('exit', (code) => failAll(new Error(`${label}: worker exited (${code})`)));
     // An idle session does not keep the process alive.
     worker.unref();
   }
@@ -67,23 +70,23 @@ export class OnnxSession {
   /** Starts the worker and opens the model; fails with onnxruntime's message when it cannot. */
   static async open(onnxPath: string, label: string, opts: OnnxSessionOptions = {}): Promise<OnnxSession> {
     const sessionOptions = {
-      executionProviders: ["cpu"],
-      graphOptimizationLevel: "all",
+      executionProviders: ['cpu'],
+      graphOptimizationLevel: 'all',
       ...(opts.threads ? { intraOpNumThreads: opts.threads } : {}),
     };
     const worker = new Worker(workerFile(), { workerData: { onnxPath, sessionOptions } });
     await new Promise<void>((resolve, reject) => {
       const onMessage = (m: WorkerReply): void => {
         if (m.ready === undefined) return;
-        worker.off("message", onMessage);
-        worker.off("error", onError);
+        worker.off('message', onMessage);
+        worker.off('error', onError);
         if (m.ready) return resolve();
         void worker.terminate();
         reject(new Error(`${label}: onnxruntime could not open ${onnxPath}: ${m.error}`));
       };
       const onError = (e: Error): void => reject(new Error(`${label}: onnxruntime worker failed to start: ${e.message}`));
-      worker.on("message", onMessage);
-      worker.once("error", onError);
+      worker.on('message', onMessage);
+      worker.once('error', onError);
     });
     return new OnnxSession(worker, label);
   }
@@ -107,7 +110,7 @@ export class OnnxSession {
       this.worker.ref();
       this.worker.postMessage(request, [ids.buffer as ArrayBuffer, mask.buffer as ArrayBuffer]);
     });
-    const { vectors, dims } = reply as Required<Pick<WorkerReply, "vectors" | "dims">>;
+    const { vectors, dims } = reply as Required<Pick<WorkerReply, 'vectors' | 'dims'>>;
     return batch.map((_, r) => vectors.subarray(r * dims, (r + 1) * dims));
   }
 

@@ -8,11 +8,11 @@
  * Plain JavaScript (copied to dist/ by tsc's allowJs) so the same file runs from src/ under jest
  * and from dist/ in production. Messages: see onnx-session.ts (WorkerRequest, WorkerReply).
  */
-"use strict";
-const { parentPort, workerData } = require("node:worker_threads");
-const ort = require("onnxruntime-node");
+'use strict';
+const { parentPort, workerData } = require('node:worker_threads');
+const ort = require('onnxruntime-node');
 
-if (!parentPort) throw new Error("onnx-worker.js runs as a worker thread only");
+if (!parentPort) throw new Error('onnx-worker.js runs as a worker thread only');
 const port = parentPort;
 
 /**
@@ -25,7 +25,7 @@ function pool(hidden, lengths, seq, dims, pooling) {
   const v = new Float64Array(dims);
   lengths.forEach((len, r) => {
     v.fill(0);
-    const rows = pooling === "cls" ? 1 : len;
+    const rows = pooling === 'cls' ? 1 : len;
     for (let c = 0; c < rows; c++) {
       const off = (r * seq + c) * dims;
       for (let d = 0; d < dims; d++) v[d] += hidden[off + d];
@@ -52,15 +52,15 @@ async function main() {
   }
   // The token embeddings: the first output (last_hidden_state; MiniLM's export names it output_0).
   const output = session.outputNames[0];
-  const needsTypes = session.inputNames.includes("token_type_ids");
-  port.on("message", async (/** @type {any} */ m) => {
+  const needsTypes = session.inputNames.includes('token_type_ids');
+  port.on('message', async (/** @type {any} */ m) => {
     try {
       /** @type {Record<string, import("onnxruntime-node").Tensor>} */
       const feeds = {
-        input_ids: new ort.Tensor("int64", m.ids, [m.lengths.length, m.seq]),
-        attention_mask: new ort.Tensor("int64", m.mask, [m.lengths.length, m.seq]),
+        input_ids: new ort.Tensor('int64', m.ids, [m.lengths.length, m.seq]),
+        attention_mask: new ort.Tensor('int64', m.mask, [m.lengths.length, m.seq]),
       };
-      if (needsTypes) feeds.token_type_ids = new ort.Tensor("int64", new BigInt64Array(m.ids.length), [m.lengths.length, m.seq]);
+      if (needsTypes) feeds.token_type_ids = new ort.Tensor('int64', new BigInt64Array(m.ids.length), [m.lengths.length, m.seq]);
       const result = await session.run(feeds);
       const hidden = result[output];
       const dims = Number(hidden.dims[2]);

@@ -48,8 +48,8 @@ interface Rule {
 }
 
 const ADV =
-  "(?:(?:really|also|mostly|mainly|usually|sometimes|still|now|primarily|actually|just|always|generally|definitely|honestly|totally|absolutely|only|even|currently|typically|normally|personally|all|both|then|finally|recently|already|kinda|kind of|pretty much|basically|officially|happily)\\s+)*";
-const I = "\\b(?<subj>I|we)\\b";
+  '(?:(?:really|also|mostly|mainly|usually|sometimes|still|now|primarily|actually|just|always|generally|definitely|honestly|totally|absolutely|only|even|currently|typically|normally|personally|all|both|then|finally|recently|already|kinda|kind of|pretty much|basically|officially|happily)\\s+)*';
+const I = '\\b(?<subj>I|we)\\b';
 const BE = "(?:'m|\\s+am|'re|\\s+are)";
 const HAVE = "(?:'ve|\\s+have)?";
 const OBJ = '(?<obj>.+)';
@@ -71,23 +71,42 @@ function base(partial: Partial<Draft> & Pick<Draft, 'factType' | 'predicate' | '
   };
 }
 
-const pref = (predicate: string, template: string, extra: Partial<Draft> = {}): Make => (g) => {
-  const object = g.get('obj');
-  return object ? [base({ factType: 'preference', predicate, object, template, ...extra })] : [];
-};
-const attr = (predicate: string, template: string, objectKind: ObjectKind, extra: Partial<Draft> = {}): Make => (g) => {
-  const object = g.get('obj');
-  return object ? [base({ factType: 'attribute', predicate, object, template, objectKind, ...extra })] : [];
-};
-const plan = (template: string, extra: Partial<Draft> = {}): Make => (g) => {
-  const object = g.get('obj');
-  return object ? [base({ factType: 'plan', predicate: 'plans_to', object, template, objectKind: 'phrase', timed: false, ...extra })] : [];
-};
+const pref =
+  (predicate: string, template: string, extra: Partial<Draft> = {}): Make =>
+  (g) => {
+    const object = g.get('obj');
+    return object ? [base({ factType: 'preference', predicate, object, template, ...extra })] : [];
+  };
+const attr =
+  (predicate: string, template: string, objectKind: ObjectKind, extra: Partial<Draft> = {}): Make =>
+  (g) => {
+    const object = g.get('obj');
+    return object ? [base({ factType: 'attribute', predicate, object, template, objectKind, ...extra })] : [];
+  };
+const plan =
+  (template: string, extra: Partial<Draft> = {}): Make =>
+  (g) => {
+    const object = g.get('obj');
+    return object ? [base({ factType: 'plan', predicate: 'plans_to', object, template, objectKind: 'phrase', timed: false, ...extra })] : [];
+  };
 
 const NEG_VERBS: Record<string, [string, string]> = {
-  use: ['uses', 'use'], like: ['likes', 'like'], love: ['likes', 'like'], enjoy: ['likes', 'like'], eat: ['eats', 'eat'],
-  drink: ['drinks', 'drink'], want: ['wants', 'want'], need: ['needs', 'need'], trust: ['trusts', 'trust'], play: ['plays', 'play'],
-  watch: ['watches', 'watch'], own: ['owns', 'own'], write: ['uses', 'write'], touch: ['uses', 'touch'], do: ['does', 'do'], care: ['likes', 'care for'],
+  use: ['uses', 'use'],
+  like: ['likes', 'like'],
+  love: ['likes', 'like'],
+  enjoy: ['likes', 'like'],
+  eat: ['eats', 'eat'],
+  drink: ['drinks', 'drink'],
+  want: ['wants', 'want'],
+  need: ['needs', 'need'],
+  trust: ['trusts', 'trust'],
+  play: ['plays', 'play'],
+  watch: ['watches', 'watch'],
+  own: ['owns', 'own'],
+  write: ['uses', 'write'],
+  touch: ['uses', 'touch'],
+  do: ['does', 'do'],
+  care: ['likes', 'care for'],
 };
 
 const negVerb: Make = (g) => {
@@ -98,10 +117,38 @@ const negVerb: Make = (g) => {
 };
 
 const RELATIVES: Record<string, string> = {
-  wife: 'spouse', husband: 'spouse', partner: 'spouse', spouse: 'spouse', brother: 'sibling', sister: 'sibling', sibling: 'sibling',
-  mother: 'parent', mom: 'parent', mum: 'parent', father: 'parent', dad: 'parent', son: 'child', daughter: 'child',
-  manager: 'has_manager', boss: 'has_manager', colleague: 'colleague', coworker: 'colleague', teammate: 'colleague',
-  girlfriend: 'dating', boyfriend: 'dating', fiancee: 'dating', 'fiancée': 'dating', fiance: 'dating', roommate: 'roommate', neighbour: 'neighbor', neighbor: 'neighbor', friend: 'friend', cofounder: 'cofounder', 'co-founder': 'cofounder', lead: 'has_manager', mentor: 'mentor',
+  wife: 'spouse',
+  husband: 'spouse',
+  partner: 'spouse',
+  spouse: 'spouse',
+  brother: 'sibling',
+  sister: 'sibling',
+  sibling: 'sibling',
+  mother: 'parent',
+  mom: 'parent',
+  mum: 'parent',
+  father: 'parent',
+  dad: 'parent',
+  son: 'child',
+  daughter: 'child',
+  manager: 'has_manager',
+  boss: 'has_manager',
+  colleague: 'colleague',
+  coworker: 'colleague',
+  teammate: 'colleague',
+  girlfriend: 'dating',
+  boyfriend: 'dating',
+  fiancee: 'dating',
+  fiancée: 'dating',
+  fiance: 'dating',
+  roommate: 'roommate',
+  neighbour: 'neighbor',
+  neighbor: 'neighbor',
+  friend: 'friend',
+  cofounder: 'cofounder',
+  'co-founder': 'cofounder',
+  lead: 'has_manager',
+  mentor: 'mentor',
 };
 const REL_WORDS = Object.keys(RELATIVES).join('|');
 export const relationPredicate = (word: string): string => RELATIVES[word.toLowerCase()] ?? 'knows';
@@ -115,82 +162,239 @@ const PAST_IRREGULAR =
 /** Rules in priority order. */
 export const RULES: readonly Rule[] = [
   // --- plans (before changes: "we're going to replace RabbitMQ with Kafka" is a plan) ---
-  { name: 'plan-going-to', exclusive: true, re: re(`${I}${BE}\\s+${ADV}(?:going to|gonna|planning to|planning on|about to|hoping to|aiming to|intending to)\\s+${OBJ}`), make: plan('{S} plans to {O}') },
-  { name: 'plan-verb', exclusive: true, re: re(`${I}\\s+${ADV}(?:plan|intend|aim|hope|'d like|would like|want)\\s+to\\s+${OBJ}`), make: plan('{S} plans to {O}') },
-  { name: 'plan-thinking', exclusive: true, re: re(`${I}${BE}\\s+${ADV}(?:thinking about|thinking of|considering|looking into)\\s+${OBJ}`), make: plan('{S} is thinking about {O}', { hedged: true }) },
-  { name: 'plan-goal', exclusive: true, re: re(`^(?:yeah,?\\s+|so\\s+)?(?<obj>[\\w .+#-]+?)\\s+(?:is|are)\\s+(?:my|our)\\s+(?:main\\s+)?(?:goal|plan|aim|next step)\\b`), make: plan('{S} plans {O}') },
+  {
+    name: 'plan-going-to',
+    exclusive: true,
+    re: re(`${I}${BE}\\s+${ADV}(?:going to|gonna|planning to|planning on|about to|hoping to|aiming to|intending to)\\s+${OBJ}`),
+    make: plan('{S} plans to {O}'),
+  },
+  {
+    name: 'plan-verb',
+    exclusive: true,
+    re: re(`${I}\\s+${ADV}(?:plan|intend|aim|hope|'d like|would like|want)\\s+to\\s+${OBJ}`),
+    make: plan('{S} plans to {O}'),
+  },
+  {
+    name: 'plan-thinking',
+    exclusive: true,
+    re: re(`${I}${BE}\\s+${ADV}(?:thinking about|thinking of|considering|looking into)\\s+${OBJ}`),
+    make: plan('{S} is thinking about {O}', { hedged: true }),
+  },
+  {
+    name: 'plan-goal',
+    exclusive: true,
+    re: re(`^(?:yeah,?\\s+|so\\s+)?(?<obj>[\\w .+#-]+?)\\s+(?:is|are)\\s+(?:my|our)\\s+(?:main\\s+)?(?:goal|plan|aim|next step)\\b`),
+    make: plan('{S} plans {O}'),
+  },
   // --- changes ---
   {
-    name: 'switch-from-to', exclusive: true,
-    re: re(`${I}${HAVE}\\s+${ADV}(?:switched|moved|migrated|changed|transitioned|converted|went)(?:\\s+(?:over|back|all))?\\s+from\\s+(?<from>.+?)\\s+(?:over\\s+)?to\\s+${OBJ}`),
+    name: 'switch-from-to',
+    exclusive: true,
+    re: re(
+      `${I}${HAVE}\\s+${ADV}(?:switched|moved|migrated|changed|transitioned|converted|went)(?:\\s+(?:over|back|all))?\\s+from\\s+(?<from>.+?)\\s+(?:over\\s+)?to\\s+${OBJ}`,
+    ),
     make: (g) => change(g, g.get('from')),
   },
   {
-    name: 'replace-with', exclusive: true,
+    name: 'replace-with',
+    exclusive: true,
     re: re(`${I}${HAVE}\\s+${ADV}(?:replaced|swapped)\\s+(?<from>.+?)\\s+(?:with|for)\\s+${OBJ}`),
     make: (g) => change(g, g.get('from')),
   },
   {
-    name: 'switch-to', exclusive: true,
+    name: 'switch-to',
+    exclusive: true,
     re: re(`${I}${HAVE}\\s+${ADV}(?:switched|moved|migrated|changed|transitioned|converted|relocated)(?:\\s+(?:over|back|all))?\\s+to\\s+${OBJ}`),
     make: (g) => change(g, null),
   },
   {
-    name: 'instead', exclusive: true,
+    name: 'instead',
+    exclusive: true,
     re: re(`${I}\\s+${ADV}(?:picked|chose|went with|settled on|opted for|adopted)\\s+(?<obj>.+?)\\s+instead(?:\\s+of\\s+(?<from>.+))?$`),
     make: (g) => change(g, g.get('from')),
   },
   // --- negations and stops ---
   { name: 'no-longer', exclusive: true, re: re(`${I}\\s+${ADV}no longer\\s+(?<verb>\\w+?)s?\\s+${OBJ}`), make: negVerb },
-  { name: 'stopped', exclusive: true, re: re(`${I}${HAVE}\\s+${ADV}(?:stopped|quit|ditched|dropped|abandoned)\\s+(?:using\\s+)?${OBJ}`), make: pref('uses', '{S} no longer uses {O}', { isNegation: true }) },
-  { name: 'gave-up', exclusive: true, re: re(`${I}${HAVE}\\s+${ADV}(?:gave|given)\\s+up\\s+(?:on\\s+)?${OBJ}`), make: pref('uses', '{S} gave up on {O}', { isNegation: true }) },
-  { name: 'used-to-not-anymore', exclusive: true, re: re(`${I}\\s+used\\s+to\\s+(?<verb>use|like|love|enjoy)\\s+(?<obj>.+?),?\\s+but\\s+(?:not|no)\\s+(?:any ?more|longer)`), make: negVerb },
-  { name: 'not-a-fan', exclusive: true, re: re(`${I}${BE}\\s+${ADV}not\\s+(?:a|the)\\s+(?:big\\s+|huge\\s+)?fan\\s+of\\s+${OBJ}`), make: pref('likes', '{S} does not like {O}', { isNegation: true }) },
-  { name: 'dont-verb', exclusive: true, re: re(`${I}\\s+${ADV}(?:don't|do not|never|rarely|won't|will never)\\s+${ADV}(?<verb>use|like|love|enjoy|eat|drink|want|need|trust|play|watch|own|write|touch|care for)\\s+${OBJ}`), make: negVerb },
-  { name: 'hate', exclusive: true, re: re(`${I}\\s+${ADV}(?:hate|dislike|can't stand|cannot stand|detest|loathe|avoid)\\s+${OBJ}`), make: pref('likes', '{S} does not like {O}', { isNegation: true }) },
+  {
+    name: 'stopped',
+    exclusive: true,
+    re: re(`${I}${HAVE}\\s+${ADV}(?:stopped|quit|ditched|dropped|abandoned)\\s+(?:using\\s+)?${OBJ}`),
+    make: pref('uses', '{S} no longer uses {O}', { isNegation: true }),
+  },
+  {
+    name: 'gave-up',
+    exclusive: true,
+    re: re(`${I}${HAVE}\\s+${ADV}(?:gave|given)\\s+up\\s+(?:on\\s+)?${OBJ}`),
+    make: pref('uses', '{S} gave up on {O}', { isNegation: true }),
+  },
+  {
+    name: 'used-to-not-anymore',
+    exclusive: true,
+    re: re(`${I}\\s+used\\s+to\\s+(?<verb>use|like|love|enjoy)\\s+(?<obj>.+?),?\\s+but\\s+(?:not|no)\\s+(?:any ?more|longer)`),
+    make: negVerb,
+  },
+  {
+    name: 'not-a-fan',
+    exclusive: true,
+    re: re(`${I}${BE}\\s+${ADV}not\\s+(?:a|the)\\s+(?:big\\s+|huge\\s+)?fan\\s+of\\s+${OBJ}`),
+    make: pref('likes', '{S} does not like {O}', { isNegation: true }),
+  },
+  {
+    name: 'dont-verb',
+    exclusive: true,
+    re: re(
+      `${I}\\s+${ADV}(?:don't|do not|never|rarely|won't|will never)\\s+${ADV}(?<verb>use|like|love|enjoy|eat|drink|want|need|trust|play|watch|own|write|touch|care for)\\s+${OBJ}`,
+    ),
+    make: negVerb,
+  },
+  {
+    name: 'hate',
+    exclusive: true,
+    re: re(`${I}\\s+${ADV}(?:hate|dislike|can't stand|cannot stand|detest|loathe|avoid)\\s+${OBJ}`),
+    make: pref('likes', '{S} does not like {O}', { isNegation: true }),
+  },
   // --- preferences ---
   { name: 'fan-of', exclusive: true, re: re(`${I}${BE}\\s+${ADV}(?:a|the)\\s+(?:big\\s+|huge\\s+)?fan\\s+of\\s+${OBJ}`), make: pref('likes', '{S} likes {O}') },
-  { name: 'prefer', exclusive: true, re: re(`${I}\\s+${ADV}prefer\\s+(?<obj>.+?)(?:\\s+(?:over|to|rather than|instead of)\\s+(?<other>.+))?$`), make: pref('prefers', '{S} prefers {O}') },
-  { name: 'favourite', exclusive: true, re: re(`\\b(?:my|our)\\s+(?:favou?rite|preferred|go-to)\\s+(?<what>[\\w .+#-]+?)\\s+(?:is|are|has to be)\\s+${OBJ}`), make: (g, t) => favourite(g, t) },
+  {
+    name: 'prefer',
+    exclusive: true,
+    re: re(`${I}\\s+${ADV}prefer\\s+(?<obj>.+?)(?:\\s+(?:over|to|rather than|instead of)\\s+(?<other>.+))?$`),
+    make: pref('prefers', '{S} prefers {O}'),
+  },
+  {
+    name: 'favourite',
+    exclusive: true,
+    re: re(`\\b(?:my|our)\\s+(?:favou?rite|preferred|go-to)\\s+(?<what>[\\w .+#-]+?)\\s+(?:is|are|has to be)\\s+${OBJ}`),
+    make: (g, t) => favourite(g, t),
+  },
   { name: 'like', exclusive: true, re: re(`${I}\\s+${ADV}(?:love|like|enjoy|adore)\\s+(?!to\\b)${OBJ}`), make: pref('likes', '{S} likes {O}') },
   {
-    name: 'my-tool-is', exclusive: true,
-    re: re(`\\bmy\\s+(?:main\\s+|daily\\s+|current\\s+)?(?<what>shell|editor|ide|os|operating system|terminal|browser|language|database|db|laptop|distro|daily driver|stack|window manager|package manager)\\s+(?:is|are)\\s+${OBJ}`),
+    name: 'my-tool-is',
+    exclusive: true,
+    re: re(
+      `\\bmy\\s+(?:main\\s+|daily\\s+|current\\s+)?(?<what>shell|editor|ide|os|operating system|terminal|browser|language|database|db|laptop|distro|daily driver|stack|window manager|package manager)\\s+(?:is|are)\\s+${OBJ}`,
+    ),
     make: pref('uses', '{S} uses {O}'),
   },
-  { name: 'use', re: re(`${I}${HAVE}\\s+${ADV}(?:(?:been|am|'m|are|'re)\\s+)?(?:use|uses|using|used|write|writing|code in|coding in|program in|work with|working with|rely on|run|running)\\s+(?!to\\b)${OBJ}`), make: pref('uses', '{S} uses {O}', { objectKind: 'tech' }) },
-  { name: 'on-tech', re: re(`${I}${BE}\\s+${ADV}(?:been\\s+)?(?:on|stuck on|still on|running on|all in on)\\s+${OBJ}`), make: pref('uses', '{S} uses {O}', { objectKind: 'tech' }) },
+  {
+    name: 'use',
+    re: re(
+      `${I}${HAVE}\\s+${ADV}(?:(?:been|am|'m|are|'re)\\s+)?(?:use|uses|using|used|write|writing|code in|coding in|program in|work with|working with|rely on|run|running)\\s+(?!to\\b)${OBJ}`,
+    ),
+    make: pref('uses', '{S} uses {O}', { objectKind: 'tech' }),
+  },
+  {
+    name: 'on-tech',
+    re: re(`${I}${BE}\\s+${ADV}(?:been\\s+)?(?:on|stuck on|still on|running on|all in on)\\s+${OBJ}`),
+    make: pref('uses', '{S} uses {O}', { objectKind: 'tech' }),
+  },
   { name: 'been-on', re: re(`${I}'ve\\s+${ADV}been\\s+(?:on|using|stuck on)\\s+${OBJ}`), make: pref('uses', '{S} uses {O}', { objectKind: 'tech' }) },
   // --- attributes ---
-  { name: 'name', exclusive: true, re: reCs(`\\b(?:[Mm]y name is|[Mm]y name's|[Cc]all me|I'm called|I am called)\\s+(?<obj>[A-Z][\\w'-]*(?:\\s+[A-Z][\\w'-]*)?)`), make: attr('name', "{S}'s name is {O}", 'person') },
-  { name: 'im-name', re: reCs(`^(?:[Hh]i,?\\s+|[Hh]ello,?\\s+|[Hh]ey,?\\s+)?(?:I'm|I am)\\s+(?<obj>[A-Z][a-z]+)(?=\\s*(?:,|$|\\.|\\s+and\\b|\\s+here\\b))`), make: attr('name', "{S}'s name is {O}", 'person') },
-  { name: 'live', re: re(`${I}\\s+${ADV}(?:live|reside|am based|'m based|are based|'re based|am located|'m located|'m living|am living|'ve been living|have been living)\\s+in\\s+${OBJ}`), make: attr('lives_in', '{S} lives in {O}', 'place') },
+  {
+    name: 'name',
+    exclusive: true,
+    re: reCs(`\\b(?:[Mm]y name is|[Mm]y name's|[Cc]all me|I'm called|I am called)\\s+(?<obj>[A-Z][\\w'-]*(?:\\s+[A-Z][\\w'-]*)?)`),
+    make: attr('name', "{S}'s name is {O}", 'person'),
+  },
+  {
+    name: 'im-name',
+    re: reCs(`^(?:[Hh]i,?\\s+|[Hh]ello,?\\s+|[Hh]ey,?\\s+)?(?:I'm|I am)\\s+(?<obj>[A-Z][a-z]+)(?=\\s*(?:,|$|\\.|\\s+and\\b|\\s+here\\b))`),
+    make: attr('name', "{S}'s name is {O}", 'person'),
+  },
+  {
+    name: 'live',
+    re: re(
+      `${I}\\s+${ADV}(?:live|reside|am based|'m based|are based|'re based|am located|'m located|'m living|am living|'ve been living|have been living)\\s+in\\s+${OBJ}`,
+    ),
+    make: attr('lives_in', '{S} lives in {O}', 'place'),
+  },
   { name: 'from', re: re(`${I}${BE}\\s+${ADV}(?:originally\\s+)?from\\s+${OBJ}`), make: attr('from', '{S} is from {O}', 'place') },
   { name: 'grew-up', re: re(`${I}\\s+${ADV}(?:grew up|was born|was raised)\\s+in\\s+${OBJ}`), make: attr('grew_up_in', '{S} grew up in {O}', 'place') },
-  { name: 'work-at', re: re(`${I}\\s+${ADV}(?:(?:am|'m)\\s+)?(?:work|working|worked)\\s+(?:at|for)\\s+${OBJ}`), make: attr('works_at', '{S} works at {O}', 'organization') },
-  { name: 'work-on', re: re(`${I}\\s+${ADV}(?:(?:am|'m|are|'re)\\s+)?(?:work|working)\\s+on\\s+${OBJ}`), make: attr('works_on', '{S} works on {O}', 'project') },
-  { name: 'lead-team', re: re(`${I}\\s+${ADV}(?:lead|manage|run)\\s+(?:the\\s+|a\\s+)?(?<team>[\\w -]+?\\s+team)(?:\\s+at\\s+(?<org>.+))?$`), make: (g) => leadTeam(g) },
-  { name: 'role', re: re(`${I}${BE}\\s+${ADV}(?:a|an)\\s+(?<obj>(?:[\\w+#-]+\\s+){0,3}?(?:${ROLE_HEADS}))(?:\\s+(?:at|for|with)\\s+(?<org>.+?))?(?:\\s+(?:in|from)\\s+(?<place>.+))?$`), make: (g) => role(g) },
-  { name: 'diet', re: re(`${I}${BE}\\s+${ADV}(?:a\\s+)?(?<obj>vegetarian|vegan|pescatarian|teetotal|left-handed|right-handed|colou?r-?blind|introvert|extrovert|night owl|early bird|morning person)\\b`), make: attr('is_a', '{S} is {O}', 'phrase') },
+  {
+    name: 'work-at',
+    re: re(`${I}\\s+${ADV}(?:(?:am|'m)\\s+)?(?:work|working|worked)\\s+(?:at|for)\\s+${OBJ}`),
+    make: attr('works_at', '{S} works at {O}', 'organization'),
+  },
+  {
+    name: 'work-on',
+    re: re(`${I}\\s+${ADV}(?:(?:am|'m|are|'re)\\s+)?(?:work|working)\\s+on\\s+${OBJ}`),
+    make: attr('works_on', '{S} works on {O}', 'project'),
+  },
+  {
+    name: 'lead-team',
+    re: re(`${I}\\s+${ADV}(?:lead|manage|run)\\s+(?:the\\s+|a\\s+)?(?<team>[\\w -]+?\\s+team)(?:\\s+at\\s+(?<org>.+))?$`),
+    make: (g) => leadTeam(g),
+  },
+  {
+    name: 'role',
+    re: re(
+      `${I}${BE}\\s+${ADV}(?:a|an)\\s+(?<obj>(?:[\\w+#-]+\\s+){0,3}?(?:${ROLE_HEADS}))(?:\\s+(?:at|for|with)\\s+(?<org>.+?))?(?:\\s+(?:in|from)\\s+(?<place>.+))?$`,
+    ),
+    make: (g) => role(g),
+  },
+  {
+    name: 'diet',
+    re: re(
+      `${I}${BE}\\s+${ADV}(?:a\\s+)?(?<obj>vegetarian|vegan|pescatarian|teetotal|left-handed|right-handed|colou?r-?blind|introvert|extrovert|night owl|early bird|morning person)\\b`,
+    ),
+    make: attr('is_a', '{S} is {O}', 'phrase'),
+  },
   { name: 'allergic', re: re(`${I}${BE}\\s+${ADV}allergic\\s+to\\s+${OBJ}`), make: attr('allergic_to', '{S} is allergic to {O}', 'free') },
   { name: 'speak', re: re(`${I}\\s+${ADV}speak\\s+${OBJ}`), make: attr('speaks', '{S} speaks {O}', 'free') },
-  { name: 'know', re: re(`${I}\\s+${ADV}know\\s+(?!(?:what|that|how|why|when|where|who|if|whether|it|you)\\b)${OBJ}`), make: attr('knows', '{S} knows {O}', 'free') },
+  {
+    name: 'know',
+    re: re(`${I}\\s+${ADV}know\\s+(?!(?:what|that|how|why|when|where|who|if|whether|it|you)\\b)${OBJ}`),
+    make: attr('knows', '{S} knows {O}', 'free'),
+  },
   { name: 'learning', re: re(`${I}${BE}\\s+${ADV}(?:learning|studying)\\s+${OBJ}`), make: attr('learning', '{S} is learning {O}', 'free') },
-  { name: 'pet', re: re(`${I}\\s+${ADV}(?:have|own)\\s+(?:a|an|one|two|three)\\s+(?<kind>dog|cat|puppy|kitten|parrot|rabbit|hamster|horse|turtle|fish)\\s+(?:named|called)\\s+${OBJ}`), make: attr('has_pet', '{S} has a pet named {O}', 'phrase') },
+  {
+    name: 'pet',
+    re: re(
+      `${I}\\s+${ADV}(?:have|own)\\s+(?:a|an|one|two|three)\\s+(?<kind>dog|cat|puppy|kitten|parrot|rabbit|hamster|horse|turtle|fish)\\s+(?:named|called)\\s+${OBJ}`,
+    ),
+    make: attr('has_pet', '{S} has a pet named {O}', 'phrase'),
+  },
   { name: 'birthday', re: re(`\\bmy\\s+birthday\\s+is\\s+(?:on\\s+)?${OBJ}`), make: attr('birthday', "{S}'s birthday is {O}", 'phrase', { timed: false }) },
-  { name: 'project-called', re: re(`\\b(?:our|my)\\s+(?:main\\s+|current\\s+)?(?:project|product|app|service|tool|startup|company)\\s+is\\s+(?:called|named)\\s+${OBJ}`), make: attr('works_on', '{S} works on {O}', 'project') },
-  { name: 'relative-is', re: reCs(`\\b(?:[Mm]y|[Oo]ur)\\s+(?<rel>${REL_WORDS})\\s+is\\s+(?<obj>[A-Z][a-z]+(?:\\s+[A-Z][a-z]+)?)\\s*$`), make: (g) => relative(g) },
+  {
+    name: 'project-called',
+    re: re(`\\b(?:our|my)\\s+(?:main\\s+|current\\s+)?(?:project|product|app|service|tool|startup|company)\\s+is\\s+(?:called|named)\\s+${OBJ}`),
+    make: attr('works_on', '{S} works on {O}', 'project'),
+  },
+  {
+    name: 'relative-is',
+    re: reCs(`\\b(?:[Mm]y|[Oo]ur)\\s+(?<rel>${REL_WORDS})\\s+is\\s+(?<obj>[A-Z][a-z]+(?:\\s+[A-Z][a-z]+)?)\\s*$`),
+    make: (g) => relative(g),
+  },
   // --- future with an explicit time ("next week I'm flying to Tokyo"), checked by the extractor ---
   { name: 'will', re: re(`${I}(?:'ll|\\s+will|\\s+shall)\\s+${ADV}${OBJ}`), make: plan('{S} will {O}', { predicate: 'plans_to' }) },
-  { name: 'progressive', re: re(`${I}${BE}\\s+${ADV}(?<obj>(?!going\\b|thinking\\b|planning\\b|learning\\b|working\\b|using\\b|living\\b|based\\b)\\w+ing\\b.*)`), make: plan('{S} is {O}') },
+  {
+    name: 'progressive',
+    re: re(`${I}${BE}\\s+${ADV}(?<obj>(?!going\\b|thinking\\b|planning\\b|learning\\b|working\\b|using\\b|living\\b|based\\b)\\w+ing\\b.*)`),
+    make: plan('{S} is {O}'),
+  },
   // --- past events ---
-  { name: 'event', re: re(`${I}\\s+${ADV}(?<verb>(?!(?:used|liked|loved|preferred|switched|moved|stopped|replaced|need|wanted|tried|started|learned|decided|needed)\\b)(?:\\w+ed|${PAST_IRREGULAR}))(?!\\s+to\\b)\\s+${OBJ}`), make: (g) => event(g) },
+  {
+    name: 'event',
+    re: re(
+      `${I}\\s+${ADV}(?<verb>(?!(?:used|liked|loved|preferred|switched|moved|stopped|replaced|need|wanted|tried|started|learned|decided|needed)\\b)(?:\\w+ed|${PAST_IRREGULAR}))(?!\\s+to\\b)\\s+${OBJ}`,
+    ),
+    make: (g) => event(g),
+  },
 ];
 
 function change(g: Groups, from: Range | null): Draft[] {
   const object = g.get('obj');
   if (!object) return [];
-  return [base({ factType: 'preference', predicate: 'uses', object, template: from ? '{S} switched from {R} to {O}' : '{S} switched to {O}', replaces: from, isChange: true })];
+  return [
+    base({
+      factType: 'preference',
+      predicate: 'uses',
+      object,
+      template: from ? '{S} switched from {R} to {O}' : '{S} switched to {O}',
+      replaces: from,
+      isChange: true,
+    }),
+  ];
 }
 
 function favourite(g: Groups, _text: string): Draft[] {
@@ -260,18 +464,74 @@ export interface ThirdPersonDraft extends Draft {
 }
 
 const LEAD_IN = '^(?:(?:and|but|also|so|yes|yeah|well|ok|okay|plus|then)\\b,?\\s+)*';
-const NP = "(?<np>(?:(?:my|our|the|their|his|her)\\s+)?[\\w.+#-]+(?:\\s+[\\w.+#-]+){0,3}?|it|they|he|she)";
+const NP = '(?<np>(?:(?:my|our|the|their|his|her)\\s+)?[\\w.+#-]+(?:\\s+[\\w.+#-]+){0,3}?|it|they|he|she)';
 const REL_NP = `(?:(?:my|our)\\s+(?<rel>${REL_WORDS})\\s+(?<relname>[A-Z][a-z]+))`;
 
 const THIRD: ReadonlyArray<{ name: string; re: RegExp; predicate: string; factType: FactType; template: string; kind: ObjectKind }> = [
-  { name: 'depends-on', re: re(`${LEAD_IN}${NP}(?:'s|\\s+is|\\s+are)?\\s+(?:also\\s+)?(?:depends?|relies|rely|built)\\s+on\\s+${OBJ}`), predicate: 'depends_on', factType: 'relationship', template: '{S} depends on {O}', kind: 'tech' },
-  { name: 'written-in', re: re(`${LEAD_IN}${NP}(?:'s|\\s+is|\\s+are|\\s+was)\\s+(?:written|built|implemented|made|developed|powered)\\s+(?:in|with|on|using|by)\\s+${OBJ}`), predicate: 'uses', factType: 'relationship', template: '{S} is built with {O}', kind: 'tech' },
-  { name: 'runs-on', re: re(`${LEAD_IN}${NP}\\s+(?:runs|run|is running|are running|is hosted|is deployed|lives)\\s+on\\s+${OBJ}`), predicate: 'runs_on', factType: 'relationship', template: '{S} runs on {O}', kind: 'tech' },
-  { name: 'uses', re: re(`${LEAD_IN}${NP}\\s+(?:also\\s+)?(?:uses|use)\\s+${OBJ}`), predicate: 'uses', factType: 'relationship', template: '{S} uses {O}', kind: 'tech' },
-  { name: 'works-at', re: re(`${LEAD_IN}(?:${REL_NP}|${NP})\\s+(?:works|worked)\\s+(?:at|for)\\s+${OBJ}`), predicate: 'works_at', factType: 'attribute', template: '{S} works at {O}', kind: 'organization' },
-  { name: 'based-in', re: re(`${LEAD_IN}(?:${REL_NP}|${NP})(?:'s|\\s+is|\\s+are)\\s+(?:based|located)\\s+in\\s+${OBJ}`), predicate: 'located_in', factType: 'attribute', template: '{S} is based in {O}', kind: 'place' },
-  { name: 'lives-in', re: re(`${LEAD_IN}(?:${REL_NP}|${NP})\\s+lives\\s+in\\s+${OBJ}`), predicate: 'lives_in', factType: 'attribute', template: '{S} lives in {O}', kind: 'place' },
-  { name: 'is-a', re: re(`${LEAD_IN}(?:${REL_NP}|${NP})(?:'s|\\s+is)\\s+(?:a|an)\\s+${OBJ}`), predicate: 'is_a', factType: 'attribute', template: '{S} is a {O}', kind: 'phrase' },
+  {
+    name: 'depends-on',
+    re: re(`${LEAD_IN}${NP}(?:'s|\\s+is|\\s+are)?\\s+(?:also\\s+)?(?:depends?|relies|rely|built)\\s+on\\s+${OBJ}`),
+    predicate: 'depends_on',
+    factType: 'relationship',
+    template: '{S} depends on {O}',
+    kind: 'tech',
+  },
+  {
+    name: 'written-in',
+    re: re(`${LEAD_IN}${NP}(?:'s|\\s+is|\\s+are|\\s+was)\\s+(?:written|built|implemented|made|developed|powered)\\s+(?:in|with|on|using|by)\\s+${OBJ}`),
+    predicate: 'uses',
+    factType: 'relationship',
+    template: '{S} is built with {O}',
+    kind: 'tech',
+  },
+  {
+    name: 'runs-on',
+    re: re(`${LEAD_IN}${NP}\\s+(?:runs|run|is running|are running|is hosted|is deployed|lives)\\s+on\\s+${OBJ}`),
+    predicate: 'runs_on',
+    factType: 'relationship',
+    template: '{S} runs on {O}',
+    kind: 'tech',
+  },
+  {
+    name: 'uses',
+    re: re(`${LEAD_IN}${NP}\\s+(?:also\\s+)?(?:uses|use)\\s+${OBJ}`),
+    predicate: 'uses',
+    factType: 'relationship',
+    template: '{S} uses {O}',
+    kind: 'tech',
+  },
+  {
+    name: 'works-at',
+    re: re(`${LEAD_IN}(?:${REL_NP}|${NP})\\s+(?:works|worked)\\s+(?:at|for)\\s+${OBJ}`),
+    predicate: 'works_at',
+    factType: 'attribute',
+    template: '{S} works at {O}',
+    kind: 'organization',
+  },
+  {
+    name: 'based-in',
+    re: re(`${LEAD_IN}(?:${REL_NP}|${NP})(?:'s|\\s+is|\\s+are)\\s+(?:based|located)\\s+in\\s+${OBJ}`),
+    predicate: 'located_in',
+    factType: 'attribute',
+    template: '{S} is based in {O}',
+    kind: 'place',
+  },
+  {
+    name: 'lives-in',
+    re: re(`${LEAD_IN}(?:${REL_NP}|${NP})\\s+lives\\s+in\\s+${OBJ}`),
+    predicate: 'lives_in',
+    factType: 'attribute',
+    template: '{S} lives in {O}',
+    kind: 'place',
+  },
+  {
+    name: 'is-a',
+    re: re(`${LEAD_IN}(?:${REL_NP}|${NP})(?:'s|\\s+is)\\s+(?:a|an)\\s+${OBJ}`),
+    predicate: 'is_a',
+    factType: 'attribute',
+    template: '{S} is a {O}',
+    kind: 'phrase',
+  },
 ];
 
 export interface ThirdPersonMatch {
@@ -303,4 +563,5 @@ export function applyThirdPerson(text: string): ThirdPersonMatch | null {
   return null;
 }
 
-export const HEDGES = /\b(?:I think|I guess|I believe|I suppose|probably|maybe|perhaps|might|I'm not sure|not sure|kind of|sort of|sometimes|I'd say|if I had to pick)\b/i;
+export const HEDGES =
+  /\b(?:I think|I guess|I believe|I suppose|probably|maybe|perhaps|might|I'm not sure|not sure|kind of|sort of|sometimes|I'd say|if I had to pick)\b/i;

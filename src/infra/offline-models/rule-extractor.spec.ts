@@ -8,7 +8,17 @@ const DAY = 86_400_000;
 let seq = 0;
 function anEvent(content: string, over: Partial<ExtractionEvent> = {}): ExtractionEvent {
   seq++;
-  return { id: `ev${seq}`, content, kind: 'message', role: 'user', actor: null, occurredAt: new Date('2025-03-24T10:00:00Z'), conversationId: 'c1', sequenceNum: seq, ...over };
+  return {
+    id: `ev${seq}`,
+    content,
+    kind: 'message',
+    role: 'user',
+    actor: null,
+    occurredAt: new Date('2025-03-24T10:00:00Z'),
+    conversationId: 'c1',
+    sequenceNum: seq,
+    ...over,
+  };
 }
 
 const extract = (events: ExtractionEvent[]): Promise<ExtractionResult> => new RuleExtractor().extract(events, CTX);
@@ -27,7 +37,14 @@ describe('RuleExtractor', () => {
     const res = await extract([t1, t2]);
     const vim = res.facts.find((f) => f.sources[0]?.eventId === t1.id);
     const neovim = res.facts.find((f) => f.sources[0]?.eventId === t2.id);
-    expect(vim).toMatchObject({ factType: 'preference', predicate: 'uses', objectValue: 'Vim', isNegation: false, statement: 'The user uses Vim', validFrom: null });
+    expect(vim).toMatchObject({
+      factType: 'preference',
+      predicate: 'uses',
+      objectValue: 'Vim',
+      isNegation: false,
+      statement: 'The user uses Vim',
+      validFrom: null,
+    });
     expect(neovim).toMatchObject({ factType: 'preference', predicate: 'uses', objectValue: 'Neovim', replacesValue: 'Vim', isNegation: false });
     expect(Date.parse(neovim?.validFrom as string)).toBe(t2.occurredAt.getTime() - 7 * DAY);
     expect(quote([t1, t2], vim!.sources[0]!)).toBe('I use vim for everything');
@@ -73,7 +90,11 @@ describe('RuleExtractor', () => {
   });
 
   it('extracts preferences, favourites and plans', async () => {
-    const res = await extract([anEvent('I prefer tabs over spaces.'), anEvent('My favourite editor is Helix.'), anEvent("I'm going to migrate our warehouse to Snowflake next month.")]);
+    const res = await extract([
+      anEvent('I prefer tabs over spaces.'),
+      anEvent('My favourite editor is Helix.'),
+      anEvent("I'm going to migrate our warehouse to Snowflake next month."),
+    ]);
     expect(res.facts.map((f) => [f.factType, f.predicate, f.objectValue])).toEqual([
       ['preference', 'prefers', 'tabs'],
       ['preference', 'prefers', 'Helix'],
@@ -85,7 +106,12 @@ describe('RuleExtractor', () => {
   });
 
   it('resolves "the database" and "it" to the most recent compatible entity and keeps the description as an alias', async () => {
-    const res = await extract([anEvent('We switched from MySQL to PostgreSQL.'), anEvent('The database runs on AWS RDS now.'), anEvent('I work on Orion, our analytics tool.'), anEvent("It's built with React.")]);
+    const res = await extract([
+      anEvent('We switched from MySQL to PostgreSQL.'),
+      anEvent('The database runs on AWS RDS now.'),
+      anEvent('I work on Orion, our analytics tool.'),
+      anEvent("It's built with React."),
+    ]);
     const runsOn = res.facts.find((f) => f.predicate === 'runs_on');
     expect(entityName(res, runsOn?.subjectRef ?? null)).toBe('PostgreSQL');
     expect(runsOn?.statement).toBe('PostgreSQL runs on Amazon RDS');
@@ -106,7 +132,12 @@ describe('RuleExtractor', () => {
 
   it('dates explicit times relative to the event and leaves others null', async () => {
     const at = new Date('2025-06-10T12:00:00Z');
-    const res = await extract([anEvent('We moved to Hamburg on 3 May 2025.', { occurredAt: at }), anEvent("We've been on MySQL since 2019.", { occurredAt: at }), anEvent('Yesterday I gave a talk about observability.', { occurredAt: at }), anEvent('I use Docker.', { occurredAt: at })]);
+    const res = await extract([
+      anEvent('We moved to Hamburg on 3 May 2025.', { occurredAt: at }),
+      anEvent("We've been on MySQL since 2019.", { occurredAt: at }),
+      anEvent('Yesterday I gave a talk about observability.', { occurredAt: at }),
+      anEvent('I use Docker.', { occurredAt: at }),
+    ]);
     expect(res.facts.map((f) => f.validFrom)).toEqual(['2025-05-03T12:00:00.000Z', '2019-01-01T00:00:00.000Z', '2025-06-09T12:00:00.000Z', null]);
     expect(res.facts[0]).toMatchObject({ predicate: 'lives_in', objectValue: 'Hamburg', factType: 'attribute' });
     expect(res.facts[2]).toMatchObject({ factType: 'event', statement: 'The user gave a talk about observability on 9 June 2025' });
@@ -125,7 +156,12 @@ describe('RuleExtractor', () => {
   });
 
   it('states nothing for questions, chit-chat and tool output', async () => {
-    const res = await extract([anEvent('Do you use vim?'), anEvent('Good morning!'), anEvent('I think it might rain today.'), anEvent('PASS src/app.spec.ts (I use 12 tests)', { role: 'tool' })]);
+    const res = await extract([
+      anEvent('Do you use vim?'),
+      anEvent('Good morning!'),
+      anEvent('I think it might rain today.'),
+      anEvent('PASS src/app.spec.ts (I use 12 tests)', { role: 'tool' }),
+    ]);
     expect(res.facts).toEqual([]);
     expect(res.entities.map((e) => e.name)).toContain('Vim'); // mentions are still recorded
   });
@@ -136,7 +172,10 @@ describe('RuleExtractor', () => {
   });
 
   it('gives every span a real quote and keeps types inside the ontology', async () => {
-    const events = [anEvent("Quick context: I'm a backend developer in Toronto. I mostly write Python and some Go 🚀. My wife Anna is a doctor."), anEvent('Atlas depends on Redis and RabbitMQ.')];
+    const events = [
+      anEvent("Quick context: I'm a backend developer in Toronto. I mostly write Python and some Go 🚀. My wife Anna is a doctor."),
+      anEvent('Atlas depends on Redis and RabbitMQ.'),
+    ];
     const res = await extract(events);
     expect(res.facts.length).toBeGreaterThan(5);
     for (const span of [...res.facts.flatMap((f) => f.sources), ...res.relationships.flatMap((r) => r.sources), ...res.entities.flatMap((e) => e.mentions)]) {
@@ -179,7 +218,12 @@ describe('RuleExtractor', () => {
     });
 
     it('writes first person, possessives and informal kin words out as the speaker', async () => {
-      const res = await extract([turn('Melanie', 'We went camping with my fam last weekend.'), turn('Melanie', 'Pottery is a huge part of my life.'), turn('Melanie', 'I have 3 kids.'), turn('Melanie', 'My kids loved the beach.')]);
+      const res = await extract([
+        turn('Melanie', 'We went camping with my fam last weekend.'),
+        turn('Melanie', 'Pottery is a huge part of my life.'),
+        turn('Melanie', 'I have 3 kids.'),
+        turn('Melanie', 'My kids loved the beach.'),
+      ]);
       expect(res.facts.map((f) => f.statement)).toEqual([
         "Melanie went camping with Melanie's family on the weekend before 8 May 2023",
         "Pottery is a huge part of Melanie's life",

@@ -21,13 +21,41 @@ import { relativePhrase, resolveTimes } from './time-phrase';
  * - times 0.6 for assistant-role text (the assistant speaking about itself).
  * Tool and system events yield entities only, never facts.
  */
-export const CONFIDENCE = { firstPerson: 0.9, thirdPerson: 0.8, plan: 0.8, event: 0.75, general: 0.7, hedgedCap: 0.7, corefPenalty: 0.1, assistantFactor: 0.6 } as const;
+export const CONFIDENCE = {
+  firstPerson: 0.9,
+  thirdPerson: 0.8,
+  plan: 0.8,
+  event: 0.75,
+  general: 0.7,
+  hedgedCap: 0.7,
+  corefPenalty: 0.1,
+  assistantFactor: 0.6,
+} as const;
 
 // Ontology relationship type for a fact predicate (positive facts with two entities only).
 const RELATION_OF: Record<string, string> = {
-  uses: 'uses', prefers: 'prefers', likes: 'prefers', works_on: 'works_on', works_at: 'part_of', lives_in: 'located_in',
-  located_in: 'located_in', depends_on: 'depends_on', runs_on: 'depends_on', knows: 'knows', spouse: 'knows', sibling: 'knows',
-  parent: 'knows', child: 'knows', has_manager: 'knows', colleague: 'knows', friend: 'knows', cofounder: 'knows', mentor: 'knows', dating: 'knows', roommate: 'knows', neighbor: 'knows',
+  uses: 'uses',
+  prefers: 'prefers',
+  likes: 'prefers',
+  works_on: 'works_on',
+  works_at: 'part_of',
+  lives_in: 'located_in',
+  located_in: 'located_in',
+  depends_on: 'depends_on',
+  runs_on: 'depends_on',
+  knows: 'knows',
+  spouse: 'knows',
+  sibling: 'knows',
+  parent: 'knows',
+  child: 'knows',
+  has_manager: 'knows',
+  colleague: 'knows',
+  friend: 'knows',
+  cofounder: 'knows',
+  mentor: 'knows',
+  dating: 'knows',
+  roommate: 'knows',
+  neighbor: 'knows',
 };
 
 const KIND_TYPE: Partial<Record<string, EntityType>> = { place: 'place', organization: 'organization', project: 'project', person: 'person' };
@@ -77,7 +105,10 @@ class BatchExtraction {
     const from = bodyStart(ev.content, ev.actor);
     const parsed = parse(ev.content.slice(from));
     const ectx: EventCtx = {
-      ev, index, speakerName, parties: { speaker: speakerName, addressee },
+      ev,
+      index,
+      speakerName,
+      parties: { speaker: speakerName, addressee },
       speaker: () => (speaker ??= this.registry.upsert(speakerName, 'person', null, null, index)),
       tokens: parsed.tokens.map((t) => ({ ...t, start: t.start + from, end: t.end + from })),
     };
@@ -105,7 +136,11 @@ class BatchExtraction {
     const content = ev.content.slice(from);
     for (const hit of findTech(content)) this.registry.upsert(hit.entry.name, hit.entry.type, hit.entry.category, span(hit.start, hit.end), index, hit.text);
     const doc = parsed.doc;
-    const groups: Array<[EntityType, unknown]> = [['person', doc.people().json({ offset: true })], ['organization', doc.organizations().json({ offset: true })], ['place', doc.places().json({ offset: true })]];
+    const groups: Array<[EntityType, unknown]> = [
+      ['person', doc.people().json({ offset: true })],
+      ['organization', doc.organizations().json({ offset: true })],
+      ['place', doc.places().json({ offset: true })],
+    ];
     for (const [type, json] of groups) {
       for (const item of json as Array<{ text: string; offset?: { start: number; length: number } }>) {
         if (!item.offset) continue;
@@ -150,7 +185,19 @@ class BatchExtraction {
     let confidence: number = hedged ? Math.min(CONFIDENCE.general, CONFIDENCE.hedgedCap - 0.1) : CONFIDENCE.general;
     if (addressee || g.opinion) confidence -= CONFIDENCE.corefPenalty; // said about the other party, or a view
     confidence = Math.round(confidence * 100) / 100;
-    this.addFact({ statement: g.statement, factType: g.factType, subject, predicate: g.predicate, value: g.object, objectEntity: null, isNegation: g.isNegation, confidence, validFrom: g.time?.date.toISOString() ?? null, replaces: null, source });
+    this.addFact({
+      statement: g.statement,
+      factType: g.factType,
+      subject,
+      predicate: g.predicate,
+      value: g.object,
+      objectEntity: null,
+      isNegation: g.isNegation,
+      confidence,
+      validFrom: g.time?.date.toISOString() ?? null,
+      replaces: null,
+      source,
+    });
   }
 
   private futureTime(text: string, ref: Date): boolean {
@@ -158,14 +205,35 @@ class BatchExtraction {
     return t !== null && new Date(t.iso).getTime() >= ref.getTime() - 60_000;
   }
 
-  private thirdPerson(match: NonNullable<ReturnType<typeof applyThirdPerson>>, clause: Clause, text: string, abs: (i: number) => number, e: EventCtx, hedged: boolean): void {
+  private thirdPerson(
+    match: NonNullable<ReturnType<typeof applyThirdPerson>>,
+    clause: Clause,
+    text: string,
+    abs: (i: number) => number,
+    e: EventCtx,
+    hedged: boolean,
+  ): void {
     const np = match.draft.subject;
-    let subject: WorkingEntity | null = null;
+    let subject: WorkingEntity | null;
     let coref = false;
     if (match.relative) {
-      subject = this.registry.upsert(match.relative.name.text, 'person', null, { eventId: e.ev.id, start: abs(match.relative.name.start), end: abs(match.relative.name.end) }, e.index);
+      subject = this.registry.upsert(
+        match.relative.name.text,
+        'person',
+        null,
+        { eventId: e.ev.id, start: abs(match.relative.name.start), end: abs(match.relative.name.end) },
+        e.index,
+      );
       const pred = relationPredicate(match.relative.word);
-      const rel: Draft = { ...match.draft, factType: 'relationship', predicate: pred, object: match.relative.name, subject: 'speaker', template: `{S}'s ${match.relative.word.toLowerCase()} is {O}`, objectKind: 'person' };
+      const rel: Draft = {
+        ...match.draft,
+        factType: 'relationship',
+        predicate: pred,
+        object: match.relative.name,
+        subject: 'speaker',
+        template: `{S}'s ${match.relative.word.toLowerCase()} is {O}`,
+        objectKind: 'person',
+      };
       this.draft(rel, clause, text, abs, e, hedged, null);
     } else {
       const resolved = this.registry.resolve(np.text, e.index, abs(np.start), e.speaker());
@@ -178,7 +246,9 @@ class BatchExtraction {
     // "<X> is written in Go and depends on Kafka": the second verb phrase shares the subject.
     const obj = match.draft.object;
     const cont = /\s+and\s+(?=(?:also\s+)?(?:depends|relies|runs|uses|is|was)\b)/.exec(obj.text);
-    const first: Draft = cont ? { ...match.draft, object: { text: obj.text.slice(0, cont.index), start: obj.start, end: obj.start + cont.index } } : match.draft;
+    const first: Draft = cont
+      ? { ...match.draft, object: { text: obj.text.slice(0, cont.index), start: obj.start, end: obj.start + cont.index } }
+      : match.draft;
     // "the repo is a pnpm monorepo": an is-a naming technologies is a usage.
     // An ordinary word matched only case-insensitively ("a way to express ...") names no technology.
     const hits = first.predicate === 'is_a' ? findTech(first.object.text, true).filter((h) => !h.entry.ambiguous || h.text === h.entry.name) : [];
@@ -213,7 +283,15 @@ class BatchExtraction {
   }
 
   /** Turns one draft into facts (one per object item); returns how many it produced. */
-  private draft(draft: Draft, clause: Clause, text: string, abs: (i: number) => number, e: EventCtx, hedged: boolean, third: { entity: WorkingEntity; coref: boolean } | null): number {
+  private draft(
+    draft: Draft,
+    clause: Clause,
+    text: string,
+    abs: (i: number) => number,
+    e: EventCtx,
+    hedged: boolean,
+    third: { entity: WorkingEntity; coref: boolean } | null,
+  ): number {
     const subject = third ? third.entity : e.speaker();
     const subjectName = third ? third.entity.name : e.speakerName;
     const times = draft.predicate === 'birthday' ? [] : timeRanges(text, e.ev.occurredAt);
@@ -224,7 +302,9 @@ class BatchExtraction {
       let coref = third?.coref ?? false;
       let objectEntity: WorkingEntity | null = null;
       let value = item.text;
-      const resolved = /^(?:it|them|him|her|they|the\s+\w+|our\s+\w+|my\s+\w+)$/i.test(item.text) ? this.registry.resolve(item.text, e.index, abs(item.start), e.speaker()) : null;
+      const resolved = /^(?:it|them|him|her|they|the\s+\w+|our\s+\w+|my\s+\w+)$/i.test(item.text)
+        ? this.registry.resolve(item.text, e.index, abs(item.start), e.speaker())
+        : null;
       const mention: Span = { eventId: e.ev.id, start: abs(item.start), end: abs(item.end) };
       if (resolved) {
         objectEntity = resolved;
@@ -262,14 +342,31 @@ class BatchExtraction {
       if (rewritten === null && draft.objectKind === 'phrase') continue; // "you" with no known addressee: not self-contained
       const spoken = rewritten ?? value;
       if (draft.objectKind === 'phrase') value = spoken;
-      let statement = capitalise(template.replace('{S}', subjectName).replace('{O}', spoken).replace('{R}', replaces ?? ''));
+      let statement = capitalise(
+        template
+          .replace('{S}', subjectName)
+          .replace('{O}', spoken)
+          .replace('{R}', replaces ?? ''),
+      );
       const when = draft.factType === 'plan' ? times.map(([a, b]) => text.slice(a, b)).find((t) => !/^(?:now|currently|again|instead)$/i.test(t)) : undefined;
       const said = when ? whenPhrase(when, e.ev.occurredAt) : time ? timePhrase(text.slice(time.start, time.end), time.iso, e.ev.occurredAt) : null;
       if (said && !statement.includes(said)) statement = `${statement} ${said}`;
       const confidence = this.confidence(draft, hedged, coref, third !== null, e.ev.role);
       const source: Span = { eventId: e.ev.id, start: clause.start, end: clause.end };
       if (!third) this.registry.sight(subject, source, e.index);
-      this.addFact({ statement, factType, subject, predicate, value, objectEntity, isNegation: draft.isNegation, confidence, validFrom: time?.iso ?? null, replaces, source });
+      this.addFact({
+        statement,
+        factType,
+        subject,
+        predicate,
+        value,
+        objectEntity,
+        isNegation: draft.isNegation,
+        confidence,
+        validFrom: time?.iso ?? null,
+        replaces,
+        source,
+      });
       n++;
     }
     return n;
@@ -302,7 +399,14 @@ class BatchExtraction {
   }
 
   /** The value a change replaces: named in the text, else the latest same-category value of this subject in the batch. */
-  private replaced(draft: Draft, text: string, times: Array<[number, number]>, subject: WorkingEntity, object: WorkingEntity | null, predicate: string): string | null {
+  private replaced(
+    draft: Draft,
+    text: string,
+    times: Array<[number, number]>,
+    subject: WorkingEntity,
+    object: WorkingEntity | null,
+    predicate: string,
+  ): string | null {
     if (draft.replaces) {
       const from = cleanObject(draft.replaces, text, times, 'free');
       return from ? (lookupTech(from.text)?.name ?? from.text) : null;
@@ -313,21 +417,41 @@ class BatchExtraction {
       if (f.isNegation || this.factSubjects.get(f.ref) !== subject) continue;
       if (predicate === 'lives_in' && f.predicate === 'lives_in' && f.objectValue !== object?.name) return f.objectValue;
       const prev = f.objectValue ? lookupTech(f.objectValue) : undefined;
-      if (object?.category && prev && prev.category === object.category && prev.name !== object.name && (f.predicate === 'uses' || f.predicate === 'prefers')) return prev.name;
+      if (object?.category && prev && prev.category === object.category && prev.name !== object.name && (f.predicate === 'uses' || f.predicate === 'prefers'))
+        return prev.name;
     }
     return null;
   }
 
   private confidence(draft: Draft, hedged: boolean, coref: boolean, third: boolean, role: string | null): number {
-    let c: number = draft.factType === 'event' ? CONFIDENCE.event : draft.factType === 'plan' ? CONFIDENCE.plan : third ? CONFIDENCE.thirdPerson : CONFIDENCE.firstPerson;
+    let c: number =
+      draft.factType === 'event' ? CONFIDENCE.event : draft.factType === 'plan' ? CONFIDENCE.plan : third ? CONFIDENCE.thirdPerson : CONFIDENCE.firstPerson;
     if (hedged) c = Math.min(c, CONFIDENCE.hedgedCap);
     if (coref) c -= CONFIDENCE.corefPenalty;
     if (role === 'assistant') c *= CONFIDENCE.assistantFactor;
     return Math.round(c * 100) / 100;
   }
 
-  private addFact(f: { statement: string; factType: string; subject: WorkingEntity; predicate: string; value: string; objectEntity: WorkingEntity | null; isNegation: boolean; confidence: number; validFrom: string | null; replaces: string | null; source: Span }): void {
-    const dup = this.facts.find((x) => this.factSubjects.get(x.ref) === f.subject && x.predicate === f.predicate && x.objectValue?.toLowerCase() === f.value.toLowerCase() && x.isNegation === f.isNegation);
+  private addFact(f: {
+    statement: string;
+    factType: string;
+    subject: WorkingEntity;
+    predicate: string;
+    value: string;
+    objectEntity: WorkingEntity | null;
+    isNegation: boolean;
+    confidence: number;
+    validFrom: string | null;
+    replaces: string | null;
+    source: Span;
+  }): void {
+    const dup = this.facts.find(
+      (x) =>
+        this.factSubjects.get(x.ref) === f.subject &&
+        x.predicate === f.predicate &&
+        x.objectValue?.toLowerCase() === f.value.toLowerCase() &&
+        x.isNegation === f.isNegation,
+    );
     if (dup) {
       if (!dup.sources.some((s) => s.eventId === f.source.eventId && s.start === f.source.start)) dup.sources.push(f.source);
       dup.confidence = Math.max(dup.confidence, f.confidence);
@@ -336,13 +460,31 @@ class BatchExtraction {
     const ref = `f${this.facts.length + 1}`;
     this.factSubjects.set(ref, f.subject);
     this.facts.push({
-      ref, statement: f.statement, factType: f.factType, subjectRef: f.subject.ref, predicate: f.predicate, objectValue: f.value,
-      objectRef: f.objectEntity?.ref ?? null, isNegation: f.isNegation, confidence: f.confidence, validFrom: f.validFrom, validTo: null,
-      replacesValue: f.replaces, sources: [f.source],
+      ref,
+      statement: f.statement,
+      factType: f.factType,
+      subjectRef: f.subject.ref,
+      predicate: f.predicate,
+      objectValue: f.value,
+      objectRef: f.objectEntity?.ref ?? null,
+      isNegation: f.isNegation,
+      confidence: f.confidence,
+      validFrom: f.validFrom,
+      validTo: null,
+      replacesValue: f.replaces,
+      sources: [f.source],
     });
     const type = RELATION_OF[f.predicate];
     if (type && f.objectEntity && !f.isNegation && f.objectEntity !== f.subject) {
-      this.relationships.push({ ref: `r${this.relationships.length + 1}`, type, sourceRef: f.subject.ref, targetRef: f.objectEntity.ref, confidence: f.confidence, validFrom: f.validFrom, sources: [f.source] });
+      this.relationships.push({
+        ref: `r${this.relationships.length + 1}`,
+        type,
+        sourceRef: f.subject.ref,
+        targetRef: f.objectEntity.ref,
+        confidence: f.confidence,
+        validFrom: f.validFrom,
+        sources: [f.source],
+      });
     }
   }
 }

@@ -5,10 +5,31 @@ const T0 = new Date('2025-03-10T09:00:00Z');
 const T1 = new Date('2025-03-24T10:00:00Z');
 
 function aFact(over: Partial<JudgeInput['fact']> = {}): JudgeInput['fact'] {
-  return { statement: 'The user uses Neovim', factType: 'preference', subjectName: 'the user', predicate: 'uses', objectValue: 'Neovim', isNegation: false, validFrom: T1, replacesValue: null, ...over };
+  return {
+    statement: 'The user uses Neovim',
+    factType: 'preference',
+    subjectName: 'the user',
+    predicate: 'uses',
+    objectValue: 'Neovim',
+    isNegation: false,
+    validFrom: T1,
+    replacesValue: null,
+    ...over,
+  };
 }
 function aCandidate(over: Partial<JudgeCandidate> = {}): JudgeCandidate {
-  return { id: 'old', statement: 'The user uses Vim', factType: 'preference', subjectName: 'the user', predicate: 'uses', objectValue: 'Vim', isNegation: false, validFrom: T0, similarity: 0.5, ...over };
+  return {
+    id: 'old',
+    statement: 'The user uses Vim',
+    factType: 'preference',
+    subjectName: 'the user',
+    predicate: 'uses',
+    objectValue: 'Vim',
+    isNegation: false,
+    validFrom: T0,
+    similarity: 0.5,
+    ...over,
+  };
 }
 const decide = (fact: JudgeInput['fact'], candidates: JudgeCandidate[], judge = new RuleJudge()) => judge.decideOne({ fact, candidates });
 
@@ -19,13 +40,18 @@ describe('RuleJudge', () => {
   });
 
   it('SKIPs the same triple, alias-aware and case-insensitive', () => {
-    const d = decide(aFact({ statement: 'The user uses postgres', objectValue: 'postgres' }), [aCandidate({ statement: 'The user uses PostgreSQL', objectValue: 'PostgreSQL' })]);
+    const d = decide(aFact({ statement: 'The user uses postgres', objectValue: 'postgres' }), [
+      aCandidate({ statement: 'The user uses PostgreSQL', objectValue: 'PostgreSQL' }),
+    ]);
     expect(d).toMatchObject({ action: 'SKIP', targetId: 'old' });
     expect(d.reason).toContain('already known');
   });
 
   it('SUPERSEDEs the fact named by replacesValue (the vim → neovim case)', () => {
-    const d = decide(aFact({ statement: 'The user switched to Neovim', replacesValue: 'vim' }), [aCandidate({ id: 'docker', statement: 'The user uses Docker', objectValue: 'Docker' }), aCandidate()]);
+    const d = decide(aFact({ statement: 'The user switched to Neovim', replacesValue: 'vim' }), [
+      aCandidate({ id: 'docker', statement: 'The user uses Docker', objectValue: 'Docker' }),
+      aCandidate(),
+    ]);
     expect(d).toMatchObject({ action: 'SUPERSEDE', targetId: 'old' });
   });
 
@@ -56,7 +82,9 @@ describe('RuleJudge', () => {
   });
 
   it('UPDATEs the same fact said with more detail', () => {
-    const d = decide(aFact({ statement: 'The user uses Neovim with a Lua config', objectValue: 'Neovim' }), [aCandidate({ statement: 'The user uses Neovim', objectValue: 'Neovim' })]);
+    const d = decide(aFact({ statement: 'The user uses Neovim with a Lua config', objectValue: 'Neovim' }), [
+      aCandidate({ statement: 'The user uses Neovim', objectValue: 'Neovim' }),
+    ]);
     expect(d).toMatchObject({ action: 'UPDATE', targetId: 'old' });
   });
 

@@ -19,7 +19,14 @@ export const DEFAULT_UPDATE_SIMILARITY = 0.8;
 export const SINGLE_VALUED = new Set(['prefers', 'lives_in', 'located_in', 'works_at', 'name', 'role', 'birthday', 'spouse', 'has_manager', 'from']);
 
 // Predicates that say the same kind of thing about a subject.
-const GROUP: Record<string, string> = { uses: 'usage', prefers: 'usage', likes: 'liking', lives_in: 'residence', located_in: 'residence', moved_to: 'residence' };
+const GROUP: Record<string, string> = {
+  uses: 'usage',
+  prefers: 'usage',
+  likes: 'liking',
+  lives_in: 'residence',
+  located_in: 'residence',
+  moved_to: 'residence',
+};
 const group = (p: string | null): string => (p ? (GROUP[p] ?? p) : '');
 
 const CHANGE_WORDS = /\b(?:switched|moved|migrated|replaced|no longer|any ?more|instead|now|these days|stopped|gave up|changed)\b/i;
@@ -65,8 +72,10 @@ export class RuleJudge implements Judge {
     for (const c of mine) {
       if (group(c.predicate) !== group(fact.predicate) || !fact.predicate) continue;
       if (!this.same(c.objectValue, fact.objectValue)) continue;
-      if (c.isNegation !== fact.isNegation) return { action: 'SUPERSEDE', targetId: c.id, reason: `negation flips: "${fact.statement}" now contradicts "${c.statement}"` };
-      if (moreDetail(fact.statement, c.statement)) return { action: 'UPDATE', targetId: c.id, reason: `same ${fact.predicate} ${fact.objectValue}, with more detail than "${c.statement}"` };
+      if (c.isNegation !== fact.isNegation)
+        return { action: 'SUPERSEDE', targetId: c.id, reason: `negation flips: "${fact.statement}" now contradicts "${c.statement}"` };
+      if (moreDetail(fact.statement, c.statement))
+        return { action: 'UPDATE', targetId: c.id, reason: `same ${fact.predicate} ${fact.objectValue}, with more detail than "${c.statement}"` };
       return { action: 'SKIP', targetId: c.id, reason: `already known: "${c.statement}"` };
     }
     for (const c of mine) {
@@ -74,13 +83,26 @@ export class RuleJudge implements Judge {
       if (this.same(c.objectValue, fact.objectValue)) continue;
       const single = SINGLE_VALUED.has(fact.predicate) && SINGLE_VALUED.has(c.predicate ?? '');
       if (single || (isChange(fact) && interchangeable(c.objectValue, fact.objectValue))) {
-        return { action: 'SUPERSEDE', targetId: c.id, reason: `${single ? `${fact.predicate} holds one value` : 'a change'}: ${fact.objectValue} replaces ${c.objectValue} ("${c.statement}")` };
+        return {
+          action: 'SUPERSEDE',
+          targetId: c.id,
+          reason: `${single ? `${fact.predicate} holds one value` : 'a change'}: ${fact.objectValue} replaces ${c.objectValue} ("${c.statement}")`,
+        };
       }
     }
     const near = sorted[0];
-    if (near && near.similarity >= this.skipSimilarity) return { action: 'SKIP', targetId: near.id, reason: `near-identical (similarity ${near.similarity.toFixed(2)}) to "${near.statement}"` };
-    const close = sorted.find((c) => c.similarity >= this.updateSimilarity && c.factType === fact.factType && c.isNegation === fact.isNegation && moreDetail(fact.statement, c.statement));
-    if (close) return { action: 'UPDATE', targetId: close.id, reason: `same meaning (similarity ${close.similarity.toFixed(2)}) with more detail than "${close.statement}"` };
+    if (near && near.similarity >= this.skipSimilarity)
+      return { action: 'SKIP', targetId: near.id, reason: `near-identical (similarity ${near.similarity.toFixed(2)}) to "${near.statement}"` };
+    const close = sorted.find(
+      (c) =>
+        c.similarity >= this.updateSimilarity && c.factType === fact.factType && c.isNegation === fact.isNegation && moreDetail(fact.statement, c.statement),
+    );
+    if (close)
+      return {
+        action: 'UPDATE',
+        targetId: close.id,
+        reason: `same meaning (similarity ${close.similarity.toFixed(2)}) with more detail than "${close.statement}"`,
+      };
     return { action: 'ADD', targetId: null, reason: candidates.length === 0 ? 'no related fact' : 'no candidate states or conflicts with this' };
   }
 
@@ -112,5 +134,9 @@ function moreDetail(next: string, old: string): boolean {
 
 function containsTokens(next: string, old: string): boolean {
   const n = new Set(next.toLowerCase().split(/\W+/).filter(Boolean));
-  return old.toLowerCase().split(/\W+/).filter(Boolean).every((w) => n.has(w));
+  return old
+    .toLowerCase()
+    .split(/\W+/)
+    .filter(Boolean)
+    .every((w) => n.has(w));
 }

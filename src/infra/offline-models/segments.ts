@@ -49,7 +49,9 @@ export interface Parsed {
 export function parse(content: string): Parsed {
   const doc = nlp(content);
   const json = doc.json({ offset: true }) as SentenceJson[];
-  const tokens = json.flatMap((s) => (s.terms ?? []).map((t) => ({ text: t.text, tags: new Set(t.tags), start: t.offset.start, end: t.offset.start + t.offset.length })));
+  const tokens = json.flatMap((s) =>
+    (s.terms ?? []).map((t) => ({ text: t.text, tags: new Set(t.tags), start: t.offset.start, end: t.offset.start + t.offset.length })),
+  );
   return { doc, sentences: sentencesOf(content, json), tokens };
 }
 

@@ -2,7 +2,14 @@ import type { ExtractionEvent } from '../../silver/model-ports';
 import { addresseeOf, bodyStart, rewritePersons } from './speaker';
 
 const ev = (id: string, actor: string | null, role = 'user', conversationId = 'c1'): ExtractionEvent => ({
-  id, content: 'x', kind: 'message', role, actor, occurredAt: new Date('2023-05-08T00:00:00Z'), conversationId, sequenceNum: 0,
+  id,
+  content: 'x',
+  kind: 'message',
+  role,
+  actor,
+  occurredAt: new Date('2023-05-08T00:00:00Z'),
+  conversationId,
+  sequenceNum: 0,
 });
 
 describe('speaker', () => {

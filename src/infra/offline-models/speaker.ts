@@ -53,7 +53,20 @@ export function bodyStart(content: string, actor: string | null): number {
 export const possessive = (name: string): string => (name.endsWith('s') ? `${name}'` : `${name}'s`);
 
 // Informal kin and group words a possessive is written out for ("my fam" → "Melanie's family").
-const INFORMAL: Record<string, string> = { fam: 'family', hubby: 'husband', kiddos: 'kids', kiddo: 'kid', bro: 'brother', sis: 'sister', bf: 'boyfriend', gf: 'girlfriend', bff: 'best friend', edu: 'education', fave: 'favourite', fav: 'favourite' };
+const INFORMAL: Record<string, string> = {
+  fam: 'family',
+  hubby: 'husband',
+  kiddos: 'kids',
+  kiddo: 'kid',
+  bro: 'brother',
+  sis: 'sister',
+  bf: 'boyfriend',
+  gf: 'girlfriend',
+  bff: 'best friend',
+  edu: 'education',
+  fave: 'favourite',
+  fav: 'favourite',
+};
 
 /**
  * First and second person written out as the parties' names, in a phrase that is not the clause
@@ -73,7 +86,10 @@ export function rewritePersons(phrase: string, p: Parties): string | null {
     return form === 'pos' ? possessive(a) : a;
   };
   const out = phrase
-    .replace(/\b(?:my|our)\s+(fam|hubby|kiddos|kiddo|bro|sis|bf|gf|bff|edu|fave|fav)\b/gi, (_m, w: string) => `${possessive(s)} ${INFORMAL[w.toLowerCase()] ?? w}`)
+    .replace(
+      /\b(?:my|our)\s+(fam|hubby|kiddos|kiddo|bro|sis|bf|gf|bff|edu|fave|fav)\b/gi,
+      (_m, w: string) => `${possessive(s)} ${INFORMAL[w.toLowerCase()] ?? w}`,
+    )
     .replace(/\b(?:myself|ourselves)\b/gi, 'themselves')
     .replace(/\byourself\b|\byourselves\b/gi, () => you('obj'))
     .replace(/\b(?:my|mine|our|ours)\b/gi, possessive(s))
@@ -84,7 +100,11 @@ export function rewritePersons(phrase: string, p: Parties): string | null {
     .replace(/\b(?:me|I)\b(?!-)/g, s)
     .replace(/\bMe\b/g, s)
     .replace(/\bus\b/g, `${s} and others`)
-    .replace(/\b(you|you guys)('re|'ve|'ll|'d)\b/gi, (_m, _w: string, c: string) => `${you('obj')} ${({ "'re": 'is', "'ve": 'has', "'ll": 'will', "'d": 'would' } as Record<string, string>)[c.toLowerCase()] ?? ''}`)
+    .replace(
+      /\b(you|you guys)('re|'ve|'ll|'d)\b/gi,
+      (_m, _w: string, c: string) =>
+        `${you('obj')} ${({ "'re": 'is', "'ve": 'has', "'ll": 'will', "'d": 'would' } as Record<string, string>)[c.toLowerCase()] ?? ''}`,
+    )
     .replace(/\b(?:your|yours)\b/gi, () => you('pos'))
     .replace(/\b(?:you guys|you all|y'all)\b/gi, () => you('obj'))
     .replace(/\b(?:you|ya)\b/gi, () => you('obj'));

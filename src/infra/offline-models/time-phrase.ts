@@ -16,7 +16,8 @@ const MONTH_NAMES = ['January', 'February', 'March', 'April', 'May', 'June', 'Ju
 export const formatDay = (d: Date): string => `${d.getUTCDate()} ${MONTH_NAMES[d.getUTCMonth()] as string} ${d.getUTCFullYear()}`;
 const formatMonth = (d: Date): string => `${MONTH_NAMES[d.getUTCMonth()] as string} ${d.getUTCFullYear()}`;
 
-const RELATIVE = /\b(?:yesterday|today|tonight|tomorrow|last|next|this|coming|past|ago|earlier|later|in\s+(?:a|an|one|two|three|four|five|six|\d+|a few|a couple of)\s+\w+|monday|tuesday|wednesday|thursday|friday|saturday|sunday)\b/i;
+const RELATIVE =
+  /\b(?:yesterday|today|tonight|tomorrow|last|next|this|coming|past|ago|earlier|later|in\s+(?:a|an|one|two|three|four|five|six|\d+|a few|a couple of)\s+\w+|monday|tuesday|wednesday|thursday|friday|saturday|sunday)\b/i;
 
 export interface ResolvedTime {
   /** Offsets of the expression within the text given. */
@@ -39,7 +40,8 @@ export function relativePhrase(text: string, date: Date, ref: Date): string | nu
   const unit = /\b(week|weekend|month|year)s?\b/.exec(t)?.[1];
   if (unit === 'week' || unit === 'weekend') {
     const count = /^(?:in\s+)?(a|an|one|two|three|four|five|six|a few|a couple of|\d+)\s+weeks?\b/.exec(t)?.[1];
-    if (count) return `${count === 'a' || count === 'an' ? 'a' : count} ${unit === 'week' && count !== 'a' && count !== 'an' && count !== 'one' ? 'weeks' : unit} ${/\bago\b/.test(t) ? 'before' : 'after'} ${formatDay(ref)}`;
+    if (count)
+      return `${count === 'a' || count === 'an' ? 'a' : count} ${unit === 'week' && count !== 'a' && count !== 'an' && count !== 'one' ? 'weeks' : unit} ${/\bago\b/.test(t) ? 'before' : 'after'} ${formatDay(ref)}`;
     const lead = unit === 'week' ? 'in' : 'on';
     if (/\b(?:last|past|previous)\b/.test(t)) return `${lead} the ${unit} before ${formatDay(ref)}`;
     if (/\b(?:next|coming)\b/.test(t)) return `${lead} the ${unit} after ${formatDay(ref)}`;
@@ -59,7 +61,8 @@ export function resolveTimes(text: string, ref: Date, mode: 'past' | 'any'): Res
   const out: ResolvedTime[] = [];
   for (const r of chrono.parse(text, { instant: ref, timezone: 'UTC' })) {
     const t = r.text;
-    if (!['day', 'weekday', 'month', 'year'].some((c) => r.start.isCertain(c as 'day')) && !/\b(?:today|tonight|this (?:morning|afternoon|evening))\b/i.test(t)) continue;
+    if (!['day', 'weekday', 'month', 'year'].some((c) => r.start.isCertain(c as 'day')) && !/\b(?:today|tonight|this (?:morning|afternoon|evening))\b/i.test(t))
+      continue;
     // A lowercase bare month word is a verb or noun ("I may"), not a date.
     if (/^(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)/i.test(t) && t[0] === t[0]?.toLowerCase() && !/\d/.test(t)) continue;
     let date = r.start.date();

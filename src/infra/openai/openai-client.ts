@@ -126,7 +126,12 @@ function classify(err: unknown, what: string, timedOut: boolean): Classified | u
     return { retryable: true, timeout: true, retryAfterMs: undefined, message: `${what} timed out` };
   }
   if (err instanceof APIConnectionError) {
-    return { retryable: true, timeout: false, retryAfterMs: undefined, message: `${what} could not connect (${err.message}): check OPENAI_BASE_URL and that the model server is running` };
+    return {
+      retryable: true,
+      timeout: false,
+      retryAfterMs: undefined,
+      message: `${what} could not connect (${err.message}): check OPENAI_BASE_URL and that the model server is running`,
+    };
   }
   if (err instanceof APIError && typeof err.status === 'number') {
     const status = err.status;

@@ -35,8 +35,10 @@ export class OpenAIEmbedder implements Embedder {
     private readonly runtime: OpenAIRuntime,
     private readonly options: OpenAIEmbedderOptions,
   ) {
-    if (!Number.isInteger(options.dimensions) || options.dimensions < 1) throw new RangeError(`embedding dimensions must be an integer >= 1, got ${options.dimensions}`);
-    if (!Number.isInteger(options.batchSize) || options.batchSize < 1) throw new RangeError(`embedding batch size must be an integer >= 1, got ${options.batchSize}`);
+    if (!Number.isInteger(options.dimensions) || options.dimensions < 1)
+      throw new RangeError(`embedding dimensions must be an integer >= 1, got ${options.dimensions}`);
+    if (!Number.isInteger(options.batchSize) || options.batchSize < 1)
+      throw new RangeError(`embedding batch size must be an integer >= 1, got ${options.batchSize}`);
     this.model = `openai:${options.model}`;
     this.dimensions = options.dimensions;
   }
@@ -64,16 +66,24 @@ export class OpenAIEmbedder implements Embedder {
       }),
     );
     const malformed = (reason: string) =>
-      new ModelException(ModelExceptionCode.MALFORMED_OUTPUT, `embedding with ${this.options.model}: ${reason}`, truncateRaw(JSON.stringify(response)), attempts);
+      new ModelException(
+        ModelExceptionCode.MALFORMED_OUTPUT,
+        `embedding with ${this.options.model}: ${reason}`,
+        truncateRaw(JSON.stringify(response)),
+        attempts,
+      );
     const data = Array.isArray(response?.data) ? response.data : [];
     if (data.length !== texts.length) throw malformed(`returned ${data.length} vector(s) for ${texts.length} text(s)`);
     const vectors: number[][] = new Array(texts.length);
     for (const [position, item] of data.entries()) {
       const index = typeof item.index === 'number' ? item.index : position;
-      if (!Number.isInteger(index) || index < 0 || index >= texts.length || vectors[index] !== undefined) throw malformed(`bad or repeated index ${item.index}`);
+      if (!Number.isInteger(index) || index < 0 || index >= texts.length || vectors[index] !== undefined)
+        throw malformed(`bad or repeated index ${item.index}`);
       const v = item.embedding as unknown;
-      if (!Array.isArray(v) || !v.every((x) => typeof x === 'number' && Number.isFinite(x))) throw malformed(`vector ${index} is not an array of finite numbers`);
-      if (v.length !== this.dimensions) throw malformed(`vector ${index} has ${v.length} dimensions, expected ${this.dimensions}: set the embedding dimensions to the model's`);
+      if (!Array.isArray(v) || !v.every((x) => typeof x === 'number' && Number.isFinite(x)))
+        throw malformed(`vector ${index} is not an array of finite numbers`);
+      if (v.length !== this.dimensions)
+        throw malformed(`vector ${index} has ${v.length} dimensions, expected ${this.dimensions}: set the embedding dimensions to the model's`);
       vectors[index] = normalise(v as number[], () => malformed(`vector ${index} is all zeros`));
     }
     return vectors;

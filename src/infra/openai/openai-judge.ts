@@ -1,10 +1,5 @@
 import type { Judge, JudgeDecision, JudgeInput } from '../../silver/model-ports';
-import {
-  buildJudgeFactsMessages,
-  JUDGE_FACTS_SCHEMA_NAME,
-  JudgeFactsResponseSchema,
-  parseJudgeFactsResponse,
-} from '../../silver/prompts/judge-facts.prompt';
+import { buildJudgeFactsMessages, JUDGE_FACTS_SCHEMA_NAME, JudgeFactsResponseSchema, parseJudgeFactsResponse } from '../../silver/prompts/judge-facts.prompt';
 import { completeStructured, OpenAIRuntime } from './openai-client';
 
 /**

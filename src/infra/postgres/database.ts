@@ -46,7 +46,7 @@ export async function openDatabase(opts: DatabaseOptions): Promise<Database> {
     } else {
       runtime = owner;
       opts.log.warn(
-        'DATABASE_RUNTIME_URL is not set: the service runs as DATABASE_URL\'s role, which owns Bronze; only triggers keep Bronze append-only (see docs/bronze.md)',
+        "DATABASE_RUNTIME_URL is not set: the service runs as DATABASE_URL's role, which owns Bronze; only triggers keep Bronze append-only (see docs/bronze.md)",
       );
     }
   } catch (err) {

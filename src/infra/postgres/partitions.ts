@@ -26,7 +26,11 @@ export function monthsAhead(now: Date, window: OccurredAtWindow): string[] {
   const last = new Date(Date.UTC(edge.getUTCFullYear(), edge.getUTCMonth() + 1, 1));
   const months: string[] = [];
   const start = firstOfMonth(now.getTime());
-  for (let d = new Date(Date.UTC(start.getUTCFullYear(), start.getUTCMonth() - 1, 1)); d <= last; d = new Date(Date.UTC(d.getUTCFullYear(), d.getUTCMonth() + 1, 1))) {
+  for (
+    let d = new Date(Date.UTC(start.getUTCFullYear(), start.getUTCMonth() - 1, 1));
+    d <= last;
+    d = new Date(Date.UTC(d.getUTCFullYear(), d.getUTCMonth() + 1, 1))
+  ) {
     if (d.getTime() >= earliest) months.push(isoDate(d));
   }
   return months;
@@ -71,7 +75,9 @@ export class PartitionUpkeep {
   start(everyMs = 3_600_000): void {
     if (this.timer) return;
     this.timer = setInterval(() => {
-      this.runOnce().catch((err: unknown) => this.warn(`creating Bronze partitions ahead failed (retried in ${everyMs} ms): ${err instanceof Error ? err.message : String(err)}`));
+      this.runOnce().catch((err: unknown) =>
+        this.warn(`creating Bronze partitions ahead failed (retried in ${everyMs} ms): ${err instanceof Error ? err.message : String(err)}`),
+      );
     }, everyMs);
     this.timer.unref();
   }

@@ -69,7 +69,9 @@ export const ExtractFactsResponseSchema = z.object({
 export type ExtractFactsResponse = z.infer<typeof ExtractFactsResponseSchema>;
 type WireSpan = z.infer<typeof spanSchema>;
 
-const SYSTEM_PROMPT = (ctx: ExtractionContext) => `You extract durable knowledge from a batch of events (chat messages, tool calls, notes) for a long-term memory.
+const SYSTEM_PROMPT = (
+  ctx: ExtractionContext,
+) => `You extract durable knowledge from a batch of events (chat messages, tool calls, notes) for a long-term memory.
 
 Return one JSON object with "entities", "facts" and "relationships", following the response schema exactly.
 
@@ -138,8 +140,7 @@ export function parseExtractFactsResponse(raw: unknown, events: readonly Extract
   const checkTime = (where: string, value: string | null) => {
     if (value !== null && Number.isNaN(Date.parse(value))) problems.push(`${where}: "${value}" is not an ISO-8601 time`);
   };
-  const spans = (where: string, list: WireSpan[]): Span[] =>
-    list.map((s, i) => anchorSpan(`${where}[${i}]`, s, contentById, problems));
+  const spans = (where: string, list: WireSpan[]): Span[] => list.map((s, i) => anchorSpan(`${where}[${i}]`, s, contentById, problems));
 
   const result: ExtractionResult = {
     entities: r.entities.map((e, i) => ({
