@@ -3,6 +3,7 @@ import { AddressInfo } from 'node:net';
 import { ApolloServer, ApolloServerPlugin } from '@apollo/server';
 import { ApolloServerPluginDrainHttpServer } from '@apollo/server/plugin/drainHttpServer';
 import { expressMiddleware } from '@as-integrations/express5';
+import { exactJsonBody, keepBodyTextWhenUnsafe } from './exact-body';
 import express, { RequestHandler } from 'express';
 import { ExecutionArgs, GraphQLError, GraphQLSchema, validate } from 'graphql';
 import { useServer } from 'graphql-ws/use/ws';
@@ -192,7 +193,8 @@ export async function startHttpServer(deps: HttpServerDeps): Promise<HttpServerH
   });
   app.use(
     '/graphql',
-    express.json({ limit: deps.limits.maxRequestBytes }),
+    express.json({ limit: deps.limits.maxRequestBytes, verify: keepBodyTextWhenUnsafe }),
+    exactJsonBody,
     guardRequest(deps, bounds),
     expressMiddleware(apollo, {
       context: async ({ res }) => contextFor(deps.services, res.locals.auth as AuthContext),

@@ -47,7 +47,7 @@ describe('validateSubmission', () => {
     ['lone surrogate in the tool-call id', { kind: EventKind.TOOL_RESULT, rawPayload: { tool_call_id: 'c\ud800' } }, RejectCode.INVALID_UNICODE],
     ['a non-finite number in the payload (1e400)', { rawPayload: { n: [1, Infinity] } }, RejectCode.INVALID_FIELD],
     // eslint-disable-next-line no-loss-of-precision -- the case is a literal that JSON.parse would round
-    ['an integer beyond 2^53 in the payload', { rawPayload: { n: 9007199254740993 } }, RejectCode.INVALID_FIELD],
+    ['an integer beyond 2^53 already rounded to a JS number', { rawPayload: { n: 9007199254740993 } }, RejectCode.INVALID_FIELD],
     ['a payload deeper than maxPayloadDepth', { rawPayload: { a: { b: [{ c: {} }] } } }, RejectCode.PAYLOAD_TOO_DEEP],
     ['unparseable time', { occurredAt: 'yesterday' }, RejectCode.INVALID_TIMESTAMP],
     ['time out of range', { occurredAt: '20025-01-01T00:00:00Z' }, RejectCode.INVALID_TIMESTAMP],

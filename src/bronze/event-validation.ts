@@ -1,3 +1,4 @@
+import { stringifyExact } from '../common/exact-json';
 import { isValidNamespace, NAMESPACE_RULE } from '../common/namespace';
 import { eventChecksum } from './checksum';
 import { payloadProblem } from './payload-check';
@@ -73,11 +74,14 @@ function payloadOf(
   if (hasPayload) {
     const problem = payloadProblem(input.rawPayload, limits.maxPayloadDepth);
     if (problem) return reject(problem.code, problem.reason);
+    let text: string | undefined;
     try {
-      rawPayloadText = JSON.stringify(input.rawPayload);
+      text = stringifyExact(input.rawPayload);
     } catch (err) {
       return reject(RejectCode.INVALID_FIELD, `rawPayload is not serialisable JSON: ${(err as Error).message}`);
     }
+    if (text === undefined) return reject(RejectCode.INVALID_FIELD, 'rawPayload is not serialisable JSON');
+    rawPayloadText = text;
     const payloadBytes = Buffer.byteLength(rawPayloadText, 'utf8');
     if (payloadBytes > limits.maxPayloadBytes) {
       return reject(RejectCode.PAYLOAD_TOO_LARGE, `rawPayload is ${payloadBytes} bytes as JSON; the limit is ${limits.maxPayloadBytes} (MAX_PAYLOAD_BYTES)`);

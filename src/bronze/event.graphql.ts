@@ -1,6 +1,6 @@
 import { Field, ID, InputType, Int, ObjectType } from 'type-graphql';
-import { JSONResolver } from 'graphql-scalars';
 import { BronzeEvent, DerivationStatus, EventKind, IngestStatus, Role } from './event.types';
+import { JsonScalar } from './json-scalar';
 
 @InputType({ description: 'One raw event. (namespace, source, sourceEventId) identifies it: re-sending it is safe.' })
 export class EventInput {
@@ -37,10 +37,10 @@ export class EventInput {
   @Field(() => String, { description: 'Stored verbatim.' })
   content!: string;
 
-  @Field(() => JSONResolver, {
+  @Field(() => JsonScalar, {
     nullable: true,
     description:
-      'Structured payload (tool arguments, results, metadata), stored as given: at most MAX_PAYLOAD_DEPTH levels deep; integers beyond 2^53 must be sent as strings.',
+      'Structured payload (tool arguments, results, metadata), stored as given: at most MAX_PAYLOAD_DEPTH levels deep. Integers beyond 2^53 are kept digit for digit over HTTP (read them back exactly from rawPayloadText); graphql-ws messages cannot carry them exactly and are refused.',
   })
   rawPayload?: unknown;
 

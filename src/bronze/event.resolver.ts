@@ -1,6 +1,5 @@
 import { filter, pipe } from '@graphql-yoga/subscription';
 import { Arg, Ctx, FieldResolver, ID, Int, Mutation, Query, Resolver, Root, Subscription, UseMiddleware } from 'type-graphql';
-import { JSONResolver } from 'graphql-scalars';
 import { Capability } from '../access/capability';
 import { RequestContext } from '../api/context';
 import { requireUuid } from '../common/input';
@@ -8,6 +7,7 @@ import { StorableTextArgs } from '../common/storable-args.middleware';
 import { EventIngestedMessage } from '../infra/pubsub/topics';
 import { ConnectionPageInfo, Event, EventConnection, EventEdge, EventFilter, EventInput, IngestResult, Watermark } from './event.graphql';
 import { EventKind, IngestOutcome, IngestStatus } from './event.types';
+import { JsonScalar } from './json-scalar';
 
 const toResult = (o: IngestOutcome): IngestResult =>
   Object.assign(new IngestResult(), {
@@ -74,7 +74,11 @@ export class EventResolver {
 
   // An event reached through a search hit (capability "search") shows its content; its payload,
   // like everything beyond the hit, needs what reading the event directly needs: "read".
-  @FieldResolver(() => JSONResolver, { nullable: true, description: 'The raw payload as sent (needs "read" on the namespace; null otherwise).' })
+  @FieldResolver(() => JsonScalar, {
+    nullable: true,
+    description:
+      'The raw payload as sent (needs "read" on the namespace; null otherwise). JSON numbers beyond 2^53 may be rounded by JavaScript clients: rawPayloadText has them exactly.',
+  })
   rawPayload(@Root() event: Event, @Ctx() ctx: RequestContext): unknown {
     return ctx.auth.can(Capability.READ, event.namespace) ? event.rawPayload : null;
   }

@@ -1,3 +1,4 @@
+import { isExactNumber } from '../common/exact-json';
 import { EventKind } from './event.types';
 
 const RESULT_KEYS = ['toolCallId', 'tool_call_id', 'callId', 'call_id'] as const;
@@ -21,7 +22,7 @@ export function toolCallIdOf(kind: EventKind, payload: unknown): string | null {
   const keys = kind === EventKind.TOOL_CALL ? CALL_KEYS : RESULT_KEYS;
   for (const key of keys) {
     const v = (payload as Record<string, unknown>)[key];
-    if ((typeof v === 'string' && v !== '') || typeof v === 'number') return truncate(String(v), 512);
+    if ((typeof v === 'string' && v !== '') || typeof v === 'number' || isExactNumber(v)) return truncate(String(v), 512);
   }
   return null;
 }

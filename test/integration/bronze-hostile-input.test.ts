@@ -46,7 +46,7 @@ describe('Bronze under hostile input: per-item rejections, exact storage, no int
   const stored = async (content: string) =>
     (await sql.query(`SELECT count(*)::int AS n FROM bronze.events WHERE namespace = $1 AND content = $2`, [ns, content])).rows[0].n as number;
 
-  it('stores the good events of a batch and rejects, each with a code, one holding 1e400, 2^53+1, a NUL tool-call id or a lone surrogate', async () => {
+  it('stores the good events of a batch and rejects, each with a code, one holding 1e400, a NUL tool-call id or a lone surrogate', async () => {
     const good = (i: number) => eventText({ namespace: ns, content: `good ${i}` });
     const res = await postRaw<{ ingestEvents: Result[] }>(
       t.url,
@@ -55,7 +55,7 @@ describe('Bronze under hostile input: per-item rejections, exact storage, no int
         good(1),
         eventText({ namespace: ns, content: 'overflow' }, '"rawPayload":{"n":1e400}'),
         good(2),
-        eventText({ namespace: ns, content: 'rounded', kind: 'TOOL_CALL' }, '"rawPayload":{"n":9007199254740993}'),
+        eventText({ namespace: ns, content: 'exact big integer', kind: 'TOOL_CALL' }, '"rawPayload":{"n":9007199254740993}'),
         eventText({ namespace: ns, content: 'nul id', kind: 'TOOL_CALL' }, '"rawPayload":{"id":"call-\\u0000"}'),
         eventText({ namespace: ns, content: 'surrogate', conversationId: 'c' }).replace('"conversationId":"c"', '"conversationId":"c\\ud800"'),
         good(3),
@@ -68,17 +68,61 @@ describe('Bronze under hostile input: per-item rejections, exact storage, no int
       'CREATED',
       'INVALID_FIELD',
       'CREATED',
-      'INVALID_FIELD',
+      'CREATED',
       'INVALID_FIELD',
       'INVALID_UNICODE',
       'CREATED',
     ]);
     expect(results[1]?.reason).toMatch(/rawPayload\.n .*1e400/);
-    expect(results[3]?.reason).toMatch(/9007199254740992.*send it as a string/);
+    expect(results[3]?.event?.rawPayloadText).toBe('{"n":9007199254740993}');
     expect(results[4]?.reason).toMatch(/tool-call id/);
     expect(results[5]?.reason).toMatch(/conversationId is not valid Unicode/);
-    for (const c of ['good 1', 'good 2', 'good 3']) expect(await stored(c)).toBe(1);
-    for (const c of ['overflow', 'rounded', 'nul id', 'surrogate']) expect(await stored(c)).toBe(0);
+    for (const c of ['good 1', 'good 2', 'good 3', 'exact big integer']) expect(await stored(c)).toBe(1);
+    for (const c of ['overflow', 'nul id', 'surrogate']) expect(await stored(c)).toBe(0);
+  });
+
+  it('stores integers beyond 2^53 digit for digit, from variables and from literals, and tells them apart on resend', async () => {
+    const big = '{"id":12345678901234567890,"n":[-9007199254740993,1.5,123456789012345678901234567890],"s":"9007199254740993"}';
+    const item = eventText({ namespace: ns, content: 'big ints', sourceEventId: 'big-1', kind: 'TOOL_CALL' }, `"rawPayload":${big}`);
+    const first = (await postRaw<{ ingestEvents: Result[] }>(t.url, writer, ingestBody([item]))).body.data?.ingestEvents ?? [];
+    expect(first.map((r) => r.status)).toEqual(['CREATED']);
+    expect(first[0]?.event?.rawPayloadText).toBe(big);
+    const { rows } = await sql.query(`SELECT raw_payload::text AS p, tool_call_id FROM bronze.events WHERE id = $1`, [first[0]?.event?.id]);
+    expect(rows[0]).toEqual({ p: big, tool_call_id: '12345678901234567890' });
+    // The same digits again: DUPLICATE. One digit off (what JSON.parse would have made of it): CONFLICT.
+    const again = (await postRaw<{ ingestEvents: Result[] }>(t.url, writer, ingestBody([item]))).body.data?.ingestEvents ?? [];
+    expect(again.map((r) => r.status)).toEqual(['DUPLICATE']);
+    const rounded = item.replace('12345678901234567890', '12345678901234567000');
+    const conflict = (await postRaw<{ ingestEvents: Result[] }>(t.url, writer, ingestBody([rounded]))).body.data?.ingestEvents ?? [];
+    expect(conflict.map((r) => r.code)).toEqual(['CONFLICT']);
+    // Written as a literal in the document rather than sent as a variable: exact too.
+    const literal = await postRaw<{ ingestEvents: Result[] }>(
+      t.url,
+      writer,
+      JSON.stringify({
+        query: `mutation { ingestEvents(input: [{ namespace: "${ns}", source: "t", sourceEventId: "big-literal", kind: MESSAGE, content: "literal", rawPayload: { n: 9007199254740993, m: [18446744073709551616] } }]) { status event { rawPayloadText } } }`,
+      }),
+    );
+    expect(literal.body.data?.ingestEvents[0]?.event?.rawPayloadText).toBe('{"n":9007199254740993,"m":[18446744073709551616]}');
+  });
+
+  it('refuses, per item and with a reason, an integer beyond 2^53 sent over graphql-ws (its JSON.parse has already rounded it)', async () => {
+    const ws = wsClient(t.url, writer);
+    try {
+      const input = [
+        anEvent(ns)
+          .saying('ws big')
+          .withPayload({ n: 2 ** 53 + 2 })
+          .build(),
+        anEvent(ns).saying('ws good').build(),
+      ];
+      let answer: { data?: { ingestEvents: Result[] } | null } | undefined;
+      for await (const msg of ws.iterate<{ ingestEvents: Result[] }>({ query: INGEST, variables: { input } })) answer = msg;
+      expect(answer?.data?.ingestEvents.map((r) => r.code ?? r.status)).toEqual(['INVALID_FIELD', 'CREATED']);
+      expect(answer?.data?.ingestEvents[0]?.reason).toMatch(/beyond ±2\^53-1.*over HTTP POST \/graphql/);
+    } finally {
+      await ws.dispose();
+    }
   });
 
   it('never folds \\ud800, \\udc00 and \\ufffd keys into one: the first two are rejected, the third stored, and a resend is DUPLICATE', async () => {

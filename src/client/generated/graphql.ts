@@ -33,7 +33,7 @@ export type EventInput = {
   occurredAt?: string | null | undefined;
   /** URI of the upstream source of truth. */
   provenanceRoot?: string | null | undefined;
-  /** Structured payload (tool arguments, results, metadata), stored as given: at most MAX_PAYLOAD_DEPTH levels deep; integers beyond 2^53 must be sent as strings. */
+  /** Structured payload (tool arguments, results, metadata), stored as given: at most MAX_PAYLOAD_DEPTH levels deep. Integers beyond 2^53 are kept digit for digit over HTTP (read them back exactly from rawPayloadText); graphql-ws messages cannot carry them exactly and are refused. */
   rawPayload?: unknown;
   role?: Role | null | undefined;
   /** Order within the conversation. */
