@@ -204,6 +204,20 @@ describe('cost limits cannot be bypassed', () => {
     expect(codes(await op(t.url, lister, `{ graphEvents(limit: -1) { id } }`))).toEqual(['BAD_USER_INPUT']);
     expect(codes(await op(t.url, lister, `{ graphFacts(offset: -5) { id } }`))).toEqual(['BAD_USER_INPUT']);
   });
+
+  it('refuses dates no calendar has (2024-02-30, 2023-02-29) with BAD_USER_INPUT on the generated and code-first fields alike', async () => {
+    for (const day of ['2024-02-30T10:00:00Z', '2023-02-29T10:00:00Z', '2024-04-31T00:00:00Z']) {
+      const inWhere = await op(t.url, lister, `query($t: GraphDateTime) { graphFacts(where: { validFrom: { lt: $t } }) { id } }`, { t: day });
+      expect({ day, codes: codes(inWhere) }).toEqual({ day, codes: ['BAD_USER_INPUT'] });
+      expect(inWhere.body.errors?.[0]?.message).toMatch(/a day that month does not have/);
+      const literal = await op(t.url, lister, `{ graphEvents(where: { AND: [{ occurredAt: { gt: "${day}" } }] }) { id } }`);
+      expect({ day, codes: codes(literal) }).toEqual({ day, codes: ['BAD_USER_INPUT'] });
+      const codeFirst = await op(t.url, lister, `query($t: DateTime) { facts(namespace: "n", asOf: $t) { edges { cursor } } }`, { t: day });
+      expect({ day, codes: codes(codeFirst) }).toEqual({ day, codes: ['BAD_USER_INPUT'] });
+    }
+    // A real leap day is a date like any other.
+    expect((await op(t.url, lister, `{ graphFacts(where: { validFrom: { lt: "2024-02-29T10:00:00Z" } }) { id } }`)).body.errors).toBeUndefined();
+  });
 });
 
 describe('transport errors are GraphQL JSON with a code, never HTML or 500', () => {
