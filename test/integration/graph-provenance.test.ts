@@ -235,6 +235,25 @@ describe("Graph provenance: traversals through Neo4j, scoped to the start node's
     expect((await gql(t.url, token, CHANGES, { ns, since: startedAt, first: 0 })).errors?.[0]?.extensions?.code).toBe('BAD_USER_INPUT');
   });
 
+  it('gives a token without "read" on the namespace (search-only, ingest-only) no provenance and no derivation of its own facts and events', async () => {
+    const searchOnly = (await createToken(t, [{ namespacePattern: ns, capabilities: ['SEARCH', 'LIST'] }], 'search-only')).token;
+    const ingestOnly = (await createToken(t, [{ namespacePattern: ns, capabilities: ['INGEST'] }], 'ingest-only')).token;
+    const own = (await facts(ns))[0];
+    expect(own).toBeDefined();
+    // The reader with "read" sees both: the refusals below are about capability, not absence.
+    expect((await gqlOk<{ provenance: { fact: unknown } }>(t.url, token, PROVENANCE, { id: own?.id })).provenance.fact).not.toBeNull();
+    expect((await gqlOk<{ derivedFrom: { event: unknown } }>(t.url, token, DERIVED, { id: vimEvent })).derivedFrom.event).not.toBeNull();
+    for (const narrow of [searchOnly, ingestOnly]) {
+      expect((await gqlOk<{ provenance: unknown }>(t.url, narrow, PROVENANCE, { id: own?.id })).provenance).toEqual({ fact: null, steps: [] });
+      expect((await gqlOk<{ derivedFrom: unknown }>(t.url, narrow, DERIVED, { id: vimEvent })).derivedFrom).toEqual({
+        event: null,
+        facts: [],
+        entities: [],
+        relationships: [],
+      });
+    }
+  });
+
   it('keeps namespaces apart: foreign ids look missing, traversals never return foreign nodes', async () => {
     const narrow = (await createToken(t, [{ namespacePattern: ns, capabilities: ['READ', 'LIST'] }], 'narrow')).token;
     const otherFact = (await facts(other))[0];
