@@ -1,3 +1,4 @@
+import { attacksBench } from './attacks';
 import { embeddersBench } from './embedders';
 import { extractCoverage } from './extract-coverage';
 import { extractQuality } from './extract-quality';
@@ -23,6 +24,7 @@ const BENCHMARKS: Record<string, () => Promise<void>> = {
   recall: recallBench,
   embedders: embeddersBench,
   fuzz: fuzzBench,
+  attacks: attacksBench,
 };
 
 async function main(): Promise<void> {
