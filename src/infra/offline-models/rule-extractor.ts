@@ -3,7 +3,9 @@ import type { ExtractedFact, ExtractedRelationship, ExtractionContext, Extractio
 import type { EntityType } from '../../silver/ontology';
 import { EntityRegistry, WorkingEntity } from './entity-registry';
 import { findTech, lookupTech } from './gazetteer';
-import { applyRules, applyThirdPerson, Draft, HEDGES, Range, relationPredicate } from './patterns';
+import { relationPredicate } from './pattern-words';
+import { applyRules, Draft, HEDGES, Range } from './patterns';
+import { applyThirdPerson } from './third-person-patterns';
 import { Clause, findTime, normaliseQuotes, parse, Parsed, splitClauses, timeRanges, Token } from './segments';
 import { cleanObject, splitItems } from './object-phrases';
 import { generalClause, GeneralFact } from './general-clauses';
