@@ -1,7 +1,8 @@
 import nlp from 'compromise';
-import type { ExtractedFact, ExtractedRelationship, ExtractionContext, ExtractionEvent, ExtractionResult, Extractor, Span } from '../../silver/model-ports';
+import type { ExtractionContext, ExtractionEvent, ExtractionResult, Extractor, Span } from '../../silver/model-ports';
 import type { EntityType } from '../../silver/ontology';
 import { EntityRegistry, WorkingEntity } from './entity-registry';
+import { CONFIDENCE, confidenceOf, FactCollector } from './fact-collector';
 import { findTech, lookupTech } from './gazetteer';
 import { relationPredicate } from './pattern-words';
 import { applyRules, Draft, HEDGES, Range } from './patterns';
@@ -11,54 +12,6 @@ import { cleanObject, splitItems } from './object-phrases';
 import { generalClause, GeneralFact } from './general-clauses';
 import { addresseeOf, bodyStart, Parties, possessive, rewritePersons, speakerOf } from './speaker';
 import { relativePhrase, resolveTimes } from './time-phrase';
-
-/**
- * Confidence rule (documented, deterministic):
- * - 0.9 an explicit first-person statement ("I use vim");
- * - 0.8 a third-person statement ("Atlas depends on Redis"), a plan, or a "my wife Anna" relation;
- * - 0.75 a past event;
- * - at most 0.7 when hedged ("I think", "probably", "maybe", "thinking about");
- * - minus 0.1 when the subject or object was resolved by coreference ("it", "the database");
- * - 0.7 a general clause shape (general-clauses.ts: "I went to X", "my kids loved it");
- * - times 0.6 for assistant-role text (the assistant speaking about itself).
- * Tool and system events yield entities only, never facts.
- */
-export const CONFIDENCE = {
-  firstPerson: 0.9,
-  thirdPerson: 0.8,
-  plan: 0.8,
-  event: 0.75,
-  general: 0.7,
-  hedgedCap: 0.7,
-  corefPenalty: 0.1,
-  assistantFactor: 0.6,
-} as const;
-
-// Ontology relationship type for a fact predicate (positive facts with two entities only).
-const RELATION_OF: Record<string, string> = {
-  uses: 'uses',
-  prefers: 'prefers',
-  likes: 'prefers',
-  works_on: 'works_on',
-  works_at: 'part_of',
-  lives_in: 'located_in',
-  located_in: 'located_in',
-  depends_on: 'depends_on',
-  runs_on: 'depends_on',
-  knows: 'knows',
-  spouse: 'knows',
-  sibling: 'knows',
-  parent: 'knows',
-  child: 'knows',
-  has_manager: 'knows',
-  colleague: 'knows',
-  friend: 'knows',
-  cofounder: 'knows',
-  mentor: 'knows',
-  dating: 'knows',
-  roommate: 'knows',
-  neighbor: 'knows',
-};
 
 const KIND_TYPE: Partial<Record<string, EntityType>> = { place: 'place', organization: 'organization', project: 'project', person: 'person' };
 
@@ -83,9 +36,7 @@ export class RuleExtractor implements Extractor {
 
 class BatchExtraction {
   private readonly registry = new EntityRegistry();
-  private readonly facts: ExtractedFact[] = [];
-  private readonly relationships: ExtractedRelationship[] = [];
-  private readonly factSubjects = new Map<string, WorkingEntity | null>();
+  private readonly out = new FactCollector();
 
   constructor(private readonly ctx: ExtractionContext) {}
 
@@ -95,8 +46,8 @@ class BatchExtraction {
     const allowedRels = new Set(this.ctx.relationshipTypes);
     return {
       entities: this.registry.toExtracted(),
-      facts: this.facts.filter((f) => allowedFacts.size === 0 || allowedFacts.has(f.factType)),
-      relationships: this.relationships.filter((r) => allowedRels.size === 0 || allowedRels.has(r.type)),
+      facts: this.out.facts.filter((f) => allowedFacts.size === 0 || allowedFacts.has(f.factType)),
+      relationships: this.out.relationships.filter((r) => allowedRels.size === 0 || allowedRels.has(r.type)),
     };
   }
 
@@ -166,9 +117,9 @@ class BatchExtraction {
     }
     if (produced > 0 || e.ev.role !== 'user') return { produced, general: null };
     const third = applyThirdPerson(text);
-    const before = this.facts.length;
+    const before = this.out.facts.length;
     if (third) this.thirdPerson(third, clause, text, abs, e, hedged);
-    produced += this.facts.length - before;
+    produced += this.out.facts.length - before;
     if (produced > 0) return { produced, general: null };
     // Words of the clause text from offset `from` on, as tagged in the whole event.
     const tagged = (from: number) => {
@@ -187,7 +138,7 @@ class BatchExtraction {
     let confidence: number = hedged ? Math.min(CONFIDENCE.general, CONFIDENCE.hedgedCap - 0.1) : CONFIDENCE.general;
     if (addressee || g.opinion) confidence -= CONFIDENCE.corefPenalty; // said about the other party, or a view
     confidence = Math.round(confidence * 100) / 100;
-    this.addFact({
+    this.out.add({
       statement: g.statement,
       factType: g.factType,
       subject,
@@ -353,10 +304,10 @@ class BatchExtraction {
       const when = draft.factType === 'plan' ? times.map(([a, b]) => text.slice(a, b)).find((t) => !/^(?:now|currently|again|instead)$/i.test(t)) : undefined;
       const said = when ? whenPhrase(when, e.ev.occurredAt) : time ? timePhrase(text.slice(time.start, time.end), time.iso, e.ev.occurredAt) : null;
       if (said && !statement.includes(said)) statement = `${statement} ${said}`;
-      const confidence = this.confidence(draft, hedged, coref, third !== null, e.ev.role);
+      const confidence = confidenceOf(draft, hedged, coref, third !== null, e.ev.role);
       const source: Span = { eventId: e.ev.id, start: clause.start, end: clause.end };
       if (!third) this.registry.sight(subject, source, e.index);
-      this.addFact({
+      this.out.add({
         statement,
         factType,
         subject,
@@ -414,80 +365,7 @@ class BatchExtraction {
       return from ? (lookupTech(from.text)?.name ?? from.text) : null;
     }
     if (!draft.isChange) return null;
-    for (let i = this.facts.length - 1; i >= 0; i--) {
-      const f = this.facts[i] as ExtractedFact;
-      if (f.isNegation || this.factSubjects.get(f.ref) !== subject) continue;
-      if (predicate === 'lives_in' && f.predicate === 'lives_in' && f.objectValue !== object?.name) return f.objectValue;
-      const prev = f.objectValue ? lookupTech(f.objectValue) : undefined;
-      if (object?.category && prev && prev.category === object.category && prev.name !== object.name && (f.predicate === 'uses' || f.predicate === 'prefers'))
-        return prev.name;
-    }
-    return null;
-  }
-
-  private confidence(draft: Draft, hedged: boolean, coref: boolean, third: boolean, role: string | null): number {
-    let c: number =
-      draft.factType === 'event' ? CONFIDENCE.event : draft.factType === 'plan' ? CONFIDENCE.plan : third ? CONFIDENCE.thirdPerson : CONFIDENCE.firstPerson;
-    if (hedged) c = Math.min(c, CONFIDENCE.hedgedCap);
-    if (coref) c -= CONFIDENCE.corefPenalty;
-    if (role === 'assistant') c *= CONFIDENCE.assistantFactor;
-    return Math.round(c * 100) / 100;
-  }
-
-  private addFact(f: {
-    statement: string;
-    factType: string;
-    subject: WorkingEntity;
-    predicate: string;
-    value: string;
-    objectEntity: WorkingEntity | null;
-    isNegation: boolean;
-    confidence: number;
-    validFrom: string | null;
-    replaces: string | null;
-    source: Span;
-  }): void {
-    const dup = this.facts.find(
-      (x) =>
-        this.factSubjects.get(x.ref) === f.subject &&
-        x.predicate === f.predicate &&
-        x.objectValue?.toLowerCase() === f.value.toLowerCase() &&
-        x.isNegation === f.isNegation,
-    );
-    if (dup) {
-      if (!dup.sources.some((s) => s.eventId === f.source.eventId && s.start === f.source.start)) dup.sources.push(f.source);
-      dup.confidence = Math.max(dup.confidence, f.confidence);
-      return;
-    }
-    const ref = `f${this.facts.length + 1}`;
-    this.factSubjects.set(ref, f.subject);
-    this.facts.push({
-      ref,
-      statement: f.statement,
-      factType: f.factType,
-      subjectRef: f.subject.ref,
-      predicate: f.predicate,
-      objectValue: f.value,
-      objectRef: f.objectEntity?.ref ?? null,
-      isNegation: f.isNegation,
-      confidence: f.confidence,
-      validFrom: f.validFrom,
-      validTo: null,
-      replacesValue: f.replaces,
-      sources: [f.source],
-    });
-    const type = RELATION_OF[f.predicate];
-    if (type && f.objectEntity && !f.isNegation && f.objectEntity !== f.subject) {
-      this.relationships.push({
-        ref: `r${this.relationships.length + 1}`,
-        type,
-        sourceRef: f.subject.ref,
-        targetRef: f.objectEntity.ref,
-        confidence: f.confidence,
-        validFrom: f.validFrom,
-        sources: [f.source],
-      });
-    }
+    return this.out.previousValue(subject, object, predicate);
   }
 }
 
