@@ -99,74 +99,17 @@ const DEMONSTRATIVE =
 const PRONOUN_SUBJECT =
   /^(?:it|it's|its|that's|there|there's|they|they're|he|he's|she|she's|you|you're|you've|you'll|you'd|your|what|which|who|everyone|everybody|everything|someone|somebody|something|anyone|anything|nothing|nobody|here|here's|each|all|both|some|many|most|such)\b/i;
 // Thoughts and reactions: what follows is an opinion or a courtesy, not a fact about the speaker.
-const NO_FACT_VERBS = new Set([
-  'think',
-  'guess',
-  'suppose',
-  'believe',
-  'wonder',
-  'mean',
-  'bet',
-  'agree',
-  'understand',
-  'hear',
-  'know',
-  'wish',
-  'appreciate',
-  'imagine',
-  'thank',
-  'hope',
-  'wait',
-  'admire',
-  'promise',
-  'say',
-  'tell',
-  'get',
-  'see',
-  'reckon',
-  'doubt',
-  'admit',
-]);
+const NO_FACT_VERBS = new Set(
+  'think guess suppose believe wonder mean bet agree understand hear know wish appreciate imagine thank hope wait admire promise say tell get see reckon doubt admit'.split(
+    ' ',
+  ),
+);
 const PREFERENCE_VERBS = new Set(['love', 'like', 'enjoy', 'adore', 'prefer', 'hate', 'dislike', 'detest', 'loathe']);
-const LIGHT_NOUNS = new Set([
-  'thing',
-  'things',
-  'stuff',
-  'lot',
-  'lots',
-  'bit',
-  'one',
-  'ones',
-  'kind',
-  'sort',
-  'time',
-  'times',
-  'way',
-  'day',
-  'days',
-  'moment',
-  'idea',
-  'deal',
-  'sense',
-  'point',
-  'fun',
-  'pic',
-  'photo',
-  'picture',
-  'pics',
-  'photos',
-  'luck',
-  'best',
-  'something',
-  'anything',
-  'everything',
-  'nothing',
-  'lot',
-  'blast',
-  'right',
-  'wrong',
-  'point',
-]);
+const LIGHT_NOUNS = new Set(
+  'thing things stuff lot lots bit one ones kind sort time times way day days moment idea deal sense point fun pic photo picture pics photos luck best something anything everything nothing lot blast right wrong point'.split(
+    ' ',
+  ),
+);
 const CUT =
   /\s+(?:because|cause|'cause|so that|when|while|though|although|if|unless|whereas|until|but|which|since(?!\s+(?:19|20)\d\d))\b|\s+[-\u2013\u2014]+\s+|,\s*(?:which|who|and|but|so|though|as|plus|it|that|this|I|we)\b|\s+and\s+(?=(?:it|that|this|they|he|she|you|there|it's|that's)\b)|\s*[!?;]|\s*\.\s|\s*\.$|\s+\(/i;
 const MAX_WORDS = 24;
@@ -175,27 +118,7 @@ const DROPPED_PAST =
 const ADJECTIVAL =
   /^(?:agreed|excited|surprised|amazed|thrilled|pleased|impressed|interested|tired|bored|scared|stressed|obsessed|blessed|relieved|inspired|touched|moved|stoked|hooked|need|indeed|speed|red)\b/i;
 // Verbs that say little without an object ("I went", "I did"); others can stand alone in the past ("I graduated").
-const LIGHT_VERBS = new Set([
-  'be',
-  'have',
-  'do',
-  'go',
-  'get',
-  'make',
-  'come',
-  'take',
-  'give',
-  'put',
-  'try',
-  'say',
-  'feel',
-  'keep',
-  'let',
-  'see',
-  'look',
-  'happen',
-  'mean',
-]);
+const LIGHT_VERBS = new Set('be have do go get make come take give put try say feel keep let see look happen mean'.split(' '));
 
 /**
  * compromise's tags for the words of `text` from offset `from` on (offsets relative to `from`);
