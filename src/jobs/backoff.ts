@@ -7,7 +7,7 @@ export function retryDelaySql(attempts: string, baseSeconds: string, maxSeconds:
   return `make_interval(secs => least(${baseSeconds} * power(2, ${attempts}), ${maxSeconds}))`;
 }
 
-/** The same delay in TypeScript (for messages and tests). */
+/** The same delay in TypeScript (for log messages). */
 export function retryDelaySeconds(attempts: number, baseSeconds: number, maxSeconds: number): number {
   return Math.min(baseSeconds * 2 ** attempts, maxSeconds);
 }

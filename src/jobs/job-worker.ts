@@ -1,5 +1,6 @@
 import { assertUnreachable } from '../common/assert-unreachable';
 import { Sql } from '../infra/postgres/sql';
+import { retryDelaySeconds } from './backoff';
 import { ClaimedJob, ClaimedRow, JobOutcome, Lease, LostLeaseError } from './job';
 import { JobContext, JobHandler, JobHandlers } from './job-handler';
 import { JobProgress, JobRepository, RetryPolicy } from './job.repository';
@@ -86,7 +87,11 @@ export class JobWorker<P> {
       this.log(`jobs: ${kind} ${row.id}: another worker took the job over; this run's outcome (${outcome.kind}) was dropped`);
       return;
     }
-    if (outcome.kind === 'failed') this.log(`jobs: ${kind} ${row.id} failed (attempt ${row.attempts + 1} of ${retry.maxAttempts}): ${outcome.error}`);
+    if (outcome.kind === 'failed') {
+      const next =
+        row.attempts + 1 < retry.maxAttempts ? `retry in ${retryDelaySeconds(row.attempts, retry.baseSeconds, retry.maxSeconds)} s` : 'no retry left';
+      this.log(`jobs: ${kind} ${row.id} failed (attempt ${row.attempts + 1} of ${retry.maxAttempts}, ${next}): ${outcome.error}`);
+    }
   }
 
   private finish(lease: Lease, outcome: JobOutcome, retry: RetryPolicy): Promise<boolean> {

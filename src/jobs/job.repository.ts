@@ -62,7 +62,7 @@ export class JobRepository<P = JobPayloads> {
   }
 
   /** The queued or running job of a kind for a namespace (null: the all-namespaces job). */
-  async active(kind: string, namespace: string | null, tx: Sql = this.sql): Promise<JobRow | null> {
+  async active(kind: keyof P & string, namespace: string | null, tx: Sql = this.sql): Promise<JobRow | null> {
     return tx.maybeOne(
       `SELECT ${JOB_COLUMNS} FROM ops.jobs WHERE kind = $1 AND coalesce(namespace, '') = coalesce($2, '') AND status IN ('queued', 'running')`,
       [kind, namespace],
@@ -71,7 +71,7 @@ export class JobRepository<P = JobPayloads> {
   }
 
   /** True when a job of the kind is queued or running for any namespace. */
-  async anyActive(kind: string): Promise<boolean> {
+  async anyActive(kind: keyof P & string): Promise<boolean> {
     return this.sql.one(`SELECT EXISTS (SELECT 1 FROM ops.jobs WHERE kind = $1 AND status IN ('queued', 'running')) AS any`, [kind], (r) =>
       col.boolean(r, 'any'),
     );

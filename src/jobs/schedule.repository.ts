@@ -57,7 +57,7 @@ export class ScheduleRepository<P = JobPayloads> {
   }
 
   /** Stops a schedule firing (rows are never deleted: the runtime role has no DELETE). */
-  async disable(kind: string, namespace: string | null): Promise<boolean> {
+  async disable(kind: keyof P & string, namespace: string | null): Promise<boolean> {
     const n = await this.sql.execute(
       `UPDATE ops.schedules SET enabled = false, updated_at = now() WHERE kind = $1 AND coalesce(namespace, '') = coalesce($2, '')`,
       [kind, namespace],
