@@ -19,12 +19,10 @@ import { AppLogger } from './common/logger';
 import { EventNodeService } from './graph/event-node.service';
 import { ChangeRepository } from './graph/change.repository';
 import { ProvenanceService } from './graph/provenance.service';
-import { GraphRebuildJob } from './graph/graph-rebuild.job';
 import { GraphRebuildService } from './graph/graph-rebuild.service';
 import { checkExploreCompat } from './graph/explore/explore.schema';
 import { ExploreService } from './graph/explore/explore.service';
 import { ProjectionJob, projectorStep } from './graph/projection.job';
-import { ReembedJob } from './graph/reembed.job';
 import { ReembedService } from './graph/reembed.service';
 import { PollingLoop } from './common/loop';
 import { CandidateRepository } from './silver/candidate.repository';
@@ -35,12 +33,17 @@ import { loadEmbedder, loadModels } from './silver/models';
 import { lazyEmbedder, SearchService } from './graph/search.service';
 import { loadOntology } from './silver/ontology-file';
 import { PipelineService } from './silver/pipeline.service';
-import { RebuildJob, rebuildStep } from './silver/rebuild.job';
 import { SilverReadService } from './silver/silver-read.service';
 import { startEmbeddedPostgres } from './infra/local-services/embedded-postgres';
 import { startLocalNeo4j } from './infra/local-services/local-neo4j';
 import { applyNeo4jSchema, createNeo4jDriver, Neo4jConnection, pingNeo4j } from './infra/neo4j/neo4j-client';
 import { QueryCounter } from './infra/postgres/data-source';
+import { Sql } from './infra/postgres/sql';
+import { JobRepository } from './jobs/job.repository';
+import { parsePayload } from './jobs/job-kinds';
+import { jobHandlers } from './jobs/job-registry';
+import { JobWorker } from './jobs/job-worker';
+import { ScheduleRepository } from './jobs/schedule.repository';
 import { openDatabase } from './infra/postgres/database';
 import { PgListener } from './infra/pubsub/pg-listener';
 import { AppPubSub, CHANNELS, createAppPubSub, EventsIngestedNotification, FactsChangedNotification } from './infra/pubsub/topics';
@@ -163,6 +166,8 @@ export async function startApp(
     const eventRepository = new EventRepository(ds);
     const eventQueries = new EventQueryRepository(ds);
     const factRepository = new FactRepository(ds);
+    const sql = Sql.of(ds);
+    const jobRepository = new JobRepository(sql);
     // One embedder per process, loaded on first use: search queries and derived facts share it.
     const embedder = lazyEmbedder(() => loadEmbedder(config, (m) => log.info(m)));
     const services: Services = {
@@ -176,10 +181,10 @@ export async function startApp(
       pubSub,
       factRepository,
       silver: new SilverReadService(factRepository, config.limits.maxPageSize),
-      pipeline: new PipelineService(ds),
+      pipeline: new PipelineService(ds, jobRepository),
       graph: new GraphRebuildService(ds, driver, { embedder, warn: (m) => log.warn(m) }),
       search: new SearchService(driver, embedder, undefined, (m) => log.warn(m)),
-      reembed: new ReembedService(ds, embedder),
+      reembed: new ReembedService(ds, embedder, jobRepository),
       explore: new ExploreService(driver, ds, { queryTimeoutMs: config.limits.exploreTimeoutMs }, (field) => metrics.exploreQueries.inc({ field })),
     };
 
@@ -208,10 +213,10 @@ export async function startApp(
         config.derive.pollMs,
         warn,
       );
-      const silverJobs = rebuildStep(new RebuildJob(ds, config.derive.workerId));
-      const graphJobs = new GraphRebuildJob(ds, services.graph, config.derive.workerId);
-      const reembedJobs = new ReembedJob(ds, services.reembed, config.derive.workerId);
-      jobs = new PollingLoop(async () => (await silverJobs()) || (await graphJobs.runNext()) || (await reembedJobs.runNext()), config.derive.pollMs, warn);
+      // Every kind of ops.jobs through one loop (src/jobs/): schedules fire, then the next due job runs.
+      const handlers = jobHandlers({ sql, graph: services.graph, reembed: services.reembed, pollMs: config.derive.pollMs });
+      const worker = new JobWorker(jobRepository, new ScheduleRepository(sql), handlers, { workerId: config.derive.workerId, parse: parsePayload, log: warn });
+      jobs = new PollingLoop(() => worker.step(), config.derive.pollMs, warn);
       const reembedJob = await services.reembed.enqueueIfModelChanged();
       if (reembedJob) log.info({ job: reembedJob }, 'the embedding model changed: re-embedding facts and events (jobProgress shows progress)');
     }

@@ -7,6 +7,7 @@ import { syncFactEdges } from './cypher/fact-edges';
 import { mergeFactNodes } from './cypher/fact-nodes';
 import { mergeRelationshipEdges } from './cypher/relationship-edges';
 import { GraphSourceRepository } from './graph-source.repository';
+import { retryDelaySql } from '../jobs/backoff';
 
 type AggregateType = 'event' | 'fact' | 'entity' | 'relationship';
 
@@ -24,7 +25,7 @@ export type ProjectionResult = { kind: 'success'; projected: number } | { kind: 
 /** Aggregate types this projector writes. */
 const PROJECTED_TYPES: readonly AggregateType[] = ['event', 'fact', 'entity', 'relationship'];
 
-/** Retry delay after a failed write: 2^attempts seconds, capped. */
+/** Retry delay after a failed write: 2 × 2^attempts seconds (jobs/backoff.ts), capped. */
 const MAX_BACKOFF_SECONDS = 300;
 
 /** Connection-level failures (server down, restarting, network), as opposed to a bad row. */
@@ -100,7 +101,7 @@ export class ProjectionJob {
         if (isNeo4jUnavailable(err)) return { kind: 'failed', error, rows: rows.length } as const;
         await em.query(
           `UPDATE ops.outbox SET attempts = attempts + 1, last_error = $2,
-                  available_at = now() + make_interval(secs => least(power(2, attempts + 1), $3))
+                  available_at = now() + ${retryDelaySql('attempts', '2', '$3')}
             WHERE id = ANY($1::bigint[])`,
           [ids, error.slice(0, 2000), MAX_BACKOFF_SECONDS],
         );

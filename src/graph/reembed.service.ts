@@ -3,7 +3,8 @@ import { AccessException, AccessExceptionCode } from '../access/access.exception
 import { AuthContext } from '../access/auth-context';
 import { Capability } from '../access/capability';
 import { Embedder } from '../silver/model-ports';
-import { JobRow, toJob } from '../silver/pipeline.service';
+import { JobRow } from '../jobs/job';
+import { JobRepository } from '../jobs/job.repository';
 import { GraphSourceRepository } from './graph-source.repository';
 
 export interface ReembedProgress {
@@ -32,6 +33,7 @@ export class ReembedService {
   constructor(
     private readonly ds: DataSource,
     private readonly embedder: () => Promise<Embedder>,
+    private readonly jobs: JobRepository,
   ) {}
 
   /** Queues a `reembed` job for a namespace, or every namespace (needs "admin"; on "*" for all). */
@@ -40,7 +42,10 @@ export class ReembedService {
     if (!namespace && !auth.can(Capability.ADMIN, '*')) {
       throw new AccessException(AccessExceptionCode.FORBIDDEN, 're-embedding every namespace needs "admin" on "*"; pass a namespace to re-embed one');
     }
-    return this.enqueue(namespace, reason?.trim() || 're-embedding requested', principal.tokenId);
+    // One already queued or running for the namespace does the same: it is returned instead.
+    return (
+      await this.jobs.enqueue({ kind: 'reembed', namespace, params: {}, reason: reason?.trim() || 're-embedding requested', createdBy: principal.tokenId })
+    ).job;
   }
 
   /**
@@ -50,24 +55,14 @@ export class ReembedService {
   async enqueueIfModelChanged(): Promise<string | null> {
     const model = (await this.embedder()).model;
     const [row] = (await this.ds.query(
-      `SELECT (EXISTS (SELECT 1 FROM silver.facts WHERE embedding_model IS DISTINCT FROM $1 AND embedding_model IS NOT NULL AND retired_at IS NULL)
-               OR EXISTS (SELECT 1 FROM silver.event_embeddings x WHERE x.model <> $1
-                           AND NOT EXISTS (SELECT 1 FROM silver.event_embeddings y WHERE y.event_id = x.event_id AND y.model = $1))) AS changed,
-              EXISTS (SELECT 1 FROM ops.jobs WHERE kind = 'reembed' AND status IN ('queued', 'running')) AS pending`,
+      `SELECT EXISTS (SELECT 1 FROM silver.facts WHERE embedding_model IS DISTINCT FROM $1 AND embedding_model IS NOT NULL AND retired_at IS NULL)
+              OR EXISTS (SELECT 1 FROM silver.event_embeddings x WHERE x.model <> $1
+                          AND NOT EXISTS (SELECT 1 FROM silver.event_embeddings y WHERE y.event_id = x.event_id AND y.model = $1)) AS changed`,
       [model],
-    )) as Array<{ changed: boolean; pending: boolean }>;
-    if (!row?.changed || row.pending) return null;
-    return (await this.enqueue(null, `embedding model is now ${model}`, null)).id;
-  }
-
-  private async enqueue(namespace: string | null, reason: string, createdBy: string | null): Promise<JobRow> {
-    const [row] = (await this.ds.query(`INSERT INTO ops.jobs (kind, namespace, reason, created_by) VALUES ('reembed', $1, $2, $3) RETURNING *`, [
-      namespace,
-      reason,
-      createdBy,
-    ])) as Array<Record<string, unknown>>;
-    await this.ds.query(`SELECT pg_notify('medallion_jobs', $1)`, [JSON.stringify({ id: row?.id })]);
-    return toJob(row as Record<string, unknown>);
+    )) as Array<{ changed: boolean }>;
+    if (!row?.changed || (await this.jobs.anyActive('reembed'))) return null;
+    const { job, created } = await this.jobs.enqueue({ kind: 'reembed', namespace: null, params: {}, reason: `embedding model is now ${model}` });
+    return created ? job.id : null;
   }
 
   /** Re-embeds what is not embedded by the current model; idempotent (a second run finds nothing to do). */

@@ -1,6 +1,7 @@
 import { DataSource } from 'typeorm';
 import { EventRepository } from '../bronze/event.repository';
 import { BronzeEvent } from '../bronze/event.types';
+import { retryDelaySql } from '../jobs/backoff';
 import { DeriveService } from './derive.service';
 import { ModelException } from './model.exception';
 import { LostClaimError, writePlan } from './silver-writer';
@@ -177,7 +178,7 @@ export class DeriveJob {
     await this.ds.transaction(async (em) => {
       const [row] = (await em.query(
         `UPDATE ops.derivation_queue SET status = 'failed', attempts = attempts + 1, last_error = $2,
-                available_at = now() + make_interval(secs => least($3 * power(2, attempts), 3600))
+                available_at = now() + ${retryDelaySql('attempts', '$3', '3600')}
           WHERE event_id = $1 RETURNING attempts, available_at`,
         [event.id, `${code}: ${message}`, this.settings.retryBaseSeconds],
       )) as [Array<{ attempts: number; available_at: Date }>, number];

@@ -5,7 +5,7 @@ import { RequestContext } from '../api/context';
 import { apiError } from '../api/errors';
 import { StorableTextArgs } from '../common/storable-args.middleware';
 import { JobChangedMessage } from '../infra/pubsub/topics';
-import { JobRow } from './pipeline.service';
+import { JobRow } from '../jobs/job';
 
 @ObjectType({ description: 'The derivation pipeline of a namespace.' })
 export class PipelineStatus {

@@ -4,6 +4,9 @@ import { Capability } from '../access/capability';
 import { AccessException, AccessExceptionCode } from '../access/access.exception';
 import { BronzeException, BronzeExceptionCode } from '../bronze/bronze.exception';
 import { isUuid } from '../common/ids';
+import { JobRow } from '../jobs/job';
+import { parsePayload } from '../jobs/job-kinds';
+import { JobRepository } from '../jobs/job.repository';
 
 export interface PipelineStatusRow {
   namespace: string;
@@ -13,39 +16,12 @@ export interface PipelineStatusRow {
   oldestPendingSeconds: number | null;
 }
 
-export interface JobRow {
-  id: string;
-  kind: string;
-  namespace: string | null;
-  status: string;
-  reason: string;
-  progressDone: number;
-  progressTotal: number | null;
-  message: string | null;
-  error: string | null;
-  createdAt: Date;
-  startedAt: Date | null;
-  finishedAt: Date | null;
-}
-
-export const toJob = (r: Record<string, unknown>): JobRow => ({
-  id: r.id as string,
-  kind: r.kind as string,
-  namespace: r.namespace as string | null,
-  status: r.status as string,
-  reason: r.reason as string,
-  progressDone: r.progress_done as number,
-  progressTotal: r.progress_total as number | null,
-  message: r.message as string | null,
-  error: r.error as string | null,
-  createdAt: r.created_at as Date,
-  startedAt: r.started_at as Date | null,
-  finishedAt: r.finished_at as Date | null,
-});
-
 /** Pipeline state and operator actions: status, dead-letter retries, rebuild jobs. */
 export class PipelineService {
-  constructor(private readonly ds: DataSource) {}
+  constructor(
+    private readonly ds: DataSource,
+    private readonly jobs: JobRepository,
+  ) {}
 
   async status(auth: AuthContext, namespace: string): Promise<PipelineStatusRow> {
     auth.require(Capability.READ, namespace);
@@ -84,12 +60,16 @@ export class PipelineService {
     if (reason.trim().length < 3)
       throw new BronzeException(BronzeExceptionCode.INVALID_ARGUMENT, 'reason is required: say why Silver is rebuilt (it is kept with the job)');
     if (from && to && from >= to) throw new BronzeException(BronzeExceptionCode.INVALID_ARGUMENT, 'from must be before to');
-    const [row] = (await this.ds.query(
-      `INSERT INTO ops.jobs (kind, namespace, params, reason, created_by) VALUES ('rebuild_silver', $1, $2, $3, $4) RETURNING *`,
-      [namespace, JSON.stringify({ from: from?.toISOString() ?? null, to: to?.toISOString() ?? null }), reason, principal.tokenId],
-    )) as Array<Record<string, unknown>>;
-    await this.ds.query(`SELECT pg_notify('medallion_jobs', $1)`, [JSON.stringify({ id: row?.id })]);
-    return toJob(row as Record<string, unknown>);
+    const window = { from: from?.toISOString() ?? null, to: to?.toISOString() ?? null };
+    const { job, created } = await this.jobs.enqueue({ kind: 'rebuild_silver', namespace, params: window, reason, createdBy: principal.tokenId });
+    const held = created ? window : parsePayload('rebuild_silver', await this.jobs.paramsOf(job.id));
+    if (held.from !== window.from || held.to !== window.to) {
+      throw new BronzeException(
+        BronzeExceptionCode.INVALID_ARGUMENT,
+        `a rebuild of ${namespace} over another window is already ${job.status} (job ${job.id}): wait for it to finish (jobProgress), then request this one`,
+      );
+    }
+    return job;
   }
 
   /**
@@ -101,13 +81,9 @@ export class PipelineService {
     if (!namespace && !principal.grants.some((g) => g.namespacePattern === '*' && g.capabilities.includes(Capability.ADMIN))) {
       throw new AccessException(AccessExceptionCode.FORBIDDEN, 'rebuilding the whole graph needs "admin" on "*"; pass a namespace to rebuild one');
     }
-    const [row] = (await this.ds.query(`INSERT INTO ops.jobs (kind, namespace, reason, created_by) VALUES ('rebuild_graph', $1, $2, $3) RETURNING *`, [
-      namespace,
-      reason?.trim() || 'graph rebuild requested',
-      principal.tokenId,
-    ])) as Array<Record<string, unknown>>;
-    await this.ds.query(`SELECT pg_notify('medallion_jobs', $1)`, [JSON.stringify({ id: row?.id })]);
-    return toJob(row as Record<string, unknown>);
+    const reasonText = reason?.trim() || 'graph rebuild requested';
+    // One already queued or running for the namespace does the same: it is returned instead.
+    return (await this.jobs.enqueue({ kind: 'rebuild_graph', namespace, params: {}, reason: reasonText, createdBy: principal.tokenId })).job;
   }
 
   async job(auth: AuthContext, id: string): Promise<JobRow | null> {
@@ -119,8 +95,6 @@ export class PipelineService {
   }
 
   async jobById(id: string): Promise<JobRow | null> {
-    if (!isUuid(id)) return null;
-    const rows: Array<Record<string, unknown>> = await this.ds.query(`SELECT * FROM ops.jobs WHERE id = $1`, [id]);
-    return rows[0] ? toJob(rows[0]) : null;
+    return isUuid(id) ? this.jobs.byId(id) : null;
   }
 }

@@ -1,0 +1,26 @@
+import { GraphRebuildService } from '../graph/graph-rebuild.service';
+import { graphRebuildJob } from '../graph/graph-rebuild.job';
+import { reembedJob } from '../graph/reembed.job';
+import { ReembedService } from '../graph/reembed.service';
+import { Sql } from '../infra/postgres/sql';
+import { silverRebuildJob } from '../silver/rebuild.job';
+import { RebuildRepository } from '../silver/rebuild.repository';
+import { JobHandlers } from './job-handler';
+import { JobPayloads } from './job-kinds';
+
+export interface JobDependencies {
+  sql: Sql;
+  graph: GraphRebuildService;
+  reembed: ReembedService;
+  /** How often a job that waits on other workers (a Silver rebuild) looks again. */
+  pollMs: number;
+}
+
+/** The handler of every job kind (JobPayloads): register a new kind's handler here. */
+export function jobHandlers(d: JobDependencies): JobHandlers<JobPayloads> {
+  return {
+    rebuild_silver: silverRebuildJob(d.sql, new RebuildRepository(d.sql), { checkEveryMs: d.pollMs }),
+    rebuild_graph: graphRebuildJob(d.graph),
+    reembed: reembedJob(d.reembed),
+  };
+}
