@@ -1,4 +1,4 @@
-import { Client, InsufficientScopeError, SdkHttpError, StreamableHTTPClientTransport, Tool } from '@modelcontextprotocol/client';
+import { Client, InsufficientScopeError, SdkHttpError, StreamableHTTPClientTransport, Tool, UnauthorizedError } from '@modelcontextprotocol/client';
 import { CallToolResult, Server } from '@modelcontextprotocol/server';
 import { serveStdio, StdioServerHandle } from '@modelcontextprotocol/server/stdio';
 import { MCP_SERVER_INFO } from './mcp-server';
@@ -20,8 +20,9 @@ export class McpStdioError extends Error {
   }
 }
 
-function statusOf(err: unknown): number | undefined {
-  return err instanceof SdkHttpError ? err.status : undefined;
+/** A 401 from the service: the SDK reports it as UnauthorizedError (token-only auth provider) or SdkHttpError. */
+function isUnauthorized(err: unknown): boolean {
+  return err instanceof UnauthorizedError || (err instanceof SdkHttpError && err.status === 401);
 }
 
 /** Why fetch could not reach the service (ECONNREFUSED, ENOTFOUND, ...), if that is what failed. */
@@ -40,7 +41,7 @@ function forwardedError(err: unknown): CallToolResult {
     const scope = err.requiredScope ? ` (needs "${err.requiredScope}")` : '';
     return errorResult('FORBIDDEN', `${err.errorDescription ?? 'the token lacks the capability this call needs'}${scope}`);
   }
-  if (statusOf(err) === 401) return errorResult('UNAUTHENTICATED', 'the service refused MEDALLION_TOKEN: it is missing, invalid, revoked or expired');
+  if (isUnauthorized(err)) return errorResult('UNAUTHENTICATED', 'the service refused MEDALLION_TOKEN: it is missing, invalid, revoked or expired');
   throw err;
 }
 
@@ -60,7 +61,7 @@ export async function runMcpStdio(opts: McpStdioOptions): Promise<StdioServerHan
   } catch (err) {
     const code = unreachable(err);
     if (code) throw new McpStdioError(`cannot reach the service at ${endpoint.href} (${code}): start it (npm start) or pass --url`);
-    if (statusOf(err) === 401) throw new McpStdioError(`the service at ${endpoint.href} refused MEDALLION_TOKEN (401): set a valid, unrevoked API token`);
+    if (isUnauthorized(err)) throw new McpStdioError(`the service at ${endpoint.href} refused MEDALLION_TOKEN (401): set a valid, unrevoked API token`);
     throw new McpStdioError(`connecting to ${endpoint.href} failed: ${err instanceof Error ? err.message : String(err)}`);
   }
   const outputSchemas = new Map(tools.map((t) => [t.name, t.outputSchema as Record<string, unknown> | undefined]));

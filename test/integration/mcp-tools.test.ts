@@ -50,13 +50,13 @@ describe('MCP tools over Streamable HTTP: the same services, limits and errors a
           })
         ).pipelineStatus.pending === 0,
       'derivation',
-      60_000,
+      90_000,
     );
     await eventually(
       async () =>
         (await pg.query<{ n: number }>(`SELECT count(*)::int AS n FROM ops.outbox WHERE processed_at IS NULL AND namespace = $1`, [ns])).rows[0]?.n === 0,
       'the outbox to drain',
-      30_000,
+      90_000,
     );
   };
 
