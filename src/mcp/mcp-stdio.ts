@@ -27,12 +27,17 @@ function isUnauthorized(err: unknown): boolean {
 
 /** Why fetch could not reach the service (ECONNREFUSED, ENOTFOUND, ...), if that is what failed. */
 function unreachable(err: unknown): string | undefined {
-  for (let e: unknown = err, hops = 0; e instanceof Error && hops < 5; e = (e as { cause?: unknown }).cause, hops++) {
+  let fetchFailed = false;
+  let detail: string | undefined;
+  // The SDK wraps fetch's TypeError in `data.cause`; fetch wraps the socket error in `cause`.
+  for (let e: unknown = err, hops = 0; e instanceof Error && hops < 6; hops++) {
     const code = (e as { code?: unknown }).code;
     if (typeof code === 'string' && /^E[A-Z]+$/.test(code)) return code;
-    if (e.name === 'TypeError' && /fetch failed/.test(e.message)) continue;
+    if (e.name === 'TypeError' && /fetch failed/.test(e.message)) fetchFailed = true;
+    else if (fetchFailed) detail ??= e.message;
+    e = (e as { cause?: unknown }).cause ?? (e as { data?: { cause?: unknown } }).data?.cause;
   }
-  return undefined;
+  return fetchFailed ? (detail ?? 'fetch failed') : undefined;
 }
 
 /** Turns a refused forwarded call into the tool error the model reads (stdio has no HTTP status). */

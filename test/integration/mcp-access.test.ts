@@ -111,12 +111,19 @@ describe('MCP access: bearer tokens per request, capabilities as scopes, namespa
       // A search in its own namespace never shows the neighbour's memory.
       const own = await client.callTool({ name: 'add_memory', arguments: { namespace: mine, key: 'own', messages: [{ content: 'Atlantis is a myth' }] } });
       expect(dataOf<{ results: Array<{ status: string }> }>(own).results[0]?.status).toBe('CREATED');
-      const hits = await eventually(async () => {
-        const h = dataOf<{ hits: Array<{ fact: { namespace: string } | null; event: { namespace: string; content: string } | null }> }>(
-          await client.callTool({ name: 'search_memory', arguments: { namespace: mine, query: 'Atlantis' } }),
-        ).hits;
-        return h.length > 0 ? h : undefined;
-      }, 'own event searchable');
+      let last = '';
+      const hits = await eventually(
+        async () => {
+          const r = await client.callTool({ name: 'search_memory', arguments: { namespace: mine, query: 'Atlantis' } });
+          last = JSON.stringify(r);
+          const h = dataOf<{ hits: Array<{ fact: { namespace: string } | null; event: { namespace: string; content: string } | null }> }>(r).hits;
+          return h.length > 0 ? h : undefined;
+        },
+        'own event searchable',
+        60_000,
+      ).catch((err: unknown) => {
+        throw new Error(`${String(err)}; last answer: ${last}`);
+      });
       expect(hits.every((h) => (h.fact ?? h.event)?.namespace === mine)).toBe(true);
     } finally {
       await client.close();

@@ -1,5 +1,6 @@
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
+import net from 'node:net';
 import path from 'node:path';
 import { Client } from '@modelcontextprotocol/client';
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
@@ -100,8 +101,14 @@ describe('medallion mcp: a stdio MCP server for desktop clients, forwarding to t
     expect(refused.code).toBe(1);
     expect(refused.stderr).toMatch(/refused MEDALLION_TOKEN \(401\)/);
 
-    const down = await runToExit({ MEDALLION_TOKEN: 'mm_any' }, ['--url', 'http://127.0.0.1:9']);
+    const closed = await new Promise<number>((resolve) => {
+      const probe = net.createServer().listen(0, '127.0.0.1', () => {
+        const { port } = probe.address() as net.AddressInfo;
+        probe.close(() => resolve(port));
+      });
+    });
+    const down = await runToExit({ MEDALLION_TOKEN: 'mm_any' }, ['--url', `http://127.0.0.1:${closed}`]);
     expect(down.code).toBe(1);
-    expect(down.stderr).toMatch(/cannot reach the service at http:\/\/127\.0\.0\.1:9\/mcp/);
+    expect(down.stderr).toContain(`cannot reach the service at http://127.0.0.1:${closed}/mcp (ECONNREFUSED): start it (npm start) or pass --url`);
   });
 });
