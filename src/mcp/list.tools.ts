@@ -40,7 +40,7 @@ export function listFactsTool(maxPageSize: number): McpTool {
     capability: Capability.LIST,
     namespaced: true,
     description:
-      'The facts of a namespace, newest knowledge first, filtered and paged. Without asOf: what is believed true now; with asOf: what was true in the world at that time. Needs the "list" capability on the namespace.',
+      'The facts of a namespace in the order they were learnt (oldest first), filtered and paged. Without asOf: what is believed true now; with asOf: what was true in the world at that time. Needs the "list" capability on the namespace.',
     input: z.object({
       namespace: namespaceArg,
       factTypes: z.array(z.string()).optional().describe('Only these fact types (preference, attribute, relationship, event, plan, ...).'),
