@@ -258,6 +258,7 @@ export async function startApp(
           maxRequestBytes: config.limits.maxRequestBytes,
         },
         authRecheckMs: config.authRecheckMs,
+        mcp: { maxPageSize: config.limits.maxPageSize, maxBatchSize: config.limits.maxBatchSize },
         health: [
           { name: 'postgres', check: async () => void (await ds.query('SELECT 1')) },
           { name: 'neo4j', check: () => pingNeo4j(driver) },
@@ -265,7 +266,7 @@ export async function startApp(
         log: { info: (m) => log.info(m), error: (m, err) => log.error({ err }, m), warn: (fields, m) => log.warn(fields, m) },
       });
       cleanups.push(() => (httpHandle as HttpServerHandle).close());
-      log.info({ url: `${httpHandle.url}/graphql`, graphiql: `${httpHandle.url}/graphiql` }, 'serving GraphQL');
+      log.info({ url: `${httpHandle.url}/graphql`, graphiql: `${httpHandle.url}/graphiql`, mcp: `${httpHandle.url}/mcp` }, 'serving GraphQL and MCP');
     }
 
     return {

@@ -8,6 +8,7 @@ import { ConfigError, loadConfig } from './common/config';
 import { createLogger } from './common/logger';
 import { printAppSchema } from './api/schema';
 import { CliError, ImportCommandOptions, runImportCommand } from './bronze/import.command';
+import { McpStdioError, runMcpStdio } from './mcp/mcp-stdio';
 
 const program = new Command().name('medallion').description('Medallion memory service: Bronze events, Silver facts, Gold graph, one GraphQL API');
 
@@ -79,8 +80,23 @@ program
     process.exitCode = await runImportCommand(loadConfig(), file, o);
   });
 
+program
+  .command('mcp')
+  .description('serve MCP on stdin/stdout for a desktop MCP client, forwarding to a running service; the API token comes from MEDALLION_TOKEN')
+  .option('--url <url>', 'service URL', `http://127.0.0.1:${process.env.PORT ?? 4000}`)
+  .action(async (o: { url: string }) => {
+    const token = loadConfig().cliToken;
+    if (!token) throw new CliError("MEDALLION_TOKEN is not set: put an API token (createToken, with the capabilities the agent needs) in the MCP client's env");
+    const handle = await runMcpStdio({ url: o.url, token, log: (m) => process.stderr.write(`${m}\n`) });
+    const stop = () => void handle.close().finally(() => process.exit(0));
+    process.once('SIGINT', stop);
+    process.once('SIGTERM', stop);
+    // The client closing stdin ends the session (the MCP stdio binding's rule).
+    process.stdin.once('end', stop);
+  });
+
 program.parseAsync(process.argv).catch((err: unknown) => {
-  if (err instanceof ConfigError || err instanceof CliError) process.stderr.write(`${err.message}\n`);
+  if (err instanceof ConfigError || err instanceof CliError || err instanceof McpStdioError) process.stderr.write(`${err.message}\n`);
   else process.stderr.write(`${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
   process.exit(1);
 });

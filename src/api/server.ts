@@ -9,6 +9,8 @@ import { ExecutionArgs, GraphQLError, GraphQLSchema, validate } from 'graphql';
 import { useServer } from 'graphql-ws/use/ws';
 import { WebSocketServer } from 'ws';
 import { AuthContext } from '../access/auth-context';
+import { mcpHttpRouter } from '../mcp/mcp-http';
+import { McpLimits } from '../mcp/tool-kit';
 import { exploreArgumentError } from '../graph/explore/explore.args';
 import { contextFor, createLoaders, recheckingAuth, RequestContext, Services } from './context';
 import { formatApiError } from './errors';
@@ -35,6 +37,8 @@ export interface HttpServerDeps {
   /** How long a subscription may deliver on grants it has not re-checked. */
   authRecheckMs: number;
   health: readonly HealthCheck[];
+  /** Serve MCP (Streamable HTTP) at /mcp with these limits (the GraphQL API's). */
+  mcp?: McpLimits;
   log: { info(msg: string): void; error(msg: string, err?: unknown): void; warn?: TransportLog };
 }
 
@@ -200,6 +204,16 @@ export async function startHttpServer(deps: HttpServerDeps): Promise<HttpServerH
       context: async ({ res }) => contextFor(deps.services, res.locals.auth as AuthContext),
     }),
   );
+  const mcp = deps.mcp
+    ? mcpHttpRouter({
+        services: deps.services,
+        limits: deps.mcp,
+        log: (m, e) => deps.log.error(m, e),
+        bindHost: deps.host,
+        maxRequestBytes: deps.limits.maxRequestBytes,
+      })
+    : undefined;
+  if (mcp) app.use('/mcp', mcp.router);
   app.use(notFound);
   app.use(jsonErrorHandler(deps.limits.maxRequestBytes, warn));
 
@@ -212,6 +226,7 @@ export async function startHttpServer(deps: HttpServerDeps): Promise<HttpServerH
     url: `http://${deps.host}:${port}`,
     port,
     async close() {
+      await mcp?.close();
       await apollo.stop();
     },
   };

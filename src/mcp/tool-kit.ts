@@ -1,0 +1,184 @@
+import type { CallToolResult, McpServer, ScopeChallengeHandler, StandardSchemaWithJSON, ToolAnnotations } from '@modelcontextprotocol/server';
+import { z } from 'zod';
+import { AuthContext } from '../access/auth-context';
+import { Capability, capabilityGrants } from '../access/capability';
+import { RequestContext } from '../api/context';
+import { apiCodeOf, ApiErrorCode } from '../api/errors';
+import { requireStorableArgs } from '../common/input';
+
+/** The limits a tool shares with the GraphQL API (config.ts): advertised in schemas, enforced by the services. */
+export interface McpLimits {
+  readonly maxPageSize: number;
+  readonly maxBatchSize: number;
+}
+
+/** What one tool call runs with: the caller, a fresh per-call request context (loaders), the limits. */
+export interface ToolScope {
+  readonly auth: AuthContext;
+  readonly ctx: RequestContext;
+  readonly limits: McpLimits;
+  readonly log: (msg: string, err: unknown) => void;
+}
+
+/** A tool's answer: text for the model, `data` as structuredContent (matching the tool's output schema). */
+export interface ToolAnswer {
+  readonly text: string;
+  readonly data: Record<string, unknown>;
+}
+
+/**
+ * One MCP tool over the same services as the GraphQL resolvers. `capability` is checked on the
+ * `namespace` argument before the call runs (a 403 scope challenge over HTTP); tools that take an
+ * id instead (`namespaced: false`) find the namespace from the row, and a row outside the caller's
+ * grants looks missing, as in GraphQL.
+ */
+export interface ToolDefinition<S extends z.ZodObject> {
+  readonly name: string;
+  readonly title: string;
+  readonly capability: Capability;
+  readonly namespaced: boolean;
+  readonly description: string;
+  readonly input: S;
+  readonly output: z.ZodObject;
+  readonly annotations: ToolAnnotations;
+  /** false for tools that check each item themselves (ingest), as the GraphQL middleware does. */
+  readonly checkStorableText?: boolean;
+  run(scope: ToolScope, args: z.output<S>): Promise<ToolAnswer>;
+}
+
+/** A tool with its argument type erased, ready to register on a server for one caller. */
+export interface McpTool {
+  readonly name: string;
+  readonly capability: Capability;
+  readonly namespaced: boolean;
+  register(server: McpServer, scope: () => ToolScope): void;
+}
+
+/** Arguments after the schema check: the parsed value, or why it was refused (answered BAD_USER_INPUT by the tool). */
+export type Checked<T> = { readonly ok: true; readonly args: T } | { readonly ok: false; readonly message: string };
+
+/**
+ * The tool's zod schema as the SDK wants it, except that a value the schema refuses still reaches
+ * the tool (as `{ ok: false }`), so that it is answered with the same BAD_USER_INPUT code and
+ * structured error as every other refusal instead of the SDK's code-less text.
+ */
+export function checkedArgs<S extends z.ZodObject>(tool: string, schema: S): StandardSchemaWithJSON<z.input<S>, Checked<z.output<S>>> {
+  const target = (t: string): 'draft-2020-12' | 'draft-07' => (t === 'draft-07' ? 'draft-07' : 'draft-2020-12');
+  return {
+    '~standard': {
+      version: 1,
+      vendor: 'medallion',
+      validate: (value: unknown) => {
+        const parsed = schema.safeParse(value);
+        if (parsed.success) return { value: { ok: true, args: parsed.data } };
+        const problems = parsed.error.issues.map((i) => `${i.path.length > 0 ? i.path.join('.') : 'arguments'}: ${i.message}`);
+        return { value: { ok: false, message: `invalid arguments for ${tool}: ${problems.join('; ')}` } };
+      },
+      jsonSchema: {
+        input: (o) => z.toJSONSchema(schema, { target: target(o.target), io: 'input' }) as Record<string, unknown>,
+        output: (o) => z.toJSONSchema(schema, { target: target(o.target), io: 'output' }) as Record<string, unknown>,
+      },
+    },
+  };
+}
+
+/** A tool error the model reads: `CODE: message` as text, `{ error: { code, message, reason } }` as structuredContent. */
+export function errorResult(code: ApiErrorCode, message: string, reason?: string): CallToolResult {
+  return {
+    isError: true,
+    content: [{ type: 'text', text: `${code}: ${message}` }],
+    structuredContent: { error: { code, message, ...(reason ? { reason } : {}) } },
+  };
+}
+
+/** A refusal a tool makes itself, where GraphQL answers null (e.g. an id that is missing or outside the grants). */
+export class ToolRefusal extends Error {
+  constructor(
+    readonly code: ApiErrorCode,
+    message: string,
+  ) {
+    super(message);
+    this.name = 'ToolRefusal';
+  }
+}
+
+/** The GraphQL API's mapping (api/errors.ts) for a tool: domain codes and messages; anything else is logged and hidden. */
+export function toolErrorOf(err: unknown, log: (msg: string, err: unknown) => void): CallToolResult {
+  if (err instanceof ToolRefusal) return errorResult(err.code, err.message);
+  const mapped = apiCodeOf(err);
+  if (mapped) return errorResult(mapped.code, (err as Error).message, mapped.reason);
+  log('unexpected error in an MCP tool', err);
+  return errorResult('INTERNAL_SERVER_ERROR', 'internal error: the service logged the details');
+}
+
+/** Whether any grant of the caller holds `capability` (on some namespace). */
+export function holdsAnywhere(auth: AuthContext, capability: Capability): boolean {
+  return auth.principal?.grants.some((g) => g.capabilities.some((c) => capabilityGrants(c, capability))) ?? false;
+}
+
+/** RFC 6750 error-description characters only (printable ASCII without `"` and `\`). */
+function challengeText(s: string): string {
+  return s.replace(/["\\]/g, "'").replace(/[^\u0020-\u007e]/g, '?');
+}
+
+/**
+ * The MCP authorization spec's answer to a token that lacks what the call needs: HTTP 403 with
+ * `WWW-Authenticate: Bearer error="insufficient_scope", scope="<capability>"` before the tool runs.
+ * Capabilities are the scopes; the description names the namespace, which a scope cannot.
+ */
+export function capabilityChallenge(def: { name: string; capability: Capability; namespaced: boolean }, auth: () => AuthContext): ScopeChallengeHandler {
+  return ({ request }) => {
+    const a = auth();
+    const params = request.params as { arguments?: { namespace?: unknown } } | undefined;
+    const namespace = params?.arguments?.namespace;
+    if (def.namespaced && typeof namespace === 'string') {
+      if (a.can(def.capability, namespace)) return undefined;
+      return {
+        scopes: [def.capability],
+        errorDescription: challengeText(
+          `token ${a.principal?.name ?? ''} lacks the ${def.capability} capability on namespace ${namespace} (${def.name}); ask an admin for a grant`,
+        ),
+      };
+    }
+    if (holdsAnywhere(a, def.capability)) return undefined;
+    return {
+      scopes: [def.capability],
+      errorDescription: challengeText(
+        `token ${a.principal?.name ?? ''} holds the ${def.capability} capability on no namespace (${def.name}); ask an admin for a grant`,
+      ),
+    };
+  };
+}
+
+/** Builds the registrable tool: schema check, storable-text check, the run, and the error mapping. */
+export function defineTool<S extends z.ZodObject>(def: ToolDefinition<S>): McpTool {
+  return {
+    name: def.name,
+    capability: def.capability,
+    namespaced: def.namespaced,
+    register(server, scope) {
+      server.registerTool(
+        def.name,
+        {
+          title: def.title,
+          description: def.description,
+          inputSchema: checkedArgs(def.name, def.input),
+          outputSchema: def.output,
+          annotations: def.annotations,
+          scopeChallenge: capabilityChallenge(def, () => scope().auth),
+        },
+        async (checked): Promise<CallToolResult> => {
+          if (!checked.ok) return errorResult('BAD_USER_INPUT', checked.message, 'INVALID_ARGUMENT');
+          const s = scope();
+          try {
+            if (def.checkStorableText !== false) requireStorableArgs(checked.args as Record<string, unknown>);
+            const answer = await def.run(s, checked.args);
+            return { content: [{ type: 'text', text: answer.text }], structuredContent: answer.data };
+          } catch (err) {
+            return toolErrorOf(err, s.log);
+          }
+        },
+      );
+    },
+  };
+}

@@ -1,0 +1,42 @@
+import { CallToolResult, Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
+
+export type Era = 'modern' | 'legacy';
+
+/**
+ * The SDK's own client over real HTTP to the running service's /mcp. `modern` negotiates the
+ * 2026-07-28 revision (server/discover); `legacy` is the 2025 initialize handshake most desktop
+ * clients still speak.
+ */
+export async function mcpClient(url: string, token: string | undefined, era: Era = 'modern'): Promise<Client> {
+  const client = new Client({ name: 'medallion-test', version: '1.0.0' }, era === 'modern' ? { versionNegotiation: { mode: 'auto' } } : {});
+  await client.connect(new StreamableHTTPClientTransport(new URL('/mcp', url), token ? { authProvider: { token: async () => token } } : {}));
+  return client;
+}
+
+/** The text of a tool result (all its text blocks). */
+export function textOf(r: CallToolResult): string {
+  return r.content
+    .filter((c): c is Extract<typeof c, { type: 'text' }> => c.type === 'text')
+    .map((c) => c.text)
+    .join('\n');
+}
+
+/** structuredContent, typed by the caller. */
+export function dataOf<T>(r: CallToolResult): T {
+  return r.structuredContent as T;
+}
+
+/** The `{ code, message }` of a tool error (isError results carry it in structuredContent). */
+export function errorOf(r: CallToolResult): { code: string; message: string; reason?: string } {
+  if (!r.isError) throw new Error(`expected a tool error, got: ${textOf(r)}`);
+  return (r.structuredContent as { error: { code: string; message: string; reason?: string } }).error;
+}
+
+/** A raw JSON-RPC POST to /mcp (2025 style), for asserting HTTP statuses and headers. */
+export async function rawMcpPost(url: string, body: unknown, headers: Record<string, string> = {}): Promise<Response> {
+  return fetch(new URL('/mcp', url), {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...headers },
+    body: JSON.stringify(body),
+  });
+}
