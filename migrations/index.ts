@@ -5,6 +5,7 @@ import { CreateSilver1764400000003 } from './1764400000003-create-silver';
 import { PartitionRace1764400000004 } from './1764400000004-partition-race';
 import { BronzeOwnerPath1764400000005 } from './1764400000005-bronze-owner-path';
 import { EventEmbeddings1764400000010 } from './1764400000010-event-embeddings';
+import { FactLineageAndRunProvenance1764400000030 } from './1764400000030-fact-lineage-and-run-provenance';
 
 /** Every migration, oldest first. Listed explicitly so no glob depends on the build layout. */
 export const migrations = [
@@ -15,4 +16,5 @@ export const migrations = [
   PartitionRace1764400000004,
   BronzeOwnerPath1764400000005,
   EventEmbeddings1764400000010,
+  FactLineageAndRunProvenance1764400000030,
 ];

@@ -61,7 +61,15 @@ export class DeriveService {
   ) {}
 
   get modelNames(): DerivationPlan['models'] {
-    return { extraction: this.models.extractor.model, judge: this.models.judge.model, embedding: this.models.embedder.model };
+    const { extractor, judge, embedder } = this.models;
+    return {
+      extraction: extractor.model,
+      judge: judge.model,
+      embedding: embedder.model,
+      extractor: extractor.provenance?.adapter ?? extractor.model,
+      extractionPrompt: extractor.provenance?.promptVersion ?? null,
+      judgePrompt: judge.provenance?.promptVersion ?? null,
+    };
   }
 
   async plan(namespace: string, events: readonly BronzeEvent[]): Promise<DerivationPlan> {

@@ -63,6 +63,9 @@ const RULE: Expr = {
 // ---------------------------------------------------------------------------------------------
 // TypeScript
 
+/** Callers from GraphQL may pass an absent asOf as undefined: it means "now", as null does. */
+const normalise = (v: Visibility): Visibility => ({ asOf: v.asOf ?? null, includeRetired: v.includeRetired === true });
+
 function evaluate(e: Expr, row: TemporalRow, v: Visibility): boolean {
   switch (e.op) {
     case 'and':
@@ -90,7 +93,7 @@ function evaluate(e: Expr, row: TemporalRow, v: Visibility): boolean {
 
 /** The rule on a row in memory (a fact or relationship read from Postgres). */
 export function isVisible(row: TemporalRow, v: Visibility): boolean {
-  return evaluate(RULE, row, v);
+  return evaluate(RULE, row, normalise(v));
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -184,7 +187,8 @@ const SQL_COLUMNS: Record<Field, string> = { validFrom: 'valid_from', validTo: '
  * The rule as a SQL boolean over the table alias `alias` (`silver.facts f` → 'f'). `asOf`, when
  * set, is appended to `params` and referenced by its position; nothing else is a parameter.
  */
-export function visibleSql(alias: string, v: Visibility, params: unknown[]): string {
+export function visibleSql(alias: string, scope: Visibility, params: unknown[]): string {
+  const v = normalise(scope);
   let placeholder = '';
   if (v.asOf !== null) {
     params.push(v.asOf);

@@ -105,6 +105,8 @@ describe('visibility: one rule, the same answers in SQL, Cypher and TypeScript',
       'f.valid_from <= $2::timestamptz AND (f.valid_to IS NULL OR $2::timestamptz < f.valid_to) AND f.retired_at IS NULL',
     );
     expect(params).toEqual(['ns', t('2026-01-01')]);
+    // GraphQL resolvers pass an absent asOf as undefined: the same as null.
+    expect(visibleSql('f', { asOf: undefined as unknown as null, includeRetired: false }, [])).toBe('f.valid_to IS NULL AND f.retired_at IS NULL');
     expect(() => visibleSql('f; DROP TABLE x', { asOf: null, includeRetired: false }, [])).toThrow(/not an identifier/);
     expect(() => visibleCypher('x) DETACH DELETE (x')).toThrow(/not an identifier/);
   });
