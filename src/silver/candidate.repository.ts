@@ -36,6 +36,9 @@ export function nameKey(name: string): string {
     .trim();
 }
 
+/** What planning reads of the current Silver state: the repository, or an in-memory fake in service tests. */
+export type CandidateReader = Pick<CandidateRepository, 'entitiesByKeys' | 'candidates'>;
+
 /** A real[] column as numbers (pg parses float4 arrays into numbers). */
 const numbersOrNull = (r: SqlRow, name: string): number[] | null => {
   const v = r[name];
