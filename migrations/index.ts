@@ -6,6 +6,7 @@ import { PartitionRace1764400000004 } from './1764400000004-partition-race';
 import { BronzeOwnerPath1764400000005 } from './1764400000005-bronze-owner-path';
 import { EventEmbeddings1764400000010 } from './1764400000010-event-embeddings';
 import { JobKernel1764400000020 } from './1764400000020-job-kernel';
+import { FactLineageAndRunProvenance1764400000030 } from './1764400000030-fact-lineage-and-run-provenance';
 
 /** Every migration, oldest first. Listed explicitly so no glob depends on the build layout. */
 export const migrations = [
@@ -17,4 +18,5 @@ export const migrations = [
   BronzeOwnerPath1764400000005,
   EventEmbeddings1764400000010,
   JobKernel1764400000020,
+  FactLineageAndRunProvenance1764400000030,
 ];

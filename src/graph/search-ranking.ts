@@ -1,4 +1,5 @@
 import { Fact } from '../silver/silver.types';
+import { isVisible } from '../silver/visibility';
 import { ScoredId } from './cypher/search-facts';
 
 /**
@@ -160,20 +161,13 @@ export interface SearchFilterInput {
 
 /**
  * The same filter search applies in Cypher, on a Postgres row: hits are re-checked against the
- * current Silver state, which may be ahead of the projection. Without asOf: current facts (not
- * superseded: validTo null, not retired) unless includeSuperseded. With asOf T: facts true in the
- * world at T (validFrom <= T < validTo) and still believed (retiredAt null) unless includeSuperseded.
+ * current Silver state, which may be ahead of the projection. Visibility (current, asOf,
+ * includeSuperseded) is the shared rule of src/silver/visibility.ts.
  */
 export function matchesSearchFilter(f: Fact, namespace: string, filter: SearchFilterInput, asOf: Date | null): boolean {
   if (f.namespace !== namespace) return false;
   if (filter.factTypes && filter.factTypes.length > 0 && !filter.factTypes.includes(f.factType)) return false;
   if (filter.entityId && f.subjectEntityId !== filter.entityId && f.objectEntityId !== filter.entityId) return false;
   if (filter.minImportance !== null && filter.minImportance !== undefined && !(f.importance >= filter.minImportance)) return false;
-  const includeSuperseded = filter.includeSuperseded ?? false;
-  if (asOf) {
-    if (f.validFrom.getTime() > asOf.getTime()) return false;
-    if (f.validTo && f.validTo.getTime() <= asOf.getTime()) return false;
-    return includeSuperseded || f.retiredAt === null;
-  }
-  return includeSuperseded || (f.validTo === null && f.retiredAt === null);
+  return isVisible(f, { asOf, includeRetired: filter.includeSuperseded ?? false });
 }

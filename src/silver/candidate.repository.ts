@@ -1,4 +1,6 @@
 import { DataSource } from 'typeorm';
+import { col, Sql, SqlRow } from '../infra/postgres/sql';
+import { CURRENT, visibleSql } from './visibility';
 
 export interface ExistingEntity {
   id: string;
@@ -34,26 +36,48 @@ export function nameKey(name: string): string {
     .trim();
 }
 
+/** What planning reads of the current Silver state: the repository, or an in-memory fake in service tests. */
+export type CandidateReader = Pick<CandidateRepository, 'entitiesByKeys' | 'candidates'>;
+
+/** A real[] column as numbers (pg parses float4 arrays into numbers). */
+const numbersOrNull = (r: SqlRow, name: string): number[] | null => {
+  const v = r[name];
+  if (v === null || v === undefined) return null;
+  if (!Array.isArray(v) || !v.every((x) => typeof x === 'number')) throw new Error(`column ${name}: expected real[]`);
+  return v as number[];
+};
+
 /** Reads the current Silver state a micro-batch is judged against. */
 export class CandidateRepository {
-  constructor(private readonly ds: DataSource) {}
+  private readonly sql: Sql;
+
+  constructor(ds: DataSource) {
+    this.sql = Sql.of(ds);
+  }
 
   /** Live entities of the namespace whose name or an alias has one of these keys. */
   async entitiesByKeys(namespace: string, keys: string[]): Promise<ExistingEntity[]> {
     if (keys.length === 0) return [];
-    const rows: Array<{ id: string; type: string; name: string; name_key: string; aliases: string[]; alias_keys: string[] }> = await this.ds.query(
+    return this.sql.rows(
       `SELECT id, type, name, name_key, aliases, alias_keys FROM silver.entities
         WHERE namespace = $1 AND retired_at IS NULL AND (name_key = ANY($2::text[]) OR alias_keys && $2::text[])
         ORDER BY recorded_at, id`,
       [namespace, keys],
+      (r) => ({
+        id: col.string(r, 'id'),
+        type: col.string(r, 'type'),
+        name: col.string(r, 'name'),
+        nameKey: col.string(r, 'name_key'),
+        aliases: col.strings(r, 'aliases'),
+        aliasKeys: col.strings(r, 'alias_keys'),
+      }),
     );
-    return rows.map((r) => ({ id: r.id, type: r.type, name: r.name, nameKey: r.name_key, aliases: r.aliases, aliasKeys: r.alias_keys }));
   }
 
   /**
-   * Current facts (not retired, not superseded) that each query fact may conflict with: same
-   * subject entity, or a statement similar by trigram (pg_trgm's `%`, threshold set per call).
-   * One round trip for the whole batch; at most `limit` per query fact.
+   * Current facts (the visibility rule with no asOf: not retired, not superseded) that each query
+   * fact may conflict with: same subject entity, or a statement similar by trigram (pg_trgm's
+   * `%`, threshold set per call). One round trip for the whole batch; at most `limit` per query fact.
    */
   async candidates(
     namespace: string,
@@ -62,9 +86,9 @@ export class CandidateRepository {
     trigramThreshold: number,
   ): Promise<CandidateFactRow[]> {
     if (queries.length === 0) return [];
-    const rows: Array<Record<string, unknown>> = await this.ds.transaction(async (em) => {
-      await em.query(`SELECT set_config('pg_trgm.similarity_threshold', $1, true)`, [String(trigramThreshold)]);
-      return em.query(
+    const rows = await this.sql.transaction(async (tx) => {
+      await tx.execute(`SELECT set_config('pg_trgm.similarity_threshold', $1, true)`, [String(trigramThreshold)]);
+      return tx.rows(
         `WITH q AS (
            SELECT * FROM unnest($2::int[], $3::uuid[], $4::text[], $5::text[]) AS q(idx, subject, predicate, statement)
          )
@@ -76,7 +100,7 @@ export class CandidateRepository {
            CROSS JOIN LATERAL (
              SELECT c.*, similarity(c.statement, q.statement) AS trgm
                FROM silver.facts c
-              WHERE c.namespace = $1 AND c.retired_at IS NULL AND c.valid_to IS NULL
+              WHERE c.namespace = $1 AND ${visibleSql('c', CURRENT, [])}
                 AND ((q.subject IS NOT NULL AND c.subject_entity_id = q.subject) OR c.statement % q.statement)
               ORDER BY (q.subject IS NOT NULL AND c.subject_entity_id = q.subject AND c.predicate IS NOT DISTINCT FROM q.predicate) DESC,
                        similarity(c.statement, q.statement) DESC, c.id
@@ -91,24 +115,25 @@ export class CandidateRepository {
           queries.map((q) => q.statement),
           limit,
         ],
+        (r) => ({
+          queryIndex: col.number(r, 'idx'),
+          id: col.string(r, 'id'),
+          statement: col.string(r, 'statement'),
+          factType: col.string(r, 'fact_type'),
+          subjectEntityId: col.stringOrNull(r, 'subject_entity_id'),
+          subjectName: col.stringOrNull(r, 'subject_name'),
+          predicate: col.stringOrNull(r, 'predicate'),
+          objectValue: col.stringOrNull(r, 'object_value'),
+          isNegation: col.boolean(r, 'is_negation'),
+          validFrom: col.date(r, 'valid_from'),
+          embedding: numbersOrNull(r, 'embedding'),
+          embeddingModel: col.stringOrNull(r, 'embedding_model'),
+          trigram: col.number(r, 'trgm'),
+        }),
       );
     });
     const embeddingOf = new Map<string, number[]>();
-    for (const r of rows) if (r.embedding) embeddingOf.set(r.id as string, r.embedding as number[]);
-    return rows.map((r) => ({
-      queryIndex: r.idx as number,
-      id: r.id as string,
-      statement: r.statement as string,
-      factType: r.fact_type as string,
-      subjectEntityId: r.subject_entity_id as string | null,
-      subjectName: r.subject_name as string | null,
-      predicate: r.predicate as string | null,
-      objectValue: r.object_value as string | null,
-      isNegation: r.is_negation as boolean,
-      validFrom: r.valid_from as Date,
-      embedding: embeddingOf.get(r.id as string) ?? null,
-      embeddingModel: r.embedding_model as string | null,
-      trigram: Number(r.trgm),
-    }));
+    for (const r of rows) if (r.embedding) embeddingOf.set(r.id, r.embedding);
+    return rows.map((r) => ({ ...r, embedding: embeddingOf.get(r.id) ?? null }));
   }
 }

@@ -52,6 +52,17 @@ export interface PlannedRelationship {
   sources: PlannedSource[];
 }
 
+/** The models (and, where they use one, prompt versions) that made a plan: recorded on its run. */
+export interface DerivationModels {
+  extraction: string;
+  judge: string;
+  embedding: string;
+  /** The extractor's adapter ("offline-rules", "openai"). */
+  extractor: string;
+  extractionPrompt: string | null;
+  judgePrompt: string | null;
+}
+
 /** Everything one micro-batch will write, computed before the write transaction opens. */
 export interface DerivationPlan {
   namespace: string;
@@ -60,6 +71,6 @@ export interface DerivationPlan {
   facts: PlannedFact[];
   relationships: PlannedRelationship[];
   gateNotes: Array<{ rule: number; detail: string }>;
-  models: { extraction: string; judge: string; embedding: string };
+  models: DerivationModels;
   modelCalls: number;
 }

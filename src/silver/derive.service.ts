@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { BronzeEvent } from '../bronze/event.types';
-import { CandidateFactRow, CandidateRepository, ExistingEntity, nameKey } from './candidate.repository';
+import { CandidateFactRow, CandidateReader, ExistingEntity, nameKey } from './candidate.repository';
 import { DerivationPlan, PlannedEntity, PlannedFact, PlannedRelationship, PlannedSource } from './derivation-plan';
 import { Embedder, ExtractedEntity, ExtractionEvent, Extractor, Judge, JudgeCandidate, JudgeInput, Span } from './model-ports';
 import { DEFAULT_ONTOLOGY, FACT_TYPES, Ontology } from './ontology';
@@ -56,12 +56,20 @@ const toExtractionEvent = (e: BronzeEvent): ExtractionEvent => ({
 export class DeriveService {
   constructor(
     private readonly models: DeriveModels,
-    private readonly candidates: CandidateRepository,
+    private readonly candidates: CandidateReader,
     private readonly settings: DeriveSettings,
   ) {}
 
   get modelNames(): DerivationPlan['models'] {
-    return { extraction: this.models.extractor.model, judge: this.models.judge.model, embedding: this.models.embedder.model };
+    const { extractor, judge, embedder } = this.models;
+    return {
+      extraction: extractor.model,
+      judge: judge.model,
+      embedding: embedder.model,
+      extractor: extractor.provenance?.adapter ?? extractor.model,
+      extractionPrompt: extractor.provenance?.promptVersion ?? null,
+      judgePrompt: judge.provenance?.promptVersion ?? null,
+    };
   }
 
   async plan(namespace: string, events: readonly BronzeEvent[]): Promise<DerivationPlan> {

@@ -79,9 +79,19 @@ export interface ExtractionContext {
   factTypes: readonly string[];
 }
 
+/** Which adapter made a derivation and with which prompt version: recorded on its `derivation_runs` row. */
+export interface ModelProvenance {
+  /** The adapter family ("offline-rules", "openai"). */
+  adapter: string;
+  /** The prompt module's version ("extract-facts@1"), or null for adapters that use no prompt. */
+  promptVersion: string | null;
+}
+
 export interface Extractor {
   /** Recorded on every fact as `extraction_model` ("offline-rules@1", "openai:gpt-4o-mini"). */
   readonly model: string;
+  /** Recorded on the run; absent means the model string names the adapter and no prompt was used. */
+  readonly provenance?: ModelProvenance;
   /** One call for the whole micro-batch, so coreference works across its events. */
   extract(events: ExtractionEvent[], ctx: ExtractionContext): Promise<ExtractionResult>;
 }
@@ -129,6 +139,7 @@ export interface JudgeDecision {
 
 export interface Judge {
   readonly model: string;
+  readonly provenance?: ModelProvenance;
   /** One decision per input, in input order; one call for a whole batch where the adapter can. */
   decide(inputs: JudgeInput[]): Promise<JudgeDecision[]>;
 }

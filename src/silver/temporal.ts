@@ -61,3 +61,77 @@ export function resolveValidFrom(explicit: string | null, occurredAt: Date): Dat
   }
   return occurredAt;
 }
+
+/** What the write path knows of a fact a decision may change. */
+export interface TargetState {
+  validFrom: Date;
+  validTo: Date | null;
+  retired: boolean;
+}
+
+/** The decisions of one batch, in order, as the write path applies them. */
+export interface BatchDecisionInput {
+  id: string;
+  action: JudgeAction;
+  targetId: string | null;
+  validFrom: Date;
+}
+
+/** The final change to one older fact after all of a batch's decisions (what SQL applies). */
+export interface FactChange {
+  id: string;
+  /** Set when a SUPERSEDE closed it. */
+  validTo: Date | null;
+  /** Set when an UPDATE retired it. */
+  retiredAt: Date | null;
+  supersededBy: string;
+}
+
+/**
+ * The effects of a batch's decisions on older facts, in decision order, by `changeForDecision`.
+ * A SUPERSEDE whose target was already replaced by an earlier fact of this batch replaces the head
+ * of that chain instead (the judge saw the batch's facts side by side). A change applies only to a
+ * fact that is still current (SUPERSEDE) or believed (UPDATE); others are left alone.
+ * `states` holds every fact a decision can reach: the candidates and the batch's own facts.
+ * Returns the per-fact final changes and the (old, new) pairs in decision order.
+ */
+export function planTargetChanges(
+  decisions: readonly BatchDecisionInput[],
+  states: ReadonlyMap<string, TargetState>,
+  now: Date,
+): { changes: FactChange[]; replaced: Array<{ oldId: string; newId: string }> } {
+  const state = new Map([...states].map(([id, s]) => [id, { ...s }]));
+  const next = new Map<string, string>();
+  const changes = new Map<string, FactChange>();
+  const replaced: Array<{ oldId: string; newId: string }> = [];
+  const change = (id: string): FactChange => changes.get(id) ?? { id, validTo: null, retiredAt: null, supersededBy: '' };
+  for (const d of decisions) {
+    if (!d.targetId) continue;
+    if (d.action === 'SUPERSEDE') {
+      let head = d.targetId;
+      for (let depth = 0; depth < 100; depth++) {
+        const n = next.get(head);
+        if (n === undefined || n === d.id) break;
+        head = n;
+      }
+      const s = state.get(head);
+      if (!s || s.validTo !== null || s.retired) continue;
+      const effect = changeForDecision('SUPERSEDE', s, d, now);
+      if (effect.kind !== 'supersede') continue;
+      s.validTo = effect.validTo;
+      next.set(head, d.id);
+      changes.set(head, { ...change(head), validTo: effect.validTo, supersededBy: effect.supersededBy });
+      replaced.push({ oldId: head, newId: d.id });
+    } else if (d.action === 'UPDATE') {
+      const s = state.get(d.targetId);
+      if (!s || s.retired) continue;
+      const effect = changeForDecision('UPDATE', s, d, now);
+      if (effect.kind !== 'retire') continue;
+      s.retired = true;
+      next.set(d.targetId, d.id);
+      changes.set(d.targetId, { ...change(d.targetId), retiredAt: effect.retiredAt, supersededBy: effect.supersededBy });
+      replaced.push({ oldId: d.targetId, newId: d.id });
+    }
+  }
+  return { changes: [...changes.values()], replaced };
+}

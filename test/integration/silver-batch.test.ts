@@ -114,7 +114,15 @@ describe('Silver: one batch with repeated and near-identical statements commits 
     const ids = await ingest(ns, ['I use vim every day', 'I use vim', 'I use vim', 'I switched to neovim', 'I use neovim']);
     const metrics = await deriveOnce(new ScriptedExtractor());
 
-    expect(await rows(`SELECT event_count, fact_count FROM silver.derivation_runs WHERE namespace = $1`, ns)).toEqual([{ event_count: 5, fact_count: 2 }]);
+    expect(
+      await rows(
+        `SELECT event_count, fact_count, extractor, extraction_model, extraction_prompt_version, judge_prompt_version FROM silver.derivation_runs WHERE namespace = $1`,
+        ns,
+      ),
+    ).toEqual([
+      // An extractor without provenance is named by its model; the offline judge uses no prompt.
+      { event_count: 5, fact_count: 2, extractor: 'scripted@1', extraction_model: 'scripted@1', extraction_prompt_version: null, judge_prompt_version: null },
+    ]);
     expect(await rows(`SELECT count(*)::int AS n FROM silver.dead_letters WHERE namespace = $1`, ns)).toEqual([{ n: 0 }]);
     expect(await rows(`SELECT status, count(*)::int AS n FROM ops.derivation_queue WHERE namespace = $1 GROUP BY status`, ns)).toEqual([
       { status: 'done', n: 5 },

@@ -160,3 +160,56 @@ export function teamModel(): StubHandler {
     return fallback(req);
   };
 }
+
+/**
+ * An extractor that reads each event by a script the test may change between phases (what the
+ * event's content says: its facts' statements, all "preference" facts about "the user", each
+ * quoting the whole event), and a judge that SKIPs a fact whose statement a candidate already
+ * says word for word, else ADDs. For write-path tests: corroboration, rebuilds that keep,
+ * change and drop facts.
+ */
+export function scriptedStatementsModel(script: () => Record<string, string[]>): StubHandler {
+  const fallback = createDefaultHandler({ embeddingDimensions: 8 });
+  return (req) => {
+    const schema = (req.body as { response_format?: { json_schema?: { name?: string } } } | undefined)?.response_format?.json_schema?.name;
+    const payload = userJson(req) as {
+      events?: Array<{ id: string; content: string }>;
+      inputs?: Array<{ index: number; new?: { statement?: string }; candidates: Array<{ id: string; statement?: string }> }>;
+    };
+    if (schema === 'extract_facts') {
+      const events = payload.events ?? [];
+      const facts = events.flatMap((e) =>
+        (script()[e.content] ?? []).map((statement) => ({
+          statement,
+          factType: 'preference',
+          subjectRef: 'u',
+          predicate: null,
+          objectValue: null,
+          objectRef: null,
+          isNegation: false,
+          confidence: 0.9,
+          validFrom: null,
+          validTo: null,
+          replacesValue: null,
+          sources: [{ eventId: e.id, start: 0, end: e.content.length, quote: e.content }],
+        })),
+      );
+      return stubReply.json({
+        entities: facts.length > 0 ? [{ ref: 'u', name: 'the user', type: 'person', aliases: [], mentions: [] }] : [],
+        facts: facts.map((f, i) => ({ ref: `f${i}`, ...f })),
+        relationships: [],
+      });
+    }
+    if (schema === 'judge_facts') {
+      return stubReply.json({
+        decisions: (payload.inputs ?? []).map((input) => {
+          const same = input.candidates.find((c) => c.statement === input.new?.statement);
+          return same
+            ? { index: input.index, action: 'SKIP', targetId: same.id, reason: 'said before, word for word' }
+            : { index: input.index, action: 'ADD', targetId: null, reason: 'new' };
+        }),
+      });
+    }
+    return fallback(req);
+  };
+}

@@ -1,4 +1,5 @@
 import { ManagedTransaction } from 'neo4j-driver';
+import { visibleCypher } from '../../silver/visibility';
 
 /** What the read-side queries need: a managed read transaction. */
 export type CypherReader = Pick<ManagedTransaction, 'run'>;
@@ -21,12 +22,12 @@ export const RELATED_EDGE = (x: string) =>
     validFrom: toString(${x}.validFrom), validTo: toString(${x}.validTo), retiredAt: toString(${x}.retiredAt)}`;
 
 /**
- * The validity rule for RELATED edges, the same as Entity.relationships(asOf): never retired;
- * with $asOf, valid at that instant (validFrom <= asOf < validTo); without, current (no validTo).
- * Every query using it passes `$asOf` (an ISO string or null) and `$types` (a list or null).
+ * The validity rule for RELATED edges, the same as Entity.relationships(asOf) (the shared rule of
+ * src/silver/visibility.ts, retired edges never): with $asOf, valid at that instant
+ * (validFrom <= asOf < validTo); without, current (no validTo). Every query using it passes `$asOf`
+ * (an ISO string or null) and `$types` (a list or null).
  */
 export const RELATED_IS_VISIBLE = (x: string) =>
-  `${x}.namespace = $ns AND ${x}.retiredAt IS NULL
+  `${x}.namespace = $ns
    AND ($types IS NULL OR ${x}.type IN $types)
-   AND CASE WHEN $asOf IS NULL THEN ${x}.validTo IS NULL
-            ELSE ${x}.validFrom <= datetime($asOf) AND (${x}.validTo IS NULL OR ${x}.validTo > datetime($asOf)) END`;
+   AND ${visibleCypher(x, { asOf: 'asOf', includeRetired: false })}`;

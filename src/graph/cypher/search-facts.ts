@@ -1,5 +1,6 @@
 import neo4j from 'neo4j-driver';
 import { namespaceKey } from '../../infra/neo4j/namespace-key';
+import { visibleCypher } from '../../silver/visibility';
 import { CypherRunner } from './cypher-runner';
 
 /** Scope and filters every search channel applies inside Cypher (namespace first: nothing else is ever returned). */
@@ -22,14 +23,15 @@ export interface ScoredId {
   supersededBy?: string[];
 }
 
-/** The WHERE body for a `(f:Fact)`; mirrors `matchesSearchFilter`. */
+/**
+ * The WHERE body for a `(f:Fact)`; mirrors `matchesSearchFilter`. Which facts are visible (current,
+ * asOf, includeSuperseded) is the shared rule of src/silver/visibility.ts.
+ */
 const FACT_FILTER = `f.namespace = $ns
   AND ($factTypes IS NULL OR f.factType IN $factTypes)
   AND ($minImportance IS NULL OR f.importance >= $minImportance)
   AND ($entityId IS NULL OR EXISTS { MATCH (f)-[:ABOUT]->(:Entity {id: $entityId}) })
-  AND CASE WHEN $asOf IS NULL THEN $includeSuperseded OR (f.validTo IS NULL AND f.retiredAt IS NULL)
-           ELSE f.validFrom <= datetime($asOf) AND (f.validTo IS NULL OR datetime($asOf) < f.validTo)
-                AND ($includeSuperseded OR f.retiredAt IS NULL) END`;
+  AND ${visibleCypher('f', { asOf: 'asOf', includeRetired: 'includeSuperseded' })}`;
 
 function scopeParams(s: FactSearchScope): Record<string, unknown> {
   return {

@@ -1,5 +1,5 @@
 import nlp from 'compromise';
-import type { ExtractionContext, ExtractionEvent, ExtractionResult, Extractor, Span } from '../../silver/model-ports';
+import type { ExtractionContext, ExtractionEvent, ExtractionResult, Extractor, ModelProvenance, Span } from '../../silver/model-ports';
 import type { EntityType } from '../../silver/ontology';
 import { EntityRegistry, WorkingEntity } from './entity-registry';
 import { CONFIDENCE, confidenceOf, FactCollector } from './fact-collector';
@@ -28,6 +28,7 @@ interface EventCtx {
 /** The offline default extractor: deterministic rules over compromise, chrono-node and a gazetteer. */
 export class RuleExtractor implements Extractor {
   readonly model = 'offline-rules@1';
+  readonly provenance: ModelProvenance = { adapter: 'offline-rules', promptVersion: null };
 
   async extract(events: ExtractionEvent[], ctx: ExtractionContext): Promise<ExtractionResult> {
     return new BatchExtraction(ctx).run(events);

@@ -1,4 +1,4 @@
-import type { Judge, JudgeDecision, JudgeInput } from '../../silver/model-ports';
+import type { Judge, JudgeDecision, JudgeInput, ModelProvenance } from '../../silver/model-ports';
 import { lookupTech } from './gazetteer';
 import { sameValue, tokenJaccard } from './normalise';
 
@@ -47,6 +47,7 @@ type Fact = JudgeInput['fact'];
  */
 export class RuleJudge implements Judge {
   readonly model = 'offline-rules@1';
+  readonly provenance: ModelProvenance = { adapter: 'offline-rules', promptVersion: null };
   private readonly skipSimilarity: number;
   private readonly updateSimilarity: number;
   private readonly objectOverlap: number;

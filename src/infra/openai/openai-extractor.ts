@@ -1,6 +1,7 @@
-import type { ExtractionContext, ExtractionEvent, ExtractionResult, Extractor } from '../../silver/model-ports';
+import type { ExtractionContext, ExtractionEvent, ExtractionResult, Extractor, ModelProvenance } from '../../silver/model-ports';
 import {
   buildExtractFactsMessages,
+  EXTRACT_FACTS_PROMPT_VERSION,
   EXTRACT_FACTS_SCHEMA_NAME,
   ExtractFactsResponseSchema,
   parseExtractFactsResponse,
@@ -15,6 +16,7 @@ import { completeStructured, OpenAIRuntime } from './openai-client';
  */
 export class OpenAIExtractor implements Extractor {
   readonly model: string;
+  readonly provenance: ModelProvenance = { adapter: 'openai', promptVersion: EXTRACT_FACTS_PROMPT_VERSION };
 
   constructor(
     private readonly runtime: OpenAIRuntime,

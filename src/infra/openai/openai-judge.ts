@@ -1,5 +1,11 @@
-import type { Judge, JudgeDecision, JudgeInput } from '../../silver/model-ports';
-import { buildJudgeFactsMessages, JUDGE_FACTS_SCHEMA_NAME, JudgeFactsResponseSchema, parseJudgeFactsResponse } from '../../silver/prompts/judge-facts.prompt';
+import type { Judge, JudgeDecision, JudgeInput, ModelProvenance } from '../../silver/model-ports';
+import {
+  buildJudgeFactsMessages,
+  JUDGE_FACTS_PROMPT_VERSION,
+  JUDGE_FACTS_SCHEMA_NAME,
+  JudgeFactsResponseSchema,
+  parseJudgeFactsResponse,
+} from '../../silver/prompts/judge-facts.prompt';
 import { completeStructured, OpenAIRuntime } from './openai-client';
 
 /**
@@ -9,6 +15,7 @@ import { completeStructured, OpenAIRuntime } from './openai-client';
  */
 export class OpenAIJudge implements Judge {
   readonly model: string;
+  readonly provenance: ModelProvenance = { adapter: 'openai', promptVersion: JUDGE_FACTS_PROMPT_VERSION };
 
   constructor(
     private readonly runtime: OpenAIRuntime,
