@@ -2,6 +2,8 @@ import neo4j, { Driver, ManagedTransaction } from 'neo4j-driver';
 import { AuthContext } from '../access/auth-context';
 import { Capability } from '../access/capability';
 import { BronzeEvent } from '../bronze/event.types';
+import type { AppConfig } from '../common/config';
+import { FactReader } from '../silver/fact-reader';
 import { Entity, Fact } from '../silver/silver.types';
 import { ChangeKind, ChangeRepository } from './change.repository';
 import { DerivedFactRow, readDerivedFromEvent } from './cypher/derived-from-event';
@@ -34,13 +36,16 @@ export interface ProvenanceLimits {
   readonly maxPageSize: number;
 }
 
-export const DEFAULT_PROVENANCE_LIMITS: ProvenanceLimits = Object.freeze({
-  maxNeighbourhoodDepth: 3,
-  maxPathDepth: 6,
-  maxSubgraphNodes: 500,
-  maxSubgraphEdges: 2000,
-  maxPageSize: 500,
-});
+/** The traversal limits of the configuration (MAX_NEIGHBOURHOOD_DEPTH, MAX_PATH_DEPTH, MAX_SUBGRAPH_*, MAX_CHANGES_PAGE_SIZE). */
+export function provenanceLimits(limits: AppConfig['limits']): ProvenanceLimits {
+  return Object.freeze({
+    maxNeighbourhoodDepth: limits.maxNeighbourhoodDepth,
+    maxPathDepth: limits.maxPathDepth,
+    maxSubgraphNodes: limits.maxSubgraphNodes,
+    maxSubgraphEdges: limits.maxSubgraphEdges,
+    maxPageSize: limits.maxChangesPageSize,
+  });
+}
 
 export interface ProvenanceStep {
   fact: Fact;
@@ -108,7 +113,9 @@ export class ProvenanceService {
   constructor(
     private readonly driver: Driver,
     private readonly changeLog: ChangeRepository,
-    private readonly limits: ProvenanceLimits = DEFAULT_PROVENANCE_LIMITS,
+    /** Quotes the graph returns reach callers through the fact reader, like every fact text. */
+    private readonly facts: FactReader,
+    private readonly limits: ProvenanceLimits,
   ) {}
 
   private async read<T>(work: (tx: ManagedTransaction) => Promise<T>): Promise<T> {
@@ -148,7 +155,10 @@ export class ProvenanceService {
     for (const r of rows) {
       const f = facts.get(r.factId);
       const e = events.get(r.eventId);
-      if (f && e) steps.push({ fact: f, event: e, spanStart: r.spanStart, spanEnd: r.spanEnd, quote: r.quote, via: r.via, distance: r.distance });
+      if (f && e) {
+        const quote = this.facts.presentQuote(r, r.quote);
+        steps.push({ fact: f, event: e, spanStart: r.spanStart, spanEnd: r.spanEnd, quote, via: r.via, distance: r.distance });
+      }
     }
     return { fact, steps };
   }
@@ -170,7 +180,7 @@ export class ProvenanceService {
       event,
       facts: rows.facts.flatMap(({ factId, ...span }) => {
         const fact = facts.get(factId);
-        return fact ? [{ fact, ...span }] : [];
+        return fact ? [{ fact, ...span, quote: this.facts.presentQuote({ factId, eventId: event.id, ...span }, span.quote) }] : [];
       }),
       entities: rows.entityIds.flatMap((id) => entities.get(id) ?? []),
       relationships: rows.relationships,

@@ -2,7 +2,7 @@ import { DataSource } from 'typeorm';
 import { AuthContext } from '../access/auth-context';
 import { Capability } from '../access/capability';
 import { AccessException, AccessExceptionCode } from '../access/access.exception';
-import { BronzeException, BronzeExceptionCode } from '../bronze/bronze.exception';
+import { SilverException, SilverExceptionCode } from './silver.exception';
 import { isUuid } from '../common/ids';
 
 export interface PipelineStatusRow {
@@ -82,8 +82,8 @@ export class PipelineService {
   async requestRebuild(auth: AuthContext, namespace: string, from: Date | null, to: Date | null, reason: string): Promise<JobRow> {
     const principal = auth.require(Capability.ADMIN, namespace);
     if (reason.trim().length < 3)
-      throw new BronzeException(BronzeExceptionCode.INVALID_ARGUMENT, 'reason is required: say why Silver is rebuilt (it is kept with the job)');
-    if (from && to && from >= to) throw new BronzeException(BronzeExceptionCode.INVALID_ARGUMENT, 'from must be before to');
+      throw new SilverException(SilverExceptionCode.INVALID_ARGUMENT, 'reason is required: say why Silver is rebuilt (it is kept with the job)');
+    if (from && to && from >= to) throw new SilverException(SilverExceptionCode.INVALID_ARGUMENT, 'from must be before to');
     const [row] = (await this.ds.query(
       `INSERT INTO ops.jobs (kind, namespace, params, reason, created_by) VALUES ('rebuild_silver', $1, $2, $3, $4) RETURNING *`,
       [namespace, JSON.stringify({ from: from?.toISOString() ?? null, to: to?.toISOString() ?? null }), reason, principal.tokenId],

@@ -1,5 +1,6 @@
 import { Driver } from 'neo4j-driver';
 import { AuthContext } from '../../access/auth-context';
+import { AccessException, AccessExceptionCode } from '../../access/access.exception';
 import { Capability } from '../../access/capability';
 import { SqlExecutor } from '../graph-source.repository';
 
@@ -24,6 +25,22 @@ export class ExploreService {
     /** Called for every generated root field that is about to run against Neo4j. */
     readonly onQuery: (field: string) => void = () => undefined,
   ) {}
+
+  /**
+   * The namespaces a caller may explore: UNAUTHENTICATED without a token, FORBIDDEN unless it
+   * holds `list` somewhere.
+   */
+  async explorableNamespaces(auth: AuthContext): Promise<string[]> {
+    const principal = auth.requirePrincipal();
+    const namespaces = await this.listableNamespaces(auth);
+    if (namespaces.length === 0) {
+      throw new AccessException(
+        AccessExceptionCode.FORBIDDEN,
+        `token "${principal.name}" lacks the "list" capability on every namespace, which graph exploration needs; ask an admin for a grant`,
+      );
+    }
+    return namespaces;
+  }
 
   /** Namespaces where the caller holds `list` (sorted); empty when it holds none. */
   async listableNamespaces(auth: AuthContext): Promise<string[]> {
