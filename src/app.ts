@@ -194,7 +194,12 @@ export async function startApp(
       graph: new GraphRebuildService(ds, driver, { embedder, warn: (m) => log.warn(m) }),
       search: new SearchService(driver, embedder, undefined, (m) => log.warn(m)),
       reembed: new ReembedService(ds, embedder),
-      explore: new ExploreService(driver, ds, { queryTimeoutMs: config.limits.exploreTimeoutMs }, (field) => metrics.exploreQueries.inc({ field })),
+      explore: new ExploreService(
+        driver,
+        () => eventQueries.namespaces(),
+        { queryTimeoutMs: config.limits.exploreTimeoutMs },
+        (field) => metrics.exploreQueries.inc({ field }),
+      ),
     };
 
     const warn = (m: string) => log.warn(m);

@@ -6,6 +6,7 @@ import { FilterInputObjectFields, RenameRootFields, RenameTypes, wrapSchema } fr
 import { defaultFieldResolver, getNamedType, GraphQLSchema, isObjectType, isScalarType, isSpecifiedScalarType } from 'graphql';
 import { Driver } from 'neo4j-driver';
 import type { RequestContext } from '../../api/context';
+import { factTextResolver, withHiddenFields } from './explore.fact-text';
 import { EXPLORE_NODE_TYPES, EXPLORE_PREFIX, EXPLORE_TYPE_DEFS } from './explore.typedefs';
 
 const ROOT_TYPES = new Set(['Query', 'Mutation', 'Subscription']);
@@ -92,9 +93,14 @@ export async function buildExploreSchema(): Promise<GraphQLSchema> {
         resolve: async (source, args, ctx: RequestContext, info) => {
           await prepareExploreContext(ctx);
           ctx.services.explore.onQuery(info.fieldName);
-          return resolve(source, args, ctx, info);
+          // Fact text is served from Postgres through the reader (explore.fact-text.ts): select what it needs.
+          return resolve(source, args, ctx, withHiddenFields(info));
         },
       };
+    },
+    [MapperKind.OBJECT_FIELD]: (field, fieldName, typeName) => {
+      const resolve = factTextResolver(renamed, typeName, fieldName, field.resolve ?? defaultFieldResolver);
+      return resolve ? { ...field, resolve } : field;
     },
   });
 }
