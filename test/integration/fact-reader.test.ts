@@ -58,12 +58,13 @@ describe('FactReader: one reader for every fact text a caller receives', () => {
   it('marks statements and quotes on every path: reads, nested fields, search, provenance, changes, exploration and subscriptions', async () => {
     const ws = wsClient(t.url, t.adminToken);
     const added = collect<{ factAdded: { statement: string } }>(ws, `subscription($ns: String!) { factAdded(namespace: $ns) { statement } }`, { ns });
-    const superseded = collect<{ factSuperseded: { old: { statement: string }; newFact: { statement: string } } }>(
+    const superseded = collect<{ factSuperseded: { old: { statement: string }; new: { statement: string } } }>(
       ws,
-      `subscription($ns: String!) { factSuperseded(namespace: $ns) { old { statement } newFact { statement } } }`,
+      `subscription($ns: String!) { factSuperseded(namespace: $ns) { old { statement } new { statement } } }`,
       { ns },
     );
     await Promise.all([added.ready, superseded.ready]);
+    await new Promise((r) => setTimeout(r, 300));
     try {
       const [first] = (
         await gqlOk<{ ingestEvents: Array<{ event: { id: string } }> }>(t.url, t.adminToken, INGEST, {
@@ -132,10 +133,15 @@ describe('FactReader: one reader for every fact text a caller receives', () => {
       expect(explored.graphFacts[0]?.derivedFromConnection.edges[0]?.properties.quote).toBe(`${QUOTED}I use vim for everything`);
       walk(explored, texts, quotes);
       // Subscriptions.
-      await eventually(async () => added.received.next.length > 0 && superseded.received.next.length > 0, 'factAdded and factSuperseded');
+      await eventually(async () => added.received.next.length > 0 && superseded.received.next.length > 0, 'factAdded and factSuperseded').catch(
+        (err: Error) => {
+          throw new Error(`${err.message}: received ${JSON.stringify({ added: added.received, superseded: superseded.received })}`);
+        },
+      );
       walk(added.received.next, texts, quotes);
       walk(superseded.received.next, texts, quotes);
       expect(added.received.errors).toEqual([]);
+      expect(superseded.received.errors).toEqual([]);
 
       expect(texts.length).toBeGreaterThan(15);
       expect(texts.filter((s) => !shown(s))).toEqual([]);
