@@ -150,7 +150,7 @@ export function createLoaders(services: Services): Loaders {
     factsByEventId: new DataLoader(async (ids) => groupBy(ids, await facts.byEventIds(ids), (r) => r.eventId).map((rows) => rows.map((r) => r.fact))),
     supersedesByFactId: new DataLoader(async (ids) => groupBy(ids, await facts.supersededBy(ids), (f) => f.supersededById as string)),
     decisionsByFactId: new DataLoader(async (ids) => {
-      const rows = await silver.decisionsByFactIds(ids);
+      const rows = await facts.decisionsByFactIds(ids);
       return ids.map((id) => rows.filter((d) => d.factId === id || d.targetFactId === id).slice(0, NESTED_LIST_MAX));
     }),
     entityById: new DataLoader(async (ids) => byId(ids, await silver.entitiesByIds(ids))),

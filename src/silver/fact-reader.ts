@@ -1,11 +1,13 @@
 import { Position } from '../common/cursor';
 import { FactRepository } from './fact.repository';
-import { Fact, FactFilter, FactSourceRow } from './silver.types';
+import { Fact, FactFilter, FactSourceRow, JudgeDecisionRow } from './silver.types';
 
 /** Which piece of a fact's text a caller is about to receive. */
 export type FactTextSite =
   | { readonly field: 'statement'; readonly fact: Fact }
-  | { readonly field: 'quote'; readonly factId: string; readonly eventId: string; readonly spanStart: number | null; readonly spanEnd: number | null };
+  | { readonly field: 'quote'; readonly factId: string; readonly eventId: string; readonly spanStart: number | null; readonly spanEnd: number | null }
+  /** A statement in a judge's decision record: the one judged (factId: the fact it became) or a candidate it was compared with. */
+  | { readonly field: 'judged'; readonly factId: string | null };
 
 /**
  * How fact text is shown to callers. Today the stored text unchanged; human overlays (edits,
@@ -71,6 +73,15 @@ export class FactReader {
   /** Facts whose supersededBy is one of these ids. */
   async supersededBy(ids: readonly string[]): Promise<Fact[]> {
     return (await this.facts.supersededBy(ids)).map((f) => this.present(f));
+  }
+
+  /** The judge's decisions that created, changed or corroborated these facts, their statements as callers see them. */
+  async decisionsByFactIds(ids: readonly string[]): Promise<JudgeDecisionRow[]> {
+    return (await this.facts.decisionsByFactIds(ids)).map((d) => ({
+      ...d,
+      statement: this.view(d.statement, { field: 'judged', factId: d.factId }),
+      candidates: d.candidates.map((c) => ({ ...c, statement: this.view(c.statement, { field: 'judged', factId: c.id }) })),
+    }));
   }
 
   async byEntityIds(ids: readonly string[], asOf: Date | null): Promise<Array<{ entityId: string; fact: Fact }>> {

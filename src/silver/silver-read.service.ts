@@ -5,7 +5,7 @@ import { requireUuid } from '../common/input';
 import { FactReader } from './fact-reader';
 import { FactRepository } from './fact.repository';
 import { SilverException, SilverExceptionCode } from './silver.exception';
-import { Entity, Fact, FactFilter, JudgeDecisionRow, Relationship, RelationshipSourceRow } from './silver.types';
+import { Entity, Fact, FactFilter, Relationship, RelationshipSourceRow } from './silver.types';
 
 export interface Page<T> {
   edges: Array<{ cursor: string; node: T }>;
@@ -116,10 +116,6 @@ export class SilverReadService {
 
   entitiesByIds(ids: readonly string[]): Promise<Entity[]> {
     return this.facts.entitiesByIds(ids);
-  }
-
-  decisionsByFactIds(ids: readonly string[]): Promise<JudgeDecisionRow[]> {
-    return this.facts.decisionsByFactIds(ids);
   }
 
   relationshipsByEntityIds(ids: readonly string[], asOf: Date | null): Promise<Array<{ entityId: string; relationship: Relationship }>> {

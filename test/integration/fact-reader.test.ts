@@ -45,7 +45,7 @@ describe('FactReader: one reader for every fact text a caller receives', () => {
   beforeAll(async () => {
     t = await startTestApp(
       { OFFLINE_EMBEDDER: 'hashing', DERIVE_MAX_WAIT_MS: '0', DERIVE_POLL_MS: '50', EXPLORE_TIMEOUT_MS: '120000' },
-      { api: true, worker: true, factTextView: (text, site) => (site.field === 'statement' ? SHOWN : QUOTED) + text },
+      { api: true, worker: true, factTextView: (text, site) => (site.field === 'quote' ? QUOTED : SHOWN) + text },
     );
     pg = new Client({ connectionString: t.databaseUrl });
     await pg.connect();
@@ -94,7 +94,7 @@ describe('FactReader: one reader for every fact text a caller receives', () => {
       const one = await gqlOk(
         t.url,
         t.adminToken,
-        `query($id: ID!, $e: ID!) { fact(id: $id) { ${FACT_FIELDS} supersedes { statement } }
+        `query($id: ID!, $e: ID!) { fact(id: $id) { ${FACT_FIELDS} supersedes { statement } decisions { statement candidates { statement } } }
            event(id: $e) { facts { statement } } }`,
         { id: factId, e: first?.event.id },
       );
