@@ -109,7 +109,7 @@ export async function ingestThroughput(): Promise<void> {
           if (!v.ok) throw new Error(v.reason);
           return v.event;
         });
-        await app.services.eventRepository.insertNew(normalized);
+        await app.repositories.events.insertNew(normalized);
       });
 
       const admin = await app.services.tokens.authenticate(`Bearer ${adminToken}`);

@@ -65,12 +65,12 @@ async function measureProvenance(ctx: ScaleContext): Promise<Record<string, unkn
   const serviceTrips = { sql: round(env.app.queryCounter.count / ids.length), cypher: round(cypher.count / ids.length) };
 
   const raw = await timed(ids.length, (i) => readTx(ctx.raw, (tx) => readProvenanceSteps(tx, TARGET, ids[i] as string)));
-  const startFact = await timed(ids.length, (i) => services.factRepository.factsByIds([ids[i] as string]));
+  const startFact = await timed(ids.length, (i) => env.app.repositories.facts.factsByIds([ids[i] as string]));
   const hydrate = await timed(ids.length, (i) => {
     const r = rows[i] ?? [];
     return Promise.all([
-      services.factRepository.factsByIds([...new Set(r.map((x) => x.factId))]),
-      services.eventRepository.findByIds([...new Set(r.map((x) => x.eventId))]),
+      env.app.repositories.facts.factsByIds([...new Set(r.map((x) => x.factId))]),
+      env.app.repositories.events.findByIds([...new Set(r.map((x) => x.eventId))]),
     ]);
   });
   const auth = await timed(ids.length, () => services.tokens.authenticate(`Bearer ${env.adminToken}`));

@@ -197,7 +197,7 @@ async function measureSearch(ctx: ScaleContext): Promise<Record<string, unknown>
     p(i).lucene ? readTx(ctx.raw, (tx) => entityNameSearch(tx, scope, p(i).lucene as string, 10, DEPTH)) : Promise.resolve(),
   );
   const expandQ = await timed(n, (i) => (p(i).seeds.length > 0 ? readTx(ctx.raw, (tx) => expandFromSeeds(tx, scope, p(i).seeds, DEPTH)) : Promise.resolve()));
-  const hydrate = await timed(n, (i) => env.app.services.factRepository.factsByIds(p(i).candidates));
+  const hydrate = await timed(n, (i) => env.app.repositories.facts.factsByIds(p(i).candidates));
   const auth = await timed(n, () => env.app.services.tokens.authenticate(`Bearer ${env.adminToken}`));
   const baseline = await timed(n, () => graphql(env, '{ __typename }', {}));
 

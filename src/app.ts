@@ -5,7 +5,6 @@ import { Driver } from 'neo4j-driver';
 import { DataSource } from 'typeorm';
 import { TokenRepository } from './access/token.repository';
 import { TokenService } from './access/token.service';
-import { Services } from './api/context';
 import { AppMetrics } from './api/metrics';
 import { buildAppSchema } from './api/schema';
 import { HttpServerHandle, startHttpServer } from './api/server';
@@ -18,7 +17,9 @@ import { systemClock } from './common/clock';
 import { AppLogger } from './common/logger';
 import { EventNodeService } from './graph/event-node.service';
 import { ChangeRepository } from './graph/change.repository';
-import { ProvenanceService } from './graph/provenance.service';
+import { provenanceLimits, ProvenanceService } from './graph/provenance.service';
+import { Services } from './scope/request-scope';
+import { SubscriptionService } from './scope/subscription.service';
 import { GraphRebuildService } from './graph/graph-rebuild.service';
 import { checkExploreCompat } from './graph/explore/explore.schema';
 import { ExploreService } from './graph/explore/explore.service';
@@ -28,6 +29,7 @@ import { PollingLoop } from './common/loop';
 import { CandidateRepository } from './silver/candidate.repository';
 import { DeriveJob, DeriveObserver, deriveStep } from './silver/derive.job';
 import { DeriveService } from './silver/derive.service';
+import { FactReader, FactTextView } from './silver/fact-reader';
 import { FactRepository } from './silver/fact.repository';
 import { loadEmbedder, loadModels } from './silver/models';
 import { lazyEmbedder, SearchService } from './graph/search.service';
@@ -82,6 +84,7 @@ export async function startStores(config: AppConfig, log: AppLogger): Promise<St
       const local = await startLocalNeo4j({
         dataDir: path.join(config.dataDir, 'neo4j'),
         cacheDir: config.cacheDir,
+        javaHome: config.javaHome,
         password: readOrCreateSecret(path.join(config.dataDir, 'neo4j.password')),
         pageCacheMb: config.neo4jPageCacheMb,
         log: (m) => log.info({ neo4j: m }),
@@ -119,6 +122,11 @@ export interface AppOptions {
   worker: boolean;
   /** Sees each derive step's result (tests, benchmarks). */
   onDerive?: DeriveObserver;
+  /**
+   * How fact text is shown to callers (FactReader); the stored text when unset. A composition
+   * hook for tests that prove every path reads facts through the one reader.
+   */
+  factTextView?: FactTextView;
 }
 
 export interface App {
@@ -127,6 +135,8 @@ export interface App {
   readonly queryCounter: QueryCounter;
   readonly neo4j: Driver;
   readonly services: Services;
+  /** Direct store access for benchmarks and tests that set up or inspect state; never handed to a transport. */
+  readonly repositories: { readonly events: EventRepository; readonly facts: FactRepository };
   readonly http: HttpServerHandle | undefined;
   readonly loops: { readonly projector: PollingLoop; readonly derive: PollingLoop | undefined; readonly jobs: PollingLoop | undefined };
   stop(): Promise<void>;
@@ -168,24 +178,33 @@ export async function startApp(
     const factRepository = new FactRepository(ds);
     const sql = Sql.of(ds);
     const jobRepository = new JobRepository(sql);
+    const facts = new FactReader(factRepository, opts.factTextView);
+    const pipeline = new PipelineService(ds, jobRepository);
     // One embedder per process, loaded on first use: search queries and derived facts share it.
     const embedder = lazyEmbedder(() => loadEmbedder(config, (m) => log.info(m)));
     const services: Services = {
       tokens: tokenService,
       ingest: new IngestService(eventRepository, systemClock, config.limits, (o) => metrics.observeIngest(o)),
-      events: new EventService(eventRepository, eventQueries, { maxPageSize: config.limits.maxPageSize, maxConversationEvents: 10_000 }),
+      events: new EventService(eventRepository, eventQueries, {
+        maxPageSize: config.limits.maxPageSize,
+        maxConversationEvents: config.limits.maxConversationEvents,
+      }),
       eventNodes: new EventNodeService(driver),
-      provenance: new ProvenanceService(driver, new ChangeRepository(ds)),
-      eventRepository,
-      eventQueries,
+      provenance: new ProvenanceService(driver, new ChangeRepository(ds), facts, provenanceLimits(config.limits)),
       pubSub,
-      factRepository,
-      silver: new SilverReadService(factRepository, config.limits.maxPageSize),
-      pipeline: new PipelineService(ds, jobRepository),
+      subscriptions: new SubscriptionService(pubSub, pipeline),
+      facts,
+      silver: new SilverReadService(facts, factRepository, config.limits.maxPageSize),
+      pipeline,
       graph: new GraphRebuildService(ds, driver, { embedder, warn: (m) => log.warn(m) }),
       search: new SearchService(driver, embedder, undefined, (m) => log.warn(m)),
       reembed: new ReembedService(ds, embedder, jobRepository),
-      explore: new ExploreService(driver, ds, { queryTimeoutMs: config.limits.exploreTimeoutMs }, (field) => metrics.exploreQueries.inc({ field })),
+      explore: new ExploreService(
+        driver,
+        () => eventQueries.namespaces(),
+        { queryTimeoutMs: config.limits.exploreTimeoutMs },
+        (field) => metrics.exploreQueries.inc({ field }),
+      ),
     };
 
     const warn = (m: string) => log.warn(m);
@@ -275,6 +294,7 @@ export async function startApp(
       queryCounter: counter,
       neo4j: driver,
       services,
+      repositories: { events: eventRepository, facts: factRepository },
       http: httpHandle,
       loops: { projector, derive, jobs },
       async stop() {

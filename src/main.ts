@@ -72,12 +72,13 @@ program
 program
   .command('ingest <file>')
   .description('import a JSONL file (one EventInput per line) into a running service; safe to re-run')
-  .option('--url <url>', 'service URL', `http://127.0.0.1:${process.env.PORT ?? 4000}`)
+  .option('--url <url>', 'service URL (default: http://127.0.0.1:$PORT, PORT defaulting to 4000)')
   .option('--token-file <file>', 'file holding an API token with "ingest" (default: MEDALLION_TOKEN, then DATA_DIR/admin.token)')
   .option('--token <token>', 'API token on the command line (npm and shells echo it: prefer MEDALLION_TOKEN or --token-file)')
   .option('--batch-size <n>', 'events per request', '500')
-  .action(async (file: string, o: ImportCommandOptions) => {
-    process.exitCode = await runImportCommand(loadConfig(), file, o);
+  .action(async (file: string, o: Omit<ImportCommandOptions, 'url'> & { url?: string }) => {
+    const config = loadConfig();
+    process.exitCode = await runImportCommand(config, file, { ...o, url: o.url ?? `http://127.0.0.1:${config.port}` });
   });
 
 program

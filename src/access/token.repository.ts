@@ -1,4 +1,5 @@
-import { DataSource, EntityManager } from 'typeorm';
+import { DataSource } from 'typeorm';
+import { col, Sql, SqlRow } from '../infra/postgres/sql';
 import { Capability } from './capability';
 import { Grant, Principal } from './auth-context';
 
@@ -13,27 +14,25 @@ export interface TokenRecord {
   grants: Grant[];
 }
 
-interface TokenRow {
-  id: string;
-  principal_id: string;
-  name: string;
-  token_prefix: string;
-  created_at: Date;
-  expires_at: Date | null;
-  revoked_at: Date | null;
-  grants: Array<{ namespace_pattern: string; capabilities: string[] }> | null;
+function toGrants(v: unknown): Grant[] {
+  if (v === null || v === undefined) return [];
+  if (!Array.isArray(v)) throw new Error('column grants: expected a json array');
+  return v.map((g: SqlRow) => ({ namespacePattern: col.string(g, 'namespace_pattern'), capabilities: col.strings(g, 'capabilities') as Capability[] }));
 }
 
-const toTokenRecord = (r: TokenRow): TokenRecord => ({
-  id: r.id,
-  principalId: r.principal_id,
-  name: r.name,
-  tokenPrefix: r.token_prefix,
-  createdAt: r.created_at,
-  expiresAt: r.expires_at,
-  revokedAt: r.revoked_at,
-  grants: (r.grants ?? []).map((g) => ({ namespacePattern: g.namespace_pattern, capabilities: g.capabilities as Capability[] })),
+const toTokenRecord = (r: SqlRow): TokenRecord => ({
+  id: col.string(r, 'id'),
+  principalId: col.string(r, 'principal_id'),
+  name: col.string(r, 'name'),
+  tokenPrefix: col.string(r, 'token_prefix'),
+  createdAt: col.date(r, 'created_at'),
+  expiresAt: col.dateOrNull(r, 'expires_at'),
+  revokedAt: col.dateOrNull(r, 'revoked_at'),
+  grants: toGrants(r.grants),
 });
+
+const exists = (): true => true;
+const idOf = (r: SqlRow): string => col.string(r, 'id');
 
 const SELECT_TOKEN = `
   SELECT t.id, t.principal_id, t.name, t.token_prefix, t.created_at, t.expires_at, t.revoked_at,
@@ -43,30 +42,31 @@ const SELECT_TOKEN = `
 
 /** SQL for tokens and grants. Tokens are looked up by the SHA-256 of their secret. */
 export class TokenRepository {
-  constructor(private readonly ds: DataSource) {}
+  private readonly sql: Sql;
+
+  constructor(ds: DataSource) {
+    this.sql = Sql.of(ds);
+  }
 
   /** One round trip: the live (unrevoked, unexpired) token with this hash, with its grants. */
   async findActiveByHash(hash: Buffer): Promise<Principal | undefined> {
-    const rows: TokenRow[] = await this.ds.query(
+    const rec = await this.sql.maybeOne(
       `${SELECT_TOKEN} WHERE t.token_hash = $1 AND t.revoked_at IS NULL AND (t.expires_at IS NULL OR t.expires_at > now())`,
       [hash],
+      toTokenRecord,
     );
-    const row = rows[0];
-    if (!row) return undefined;
-    const rec = toTokenRecord(row);
+    if (!rec) return undefined;
     // Names are shown in every FORBIDDEN message: bound ones stored before names were checked.
     const name = rec.name.length > 200 ? `${rec.name.slice(0, 199).replace(/[\ud800-\udbff]$/, '')}…` : rec.name;
     return { tokenId: rec.id, principalId: rec.principalId, name, grants: rec.grants };
   }
 
   async findById(id: string): Promise<TokenRecord | undefined> {
-    const rows: TokenRow[] = await this.ds.query(`${SELECT_TOKEN} WHERE t.id = $1`, [id]);
-    return rows[0] ? toTokenRecord(rows[0]) : undefined;
+    return (await this.sql.maybeOne(`${SELECT_TOKEN} WHERE t.id = $1`, [id], toTokenRecord)) ?? undefined;
   }
 
   async hasBootstrapToken(): Promise<boolean> {
-    const rows: unknown[] = await this.ds.query(`SELECT 1 FROM access.tokens WHERE is_bootstrap LIMIT 1`);
-    return rows.length > 0;
+    return (await this.sql.maybeOne(`SELECT 1 FROM access.tokens WHERE is_bootstrap LIMIT 1`, [], exists)) !== null;
   }
 
   async insert(input: {
@@ -80,39 +80,30 @@ export class TokenRepository {
     isBootstrap?: boolean;
     createdBy?: string | null;
   }): Promise<TokenRecord> {
-    return this.ds.transaction(async (em: EntityManager) => {
-      let principalId = input.principalId;
-      if (!principalId) {
-        const [p] = await em.query(`INSERT INTO access.principals (name) VALUES ($1) RETURNING id`, [input.principalName]);
-        principalId = (p as { id: string }).id;
-      }
-      const [t] = await em.query(
+    return this.sql.transaction(async (tx) => {
+      const principalId = input.principalId ?? (await tx.one(`INSERT INTO access.principals (name) VALUES ($1) RETURNING id`, [input.principalName], idOf));
+      const tokenId = await tx.one(
         `INSERT INTO access.tokens (principal_id, name, token_hash, token_prefix, is_bootstrap, created_by, expires_at)
          VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING id`,
         [principalId, input.name, input.hash, input.prefix, input.isBootstrap ?? false, input.createdBy ?? null, input.expiresAt ?? null],
+        idOf,
       );
-      const tokenId = (t as { id: string }).id;
-      await em.query(
+      await tx.execute(
         `INSERT INTO access.grants (token_id, namespace_pattern, capabilities)
          SELECT $1, g->>'pattern', ARRAY(SELECT jsonb_array_elements_text(g->'caps'))
            FROM jsonb_array_elements($2::jsonb) g`,
         [tokenId, JSON.stringify(input.grants.map((g) => ({ pattern: g.namespacePattern, caps: g.capabilities })))],
       );
-      const rows: TokenRow[] = await em.query(`${SELECT_TOKEN} WHERE t.id = $1`, [tokenId]);
-      return toTokenRecord(rows[0] as TokenRow);
+      return tx.one(`${SELECT_TOKEN} WHERE t.id = $1`, [tokenId], toTokenRecord);
     });
   }
 
   async principalExists(id: string): Promise<boolean> {
-    const rows: unknown[] = await this.ds.query(`SELECT 1 FROM access.principals WHERE id = $1`, [id]);
-    return rows.length > 0;
+    return (await this.sql.maybeOne(`SELECT 1 FROM access.principals WHERE id = $1`, [id], exists)) !== null;
   }
 
   /** Marks a token revoked; true when it was live. */
   async revoke(id: string): Promise<boolean> {
-    const rows: unknown[] = await this.ds.query(`UPDATE access.tokens SET revoked_at = now() WHERE id = $1 AND revoked_at IS NULL RETURNING id`, [id]);
-    // TypeORM returns [rows, count] for UPDATE ... RETURNING
-    const affected = Array.isArray(rows[0]) ? (rows[0] as unknown[]).length : rows.length;
-    return affected > 0;
+    return (await this.sql.execute(`UPDATE access.tokens SET revoked_at = now() WHERE id = $1 AND revoked_at IS NULL`, [id])) > 0;
   }
 }

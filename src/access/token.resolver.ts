@@ -8,7 +8,7 @@ import { ApiToken, NewToken, TokenInput, Viewer } from './token.graphql';
 export class TokenResolver {
   @Query(() => Viewer, { description: 'Who you are and what your token may do.' })
   viewer(@Ctx() ctx: RequestContext): Viewer {
-    const p = ctx.auth.requirePrincipal();
+    const p = ctx.services.tokens.viewer(ctx.auth);
     return Object.assign(new Viewer(), { tokenId: p.tokenId, principalId: p.principalId, name: p.name, grants: p.grants });
   }
 

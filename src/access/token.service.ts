@@ -2,7 +2,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import { isUuid } from '../common/ids';
 import { isValidPattern, patternCovers } from '../common/namespace';
 import { AccessException, AccessExceptionCode } from './access.exception';
-import { AuthContext, Grant } from './auth-context';
+import { AuthContext, Grant, Principal } from './auth-context';
 import { Capability } from './capability';
 import { TokenRecord, TokenRepository } from './token.repository';
 
@@ -53,6 +53,11 @@ export class TokenService {
     if (!token) return AuthContext.anonymous();
     const principal = await this.tokens.findActiveByHash(hashToken(token));
     return principal ? AuthContext.of(principal) : AuthContext.anonymous();
+  }
+
+  /** Who is calling (UNAUTHENTICATED without a valid token). */
+  viewer(auth: AuthContext): Principal {
+    return auth.requirePrincipal();
   }
 
   /**

@@ -4,7 +4,7 @@ import { EXPLORE_DEFAULT_PAGE, EXPLORE_MAX_PAGE, EXPLORE_PREFIX } from '../graph
 
 /**
  * The most items a nested list without a page size returns per parent (`Event.facts`,
- * `Fact.sources`, `Entity.facts`, …). The request loaders (context.ts) cut each list there, so
+ * `Fact.sources`, `Entity.facts`, …). The request loaders (scope/request-scope.ts) cut each list there, so
  * the price below is the real maximum; page through the root connections for more.
  */
 export const NESTED_LIST_MAX = 50;

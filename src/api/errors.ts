@@ -1,58 +1,33 @@
 import { GraphQLError, GraphQLFormattedError } from 'graphql';
-import { AccessException, AccessExceptionCode } from '../access/access.exception';
-import { BronzeException, BronzeExceptionCode } from '../bronze/bronze.exception';
+import { AppErrorKind, AppException } from '../common/app-exception';
 import { assertUnreachable } from '../common/assert-unreachable';
-import { GraphException, GraphExceptionCode } from '../graph/graph.exception';
 
 /** The stable codes clients read in `extensions.code`. */
 export type ApiErrorCode = 'BAD_USER_INPUT' | 'UNAUTHENTICATED' | 'FORBIDDEN' | 'NOT_FOUND' | 'CONFLICT' | 'LIMIT_EXCEEDED' | 'INTERNAL_SERVER_ERROR';
 
-function accessCode(code: AccessExceptionCode): ApiErrorCode {
-  switch (code) {
-    case AccessExceptionCode.UNAUTHENTICATED:
+/** The GraphQL code of each kind of domain error (every layer's exception names its kind). */
+export function apiCodeOfKind(kind: AppErrorKind): ApiErrorCode {
+  switch (kind) {
+    case AppErrorKind.BAD_INPUT:
+      return 'BAD_USER_INPUT';
+    case AppErrorKind.UNAUTHENTICATED:
       return 'UNAUTHENTICATED';
-    case AccessExceptionCode.FORBIDDEN:
+    case AppErrorKind.FORBIDDEN:
       return 'FORBIDDEN';
-    case AccessExceptionCode.INVALID_GRANT:
-      return 'BAD_USER_INPUT';
-    case AccessExceptionCode.TOKEN_NOT_FOUND:
+    case AppErrorKind.NOT_FOUND:
       return 'NOT_FOUND';
-    default:
-      return assertUnreachable(code);
-  }
-}
-
-function bronzeCode(code: BronzeExceptionCode): ApiErrorCode {
-  switch (code) {
-    case BronzeExceptionCode.BATCH_TOO_LARGE:
-      return 'LIMIT_EXCEEDED';
-    case BronzeExceptionCode.EMPTY_BATCH:
-    case BronzeExceptionCode.INVALID_ARGUMENT:
-    case BronzeExceptionCode.INVALID_CURSOR:
-      return 'BAD_USER_INPUT';
-    default:
-      return assertUnreachable(code);
-  }
-}
-
-function graphCode(code: GraphExceptionCode): ApiErrorCode {
-  switch (code) {
-    case GraphExceptionCode.INVALID_ARGUMENT:
-      return 'BAD_USER_INPUT';
-    case GraphExceptionCode.DEPTH_LIMIT_EXCEEDED:
-    case GraphExceptionCode.SUBGRAPH_TOO_LARGE:
+    case AppErrorKind.CONFLICT:
+      return 'CONFLICT';
+    case AppErrorKind.LIMIT_EXCEEDED:
       return 'LIMIT_EXCEEDED';
     default:
-      return assertUnreachable(code);
+      return assertUnreachable(kind);
   }
 }
 
-/** Maps a domain exception to its API code; undefined for anything unexpected. */
+/** Maps a domain exception to its API code and reason (the layer's own code); undefined for anything unexpected. */
 export function apiCodeOf(err: unknown): { code: ApiErrorCode; reason: string } | undefined {
-  if (err instanceof AccessException) return { code: accessCode(err.code), reason: err.code };
-  if (err instanceof BronzeException) return { code: bronzeCode(err.code), reason: err.code };
-  if (err instanceof GraphException) return { code: graphCode(err.code), reason: err.code };
-  return undefined;
+  return err instanceof AppException ? { code: apiCodeOfKind(err.kind), reason: err.code } : undefined;
 }
 
 /** Neo4j's codes for a transaction that outlived the timeout the service set on it. */

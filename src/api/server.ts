@@ -12,7 +12,7 @@ import { AuthContext } from '../access/auth-context';
 import { mcpHttpRouter } from '../mcp/mcp-http';
 import { McpLimits } from '../mcp/tool-kit';
 import { exploreArgumentError } from '../graph/explore/explore.args';
-import { contextFor, createLoaders, recheckingAuth, RequestContext, Services } from './context';
+import { recheckingAuth, RequestScope, scopeFor, Services } from '../scope/request-scope';
 import { formatApiError } from './errors';
 import { graphiqlRouter } from './graphiql';
 import { jsonErrorHandler, notFound, routeLabel, sendErrors, TransportLog } from './http-transport';
@@ -48,7 +48,7 @@ export interface HttpServerHandle {
   close(): Promise<void>;
 }
 
-function limitsPlugin(deps: HttpServerDeps): ApolloServerPlugin<RequestContext> {
+function limitsPlugin(deps: HttpServerDeps): ApolloServerPlugin<RequestScope> {
   return {
     async requestDidStart() {
       const started = process.hrtime.bigint();
@@ -133,12 +133,7 @@ export async function startHttpServer(deps: HttpServerDeps): Promise<HttpServerH
         const limitError =
           checkOperationLimits(deps.schema, document, variables, operationName, deps.limits) ?? exploreArgumentError(deps.schema, document, variables);
         if (limitError) return [limitError];
-        const contextValue: RequestContext = {
-          auth,
-          loaders: createLoaders(deps.services),
-          services: deps.services,
-          currentAuth: recheckingAuth(deps.services, ctx.extra.authorization, auth, deps.authRecheckMs),
-        };
+        const contextValue = scopeFor(deps.services, auth, recheckingAuth(deps.services, ctx.extra.authorization, auth, deps.authRecheckMs));
         return { schema: deps.schema, document, variableValues: variables, operationName, contextValue };
       },
       onNext: (_ctx, _id, _payload, _args, result) => (result.errors ? { ...result, errors: result.errors.map((e) => formatError(e.toJSON(), e)) } : undefined),
@@ -147,7 +142,7 @@ export async function startHttpServer(deps: HttpServerDeps): Promise<HttpServerH
     wsServer,
   );
 
-  const apollo = new ApolloServer<RequestContext>({
+  const apollo = new ApolloServer<RequestScope>({
     schema: deps.schema,
     introspection: true,
     includeStacktraceInErrorResponses: false,
@@ -201,7 +196,7 @@ export async function startHttpServer(deps: HttpServerDeps): Promise<HttpServerH
     exactJsonBody,
     guardRequest(deps, bounds),
     expressMiddleware(apollo, {
-      context: async ({ res }) => contextFor(deps.services, res.locals.auth as AuthContext),
+      context: async ({ res }) => scopeFor(deps.services, res.locals.auth as AuthContext),
     }),
   );
   const mcp = deps.mcp

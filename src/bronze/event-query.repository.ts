@@ -1,5 +1,6 @@
 import { DataSource } from 'typeorm';
 import { Position } from '../common/cursor';
+import { col, Sql, SqlRow } from '../infra/postgres/sql';
 import { EVENT_COLUMNS, toBronzeEvent } from './event.repository';
 import { BronzeEvent, EventKind } from './event.types';
 
@@ -27,9 +28,22 @@ export interface Watermark {
 
 const escapeLike = (s: string): string => s.replace(/[\\%_]/g, (c) => `\\${c}`);
 
+const toWatermark = (r: SqlRow): Watermark => ({
+  namespace: col.string(r, 'namespace'),
+  source: col.string(r, 'source'),
+  lastSourceEventId: col.string(r, 'last_source_event_id'),
+  lastOccurredAt: col.date(r, 'last_occurred_at'),
+  lastIngestedAt: col.date(r, 'last_ingested_at'),
+  eventCount: col.number(r, 'event_count'),
+});
+
 /** Read-side SQL for Bronze: filtered pages, conversations, tool-call links, watermarks. */
 export class EventQueryRepository {
-  constructor(private readonly ds: DataSource) {}
+  private readonly sql: Sql;
+
+  constructor(ds: DataSource) {
+    this.sql = Sql.of(ds);
+  }
 
   /** One page in (occurred_at, id) order, `limit` rows after `after`; each with its position. */
   async list(namespace: string, filter: EventListFilter, limit: number, after?: Position): Promise<Array<{ event: BronzeEvent; position: Position }>> {
@@ -51,61 +65,48 @@ export class EventQueryRepository {
       where.push(`(e.occurred_at, e.id) > (timestamptz 'epoch' + $${params.length - 1}::bigint * interval '1 microsecond', $${params.length}::uuid)`);
     }
     params.push(limit);
-    const rows: Array<Parameters<typeof toBronzeEvent>[0] & { pos_us: string }> = await this.ds.query(
+    return this.sql.rows(
       `SELECT ${EVENT_COLUMNS}, ((extract(epoch FROM e.occurred_at) * 1000000)::bigint)::text AS pos_us
          FROM bronze.events e
         WHERE ${where.join(' AND ')}
         ORDER BY e.occurred_at, e.id
         LIMIT $${params.length}`,
       params,
+      (r) => ({ event: toBronzeEvent(r), position: { micros: col.string(r, 'pos_us'), id: col.string(r, 'id') } }),
     );
-    return rows.map((r) => ({ event: toBronzeEvent(r), position: { micros: r.pos_us, id: r.id } }));
   }
 
   /** A conversation in order: sequenceNum (unnumbered last), then occurredAt, then id. */
   async conversation(namespace: string, conversationId: string, limit: number): Promise<BronzeEvent[]> {
-    const rows = await this.ds.query(
+    return this.sql.rows(
       `SELECT ${EVENT_COLUMNS} FROM bronze.events e
         WHERE e.namespace = $1 AND e.conversation_id = $2
         ORDER BY e.sequence_num NULLS LAST, e.occurred_at, e.id
         LIMIT $3`,
       [namespace, conversationId, limit],
+      toBronzeEvent,
     );
-    return rows.map(toBronzeEvent);
   }
 
   /** Tool calls and results sharing these (namespace, toolCallId) pairs, in one round trip. */
   async byToolCallIds(keys: ReadonlyArray<{ namespace: string; toolCallId: string }>): Promise<BronzeEvent[]> {
     if (keys.length === 0) return [];
-    const rows = await this.ds.query(
+    return this.sql.rows(
       `SELECT ${EVENT_COLUMNS} FROM bronze.events e
          JOIN unnest($1::text[], $2::text[]) AS k(namespace, tool_call_id)
            ON e.namespace = k.namespace AND e.tool_call_id = k.tool_call_id
         ORDER BY e.occurred_at, e.id`,
       [keys.map((k) => k.namespace), keys.map((k) => k.toolCallId)],
+      toBronzeEvent,
     );
-    return rows.map(toBronzeEvent);
   }
 
   async watermark(namespace: string, source: string): Promise<Watermark | undefined> {
-    const rows: Array<{
-      namespace: string;
-      source: string;
-      last_source_event_id: string;
-      last_occurred_at: Date;
-      last_ingested_at: Date;
-      event_count: string;
-    }> = await this.ds.query(`SELECT * FROM ops.watermarks WHERE namespace = $1 AND source = $2`, [namespace, source]);
-    const r = rows[0];
-    return r
-      ? {
-          namespace: r.namespace,
-          source: r.source,
-          lastSourceEventId: r.last_source_event_id,
-          lastOccurredAt: r.last_occurred_at,
-          lastIngestedAt: r.last_ingested_at,
-          eventCount: Number(r.event_count),
-        }
-      : undefined;
+    return (await this.sql.maybeOne(`SELECT * FROM ops.watermarks WHERE namespace = $1 AND source = $2`, [namespace, source], toWatermark)) ?? undefined;
+  }
+
+  /** Every namespace that holds an event (each has a watermark row), sorted. */
+  async namespaces(): Promise<string[]> {
+    return this.sql.rows(`SELECT DISTINCT namespace FROM ops.watermarks ORDER BY namespace`, [], (r) => col.string(r, 'namespace'));
   }
 }

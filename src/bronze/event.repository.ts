@@ -1,54 +1,34 @@
 import { randomUUID } from 'node:crypto';
 import { DataSource } from 'typeorm';
 import { UUID } from '../common/ids';
+import { col, Sql, SqlRow } from '../infra/postgres/sql';
 import { BronzeEvent, DerivationStatus, EventKind, NormalizedEvent, Role } from './event.types';
-
-interface EventRow {
-  id: string;
-  namespace: string;
-  source: string;
-  source_event_id: string;
-  provenance_root: string | null;
-  kind: string;
-  conversation_id: string | null;
-  session_id: string | null;
-  sequence_num: number | null;
-  role: string | null;
-  actor: string | null;
-  content: string;
-  raw_payload_text: string | null;
-  tool_call_id: string | null;
-  checksum: string;
-  occurred_at: Date;
-  ingested_at: Date;
-  derivation_status: string | null;
-}
 
 export const EVENT_COLUMNS = `e.id, e.namespace, e.source, e.source_event_id, e.provenance_root, e.kind, e.conversation_id,
   e.session_id, e.sequence_num, e.role, e.actor, e.content, e.raw_payload::text AS raw_payload_text, e.tool_call_id, e.checksum,
   e.occurred_at, e.ingested_at,
   (SELECT upper(q.status) FROM ops.derivation_queue q WHERE q.event_id = e.id) AS derivation_status`;
 
-export function toBronzeEvent(r: EventRow): BronzeEvent {
+export function toBronzeEvent(r: SqlRow): BronzeEvent {
   return {
-    id: r.id,
-    namespace: r.namespace,
-    source: r.source,
-    sourceEventId: r.source_event_id,
-    provenanceRoot: r.provenance_root,
-    kind: r.kind as EventKind,
-    conversationId: r.conversation_id,
-    sessionId: r.session_id,
-    sequenceNum: r.sequence_num,
-    role: r.role as Role | null,
-    actor: r.actor,
-    content: r.content,
-    rawPayloadText: r.raw_payload_text,
-    toolCallId: r.tool_call_id,
-    checksum: r.checksum,
-    occurredAt: r.occurred_at,
-    ingestedAt: r.ingested_at,
-    derivationStatus: (r.derivation_status as DerivationStatus | null) ?? DerivationStatus.PENDING,
+    id: col.string(r, 'id'),
+    namespace: col.string(r, 'namespace'),
+    source: col.string(r, 'source'),
+    sourceEventId: col.string(r, 'source_event_id'),
+    provenanceRoot: col.stringOrNull(r, 'provenance_root'),
+    kind: col.string(r, 'kind') as EventKind,
+    conversationId: col.stringOrNull(r, 'conversation_id'),
+    sessionId: col.stringOrNull(r, 'session_id'),
+    sequenceNum: col.numberOrNull(r, 'sequence_num'),
+    role: col.stringOrNull(r, 'role') as Role | null,
+    actor: col.stringOrNull(r, 'actor'),
+    content: col.string(r, 'content'),
+    rawPayloadText: col.stringOrNull(r, 'raw_payload_text'),
+    toolCallId: col.stringOrNull(r, 'tool_call_id'),
+    checksum: col.string(r, 'checksum'),
+    occurredAt: col.date(r, 'occurred_at'),
+    ingestedAt: col.date(r, 'ingested_at'),
+    derivationStatus: (col.stringOrNull(r, 'derivation_status') as DerivationStatus | null) ?? DerivationStatus.PENDING,
   };
 }
 
@@ -70,7 +50,11 @@ export class EventRepository {
   /** Months whose partition exists or is being created by this process. */
   private readonly partitions = new Map<string, Promise<void>>();
 
-  constructor(private readonly ds: DataSource) {}
+  private readonly sql: Sql;
+
+  constructor(ds: DataSource) {
+    this.sql = Sql.of(ds);
+  }
 
   /** Creates the monthly partitions these events need; concurrent callers share one creation per month. */
   async ensurePartitions(events: readonly NormalizedEvent[]): Promise<void> {
@@ -79,7 +63,7 @@ export class EventRepository {
       months.map((m) => {
         let creation = this.partitions.get(m);
         if (!creation) {
-          creation = this.ds.query(`SELECT bronze.ensure_event_partition($1::date)`, [m]).then(() => undefined);
+          creation = this.sql.execute(`SELECT bronze.ensure_event_partition($1::date)`, [m]).then(() => undefined);
           creation.catch(() => this.partitions.delete(m)); // a failure is retried by the next batch
           this.partitions.set(m, creation);
         }
@@ -99,8 +83,8 @@ export class EventRepository {
     const keyed = events.map((e) => ({ key: keyString(e), e })).sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
     const rows = keyed.map((k) => k.e);
     const ids = rows.map(() => randomUUID());
-    const col = <T>(f: (e: NormalizedEvent) => T): T[] => rows.map(f);
-    const result: Array<{ id: string; ingested_at: Date }> = await this.ds.query(
+    const column = <T>(f: (e: NormalizedEvent) => T): T[] => rows.map(f);
+    const result = await this.sql.rows(
       `WITH input AS (
          SELECT * FROM unnest($1::uuid[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[],
                               $9::int[], $10::text[], $11::text[], $12::text[], $13::text[], $14::text[], $15::timestamptz[], $16::text[])
@@ -147,24 +131,25 @@ export class EventRepository {
        SELECT id, ingested_at, (SELECT count(*) FROM notified) AS notified FROM ins`,
       [
         ids,
-        col((e) => e.namespace),
-        col((e) => e.source),
-        col((e) => e.sourceEventId),
-        col((e) => e.provenanceRoot),
-        col((e) => e.kind),
-        col((e) => e.conversationId),
-        col((e) => e.sessionId),
-        col((e) => e.sequenceNum),
-        col((e) => e.role),
-        col((e) => e.actor),
-        col((e) => e.content),
-        col((e) => e.rawPayloadText),
-        col((e) => e.checksum),
-        col((e) => e.occurredAt),
-        col((e) => e.toolCallId),
+        column((e) => e.namespace),
+        column((e) => e.source),
+        column((e) => e.sourceEventId),
+        column((e) => e.provenanceRoot),
+        column((e) => e.kind),
+        column((e) => e.conversationId),
+        column((e) => e.sessionId),
+        column((e) => e.sequenceNum),
+        column((e) => e.role),
+        column((e) => e.actor),
+        column((e) => e.content),
+        column((e) => e.rawPayloadText),
+        column((e) => e.checksum),
+        column((e) => e.occurredAt),
+        column((e) => e.toolCallId),
       ],
+      (r) => ({ id: col.string(r, 'id'), ingestedAt: col.date(r, 'ingested_at') }),
     );
-    const ingestedAt = new Map(result.map((r) => [r.id, r.ingested_at]));
+    const ingestedAt = new Map(result.map((r) => [r.id, r.ingestedAt]));
     const created = new Map<string, BronzeEvent>();
     keyed.forEach(({ key, e }, i) => {
       const id = ids[i] as string;
@@ -180,27 +165,28 @@ export class EventRepository {
   /** The stored events for these idempotency keys (one round trip). */
   async findByKeys(keys: readonly EventKey[]): Promise<Map<string, BronzeEvent>> {
     if (keys.length === 0) return new Map();
-    const rows: EventRow[] = await this.ds.query(
+    const rows = await this.sql.rows(
       `SELECT ${EVENT_COLUMNS}
          FROM unnest($1::text[], $2::text[], $3::text[]) AS k(namespace, source, source_event_id)
          JOIN bronze.event_keys ek USING (namespace, source, source_event_id)
          JOIN bronze.events e ON e.id = ek.event_id AND e.occurred_at = ek.occurred_at`,
       [keys.map((k) => k.namespace), keys.map((k) => k.source), keys.map((k) => k.sourceEventId)],
+      toBronzeEvent,
     );
-    return new Map(rows.map((r) => [keyString({ namespace: r.namespace, source: r.source, sourceEventId: r.source_event_id }), toBronzeEvent(r)]));
+    return new Map(rows.map((e) => [keyString(e), e]));
   }
 
   /** Events by id, in any namespace: callers filter by grants. One round trip. */
   async findByIds(ids: readonly string[]): Promise<BronzeEvent[]> {
     const valid = ids.filter((id) => UUID.test(id));
     if (valid.length === 0) return [];
-    const rows: EventRow[] = await this.ds.query(
+    return this.sql.rows(
       `SELECT ${EVENT_COLUMNS}
          FROM bronze.event_keys ek
          JOIN bronze.events e ON e.id = ek.event_id AND e.occurred_at = ek.occurred_at
         WHERE ek.event_id = ANY($1::uuid[])`,
       [valid],
+      toBronzeEvent,
     );
-    return rows.map(toBronzeEvent);
   }
 }

@@ -1,6 +1,4 @@
-import { filter, pipe } from '@graphql-yoga/subscription';
 import { Arg, Ctx, FieldResolver, ID, Int, Mutation, Query, Resolver, Root, Subscription, UseMiddleware } from 'type-graphql';
-import { Capability } from '../access/capability';
 import { RequestContext } from '../api/context';
 import { requireUuid } from '../common/input';
 import { StorableTextArgs } from '../common/storable-args.middleware';
@@ -73,53 +71,42 @@ export class EventResolver {
   }
 
   // An event reached through a search hit (capability "search") shows its content; its payload,
-  // like everything beyond the hit, needs what reading the event directly needs: "read".
+  // like everything beyond the hit, needs what reading the event directly needs (EventService.mayTraverse).
   @FieldResolver(() => JsonScalar, {
     nullable: true,
     description:
       'The raw payload as sent (needs "read" on the namespace; null otherwise). JSON numbers beyond 2^53 may be rounded by JavaScript clients: rawPayloadText has them exactly.',
   })
   rawPayload(@Root() event: Event, @Ctx() ctx: RequestContext): unknown {
-    return ctx.auth.can(Capability.READ, event.namespace) ? event.rawPayload : null;
+    return ctx.services.events.mayTraverse(ctx.auth, event) ? event.rawPayload : null;
   }
 
   @FieldResolver(() => String, { nullable: true, description: 'rawPayload exactly as stored, as JSON text (needs "read" on the namespace; null otherwise).' })
   rawPayloadText(@Root() event: Event, @Ctx() ctx: RequestContext): string | null {
-    return ctx.auth.can(Capability.READ, event.namespace) ? event.rawPayloadText : null;
+    return ctx.services.events.mayTraverse(ctx.auth, event) ? event.rawPayloadText : null;
   }
 
   @FieldResolver(() => Event, { nullable: true, description: 'For a TOOL_RESULT: the TOOL_CALL it answers.' })
   async toolCall(@Root() event: Event, @Ctx() ctx: RequestContext): Promise<Event | null> {
     // Another event: it needs "read" like any direct read (an ingest-only token sees only its own).
-    if (event.kind !== EventKind.TOOL_RESULT || !event.toolCallId || !ctx.auth.can(Capability.READ, event.namespace)) return null;
-    const linked = await ctx.loaders.toolEvents.load({ namespace: event.namespace, toolCallId: event.toolCallId });
-    const call = linked.find((e) => e.kind === EventKind.TOOL_CALL);
+    const call = await ctx.services.events.toolCall(ctx.auth, event, (k) => ctx.loaders.toolEvents.load(k));
     return call ? Event.from(call) : null;
   }
 
   @FieldResolver(() => [Event], { description: 'For a TOOL_CALL: its TOOL_RESULTs, oldest first.' })
   async toolResults(@Root() event: Event, @Ctx() ctx: RequestContext): Promise<Event[]> {
-    if (event.kind !== EventKind.TOOL_CALL || !event.toolCallId || !ctx.auth.can(Capability.READ, event.namespace)) return [];
-    const linked = await ctx.loaders.toolEvents.load({ namespace: event.namespace, toolCallId: event.toolCallId });
-    return linked.filter((e) => e.kind === EventKind.TOOL_RESULT).map(Event.from);
+    return (await ctx.services.events.toolResults(ctx.auth, event, (k) => ctx.loaders.toolEvents.load(k))).map(Event.from);
   }
 
   @Subscription(() => Event, {
     description: 'Every event stored in the namespace from now on (needs "read" on it).',
     subscribe: ({ args, context }) => {
       const ctx = context as RequestContext;
-      const namespace = (args as { namespace: string }).namespace;
-      ctx.auth.require(Capability.READ, namespace);
-      return pipe(
-        ctx.services.pubSub.subscribe('EVENT_INGESTED'),
-        filter(async (m: EventIngestedMessage) => m.namespace === namespace && Boolean((await ctx.currentAuth()).require(Capability.READ, namespace))),
-      );
+      return ctx.services.subscriptions.eventsIngested(ctx.auth, ctx.currentAuth, (args as { namespace: string }).namespace);
     },
   })
   async eventIngested(@Root() message: EventIngestedMessage, @Arg('namespace', () => String) _namespace: string, @Ctx() ctx: RequestContext): Promise<Event> {
     // Read fresh (no loader cache across messages) and re-check the grant for this namespace.
-    const e = await ctx.services.events.getVisible(await ctx.currentAuth(), message.id);
-    if (!e) throw new Error(`event ${message.id} is not readable`);
-    return Event.from(e);
+    return Event.from(await ctx.services.events.deliveredEvent(await ctx.currentAuth(), message.id));
   }
 }

@@ -5,13 +5,19 @@ import { BronzeException, BronzeExceptionCode } from './bronze.exception';
 import { decodeCursor, encodeCursor } from '../common/cursor';
 import { EventListFilter, EventQueryRepository, Watermark } from './event-query.repository';
 import { EventRepository } from './event.repository';
-import { BronzeEvent } from './event.types';
+import { BronzeEvent, EventKind } from './event.types';
 
 export interface EventPage {
   edges: Array<{ cursor: string; node: BronzeEvent }>;
   hasNextPage: boolean;
   endCursor: string | null;
 }
+
+/** The request's loader of tool calls and results by (namespace, toolCallId). */
+export type ToolEventLoad = (key: { namespace: string; toolCallId: string }) => Promise<BronzeEvent[]>;
+
+/** What linking an event to its tool call or results needs of it. */
+export type LinkedEvent = Pick<BronzeEvent, 'namespace' | 'kind' | 'toolCallId'>;
 
 export interface EventReadLimits {
   maxPageSize: number;
@@ -78,5 +84,45 @@ export class EventService {
       );
     }
     return (await this.queries.watermark(namespace, source)) ?? null;
+  }
+
+  /**
+   * An event reached through a search hit (capability "search") shows its content; its payload,
+   * like everything beyond the hit (linked tool events, derived facts), needs what reading the
+   * event directly needs: "read" on its namespace.
+   */
+  mayTraverse(auth: AuthContext, event: { namespace: string }): boolean {
+    return auth.can(Capability.READ, event.namespace);
+  }
+
+  /** For a TOOL_RESULT: the TOOL_CALL it answers, when the caller may read beyond the event. */
+  async toolCall(auth: AuthContext, event: LinkedEvent, load: ToolEventLoad): Promise<BronzeEvent | null> {
+    if (event.kind !== EventKind.TOOL_RESULT || !event.toolCallId || !this.mayTraverse(auth, event)) return null;
+    const linked = await load({ namespace: event.namespace, toolCallId: event.toolCallId });
+    return linked.find((e) => e.kind === EventKind.TOOL_CALL) ?? null;
+  }
+
+  /** For a TOOL_CALL: its TOOL_RESULTs, oldest first, when the caller may read beyond the event. */
+  async toolResults(auth: AuthContext, event: LinkedEvent, load: ToolEventLoad): Promise<BronzeEvent[]> {
+    if (event.kind !== EventKind.TOOL_CALL || !event.toolCallId || !this.mayTraverse(auth, event)) return [];
+    const linked = await load({ namespace: event.namespace, toolCallId: event.toolCallId });
+    return linked.filter((e) => e.kind === EventKind.TOOL_RESULT);
+  }
+
+  /** An event a subscription delivers, read fresh; NOT_FOUND when the caller may no longer read it. */
+  async deliveredEvent(auth: AuthContext, id: string): Promise<BronzeEvent> {
+    const e = await this.getVisible(auth, id);
+    if (!e) throw new BronzeException(BronzeExceptionCode.NOT_READABLE, `event ${id} is no longer readable with your grants`);
+    return e;
+  }
+
+  // Batch reads for the request's loaders (request-scope.ts); they check no grants, the fields that use them do.
+
+  byIds(ids: readonly string[]): Promise<BronzeEvent[]> {
+    return this.events.findByIds(ids);
+  }
+
+  byToolCallIds(keys: ReadonlyArray<{ namespace: string; toolCallId: string }>): Promise<BronzeEvent[]> {
+    return this.queries.byToolCallIds(keys);
   }
 }

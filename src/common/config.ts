@@ -14,6 +14,8 @@ export interface AppConfig {
   readonly neo4j: { readonly uri: string; readonly user: string; readonly password: string } | undefined;
   /** Page cache of the local Neo4j started when NEO4J_URI is unset. */
   readonly neo4jPageCacheMb: number;
+  /** The JDK that runs the local Neo4j (JAVA_HOME); unset: `java` on the PATH. */
+  readonly javaHome: string | undefined;
   readonly adminToken: string | undefined;
   /** Subscriptions re-check their token at most this often: a revoked token stops receiving. */
   readonly authRecheckMs: number;
@@ -38,6 +40,14 @@ export interface AppConfig {
     /** Deepest nesting of an argument value (objects and lists): bounds generated `where` filters. */
     readonly maxInputDepth: number;
     readonly maxPageSize: number;
+    /** Most events one `conversation` query returns (its default and maximum `limit`). */
+    readonly maxConversationEvents: number;
+    /** Graph traversals: deepest neighbourhood and longest path (hops), largest neighbourhood, largest `changes` page. */
+    readonly maxNeighbourhoodDepth: number;
+    readonly maxPathDepth: number;
+    readonly maxSubgraphNodes: number;
+    readonly maxSubgraphEdges: number;
+    readonly maxChangesPageSize: number;
     /** Neo4j transaction timeout for one generated graph-exploration query. */
     readonly exploreTimeoutMs: number;
     /** An event's occurredAt may lie at most this many days before now (each month is a permanent partition). */
@@ -101,6 +111,7 @@ const envSchema = z.object({
   NEO4J_USER: z.string().min(1).default('neo4j'),
   NEO4J_PASSWORD: optionalString,
   NEO4J_PAGECACHE_MB: intIn(16, 1_048_576).default(128),
+  JAVA_HOME: optionalString,
   ADMIN_TOKEN: optionalString.refine((v) => v === undefined || v.length >= 24, 'expected at least 24 characters (a guessable admin token is a security hole)'),
   MEDALLION_TOKEN: optionalString,
   AUTH_RECHECK_MS: intIn(50, 600_000).default(5_000),
@@ -119,6 +130,12 @@ const envSchema = z.object({
   MAX_QUERY_COMPLEXITY: intIn(10, 1_000_000_000).default(200_000),
   MAX_INPUT_DEPTH: intIn(2, 100).default(8),
   MAX_PAGE_SIZE: intIn(1, 10_000).default(500),
+  MAX_CONVERSATION_EVENTS: intIn(1, 1_000_000).default(10_000),
+  MAX_NEIGHBOURHOOD_DEPTH: intIn(1, 10).default(3),
+  MAX_PATH_DEPTH: intIn(1, 10).default(6),
+  MAX_SUBGRAPH_NODES: intIn(1, 100_000).default(500),
+  MAX_SUBGRAPH_EDGES: intIn(1, 1_000_000).default(2000),
+  MAX_CHANGES_PAGE_SIZE: intIn(1, 10_000).default(500),
   EXPLORE_TIMEOUT_MS: intIn(100, 600_000).default(5_000),
   // 20 years back (7305 days) covers imported mail and chat archives; 1 day ahead covers clock skew
   // and local times sent as UTC. Every month in the window may become a permanent partition.
@@ -180,6 +197,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     databaseRuntimeUrl: e.DATABASE_RUNTIME_URL,
     neo4j: e.NEO4J_URI ? Object.freeze({ uri: e.NEO4J_URI, user: e.NEO4J_USER, password: e.NEO4J_PASSWORD ?? '' }) : undefined,
     neo4jPageCacheMb: e.NEO4J_PAGECACHE_MB,
+    javaHome: e.JAVA_HOME,
     adminToken: e.ADMIN_TOKEN,
     authRecheckMs: e.AUTH_RECHECK_MS,
     openai: Object.freeze({
@@ -201,6 +219,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
       maxInputDepth: e.MAX_INPUT_DEPTH,
       exploreTimeoutMs: e.EXPLORE_TIMEOUT_MS,
       maxPageSize: e.MAX_PAGE_SIZE,
+      maxConversationEvents: e.MAX_CONVERSATION_EVENTS,
+      maxNeighbourhoodDepth: e.MAX_NEIGHBOURHOOD_DEPTH,
+      maxPathDepth: e.MAX_PATH_DEPTH,
+      maxSubgraphNodes: e.MAX_SUBGRAPH_NODES,
+      maxSubgraphEdges: e.MAX_SUBGRAPH_EDGES,
+      maxChangesPageSize: e.MAX_CHANGES_PAGE_SIZE,
       occurredAtMaxPastDays: e.OCCURRED_AT_MAX_PAST_DAYS,
       occurredAtMaxFutureDays: e.OCCURRED_AT_MAX_FUTURE_DAYS,
     }),
@@ -228,4 +252,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
       ontologyFile: e.ONTOLOGY_FILE ? path.resolve(e.ONTOLOGY_FILE) : undefined,
     }),
   });
+}
+
+/**
+ * The environment of a child process this service starts (the local Neo4j): this process's own,
+ * plus `extra`. Kept here so that config.ts stays the one module that touches `process.env`.
+ */
+export function childProcessEnv(extra: Record<string, string>): NodeJS.ProcessEnv {
+  return { ...process.env, ...extra };
 }

@@ -1,4 +1,4 @@
-import { BronzeException } from '../bronze/bronze.exception';
+import { InputException } from './app-exception';
 import { decodeCursor, encodeCursor } from './cursor';
 
 const id = '0b5c7a4e-1f6d-4c1a-9a51-2f1e0c9d8b7a';
@@ -12,7 +12,7 @@ describe('page cursors', () => {
 
   it('refuses a time outside the years 0001-9999 (19 digits overflowed Postgres before)', () => {
     for (const t of ['9223372036854775807', '-9223372036854775808', '1000000000000000000', '253402300800000000']) {
-      expect(() => decodeCursor(raw(t))).toThrow(BronzeException);
+      expect(() => decodeCursor(raw(t))).toThrow(InputException);
     }
     expect(() => decodeCursor('garbage')).toThrow(/invalid cursor/);
   });

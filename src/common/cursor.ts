@@ -1,4 +1,4 @@
-import { BronzeException, BronzeExceptionCode } from '../bronze/bronze.exception';
+import { InputException, InputExceptionCode } from './app-exception';
 import { UUID } from './ids';
 
 /** A row's place in a (timestamp, id) ordered listing: the timestamp in epoch microseconds. */
@@ -32,5 +32,5 @@ export function decodeCursor(cursor: string): Position {
   } catch {
     // fall through
   }
-  throw new BronzeException(BronzeExceptionCode.INVALID_CURSOR, 'invalid cursor: pass an endCursor or edge cursor from a previous page, unchanged');
+  throw new InputException(InputExceptionCode.INVALID_CURSOR, 'invalid cursor: pass an endCursor or edge cursor from a previous page, unchanged');
 }

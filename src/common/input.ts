@@ -1,4 +1,4 @@
-import { BronzeException, BronzeExceptionCode } from '../bronze/bronze.exception';
+import { InputException, InputExceptionCode } from './app-exception';
 import { UUID } from './ids';
 
 /**
@@ -42,15 +42,15 @@ export function findTextProblem(value: unknown, path: string): { path: string; p
 export function requireStorableArgs(args: Record<string, unknown>): void {
   for (const [name, value] of Object.entries(args)) {
     const found = findTextProblem(value, name);
-    if (found) throw new BronzeException(BronzeExceptionCode.INVALID_ARGUMENT, `argument ${found.path} ${found.problem}: remove or encode it`);
+    if (found) throw new InputException(InputExceptionCode.INVALID_ARGUMENT, `argument ${found.path} ${found.problem}: remove or encode it`);
   }
 }
 
 /** BAD_USER_INPUT unless `id` is a UUID (every id this API hands out is one). */
 export function requireUuid(id: string, argument: string): string {
   if (!UUID.test(id)) {
-    throw new BronzeException(
-      BronzeExceptionCode.INVALID_ARGUMENT,
+    throw new InputException(
+      InputExceptionCode.INVALID_ARGUMENT,
       `${argument} must be a UUID such as 0b5c7a4e-1f6d-4c1a-9a51-2f1e0c9d8b7a (got ${JSON.stringify(id.slice(0, 60))})`,
     );
   }

@@ -1,4 +1,5 @@
-import { SqlExecutor } from './graph-source.repository';
+import { DataSource } from 'typeorm';
+import { col, Sql, SqlRow } from '../infra/postgres/sql';
 
 export type ChangeKind = 'ADDED' | 'SUPERSEDED' | 'RETIRED';
 
@@ -8,16 +9,28 @@ export interface ChangeRow {
   at: Date;
 }
 
+const KINDS: readonly ChangeKind[] = ['ADDED', 'SUPERSEDED', 'RETIRED'];
+
+function toChange(r: SqlRow): ChangeRow {
+  const kind = col.string(r, 'kind') as ChangeKind;
+  if (!KINDS.includes(kind)) throw new Error(`column kind: unexpected change kind ${kind}`);
+  return { kind, factId: col.string(r, 'fact_id'), at: col.date(r, 'at') };
+}
+
 /**
  * The change log of a namespace's facts, read from Silver's two clocks: recorded_at (ADDED),
  * the superseding fact's recorded_at (SUPERSEDED: the supersession commits with it) and
  * retired_at (RETIRED). Strictly after `since`, oldest first.
  */
 export class ChangeRepository {
-  constructor(private readonly sql: SqlExecutor) {}
+  private readonly sql: Sql;
+
+  constructor(ds: DataSource) {
+    this.sql = Sql.of(ds);
+  }
 
   async since(namespace: string, since: Date, limit: number): Promise<ChangeRow[]> {
-    const rows: Array<{ kind: ChangeKind; fact_id: string; at: Date }> = await this.sql.query(
+    return this.sql.rows(
       `SELECT kind, fact_id, at FROM (
          SELECT 'ADDED' AS kind, 0 AS ord, f.id::text AS fact_id, f.recorded_at AS at
            FROM silver.facts f WHERE f.namespace = $1 AND f.recorded_at > $2
@@ -30,7 +43,7 @@ export class ChangeRepository {
            FROM silver.facts f WHERE f.namespace = $1 AND f.retired_at > $2
        ) c ORDER BY at, ord, fact_id LIMIT $3`,
       [namespace, since, limit],
+      toChange,
     );
-    return rows.map((r) => ({ kind: r.kind, factId: r.fact_id, at: r.at }));
   }
 }

@@ -1,6 +1,8 @@
 import { Driver } from 'neo4j-driver';
 import neo4j from 'neo4j-driver';
 import { DataSource } from 'typeorm';
+import { AuthContext } from '../access/auth-context';
+import { Capability } from '../access/capability';
 import { mergeEntityNodes } from './cypher/entity-nodes';
 import { mergeEventNodes } from './cypher/event-nodes';
 import { syncFactEdges } from './cypher/fact-edges';
@@ -120,6 +122,12 @@ export class GraphRebuildService {
       progress,
     );
     return { deleted, events, entities, facts, relationships, ms: Date.now() - t0 };
+  }
+
+  /** `checkConsistency` on behalf of a caller, who needs "read" on the namespace. */
+  async consistencyFor(auth: AuthContext, namespace: string): Promise<GraphConsistency> {
+    auth.require(Capability.READ, namespace);
+    return this.checkConsistency(namespace);
   }
 
   async checkConsistency(namespace: string, opts: { maxIds?: number } = {}): Promise<GraphConsistency> {

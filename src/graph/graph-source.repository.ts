@@ -1,13 +1,101 @@
+import { DataSource, EntityManager } from 'typeorm';
+import { col, Sql, SqlRow } from '../infra/postgres/sql';
 import { EventNodeRow } from './cypher/event-nodes';
 import { EntityNodeRow } from './cypher/entity-nodes';
-import { FactNodeRow } from './cypher/fact-nodes';
+import { FactNodeRow, FactSourceRow } from './cypher/fact-nodes';
 import { RelationshipEdgeRow } from './cypher/relationship-edges';
 
-/** Anything that runs SQL: a DataSource or a transaction's EntityManager. */
-export interface SqlExecutor {
-  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- the shape of TypeORM's query()
-  query(sql: string, params?: unknown[]): Promise<any>;
+/** Where a repository runs its SQL: the pool, an open TypeORM transaction, or an executor. */
+export type SqlSource = DataSource | EntityManager | Sql;
+
+function toSql(source: SqlSource): Sql {
+  if (source instanceof Sql) return source;
+  if (source instanceof DataSource) return Sql.of(source);
+  return source.queryRunner ? Sql.within(source) : Sql.of(source.connection);
 }
+
+/** float8[] or null. */
+function vectorOrNull(r: SqlRow, name: string): number[] | null {
+  const v = r[name];
+  if (v === null || v === undefined) return null;
+  if (!Array.isArray(v) || !v.every((x) => typeof x === 'number')) throw new Error(`column ${name}: expected float8[] or null`);
+  return v as number[];
+}
+
+function toFactSources(r: SqlRow): FactSourceRow[] {
+  const v = r.sources;
+  if (!Array.isArray(v)) throw new Error('column sources: expected a json array');
+  return v.map((s: SqlRow) => ({
+    eventId: col.string(s, 'eventId'),
+    spanStart: col.number(s, 'spanStart'),
+    spanEnd: col.number(s, 'spanEnd'),
+    quote: col.stringOrNull(s, 'quote'),
+  }));
+}
+
+const toFactNode = (r: SqlRow): FactNodeRow => ({
+  id: col.string(r, 'id'),
+  namespace: col.string(r, 'namespace'),
+  statement: col.string(r, 'statement'),
+  factType: col.string(r, 'factType'),
+  predicate: col.stringOrNull(r, 'predicate'),
+  object: col.stringOrNull(r, 'object'),
+  isNegation: col.boolean(r, 'isNegation'),
+  confidence: col.number(r, 'confidence'),
+  importance: col.number(r, 'importance'),
+  validFrom: col.string(r, 'validFrom'),
+  validTo: col.stringOrNull(r, 'validTo'),
+  recordedAt: col.string(r, 'recordedAt'),
+  retiredAt: col.stringOrNull(r, 'retiredAt'),
+  extractionModel: col.string(r, 'extractionModel'),
+  supersededBy: col.stringOrNull(r, 'supersededBy'),
+  subjectEntityId: col.stringOrNull(r, 'subjectEntityId'),
+  objectEntityId: col.stringOrNull(r, 'objectEntityId'),
+  embedding: vectorOrNull(r, 'embedding'),
+  embeddingModel: col.stringOrNull(r, 'embeddingModel'),
+  sources: toFactSources(r),
+});
+
+const toEntityNode = (r: SqlRow): EntityNodeRow => ({
+  id: col.string(r, 'id'),
+  namespace: col.string(r, 'namespace'),
+  type: col.string(r, 'type'),
+  name: col.string(r, 'name'),
+  aliases: col.strings(r, 'aliases'),
+  retiredAt: col.stringOrNull(r, 'retiredAt'),
+});
+
+const toRelationshipEdge = (r: SqlRow): RelationshipEdgeRow => ({
+  id: col.string(r, 'id'),
+  namespace: col.string(r, 'namespace'),
+  type: col.string(r, 'type'),
+  sourceEntityId: col.string(r, 'sourceEntityId'),
+  targetEntityId: col.string(r, 'targetEntityId'),
+  confidence: col.number(r, 'confidence'),
+  validFrom: col.string(r, 'validFrom'),
+  validTo: col.stringOrNull(r, 'validTo'),
+  retiredAt: col.stringOrNull(r, 'retiredAt'),
+  sources: col.strings(r, 'sources'),
+});
+
+const toEventNode = (r: SqlRow): EventNodeRow => ({
+  id: col.string(r, 'id'),
+  namespace: col.string(r, 'namespace'),
+  source: col.string(r, 'source'),
+  kind: col.string(r, 'kind'),
+  conversationId: col.stringOrNull(r, 'conversationId'),
+  sessionId: col.stringOrNull(r, 'sessionId'),
+  sequenceNum: col.numberOrNull(r, 'sequenceNum'),
+  role: col.stringOrNull(r, 'role'),
+  actor: col.stringOrNull(r, 'actor'),
+  content: col.string(r, 'content'),
+  occurredAt: col.string(r, 'occurredAt'),
+  ingestedAt: col.string(r, 'ingestedAt'),
+  embedding: vectorOrNull(r, 'embedding'),
+  embeddingModel: col.stringOrNull(r, 'embeddingModel'),
+});
+
+const keyOf = (r: SqlRow): string => col.string(r, 'k');
 
 /** Where a page of a namespace (or of everything, `namespace` null) starts: after this key. */
 export interface PageCursor {
@@ -63,42 +151,48 @@ const FIRST_UUID = '00000000-0000-0000-0000-000000000000';
  * outbox projector (one query per aggregate type and batch), or page by page for a rebuild.
  */
 export class GraphSourceRepository {
-  constructor(private readonly sql: SqlExecutor) {}
+  private readonly sql: Sql;
+
+  constructor(source: SqlSource) {
+    this.sql = toSql(source);
+  }
 
   factsByIds(ids: readonly string[]): Promise<FactNodeRow[]> {
-    return ids.length === 0 ? Promise.resolve([]) : this.sql.query(`${FACT_SELECT} WHERE f.id = ANY($1::uuid[]) ORDER BY f.id`, [ids]);
+    return ids.length === 0 ? Promise.resolve([]) : this.sql.rows(`${FACT_SELECT} WHERE f.id = ANY($1::uuid[]) ORDER BY f.id`, [ids], toFactNode);
   }
 
   entitiesByIds(ids: readonly string[]): Promise<EntityNodeRow[]> {
-    return ids.length === 0 ? Promise.resolve([]) : this.sql.query(`${ENTITY_SELECT} WHERE n.id = ANY($1::uuid[]) ORDER BY n.id`, [ids]);
+    return ids.length === 0 ? Promise.resolve([]) : this.sql.rows(`${ENTITY_SELECT} WHERE n.id = ANY($1::uuid[]) ORDER BY n.id`, [ids], toEntityNode);
   }
 
   relationshipsByIds(ids: readonly string[]): Promise<RelationshipEdgeRow[]> {
-    return ids.length === 0 ? Promise.resolve([]) : this.sql.query(`${RELATIONSHIP_SELECT} WHERE r.id = ANY($1::uuid[]) ORDER BY r.id`, [ids]);
+    return ids.length === 0
+      ? Promise.resolve([])
+      : this.sql.rows(`${RELATIONSHIP_SELECT} WHERE r.id = ANY($1::uuid[]) ORDER BY r.id`, [ids], toRelationshipEdge);
   }
 
   factsPage(c: PageCursor): Promise<FactNodeRow[]> {
-    return this.sql.query(`${FACT_SELECT} WHERE ($1::text IS NULL OR f.namespace = $1) AND f.id > $2::uuid ORDER BY f.id LIMIT $3`, [
-      c.namespace,
-      c.after ?? FIRST_UUID,
-      c.limit,
-    ]);
+    return this.sql.rows(
+      `${FACT_SELECT} WHERE ($1::text IS NULL OR f.namespace = $1) AND f.id > $2::uuid ORDER BY f.id LIMIT $3`,
+      [c.namespace, c.after ?? FIRST_UUID, c.limit],
+      toFactNode,
+    );
   }
 
   entitiesPage(c: PageCursor): Promise<EntityNodeRow[]> {
-    return this.sql.query(`${ENTITY_SELECT} WHERE ($1::text IS NULL OR n.namespace = $1) AND n.id > $2::uuid ORDER BY n.id LIMIT $3`, [
-      c.namespace,
-      c.after ?? FIRST_UUID,
-      c.limit,
-    ]);
+    return this.sql.rows(
+      `${ENTITY_SELECT} WHERE ($1::text IS NULL OR n.namespace = $1) AND n.id > $2::uuid ORDER BY n.id LIMIT $3`,
+      [c.namespace, c.after ?? FIRST_UUID, c.limit],
+      toEntityNode,
+    );
   }
 
   relationshipsPage(c: PageCursor): Promise<RelationshipEdgeRow[]> {
-    return this.sql.query(`${RELATIONSHIP_SELECT} WHERE ($1::text IS NULL OR r.namespace = $1) AND r.id > $2::uuid ORDER BY r.id LIMIT $3`, [
-      c.namespace,
-      c.after ?? FIRST_UUID,
-      c.limit,
-    ]);
+    return this.sql.rows(
+      `${RELATIONSHIP_SELECT} WHERE ($1::text IS NULL OR r.namespace = $1) AND r.id > $2::uuid ORDER BY r.id LIMIT $3`,
+      [c.namespace, c.after ?? FIRST_UUID, c.limit],
+      toRelationshipEdge,
+    );
   }
 
   /**
@@ -108,24 +202,25 @@ export class GraphSourceRepository {
   eventsByIds(ids: readonly string[], model: string | null): Promise<EventNodeRow[]> {
     return ids.length === 0
       ? Promise.resolve([])
-      : this.sql.query(`${EVENT_SELECT('$2::text')} WHERE e.id = ANY($1::uuid[]) ORDER BY e.occurred_at, e.id`, [ids, model]);
+      : this.sql.rows(`${EVENT_SELECT('$2::text')} WHERE e.id = ANY($1::uuid[]) ORDER BY e.occurred_at, e.id`, [ids, model], toEventNode);
   }
 
   /** Bronze events in (namespace, occurred_at, id) order, with their stored embeddings of `model`. `after` is the last row's id. */
   eventsPage(c: PageCursor, model: string | null = null): Promise<EventNodeRow[]> {
-    return this.sql.query(
+    return this.sql.rows(
       `${EVENT_SELECT('$4::text')}
         WHERE ($1::text IS NULL OR e.namespace = $1)
           AND ($2::uuid IS NULL OR (e.namespace, e.occurred_at, e.id) > (SELECT namespace, occurred_at, id FROM bronze.events WHERE id = $2::uuid LIMIT 1))
         ORDER BY e.namespace, e.occurred_at, e.id LIMIT $3`,
       [c.namespace, c.after, c.limit, model],
+      toEventNode,
     );
   }
 
   /** Stores event embeddings (idempotent: a row already there for the same event and model wins). */
   async saveEventEmbeddings(rows: ReadonlyArray<{ eventId: string; namespace: string; model: string; embedding: number[] }>): Promise<void> {
     if (rows.length === 0) return;
-    await this.sql.query(
+    await this.sql.execute(
       `INSERT INTO silver.event_embeddings (event_id, namespace, model, embedding)
        SELECT event_id, namespace, model, embedding::real[]
          FROM json_to_recordset($1::json) AS t(event_id uuid, namespace text, model text, embedding float8[])
@@ -140,7 +235,7 @@ export class GraphSourceRepository {
 
   /** Every node id / edge key the graph of a namespace must hold, per label or relationship type. */
   async keys(namespace: string): Promise<{ counts: Record<string, number>; keys: Record<string, string[]> }> {
-    const q = async (sql: string): Promise<string[]> => ((await this.sql.query(sql, [namespace])) as Array<{ k: string }>).map((r) => r.k);
+    const q = (sql: string): Promise<string[]> => this.sql.rows(sql, [namespace], keyOf);
     const keys: Record<string, string[]> = {
       Event: await q(`SELECT id::text AS k FROM bronze.events WHERE namespace = $1`),
       Fact: await q(`SELECT id::text AS k FROM silver.facts WHERE namespace = $1`),

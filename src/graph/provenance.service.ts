@@ -2,6 +2,9 @@ import neo4j, { Driver, ManagedTransaction } from 'neo4j-driver';
 import { AuthContext } from '../access/auth-context';
 import { Capability } from '../access/capability';
 import { BronzeEvent } from '../bronze/event.types';
+import type { AppConfig } from '../common/config';
+import { requireUuid } from '../common/input';
+import { FactReader } from '../silver/fact-reader';
 import { Entity, Fact } from '../silver/silver.types';
 import { ChangeKind, ChangeRepository } from './change.repository';
 import { DerivedFactRow, readDerivedFromEvent } from './cypher/derived-from-event';
@@ -34,13 +37,16 @@ export interface ProvenanceLimits {
   readonly maxPageSize: number;
 }
 
-export const DEFAULT_PROVENANCE_LIMITS: ProvenanceLimits = Object.freeze({
-  maxNeighbourhoodDepth: 3,
-  maxPathDepth: 6,
-  maxSubgraphNodes: 500,
-  maxSubgraphEdges: 2000,
-  maxPageSize: 500,
-});
+/** The traversal limits of the configuration (MAX_NEIGHBOURHOOD_DEPTH, MAX_PATH_DEPTH, MAX_SUBGRAPH_*, MAX_CHANGES_PAGE_SIZE). */
+export function provenanceLimits(limits: AppConfig['limits']): ProvenanceLimits {
+  return Object.freeze({
+    maxNeighbourhoodDepth: limits.maxNeighbourhoodDepth,
+    maxPathDepth: limits.maxPathDepth,
+    maxSubgraphNodes: limits.maxSubgraphNodes,
+    maxSubgraphEdges: limits.maxSubgraphEdges,
+    maxPageSize: limits.maxChangesPageSize,
+  });
+}
 
 export interface ProvenanceStep {
   fact: Fact;
@@ -108,7 +114,9 @@ export class ProvenanceService {
   constructor(
     private readonly driver: Driver,
     private readonly changeLog: ChangeRepository,
-    private readonly limits: ProvenanceLimits = DEFAULT_PROVENANCE_LIMITS,
+    /** Quotes the graph returns reach callers through the fact reader, like every fact text. */
+    private readonly facts: FactReader,
+    private readonly limits: ProvenanceLimits,
   ) {}
 
   private async read<T>(work: (tx: ManagedTransaction) => Promise<T>): Promise<T> {
@@ -121,15 +129,15 @@ export class ProvenanceService {
   }
 
   /** The start row when it exists and the caller may `read` its namespace; otherwise null. */
-  private async start<V extends { namespace: string }>(auth: AuthContext, loader: BatchLoad<V>, id: string): Promise<V | null> {
+  private async start<V extends { namespace: string }>(auth: AuthContext, loader: BatchLoad<V>, id: string, argument: string): Promise<V | null> {
     auth.requirePrincipal();
-    const [row] = await loader.loadMany([id]);
+    const [row] = await loader.loadMany([requireUuid(id, argument)]);
     return row && !(row instanceof Error) && auth.can(Capability.READ, row.namespace) ? row : null;
   }
 
   /** The fact and every event it rests on, directly or through its supersession chain (both ways). */
   async provenance(auth: AuthContext, loaders: ProvenanceLoaders, factId: string): Promise<ProvenanceResult> {
-    const fact = await this.start(auth, loaders.factById, factId);
+    const fact = await this.start(auth, loaders.factById, factId, 'factId');
     if (!fact) return { fact: null, steps: [] };
     const rows = await this.read((tx) => readProvenanceSteps(tx, fact.namespace, fact.id));
     const [facts, events] = await Promise.all([
@@ -148,14 +156,17 @@ export class ProvenanceService {
     for (const r of rows) {
       const f = facts.get(r.factId);
       const e = events.get(r.eventId);
-      if (f && e) steps.push({ fact: f, event: e, spanStart: r.spanStart, spanEnd: r.spanEnd, quote: r.quote, via: r.via, distance: r.distance });
+      if (f && e) {
+        const quote = this.facts.presentQuote(r, r.quote);
+        steps.push({ fact: f, event: e, spanStart: r.spanStart, spanEnd: r.spanEnd, quote, via: r.via, distance: r.distance });
+      }
     }
     return { fact, steps };
   }
 
   /** Every fact (with its span), entity and relationship derived from an event. */
   async derivedFrom(auth: AuthContext, loaders: ProvenanceLoaders, eventId: string): Promise<DerivationResult> {
-    const event = await this.start(auth, loaders.eventById, eventId);
+    const event = await this.start(auth, loaders.eventById, eventId, 'eventId');
     if (!event) return { event: null, facts: [], entities: [], relationships: [] };
     const rows = await this.read((tx) => readDerivedFromEvent(tx, event.namespace, event.id));
     const [facts, entities] = await Promise.all([
@@ -170,7 +181,7 @@ export class ProvenanceService {
       event,
       facts: rows.facts.flatMap(({ factId, ...span }) => {
         const fact = facts.get(factId);
-        return fact ? [{ fact, ...span }] : [];
+        return fact ? [{ fact, ...span, quote: this.facts.presentQuote({ factId, eventId: event.id, ...span }, span.quote) }] : [];
       }),
       entities: rows.entityIds.flatMap((id) => entities.get(id) ?? []),
       relationships: rows.relationships,
@@ -192,7 +203,7 @@ export class ProvenanceService {
   /** Entities and RELATED edges within `depth` hops (either direction) of an entity, breadth first. */
   async neighbourhood(auth: AuthContext, loaders: ProvenanceLoaders, entityId: string, depth: number, filter: TraversalFilter): Promise<SubgraphResult> {
     this.checkDepth('depth', depth, this.limits.maxNeighbourhoodDepth);
-    const root = await this.start(auth, loaders.entityById, entityId);
+    const root = await this.start(auth, loaders.entityById, entityId, 'entityId');
     if (!root) return { root: null, entities: [], relationships: [] };
     const rf = relatedFilter(filter);
     const { maxSubgraphNodes: maxNodes, maxSubgraphEdges: maxEdges } = this.limits;
@@ -242,9 +253,9 @@ export class ProvenanceService {
     filter: TraversalFilter,
   ): Promise<SubgraphResult | null> {
     this.checkDepth('maxDepth', maxDepth, this.limits.maxPathDepth);
-    const from = await this.start(auth, loaders.entityById, fromId);
+    const from = await this.start(auth, loaders.entityById, fromId, 'fromEntityId');
     if (!from) return null;
-    const to = (await loadIn(loaders.entityById, [toId], from.namespace)).get(toId);
+    const to = (await loadIn(loaders.entityById, [requireUuid(toId, 'toEntityId')], from.namespace)).get(toId);
     if (!to) return null;
     if (from.id === to.id) return { root: from, entities: [from], relationships: [] };
     const path = await this.read((tx) => readShortestPath(tx, from.namespace, from.id, to.id, maxDepth, relatedFilter(filter)));

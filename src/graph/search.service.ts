@@ -1,11 +1,11 @@
 import neo4j, { Driver } from 'neo4j-driver';
 import { AuthContext } from '../access/auth-context';
 import { Capability } from '../access/capability';
-import { BronzeException, BronzeExceptionCode } from '../bronze/bronze.exception';
 import { BronzeEvent } from '../bronze/event.types';
 import { Embedder } from '../silver/model-ports';
 import { Fact } from '../silver/silver.types';
 import { CypherRunner } from './cypher/cypher-runner';
+import { GraphException, GraphExceptionCode } from './graph.exception';
 import {
   countAllFacts,
   countEmbeddedFacts,
@@ -145,8 +145,8 @@ export function lazyEmbedder(load: () => Promise<Embedder>): () => Promise<Embed
   };
 }
 
-function invalid(message: string): BronzeException {
-  return new BronzeException(BronzeExceptionCode.INVALID_ARGUMENT, message);
+function invalid(message: string): GraphException {
+  return new GraphException(GraphExceptionCode.INVALID_ARGUMENT, message);
 }
 
 /**

@@ -1,8 +1,7 @@
 import { z } from 'zod';
 import { Capability } from '../access/capability';
-import { BronzeException, BronzeExceptionCode } from '../bronze/bronze.exception';
+import { InputException, InputExceptionCode } from '../common/app-exception';
 import { requireUuid } from '../common/input';
-import { DEFAULT_PROVENANCE_LIMITS } from '../graph/provenance.service';
 import { FactFilter } from '../silver/silver.types';
 import { defineTool, McpTool } from './tool-kit';
 import { entityLine, entityOut, factLine, factOut, pageInfoOut, toEntityOut, toFactOut } from './tool-output';
@@ -25,10 +24,7 @@ function checkFactFilter(filter: FactFilter): FactFilter {
   if (filter.subjectEntityId) requireUuid(filter.subjectEntityId, 'filter.subjectEntityId');
   const min = filter.minImportance;
   if (min !== null && min !== undefined && !(min >= 0 && min <= 1)) {
-    throw new BronzeException(
-      BronzeExceptionCode.INVALID_ARGUMENT,
-      `filter.minImportance must be between 0 and 1 (importance is a score in [0, 1]); got ${min}`,
-    );
+    throw new InputException(InputExceptionCode.INVALID_ARGUMENT, `filter.minImportance must be between 0 and 1 (importance is a score in [0, 1]); got ${min}`);
   }
   return filter;
 }
@@ -123,15 +119,10 @@ export const whatChangedTool: McpTool = defineTool({
   input: z.object({
     namespace: namespaceArg,
     since: dateTime('Changes strictly after this time'),
-    first: z
-      .number()
-      .int()
-      .optional()
-      .meta({
-        description: `At most this many changes, 1 to ${DEFAULT_PROVENANCE_LIMITS.maxPageSize} (default 100).`,
-        minimum: 1,
-        maximum: DEFAULT_PROVENANCE_LIMITS.maxPageSize,
-      }),
+    first: z.number().int().optional().meta({
+      description: "At most this many changes, 1 to the service's MAX_CHANGES_PAGE_SIZE (500 unless configured; default 100).",
+      minimum: 1,
+    }),
   }),
   output: z.object({ changes: z.array(changeOut) }),
   annotations: { readOnlyHint: true, openWorldHint: false },

@@ -1,25 +1,10 @@
-import { filter, pipe } from '@graphql-yoga/subscription';
 import { Arg, Ctx, FieldResolver, ID, Int, Query, Resolver, Root, Subscription, UseMiddleware } from 'type-graphql';
-import { Capability } from '../access/capability';
 import { RequestContext } from '../api/context';
-import { BronzeException, BronzeExceptionCode } from '../bronze/bronze.exception';
 import { ConnectionPageInfo, Event } from '../bronze/event.graphql';
 import { requireUuid } from '../common/input';
 import { StorableTextArgs } from '../common/storable-args.middleware';
 import { FactsChangedMessage } from '../infra/pubsub/topics';
 import { Entity, Fact, FactConnection, FactEdge, FactFilter, FactSource, FactSupersession, JudgeDecision } from './fact.graphql';
-
-/** BAD_USER_INPUT for filter values the database cannot compare (before they reach SQL). */
-function checkFactFilter(filter: FactFilter | null): void {
-  if (filter?.subjectEntityId) requireUuid(filter.subjectEntityId, 'filter.subjectEntityId');
-  const min = filter?.minImportance;
-  if (min !== null && min !== undefined && !(min >= 0 && min <= 1)) {
-    throw new BronzeException(
-      BronzeExceptionCode.INVALID_ARGUMENT,
-      `filter.minImportance must be between 0 and 1 (importance is a score in [0, 1]); got ${min}`,
-    );
-  }
-}
 
 @Resolver(() => Fact)
 @UseMiddleware(StorableTextArgs)
@@ -44,7 +29,6 @@ export class FactResolver {
     @Arg('after', () => String, { nullable: true }) after: string | null,
     @Ctx() ctx: RequestContext,
   ): Promise<FactConnection> {
-    checkFactFilter(filter);
     const page = await ctx.services.silver.listFacts(ctx.auth, namespace, filter ?? {}, asOf, includeRetired ?? false, first, after);
     for (const e of page.edges) ctx.loaders.factById.prime(e.node.id, e.node);
     return Object.assign(new FactConnection(), {
@@ -94,55 +78,29 @@ export class FactResolver {
     description: 'Facts as the workers add them to the namespace (needs "read").',
     subscribe: ({ args, context }) => {
       const ctx = context as RequestContext;
-      const namespace = (args as { namespace: string }).namespace;
-      ctx.auth.require(Capability.READ, namespace);
-      return pipe(
-        ctx.services.pubSub.subscribe('FACT_ADDED'),
-        filter(async (m: FactsChangedMessage) => m.namespace === namespace && Boolean((await ctx.currentAuth()).require(Capability.READ, namespace))),
-      );
+      return ctx.services.subscriptions.factsAdded(ctx.auth, ctx.currentAuth, (args as { namespace: string }).namespace);
     },
   })
   async factAdded(@Root() m: FactsChangedMessage, @Arg('namespace', () => String) _ns: string, @Ctx() ctx: RequestContext): Promise<Fact> {
-    const f = ctx.services.silver.visible(await ctx.currentAuth(), (await ctx.services.factRepository.factsByIds([m.id]))[0]);
-    if (!f) throw new Error(`fact ${m.id} is not readable`);
-    return Fact.from(f);
+    return Fact.from(await ctx.services.silver.deliveredFact(await ctx.currentAuth(), m.id));
   }
 
   @Subscription(() => FactSupersession, {
     description: 'An older fact replaced by a newer one in the namespace (needs "read").',
     subscribe: ({ args, context }) => {
       const ctx = context as RequestContext;
-      const namespace = (args as { namespace: string }).namespace;
-      ctx.auth.require(Capability.READ, namespace);
-      return pipe(
-        ctx.services.pubSub.subscribe('FACT_SUPERSEDED'),
-        filter(async (m: FactsChangedMessage) => m.namespace === namespace && Boolean((await ctx.currentAuth()).require(Capability.READ, namespace))),
-      );
+      return ctx.services.subscriptions.factsSuperseded(ctx.auth, ctx.currentAuth, (args as { namespace: string }).namespace);
     },
   })
   async factSuperseded(@Root() m: FactsChangedMessage, @Arg('namespace', () => String) _ns: string, @Ctx() ctx: RequestContext): Promise<FactSupersession> {
-    const rows = await ctx.services.factRepository.factsByIds([m.id, m.newId as string]);
-    const auth = await ctx.currentAuth();
-    const old = ctx.services.silver.visible(
-      auth,
-      rows.find((r) => r.id === m.id),
-    );
-    const next = ctx.services.silver.visible(
-      auth,
-      rows.find((r) => r.id === m.newId),
-    );
-    if (!old || !next) throw new Error(`supersession ${m.id} -> ${m.newId} is not readable`);
+    const { old, next } = await ctx.services.silver.deliveredSupersession(await ctx.currentAuth(), m.id, m.newId as string);
     return Object.assign(new FactSupersession(), { old: Fact.from(old), newFact: Fact.from(next) });
   }
 }
 
-/**
- * A fact reached through a search hit (capability "search") shows its own text and the events it
- * rests on (its evidence); what lies beyond it (other facts, entities, decisions) needs what
- * reading it directly needs: "read" on the namespace. Without it those fields are empty.
- */
+/** What lies beyond a fact reached through a search hit needs "read" (SilverReadService.mayTraverse). */
 function mayTraverse(ctx: RequestContext, f: Fact): boolean {
-  return ctx.auth.can(Capability.READ, f.namespace);
+  return ctx.services.silver.mayTraverse(ctx.auth, f);
 }
 
 @Resolver(() => FactSource)
@@ -150,6 +108,7 @@ export class FactSourceResolver {
   @FieldResolver(() => Event)
   async event(@Root() s: FactSource, @Ctx() ctx: RequestContext): Promise<Event> {
     const e = await ctx.loaders.eventById.load(s.eventId);
+    // Bronze is append-only and fact_sources references it: a miss is a broken invariant, not bad input.
     if (!e) throw new Error(`event ${s.eventId} of a fact source is missing from Bronze`);
     return Event.from(e);
   }
@@ -159,7 +118,7 @@ export class FactSourceResolver {
 export class EventFactsResolver {
   @FieldResolver(() => [Fact], { description: 'Facts derived from this event, current and past (needs "read"; empty otherwise).' })
   async facts(@Root() e: Event, @Ctx() ctx: RequestContext): Promise<Fact[]> {
-    if (!ctx.auth.can(Capability.READ, e.namespace)) return [];
+    if (!ctx.services.events.mayTraverse(ctx.auth, e)) return [];
     return (await ctx.loaders.factsByEventId.load(e.id)).map(Fact.from);
   }
 }

@@ -1,8 +1,5 @@
-import { filter, pipe } from '@graphql-yoga/subscription';
 import { Arg, Ctx, Field, Float, ID, Int, Mutation, ObjectType, Query, Resolver, Root, Subscription, UseMiddleware } from 'type-graphql';
-import { Capability } from '../access/capability';
 import { RequestContext } from '../api/context';
-import { apiError } from '../api/errors';
 import { StorableTextArgs } from '../common/storable-args.middleware';
 import { JobChangedMessage } from '../infra/pubsub/topics';
 import { JobRow } from '../jobs/job';
@@ -68,8 +65,7 @@ export class PipelineResolver {
 
   @Query(() => GraphConsistencyReport, { description: 'Compares the ids and edges of a namespace in Postgres and Neo4j (needs "read").' })
   async graphConsistency(@Arg('namespace', () => String) namespace: string, @Ctx() ctx: RequestContext): Promise<GraphConsistencyReport> {
-    ctx.auth.require(Capability.READ, namespace);
-    const c = await ctx.services.graph.checkConsistency(namespace);
+    const c = await ctx.services.graph.consistencyFor(ctx.auth, namespace);
     return Object.assign(new GraphConsistencyReport(), {
       namespace,
       ok: c.ok,
@@ -115,19 +111,10 @@ export class PipelineResolver {
     description: 'Every change of a job (needs "read" on its namespace).',
     subscribe: async ({ args, context }) => {
       const ctx = context as RequestContext;
-      const id = (args as { jobId: string }).jobId;
-      const job = await ctx.services.pipeline.job(ctx.auth, id);
-      // Like `job`: a missing job and one outside the caller's grants look the same.
-      if (!job) throw apiError('NOT_FOUND', `no job ${JSON.stringify(String(id).slice(0, 60))} in your namespaces: pass the id a rebuild mutation returned`);
-      return pipe(
-        ctx.services.pubSub.subscribe('JOB_CHANGED'),
-        filter(async (m: JobChangedMessage) => m.id === id && Boolean((await ctx.currentAuth()).require(Capability.READ, job.namespace ?? '*'))),
-      );
+      return ctx.services.subscriptions.jobChanges(ctx.auth, ctx.currentAuth, (args as { jobId: string }).jobId);
     },
   })
   async jobProgress(@Root() m: JobChangedMessage, @Arg('jobId', () => ID) _jobId: string, @Ctx() ctx: RequestContext): Promise<Job> {
-    const j = await ctx.services.pipeline.job(await ctx.currentAuth(), m.id);
-    if (!j) throw new Error(`job ${m.id} is not readable`);
-    return Job.from(j);
+    return Job.from(await ctx.services.subscriptions.deliveredJob(await ctx.currentAuth(), m.id));
   }
 }

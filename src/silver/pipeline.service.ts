@@ -2,7 +2,7 @@ import { DataSource } from 'typeorm';
 import { AuthContext } from '../access/auth-context';
 import { Capability } from '../access/capability';
 import { AccessException, AccessExceptionCode } from '../access/access.exception';
-import { BronzeException, BronzeExceptionCode } from '../bronze/bronze.exception';
+import { SilverException, SilverExceptionCode } from './silver.exception';
 import { isUuid } from '../common/ids';
 import { JobRow } from '../jobs/job';
 import { parsePayload } from '../jobs/job-kinds';
@@ -58,14 +58,14 @@ export class PipelineService {
   async requestRebuild(auth: AuthContext, namespace: string, from: Date | null, to: Date | null, reason: string): Promise<JobRow> {
     const principal = auth.require(Capability.ADMIN, namespace);
     if (reason.trim().length < 3)
-      throw new BronzeException(BronzeExceptionCode.INVALID_ARGUMENT, 'reason is required: say why Silver is rebuilt (it is kept with the job)');
-    if (from && to && from >= to) throw new BronzeException(BronzeExceptionCode.INVALID_ARGUMENT, 'from must be before to');
+      throw new SilverException(SilverExceptionCode.INVALID_ARGUMENT, 'reason is required: say why Silver is rebuilt (it is kept with the job)');
+    if (from && to && from >= to) throw new SilverException(SilverExceptionCode.INVALID_ARGUMENT, 'from must be before to');
     const window = { from: from?.toISOString() ?? null, to: to?.toISOString() ?? null };
     const { job, created } = await this.jobs.enqueue({ kind: 'rebuild_silver', namespace, params: window, reason, createdBy: principal.tokenId });
     const held = created ? window : parsePayload('rebuild_silver', await this.jobs.paramsOf(job.id));
     if (held.from !== window.from || held.to !== window.to) {
-      throw new BronzeException(
-        BronzeExceptionCode.INVALID_ARGUMENT,
+      throw new SilverException(
+        SilverExceptionCode.INVALID_ARGUMENT,
         `a rebuild of ${namespace} over another window is already ${job.status} (job ${job.id}): wait for it to finish (jobProgress), then request this one`,
       );
     }

@@ -1,9 +1,11 @@
 import { AuthContext } from '../access/auth-context';
 import { Capability } from '../access/capability';
-import { BronzeException, BronzeExceptionCode } from '../bronze/bronze.exception';
 import { decodeCursor, encodeCursor } from '../common/cursor';
+import { requireUuid } from '../common/input';
+import { FactReader } from './fact-reader';
 import { FactRepository } from './fact.repository';
-import { Entity, Fact, FactFilter } from './silver.types';
+import { SilverException, SilverExceptionCode } from './silver.exception';
+import { Entity, Fact, FactFilter, Relationship, RelationshipSourceRow } from './silver.types';
 
 export interface Page<T> {
   edges: Array<{ cursor: string; node: T }>;
@@ -11,9 +13,25 @@ export interface Page<T> {
   endCursor: string | null;
 }
 
-/** Silver reads on behalf of a caller: `read` for lookups by id (null when outside the grants), `list` for listings. */
+/** BAD_USER_INPUT for filter values the database cannot compare (before they reach SQL). */
+function checkFactFilter(filter: FactFilter): void {
+  if (filter.subjectEntityId) requireUuid(filter.subjectEntityId, 'filter.subjectEntityId');
+  const min = filter.minImportance;
+  if (min !== null && min !== undefined && !(min >= 0 && min <= 1)) {
+    throw new SilverException(
+      SilverExceptionCode.INVALID_ARGUMENT,
+      `filter.minImportance must be between 0 and 1 (importance is a score in [0, 1]); got ${min}`,
+    );
+  }
+}
+
+/**
+ * Silver reads on behalf of a caller: `read` for lookups by id (null when outside the grants),
+ * `list` for listings. Fact text comes through the FactReader, as on every other path.
+ */
 export class SilverReadService {
   constructor(
+    private readonly reader: FactReader,
     private readonly facts: FactRepository,
     private readonly maxPageSize: number,
   ) {}
@@ -23,10 +41,19 @@ export class SilverReadService {
     return row && auth.can(Capability.READ, row.namespace) ? row : null;
   }
 
+  /**
+   * A fact reached through a search hit (capability "search") shows its own text and the events it
+   * rests on (its evidence); what lies beyond it (other facts, entities, decisions) needs what
+   * reading it directly needs: "read" on the namespace. Without it those fields are empty.
+   */
+  mayTraverse(auth: AuthContext, row: { namespace: string }): boolean {
+    return auth.can(Capability.READ, row.namespace);
+  }
+
   private pageSize(first: number | null | undefined): number {
     const size = first ?? 50;
     if (!Number.isInteger(size) || size < 1 || size > this.maxPageSize) {
-      throw new BronzeException(BronzeExceptionCode.INVALID_ARGUMENT, `first must be between 1 and ${this.maxPageSize} (MAX_PAGE_SIZE)`);
+      throw new SilverException(SilverExceptionCode.INVALID_ARGUMENT, `first must be between 1 and ${this.maxPageSize} (MAX_PAGE_SIZE)`);
     }
     return size;
   }
@@ -40,9 +67,10 @@ export class SilverReadService {
     first: number | null | undefined,
     after: string | null | undefined,
   ): Promise<Page<Fact>> {
+    checkFactFilter(filter);
     auth.require(Capability.LIST, namespace);
     const size = this.pageSize(first);
-    const rows = await this.facts.list(namespace, filter, asOf, includeRetired, size + 1, after ? decodeCursor(after) : undefined);
+    const rows = await this.reader.list(namespace, filter, asOf, includeRetired, size + 1, after ? decodeCursor(after) : undefined);
     const edges = rows.slice(0, size).map((r) => ({ cursor: encodeCursor(r.position), node: r.fact }));
     return { edges, hasNextPage: rows.length > size, endCursor: edges.at(-1)?.cursor ?? null };
   }
@@ -60,5 +88,41 @@ export class SilverReadService {
     const rows = await this.facts.listEntities(namespace, type, nameContains, size + 1, after ? decodeCursor(after) : undefined);
     const edges = rows.slice(0, size).map((r) => ({ cursor: encodeCursor(r.position), node: r.entity }));
     return { edges, hasNextPage: rows.length > size, endCursor: edges.at(-1)?.cursor ?? null };
+  }
+
+  /** A fact a subscription delivers, read fresh; NOT_FOUND when the caller may no longer read it. */
+  async deliveredFact(auth: AuthContext, id: string): Promise<Fact> {
+    const f = this.visible(auth, (await this.reader.byIds([id]))[0]);
+    if (!f) throw new SilverException(SilverExceptionCode.NOT_READABLE, `fact ${id} is no longer readable with your grants`);
+    return f;
+  }
+
+  /** Both sides of a supersession a subscription delivers, read fresh in one round trip. */
+  async deliveredSupersession(auth: AuthContext, oldId: string, newId: string): Promise<{ old: Fact; next: Fact }> {
+    const rows = await this.reader.byIds([oldId, newId]);
+    const old = this.visible(
+      auth,
+      rows.find((r) => r.id === oldId),
+    );
+    const next = this.visible(
+      auth,
+      rows.find((r) => r.id === newId),
+    );
+    if (!old || !next) throw new SilverException(SilverExceptionCode.NOT_READABLE, `supersession ${oldId} -> ${newId} is no longer readable with your grants`);
+    return { old, next };
+  }
+
+  // Batch reads for the request's loaders (request-scope.ts); they check no grants, the fields that use them do.
+
+  entitiesByIds(ids: readonly string[]): Promise<Entity[]> {
+    return this.facts.entitiesByIds(ids);
+  }
+
+  relationshipsByEntityIds(ids: readonly string[], asOf: Date | null): Promise<Array<{ entityId: string; relationship: Relationship }>> {
+    return this.facts.relationshipsByEntityIds(ids, asOf);
+  }
+
+  relationshipSources(ids: readonly string[]): Promise<RelationshipSourceRow[]> {
+    return this.facts.relationshipSources(ids);
   }
 }

@@ -20,7 +20,15 @@ describe('Neo4j outage: ingest and derivation go on, the projector catches up', 
   let t: TestApp;
   const ns = uniqueNamespace('outage');
   let token: string;
-  const start = () => startLocalNeo4j({ dataDir, cacheDir: path.resolve(process.env.CACHE_DIR ?? '.cache'), password, port, heapMb: 512 });
+  const start = () =>
+    startLocalNeo4j({
+      dataDir,
+      cacheDir: path.resolve(process.env.CACHE_DIR ?? '.cache'),
+      javaHome: process.env.JAVA_HOME || undefined,
+      password,
+      port,
+      heapMb: 512,
+    });
 
   beforeAll(async () => {
     port = await freePort();

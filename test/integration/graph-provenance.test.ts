@@ -2,7 +2,7 @@ import { Client } from 'pg';
 import { createLoaders } from '../../src/api/context';
 import { ChangeRepository } from '../../src/graph/change.repository';
 import { GraphExceptionCode } from '../../src/graph/graph.exception';
-import { DEFAULT_PROVENANCE_LIMITS, ProvenanceService } from '../../src/graph/provenance.service';
+import { provenanceLimits, ProvenanceService } from '../../src/graph/provenance.service';
 import { anEvent } from '../builders/event-input';
 import { uniqueNamespace } from '../support/stores';
 import { createToken, eventually, gql, gqlOk, startTestApp, TestApp } from '../support/test-app';
@@ -195,7 +195,10 @@ describe("Graph provenance: traversals through Neo4j, scoped to the start node's
   });
 
   it('refuses a neighbourhood above the node cap instead of returning part of it', async () => {
-    const small = new ProvenanceService(t.app.neo4j, new ChangeRepository(t.app.ds), { ...DEFAULT_PROVENANCE_LIMITS, maxSubgraphNodes: 3 });
+    const small = new ProvenanceService(t.app.neo4j, new ChangeRepository(t.app.ds), t.app.services.facts, {
+      ...provenanceLimits(t.app.config.limits),
+      maxSubgraphNodes: 3,
+    });
     const auth = await t.app.services.tokens.authenticate(`Bearer ${token}`);
     const loaders = createLoaders(t.app.services);
     expect((await small.neighbourhood(auth, loaders, ids.PostgreSQL as string, 1, {})).entities).toHaveLength(3);

@@ -229,8 +229,8 @@ describe('searchMemory: hybrid (vector + keyword + graph) search over the projec
     // The index path (what a namespace above SEARCH exact size takes): oversampling, then the exact fallback.
     const auth = await t.app.services.tokens.authenticate(`Bearer ${token}`);
     const load = {
-      facts: (ids: string[]) => t.app.services.factRepository.factsByIds(ids).then((fs) => ids.map((id) => fs.find((f: Fact) => f.id === id) ?? null)),
-      events: (ids: string[]) => t.app.services.eventRepository.findByIds(ids).then((es) => ids.map((id) => es.find((e) => e.id === id) ?? null)),
+      facts: (ids: string[]) => t.app.repositories.facts.factsByIds(ids).then((fs) => ids.map((id) => fs.find((f: Fact) => f.id === id) ?? null)),
+      events: (ids: string[]) => t.app.repositories.events.findByIds(ids).then((es) => ids.map((id) => es.find((e) => e.id === id) ?? null)),
     };
     const embedder = async () => new HashingEmbedder();
     for (const settings of [

@@ -153,8 +153,8 @@ describe('searchMemory over raw events (the Bronze channel, through the projecti
     // The index path (what a namespace above the exact-cosine size takes) stays scoped and is not starved.
     const auth = await t.app.services.tokens.authenticate(`Bearer ${token}`);
     const load: SearchLoaders = {
-      facts: (ids) => t.app.services.factRepository.factsByIds(ids).then((fs) => ids.map((id) => fs.find((f) => f.id === id) ?? null)),
-      events: (ids) => t.app.services.eventRepository.findByIds(ids).then((es) => ids.map((id) => es.find((e) => e.id === id) ?? null)),
+      facts: (ids) => t.app.repositories.facts.factsByIds(ids).then((fs) => ids.map((id) => fs.find((f) => f.id === id) ?? null)),
+      events: (ids) => t.app.repositories.events.findByIds(ids).then((es) => ids.map((id) => es.find((e) => e.id === id) ?? null)),
     };
     const embedder = lazyEmbedder(() => loadEmbedder(t.app.config, () => undefined));
     const viaIndex = await new SearchService(t.app.neo4j, embedder, { ...DEFAULT_SEARCH_SETTINGS, exactMaxFacts: 0 }).search(

@@ -86,7 +86,7 @@ describe('Silver: one batch with repeated and near-identical statements commits 
       trigramThreshold: 0.3,
       embeddingThreshold: 0.6,
     });
-    const job = new DeriveJob(t.app.ds, t.app.services.eventRepository, service, {
+    const job = new DeriveJob(t.app.ds, t.app.repositories.events, service, {
       workerId: 'batch-test',
       batchSize: 100,
       maxWaitMs: 0,

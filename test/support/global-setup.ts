@@ -46,6 +46,7 @@ export default async function globalSetup(): Promise<void> {
     const local = await startLocalNeo4j({
       dataDir: path.join(root, 'neo4j'),
       cacheDir: path.resolve(process.env.CACHE_DIR ?? '.cache'),
+      javaHome: process.env.JAVA_HOME || undefined,
       password: 'test-password-' + process.pid,
       heapMb: 768,
       log: (m) => process.stderr.write(`[neo4j] ${m}\n`),

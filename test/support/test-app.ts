@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import os from 'node:os';
 import path from 'node:path';
-import { App, startApp } from '../../src/app';
+import { App, AppOptions, startApp } from '../../src/app';
 import { loadConfig } from '../../src/common/config';
 import { createLogger } from '../../src/common/logger';
 import { createTestDatabase, testStores } from './stores';
@@ -18,7 +18,7 @@ export interface TestApp {
 }
 
 /** The real service (HTTP + workers) on a fresh database and the shared test Neo4j. */
-export async function startTestApp(env: Record<string, string> = {}, opts = { api: true, worker: true }): Promise<TestApp> {
+export async function startTestApp(env: Record<string, string> = {}, opts: AppOptions = { api: true, worker: true }): Promise<TestApp> {
   const db = await createTestDatabase();
   const stores = testStores();
   const adminToken = `test-admin-${randomBytes(16).toString('hex')}`;

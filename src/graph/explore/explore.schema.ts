@@ -5,8 +5,8 @@ import { MapperKind, mapSchema } from '@graphql-tools/utils';
 import { FilterInputObjectFields, RenameRootFields, RenameTypes, wrapSchema } from '@graphql-tools/wrap';
 import { defaultFieldResolver, getNamedType, GraphQLSchema, isObjectType, isScalarType, isSpecifiedScalarType } from 'graphql';
 import { Driver } from 'neo4j-driver';
-import { AccessException, AccessExceptionCode } from '../../access/access.exception';
 import type { RequestContext } from '../../api/context';
+import { factTextResolver, withHiddenFields } from './explore.fact-text';
 import { EXPLORE_NODE_TYPES, EXPLORE_PREFIX, EXPLORE_TYPE_DEFS } from './explore.typedefs';
 
 const ROOT_TYPES = new Set(['Query', 'Mutation', 'Subscription']);
@@ -54,15 +54,8 @@ function prepareExploreContext(ctx: RequestContext): Promise<void> {
   let p = prepared.get(ctx);
   if (!p) {
     p = (async () => {
-      const principal = ctx.auth.requirePrincipal();
       const explore = ctx.services.explore;
-      const namespaces = await explore.listableNamespaces(ctx.auth);
-      if (namespaces.length === 0) {
-        throw new AccessException(
-          AccessExceptionCode.FORBIDDEN,
-          `token "${principal.name}" lacks the "list" capability on every namespace, which graph exploration needs; ask an admin for a grant`,
-        );
-      }
+      const namespaces = await explore.explorableNamespaces(ctx.auth);
       const fields: Neo4jGraphQLRequestFields = {
         jwt: { namespaces },
         executionContext: explore.driver,
@@ -100,9 +93,14 @@ export async function buildExploreSchema(): Promise<GraphQLSchema> {
         resolve: async (source, args, ctx: RequestContext, info) => {
           await prepareExploreContext(ctx);
           ctx.services.explore.onQuery(info.fieldName);
-          return resolve(source, args, ctx, info);
+          // Fact text is served from Postgres through the reader (explore.fact-text.ts): select what it needs.
+          return resolve(source, args, ctx, withHiddenFields(info));
         },
       };
+    },
+    [MapperKind.OBJECT_FIELD]: (field, fieldName, typeName) => {
+      const resolve = factTextResolver(renamed, typeName, fieldName, field.resolve ?? defaultFieldResolver);
+      return resolve ? { ...field, resolve } : field;
     },
   });
 }

@@ -1,7 +1,7 @@
 import { Driver } from 'neo4j-driver';
 import { AuthContext } from '../../access/auth-context';
+import { AccessException, AccessExceptionCode } from '../../access/access.exception';
 import { Capability } from '../../access/capability';
-import { SqlExecutor } from '../graph-source.repository';
 
 export interface ExploreSettings {
   /** Neo4j transaction timeout for one generated exploration query, in ms. */
@@ -19,11 +19,28 @@ export const DEFAULT_EXPLORE_SETTINGS: ExploreSettings = { queryTimeoutMs: 5_000
 export class ExploreService {
   constructor(
     readonly driver: Driver,
-    private readonly sql: SqlExecutor,
+    /** Every namespace that exists (each with an event has a watermark row): EventQueryRepository.namespaces. */
+    private readonly knownNamespaces: () => Promise<string[]>,
     readonly settings: ExploreSettings = DEFAULT_EXPLORE_SETTINGS,
     /** Called for every generated root field that is about to run against Neo4j. */
     readonly onQuery: (field: string) => void = () => undefined,
   ) {}
+
+  /**
+   * The namespaces a caller may explore: UNAUTHENTICATED without a token, FORBIDDEN unless it
+   * holds `list` somewhere.
+   */
+  async explorableNamespaces(auth: AuthContext): Promise<string[]> {
+    const principal = auth.requirePrincipal();
+    const namespaces = await this.listableNamespaces(auth);
+    if (namespaces.length === 0) {
+      throw new AccessException(
+        AccessExceptionCode.FORBIDDEN,
+        `token "${principal.name}" lacks the "list" capability on every namespace, which graph exploration needs; ask an admin for a grant`,
+      );
+    }
+    return namespaces;
+  }
 
   /** Namespaces where the caller holds `list` (sorted); empty when it holds none. */
   async listableNamespaces(auth: AuthContext): Promise<string[]> {
@@ -31,9 +48,7 @@ export class ExploreService {
     const patterns = principal.grants.map((g) => g.namespacePattern);
     const exact = patterns.filter((p) => !p.endsWith('*') && auth.can(Capability.LIST, p));
     const hasPrefixGrant = principal.grants.some((g) => g.namespacePattern.endsWith('*'));
-    const known: string[] = hasPrefixGrant
-      ? (await this.sql.query(`SELECT DISTINCT namespace FROM ops.watermarks`)).map((r: { namespace: string }) => r.namespace)
-      : [];
+    const known = hasPrefixGrant ? await this.knownNamespaces() : [];
     return [...new Set([...exact, ...known.filter((ns) => auth.can(Capability.LIST, ns))])].sort();
   }
 }

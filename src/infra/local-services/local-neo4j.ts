@@ -9,6 +9,7 @@ import * as net from 'node:net';
 import * as path from 'node:path';
 import * as readline from 'node:readline';
 import { auth, driver as createDriver } from 'neo4j-driver';
+import { childProcessEnv } from '../../common/config';
 import { runCommand, runMaven, tail } from './maven';
 
 export interface LocalNeo4j {
@@ -22,12 +23,16 @@ export interface LocalNeo4j {
 
 export interface EnsureNeo4jJarsOptions {
   cacheDir: string;
+  /** The JDK to run (config JAVA_HOME); unset: `java` on the PATH. */
+  javaHome?: string;
   log?: (msg: string) => void;
 }
 
 export interface StartLocalNeo4jOptions {
   dataDir: string;
   cacheDir: string;
+  /** The JDK to run (config JAVA_HOME); unset: `java` on the PATH. */
+  javaHome?: string;
   password: string;
   /** Bolt port on 127.0.0.1; a free one is picked when omitted. */
   port?: number;
@@ -76,16 +81,15 @@ function findRepoRoot(): string {
   }
 }
 
-function javaBin(): string {
-  const home = process.env.JAVA_HOME;
-  return home ? path.join(home, 'bin', 'java') : 'java';
+function javaBin(javaHome: string | undefined): string {
+  return javaHome ? path.join(javaHome, 'bin', 'java') : 'java';
 }
 
 /** `java -version`: fails clearly when java is missing or older than 17; the text keys the CDS archive. */
-async function probeJava(): Promise<string> {
-  const { code, output } = await runCommand('local-neo4j', javaBin(), ['-version']);
+async function probeJava(javaHome: string | undefined): Promise<string> {
+  const { code, output } = await runCommand('local-neo4j', javaBin(javaHome), ['-version']);
   const m = /version "(\d+)/.exec(output);
-  if (code !== 0 || !m) throw new Error(`local-neo4j: \`${javaBin()} -version\` failed:\n${tail(output)}`);
+  if (code !== 0 || !m) throw new Error(`local-neo4j: \`${javaBin(javaHome)} -version\` failed:\n${tail(output)}`);
   const major = Number(m[1]);
   if (major < 17) throw new Error(`local-neo4j: Neo4j 5.26 needs Java 17 or 21, found:\n${output.trim()}`);
   return output;
@@ -113,7 +117,7 @@ export async function ensureNeo4jJars(opts: EnsureNeo4jJarsOptions): Promise<str
   const isComplete = (): boolean => fs.existsSync(marker) && fs.readFileSync(marker, 'utf8').trim() === key;
   if (isComplete()) return lib;
 
-  await probeJava();
+  await probeJava(opts.javaHome);
   fs.mkdirSync(dir, { recursive: true });
   // Maven runs on a copy of the pom in the cache folder, so it never writes into the checkout.
   fs.writeFileSync(path.join(dir, 'pom.xml'), pom);
@@ -172,8 +176,8 @@ function hasArchiveHeader(file: string): boolean {
 export async function startLocalNeo4j(opts: StartLocalNeo4jOptions): Promise<LocalNeo4j> {
   const log = opts.log ?? noop;
   if (!opts.password) throw new Error('local-neo4j: a password is required');
-  const lib = await ensureNeo4jJars({ cacheDir: opts.cacheDir, log });
-  const javaVersion = await probeJava();
+  const lib = await ensureNeo4jJars({ cacheDir: opts.cacheDir, javaHome: opts.javaHome, log });
+  const javaVersion = await probeJava(opts.javaHome);
   const dataDir = path.resolve(opts.dataDir);
   fs.mkdirSync(dataDir, { recursive: true });
   const port = opts.port ?? (await freePort());
@@ -202,9 +206,9 @@ export async function startLocalNeo4j(opts: StartLocalNeo4jOptions): Promise<Loc
   const started = Date.now();
   log(`local-neo4j: starting on ${uri} (data ${dataDir})`);
   // stdin stays an open pipe: the Java side exits when it closes, i.e. when this process dies.
-  const child = spawn(javaBin(), args, {
+  const child = spawn(javaBin(opts.javaHome), args, {
     cwd: dataDir,
-    env: { ...process.env, NEO4J_LOCAL_PASSWORD: opts.password },
+    env: childProcessEnv({ NEO4J_LOCAL_PASSWORD: opts.password }),
     stdio: ['pipe', 'pipe', 'pipe'],
   });
   child.stdin.on('error', noop);
@@ -237,7 +241,7 @@ export async function startLocalNeo4j(opts: StartLocalNeo4jOptions): Promise<Loc
       const fail = (why: string): void => reject(new Error(`local-neo4j: ${why}\n--- stderr tail ---\n${stderrTail.join('\n')}`));
       const timeoutMs = opts.startTimeoutMs ?? 180_000;
       const timer = setTimeout(() => fail(`no ${READY_PREFIX.trim()} within ${timeoutMs} ms`), timeoutMs);
-      child.once('error', (err) => fail(`cannot run ${javaBin()}: ${err.message}`));
+      child.once('error', (err) => fail(`cannot run ${javaBin(opts.javaHome)}: ${err.message}`));
       child.once('exit', (code, signal) => fail(`java exited early (code ${code}, signal ${signal})`));
       readline.createInterface({ input: child.stdout }).on('line', (line) => {
         if (line.startsWith(READY_PREFIX)) {
