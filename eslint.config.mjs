@@ -5,7 +5,7 @@ import tseslint from 'typescript-eslint';
 import prettier from 'eslint-config-prettier';
 
 export default tseslint.config(
-  { ignores: ['dist/**', 'node_modules/**', 'src/client/generated/**', 'bench/results/**', 'infra/**/target/**'] },
+  { ignores: ['dist/**', 'node_modules/**', 'packages/*/dist/**', 'packages/client/src/generated/**', 'bench/results/**', 'infra/**/target/**'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   prettier,

@@ -4,7 +4,7 @@ import { requireUuid } from '../common/input';
 import { StorableTextArgs } from '../common/storable-args.middleware';
 import { EventIngestedMessage } from '../infra/pubsub/topics';
 import { ConnectionPageInfo, Event, EventConnection, EventEdge, EventFilter, EventInput, IngestResult, Watermark } from './event.graphql';
-import { EventKind, IngestOutcome, IngestStatus } from './event.types';
+import { IngestOutcome, IngestStatus } from './event.types';
 import { JsonScalar } from './json-scalar';
 
 const toResult = (o: IngestOutcome): IngestResult =>

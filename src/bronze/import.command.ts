@@ -2,8 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { SingleBar, Presets } from 'cli-progress';
 import { AppConfig } from '../common/config';
-import { IngestEventsDocument, IngestEventsMutationVariables } from '../client/generated/graphql';
-import { MemoryClient, MemoryClientError } from '../client/memory-client';
+import { IngestEventsDocument, IngestEventsMutationVariables, MemoryClient, MemoryClientError } from '../../packages/client/src';
 import { EventSubmission, IngestStatus } from './event.types';
 import { BatchInputError, ImportItemResult, importJsonl, ImportSummary } from './jsonl-import';
 
@@ -40,12 +39,12 @@ function resolveToken(config: AppConfig, o: ImportCommandOptions): string {
   throw new CliError(`no API token: set MEDALLION_TOKEN, pass --token-file FILE, or run the service once so ${file} exists`);
 }
 
-/** Why fetch could not reach the service (e.g. ECONNREFUSED), or undefined for other errors. */
+/** Why the client could not reach the service (e.g. ECONNREFUSED), or undefined for other errors. */
 function networkCause(err: unknown): string | undefined {
-  // Not `instanceof TypeError`: fetch's errors may come from another realm (jest, vm contexts).
-  const e = err as { name?: unknown; message?: unknown; cause?: { code?: unknown; message?: unknown } } | null;
-  if (typeof e !== 'object' || e === null || err instanceof MemoryClientError || e.name !== 'TypeError') return undefined;
-  return [e.cause?.code, e.cause?.message, e.message].find((v): v is string => typeof v === 'string');
+  if (!(err instanceof MemoryClientError) || err.code !== 'NETWORK_ERROR') return undefined;
+  // The client keeps fetch's error as the cause; its own cause names the socket error.
+  const e = err.cause as { message?: unknown; cause?: { code?: unknown; message?: unknown } } | undefined;
+  return [e?.cause?.code, e?.cause?.message, e?.message, err.message].find((v): v is string => typeof v === 'string');
 }
 
 /** Sends batches to a running service's `ingestEvents` through the typed client. */
@@ -60,7 +59,7 @@ function httpSender(url: string, token: string) {
       if (unreachable) throw new CliError(`cannot reach the service at ${url} (${unreachable}): start it (npm start) or pass --url`);
       if (err instanceof MemoryClientError && (err.code === 'BAD_USER_INPUT' || err.code === 'GRAPHQL_VALIDATION_FAILED'))
         throw new BatchInputError(err.message, err.code);
-      const code = err instanceof MemoryClientError && err.code ? `${err.code}: ` : '';
+      const code = err instanceof MemoryClientError ? `${err.code}: ` : '';
       throw new CliError(`the service at ${url} refused a batch (${code}${(err as Error).message}); lines before it are stored, and re-running is safe`);
     }
   };

@@ -17,8 +17,9 @@ import {
   OnEventIngestedSubscription,
   RevokeTokenDocument,
   ViewerDocument,
-} from '../../src/client/generated/graphql';
-import { MemoryClient, MemoryClientError } from '../../src/client/memory-client';
+  MemoryClient,
+  MemoryClientError,
+} from '../../packages/client/src';
 import { uniqueNamespace } from '../support/stores';
 import { eventually, startTestApp, TestApp } from '../support/test-app';
 import { collect, wsClient } from '../support/ws-client';
@@ -31,7 +32,7 @@ describe('the checked-in contract', () => {
     expect(fs.readFileSync(path.join(root, 'schema.graphql'), 'utf8')).toBe(await printAppSchema());
   });
 
-  it('src/client/generated is what codegen.yml produces (run `npm run codegen` when this fails)', async () => {
+  it('packages/client/src/generated is what codegen.yml produces (run `npm run codegen` when this fails)', async () => {
     const run = spawnSync(process.execPath, [path.join(root, 'test/support/codegen-output.cjs')], { encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 });
     expect(run.stderr).toBe('');
     const outputs = JSON.parse(run.stdout) as Array<{ filename: string; content: string }>;
