@@ -6,7 +6,7 @@ import { ApiErrorCode } from './errors';
 export type TransportLog = (fields: Record<string, unknown>, msg: string) => void;
 
 /** The routes `/metrics` labels; anything else is `other`, so a scan cannot grow the label set. */
-const ROUTES = ['/graphql', '/graphiql', '/health', '/metrics'] as const;
+const ROUTES = ['/graphql', '/graphiql', '/mcp', '/health', '/metrics'] as const;
 
 export function routeLabel(path: string): string {
   if (path === '/') return '/';

@@ -1,7 +1,5 @@
 import { z } from 'zod';
 import { Capability } from '../access/capability';
-import { InputException, InputExceptionCode } from '../common/app-exception';
-import { requireUuid } from '../common/input';
 import { FactFilter } from '../silver/silver.types';
 import { defineTool, McpTool } from './tool-kit';
 import { entityLine, entityOut, factLine, factOut, pageInfoOut, toEntityOut, toFactOut } from './tool-output';
@@ -18,16 +16,6 @@ const first = (max: number, dflt: number) =>
     .meta({ description: `Page size, 1 to ${max} (default ${dflt}).`, minimum: 1, maximum: max });
 
 const more = (page: { hasNextPage: boolean; endCursor: string | null }) => (page.hasNextPage ? [`more: call again with after="${page.endCursor}"`] : []);
-
-/** The facts query's filter checks (silver/fact.resolver.ts), with its messages. */
-function checkFactFilter(filter: FactFilter): FactFilter {
-  if (filter.subjectEntityId) requireUuid(filter.subjectEntityId, 'filter.subjectEntityId');
-  const min = filter.minImportance;
-  if (min !== null && min !== undefined && !(min >= 0 && min <= 1)) {
-    throw new InputException(InputExceptionCode.INVALID_ARGUMENT, `filter.minImportance must be between 0 and 1 (importance is a score in [0, 1]); got ${min}`);
-  }
-  return filter;
-}
 
 export function listFactsTool(maxPageSize: number): McpTool {
   return defineTool({
@@ -52,13 +40,14 @@ export function listFactsTool(maxPageSize: number): McpTool {
     output: z.object({ facts: z.array(factOut), ...pageInfoOut }),
     annotations: { readOnlyHint: true, openWorldHint: false },
     async run({ auth, ctx }, a) {
-      const filter = checkFactFilter({
+      // SilverReadService.listFacts checks the filter, with the GraphQL API's messages.
+      const filter: FactFilter = {
         factTypes: a.factTypes ?? null,
         subjectEntityId: a.subjectEntityId ?? null,
         predicate: a.predicate ?? null,
         contains: a.contains ?? null,
         minImportance: a.minImportance ?? null,
-      });
+      };
       const page = await ctx.services.silver.listFacts(
         auth,
         a.namespace,
