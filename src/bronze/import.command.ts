@@ -1,3 +1,4 @@
+import { stringifyExact } from '../common/exact-json';
 import fs from 'node:fs';
 import path from 'node:path';
 import { SingleBar, Presets } from 'cli-progress';
@@ -49,7 +50,8 @@ function networkCause(err: unknown): string | undefined {
 
 /** Sends batches to a running service's `ingestEvents` through the typed client. */
 function httpSender(url: string, token: string) {
-  const client = new MemoryClient({ url, token });
+  // Lines are parsed losslessly (jsonl-import.ts), so the body is written the same way.
+  const client = new MemoryClient({ url, token, stringify: (body) => stringifyExact(body) ?? '{}' });
   return async (events: EventSubmission[]): Promise<ImportItemResult[]> => {
     try {
       const data = await client.request(IngestEventsDocument, { input: events as IngestEventsMutationVariables['input'] });

@@ -1,3 +1,4 @@
+import { parseJsonExact } from '../common/exact-json';
 import fs from 'node:fs';
 import readline from 'node:readline';
 import { EVENT_INPUT_FIELDS, EventKind, EventSubmission, IngestStatus, RejectCode, Role } from './event.types';
@@ -119,7 +120,7 @@ export async function importJsonl(file: string, send: SendBatch, opts: ImportOpt
     if (text.trim() === '') continue;
     let parsed: unknown;
     try {
-      parsed = JSON.parse(text);
+      parsed = parseJsonExact(text);
     } catch (err) {
       summary.rejected.push({ line, code: 'INVALID_JSON', reason: `not valid JSON: ${(err as Error).message}` });
       continue;

@@ -99,6 +99,24 @@ describe('medallion ingest FILE.jsonl', () => {
     expect(res.out).toMatch(/line 900: UNKNOWN_FIELD: unknown field "colour"/);
   });
 
+  it('imports integers beyond 2^53 in a payload digit for digit', async () => {
+    const file = path.join(dir, 'bigint.jsonl');
+    const line = JSON.stringify(anEvent(ns).withKey('bigint', 'one').saying('big ids').build()).replace(
+      /}$/,
+      ',"rawPayload":{"id":12345678901234567891,"n":1.5}}',
+    );
+    fs.writeFileSync(file, `${line}\n`);
+    expect((await run(file, '7', {}, { MEDALLION_TOKEN: token })).out).toContain('1 created');
+    const reader = (await createToken(t, [{ namespacePattern: ns, capabilities: ['READ', 'LIST'] }], 'reader')).token;
+    const found = await gqlOk<{ events: { edges: Array<{ node: { content: string; rawPayloadText: string | null } }> } }>(
+      t.url,
+      reader,
+      `query($ns: String!) { events(namespace: $ns, first: 100) { edges { node { content rawPayloadText } } } }`,
+      { ns },
+    );
+    expect(found.events.edges.find((e) => e.node.content === 'big ids')?.node.rawPayloadText).toBe('{"id":12345678901234567891,"n":1.5}');
+  });
+
   it('reads the token from --token-file, and names the URL when nothing listens there', async () => {
     const file = path.join(dir, 'tok.jsonl');
     fs.writeFileSync(file, JSON.stringify(anEvent(ns).build()) + '\n');

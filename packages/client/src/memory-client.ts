@@ -36,6 +36,12 @@ export interface MemoryClientOptions {
    * (Node 22+, browsers), else the `ws` package (installed with this one).
    */
   webSocketImpl?: unknown;
+  /**
+   * Writes the request body. Default: `JSON.stringify`. Pass a lossless serialiser (for example
+   * lossless-json's `stringify`) to send integers beyond 2^53 in `rawPayload` digit for digit:
+   * the service stores them exactly.
+   */
+  stringify?: (body: { query: string; variables: unknown }) => string;
 }
 
 /** A query's or mutation's variables argument: optional exactly when the operation has no required variables. */
@@ -92,7 +98,7 @@ export class MemoryClient {
           accept: 'application/graphql-response+json, application/json',
           authorization: `Bearer ${this.opts.token}`,
         },
-        body: JSON.stringify({ query: print(document), variables: variables ?? {} }),
+        body: (this.opts.stringify ?? JSON.stringify)({ query: print(document), variables: variables ?? {} }),
       });
       text = await res.text();
     } catch (err) {
