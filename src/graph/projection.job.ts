@@ -1,5 +1,6 @@
 import { Driver } from 'neo4j-driver';
 import { DataSource } from 'typeorm';
+import { col, Sql, SqlRow } from '../infra/postgres/sql';
 import { mergeEntityNodes } from './cypher/entity-nodes';
 import { Embedder } from '../silver/model-ports';
 import { EventNodeRow, mergeEventNodes } from './cypher/event-nodes';
@@ -34,6 +35,16 @@ export function isNeo4jUnavailable(err: unknown): boolean {
   return code === 'ServiceUnavailable' || code === 'SessionExpired' || (typeof code === 'string' && code.startsWith('Neo.TransientError.'));
 }
 
+function toOutboxRow(r: SqlRow): OutboxRow {
+  return {
+    id: col.string(r, 'id'),
+    aggregate_type: col.string(r, 'aggregate_type') as AggregateType,
+    op: col.string(r, 'op'),
+    payload: r.payload as OutboxRow['payload'],
+    attempts: col.number(r, 'attempts'),
+  };
+}
+
 function idsOf(rows: readonly OutboxRow[], type: AggregateType): string[] {
   return [...new Set(rows.filter((r) => r.aggregate_type === type && r.op === 'upsert').map((r) => r.payload.id))];
 }
@@ -64,11 +75,13 @@ export class ProjectionJob {
 
   async runOnce(): Promise<ProjectionResult> {
     return this.ds.transaction(async (em) => {
-      const rows: OutboxRow[] = await em.query(
+      const tx = Sql.within(em);
+      const rows = await tx.rows(
         `SELECT id, aggregate_type, op, payload, attempts FROM ops.outbox
           WHERE processed_at IS NULL AND available_at <= now() AND aggregate_type = ANY($2::text[])
           ORDER BY id LIMIT $1 FOR UPDATE SKIP LOCKED`,
         [this.batchSize, PROJECTED_TYPES],
+        toOutboxRow,
       );
       if (rows.length === 0) return { kind: 'skipped' } as const;
       const ids = rows.map((r) => r.id);
@@ -92,14 +105,14 @@ export class ProjectionJob {
         } finally {
           await session.close();
         }
-        await em.query(`UPDATE ops.outbox SET processed_at = now(), last_error = NULL WHERE id = ANY($1::bigint[])`, [ids]);
+        await tx.execute(`UPDATE ops.outbox SET processed_at = now(), last_error = NULL WHERE id = ANY($1::bigint[])`, [ids]);
         return { kind: 'success', projected: rows.length } as const;
       } catch (err) {
         const error = err instanceof Error ? err.message : String(err);
         // Neo4j unreachable: the rows did nothing wrong. Leave them as they are (the loop polls
         // again), so the backlog drains the moment Neo4j is back instead of after a long backoff.
         if (isNeo4jUnavailable(err)) return { kind: 'failed', error, rows: rows.length } as const;
-        await em.query(
+        await tx.execute(
           `UPDATE ops.outbox SET attempts = attempts + 1, last_error = $2,
                   available_at = now() + ${retryDelaySql('attempts', '2', '$3')}
             WHERE id = ANY($1::bigint[])`,

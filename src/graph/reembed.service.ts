@@ -1,4 +1,5 @@
 import { DataSource } from 'typeorm';
+import { col, Sql } from '../infra/postgres/sql';
 import { AccessException, AccessExceptionCode } from '../access/access.exception';
 import { AuthContext } from '../access/auth-context';
 import { Capability } from '../access/capability';
@@ -30,11 +31,15 @@ const FIRST_UUID = '00000000-0000-0000-0000-000000000000';
  * through the outbox (the projector writes them to Neo4j as usual).
  */
 export class ReembedService {
+  private readonly sql: Sql;
+
   constructor(
     private readonly ds: DataSource,
     private readonly embedder: () => Promise<Embedder>,
     private readonly jobs: JobRepository,
-  ) {}
+  ) {
+    this.sql = Sql.of(ds);
+  }
 
   /** Queues a `reembed` job for a namespace, or every namespace (needs "admin"; on "*" for all). */
   async request(auth: AuthContext, namespace: string | null, reason: string | null): Promise<JobRow> {
@@ -54,13 +59,14 @@ export class ReembedService {
    */
   async enqueueIfModelChanged(): Promise<string | null> {
     const model = (await this.embedder()).model;
-    const [row] = (await this.ds.query(
+    const changed = await this.sql.one(
       `SELECT EXISTS (SELECT 1 FROM silver.facts WHERE embedding_model IS DISTINCT FROM $1 AND embedding_model IS NOT NULL AND retired_at IS NULL)
               OR EXISTS (SELECT 1 FROM silver.event_embeddings x WHERE x.model <> $1
                           AND NOT EXISTS (SELECT 1 FROM silver.event_embeddings y WHERE y.event_id = x.event_id AND y.model = $1)) AS changed`,
       [model],
-    )) as Array<{ changed: boolean }>;
-    if (!row?.changed || (await this.jobs.anyActive('reembed'))) return null;
+      (r) => col.boolean(r, 'changed'),
+    );
+    if (!changed || (await this.jobs.anyActive('reembed'))) return null;
     const { job, created } = await this.jobs.enqueue({ kind: 'reembed', namespace: null, params: {}, reason: `embedding model is now ${model}` });
     return created ? job.id : null;
   }
@@ -71,55 +77,57 @@ export class ReembedService {
     const model = embedder.model;
     let facts = 0;
     for (let after = FIRST_UUID; ;) {
-      const rows = (await this.ds.query(
+      const rows = await this.sql.rows(
         `SELECT id::text AS id, namespace, statement FROM silver.facts
           WHERE ($1::text IS NULL OR namespace = $1) AND retired_at IS NULL AND embedding_model IS DISTINCT FROM $2 AND id > $3::uuid
           ORDER BY id LIMIT $4`,
         [namespace, model, after, PAGE],
-      )) as Array<{ id: string; namespace: string; statement: string }>;
+        (r) => ({ id: col.string(r, 'id'), namespace: col.string(r, 'namespace'), statement: col.string(r, 'statement') }),
+      );
       if (rows.length === 0) break;
       const vectors = await embedder.embed(rows.map((r) => r.statement));
       const payload = JSON.stringify(rows.map((r, i) => ({ id: r.id, embedding: vectors[i] })));
-      await this.ds.transaction(async (em) => {
-        await em.query(
+      await this.sql.transaction(async (tx) => {
+        await tx.execute(
           `UPDATE silver.facts f SET embedding = v.embedding::real[], embedding_model = $2
              FROM json_to_recordset($1::json) AS v(id uuid, embedding float8[]) WHERE f.id = v.id`,
           [payload, model],
         );
-        await em.query(
+        await tx.execute(
           `INSERT INTO ops.outbox (namespace, aggregate_type, aggregate_id, op, payload)
            SELECT namespace, 'fact', id::text, 'upsert', jsonb_build_object('id', id) FROM silver.facts WHERE id = ANY($1::uuid[])`,
           [rows.map((r) => r.id)],
         );
       });
       facts += rows.length;
-      after = (rows[rows.length - 1] as { id: string }).id;
+      after = (rows[rows.length - 1] as (typeof rows)[number]).id;
       onProgress({ phase: 'facts', done: facts });
     }
 
     let events = 0;
     for (let after = FIRST_UUID; ;) {
-      const rows = (await this.ds.query(
+      const rows = await this.sql.rows(
         `SELECT e.id::text AS id, e.namespace, e.content FROM bronze.events e
           WHERE ($1::text IS NULL OR e.namespace = $1) AND e.id > $3::uuid
             AND NOT EXISTS (SELECT 1 FROM silver.event_embeddings x WHERE x.event_id = e.id AND x.model = $2)
           ORDER BY e.id LIMIT $4`,
         [namespace, model, after, PAGE],
-      )) as Array<{ id: string; namespace: string; content: string }>;
+        (r) => ({ id: col.string(r, 'id'), namespace: col.string(r, 'namespace'), content: col.string(r, 'content') }),
+      );
       if (rows.length === 0) break;
       const vectors = await embedder.embed(rows.map((r) => r.content));
       await this.ds.transaction(async (em) => {
         await new GraphSourceRepository(em).saveEventEmbeddings(
           rows.map((r, i) => ({ eventId: r.id, namespace: r.namespace, model, embedding: vectors[i] as number[] })),
         );
-        await em.query(
+        await Sql.within(em).execute(
           `INSERT INTO ops.outbox (namespace, aggregate_type, aggregate_id, op, payload)
            SELECT t.namespace, 'event', t.id, 'upsert', jsonb_build_object('id', t.id) FROM unnest($1::text[], $2::text[]) AS t(id, namespace)`,
           [rows.map((r) => r.id), rows.map((r) => r.namespace)],
         );
       });
       events += rows.length;
-      after = (rows[rows.length - 1] as { id: string }).id;
+      after = (rows[rows.length - 1] as (typeof rows)[number]).id;
       onProgress({ phase: 'events', done: events });
     }
     // Vectors of other models stay (the runtime role deletes nothing); search never compares across models.

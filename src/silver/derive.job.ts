@@ -1,4 +1,5 @@
 import { DataSource } from 'typeorm';
+import { col, Sql, SqlRow } from '../infra/postgres/sql';
 import { EventRepository } from '../bronze/event.repository';
 import { BronzeEvent } from '../bronze/event.types';
 import { retryDelaySql } from '../jobs/backoff';
@@ -43,17 +44,21 @@ export type DeriveObserver = (r: DeriveResult) => void;
  * event's effect lands exactly once.
  */
 export class DeriveJob {
+  private readonly sql: Sql;
+
   constructor(
     private readonly ds: DataSource,
     private readonly events: EventRepository,
     private readonly derive: DeriveService,
     private readonly settings: DeriveJobSettings,
     private readonly log: (msg: string) => void = () => undefined,
-  ) {}
+  ) {
+    this.sql = Sql.of(ds);
+  }
 
   /** Namespaces with work that is due, oldest first. */
   async readyNamespaces(limit: number): Promise<string[]> {
-    const rows: Array<{ namespace: string }> = await this.ds.query(
+    return this.sql.rows(
       `SELECT namespace FROM ops.derivation_queue
         WHERE status IN ('pending', 'failed') AND available_at <= now() AND attempts < $1
         GROUP BY namespace
@@ -63,8 +68,8 @@ export class DeriveJob {
         ORDER BY min(enqueued_at)
         LIMIT $4`,
       [this.settings.maxAttempts, this.settings.batchSize, this.settings.maxWaitMs, limit],
+      (r) => col.string(r, 'namespace'),
     );
-    return rows.map((r) => r.namespace);
   }
 
   /** Derives the next batch of one namespace if its lease can be had. */
@@ -78,8 +83,8 @@ export class DeriveJob {
     } catch (err) {
       return { kind: 'failed', namespace, error: err instanceof Error ? err.message : String(err) };
     } finally {
-      await this.ds
-        .query(`UPDATE ops.derivation_leases SET lease_until = now() WHERE namespace = $1 AND worker_id = $2 AND generation = $3`, [
+      await this.sql
+        .execute(`UPDATE ops.derivation_leases SET lease_until = now() WHERE namespace = $1 AND worker_id = $2 AND generation = $3`, [
           namespace,
           this.settings.workerId,
           generation,
@@ -89,30 +94,37 @@ export class DeriveJob {
   }
 
   private async acquireLease(namespace: string): Promise<number | undefined> {
-    const rows: Array<{ generation: string }> = await this.ds.query(
+    const [generation] = await this.sql.returning(
       `INSERT INTO ops.derivation_leases AS l (namespace, worker_id, generation, lease_until)
        VALUES ($1, $2, 1, now() + make_interval(secs => $3))
        ON CONFLICT (namespace) DO UPDATE SET worker_id = EXCLUDED.worker_id, generation = l.generation + 1, lease_until = EXCLUDED.lease_until
         WHERE l.lease_until < now() OR l.worker_id = EXCLUDED.worker_id
        RETURNING generation`,
       [namespace, this.settings.workerId, this.settings.leaseSeconds],
+      (r) => col.number(r, 'generation'),
     );
-    return rows[0] ? Number(rows[0].generation) : undefined;
+    return generation;
   }
 
   /** Pending events in time order (conversation sequence breaking ties); a failed event is retried alone. */
   private async nextBatch(namespace: string): Promise<{ events: BronzeEvent[]; jobId: string | null }> {
-    let rows: Array<{ event_id: string; job_id: string | null }> = await this.ds.query(
+    const toQueued = (r: SqlRow): { event_id: string; job_id: string | null } => ({
+      event_id: col.string(r, 'event_id'),
+      job_id: col.stringOrNull(r, 'job_id'),
+    });
+    let rows = await this.sql.rows(
       `SELECT event_id, job_id FROM ops.derivation_queue
         WHERE namespace = $1 AND status = 'pending' AND available_at <= now()
         ORDER BY occurred_at, conversation_id, sequence_num, event_id LIMIT $2`,
       [namespace, this.settings.batchSize],
+      toQueued,
     );
     if (rows.length === 0) {
-      rows = await this.ds.query(
+      rows = await this.sql.rows(
         `SELECT event_id, job_id FROM ops.derivation_queue WHERE namespace = $1 AND status = 'failed' AND available_at <= now() AND attempts < $2
           ORDER BY occurred_at, event_id LIMIT 1`,
         [namespace, this.settings.maxAttempts],
+        toQueued,
       );
     }
     const events = await this.events.findByIds(rows.map((r) => r.event_id));
@@ -159,12 +171,12 @@ export class DeriveJob {
   ): Promise<{ added: number; superseded: number }> {
     const plan = await this.derive.plan(namespace, events);
     return this.ds.transaction(async (em) => {
-      const fence: unknown[] = await em.query(`SELECT 1 FROM ops.derivation_leases WHERE namespace = $1 AND worker_id = $2 AND generation = $3 FOR UPDATE`, [
-        namespace,
-        this.settings.workerId,
-        generation,
-      ]);
-      if (fence.length === 0) throw new LostClaimError(`lease on ${namespace} was taken over`);
+      const fence = await Sql.within(em).maybeOne(
+        `SELECT 1 FROM ops.derivation_leases WHERE namespace = $1 AND worker_id = $2 AND generation = $3 FOR UPDATE`,
+        [namespace, this.settings.workerId, generation],
+        () => true,
+      );
+      if (fence === null) throw new LostClaimError(`lease on ${namespace} was taken over`);
       const out = await writePlan(em, plan, { kind: jobId ? 'rebuild' : 'incremental', jobId, workerId: this.settings.workerId });
       return { added: out.added.length, superseded: out.superseded.length };
     });
@@ -175,16 +187,16 @@ export class DeriveJob {
     const code = err instanceof ModelException ? err.code : 'DERIVATION_ERROR';
     const message = (err instanceof Error ? err.message : String(err)).slice(0, 4000);
     const raw = err instanceof ModelException ? (err.rawOutput?.slice(0, 20_000) ?? null) : null;
-    await this.ds.transaction(async (em) => {
-      const [row] = (await em.query(
+    await this.sql.transaction(async (tx) => {
+      const [state] = await tx.returning(
         `UPDATE ops.derivation_queue SET status = 'failed', attempts = attempts + 1, last_error = $2,
                 available_at = now() + ${retryDelaySql('attempts', '$3', '3600')}
           WHERE event_id = $1 RETURNING attempts, available_at`,
         [event.id, `${code}: ${message}`, this.settings.retryBaseSeconds],
-      )) as [Array<{ attempts: number; available_at: Date }>, number];
-      const state = row?.[0];
+        (r) => ({ attempts: col.number(r, 'attempts'), available_at: col.date(r, 'available_at') }),
+      );
       const nextRetry = state && state.attempts < this.settings.maxAttempts ? state.available_at : null;
-      await em.query(
+      await tx.execute(
         `INSERT INTO silver.dead_letters (namespace, event_id, error_code, error, raw_output, attempts, next_retry_at)
          VALUES ($1, $2, $3, $4, $5, $6, $7)
          ON CONFLICT (event_id) WHERE resolved_at IS NULL

@@ -1,4 +1,5 @@
 import { DataSource } from 'typeorm';
+import { col, Sql } from '../infra/postgres/sql';
 import { AuthContext } from '../access/auth-context';
 import { Capability } from '../access/capability';
 import { AccessException, AccessExceptionCode } from '../access/access.exception';
@@ -18,39 +19,44 @@ export interface PipelineStatusRow {
 
 /** Pipeline state and operator actions: status, dead-letter retries, rebuild jobs. */
 export class PipelineService {
+  private readonly sql: Sql;
+
   constructor(
-    private readonly ds: DataSource,
+    ds: DataSource,
     private readonly jobs: JobRepository,
-  ) {}
+  ) {
+    this.sql = Sql.of(ds);
+  }
 
   async status(auth: AuthContext, namespace: string): Promise<PipelineStatusRow> {
     auth.require(Capability.READ, namespace);
-    const [row] = (await this.ds.query(
+    return this.sql.one(
       `SELECT (SELECT count(*)::int FROM ops.derivation_queue WHERE namespace = $1 AND status = 'pending') AS pending,
               (SELECT count(*)::int FROM silver.dead_letters WHERE namespace = $1 AND resolved_at IS NULL) AS dead_letters,
               (SELECT count(*)::int FROM ops.outbox WHERE namespace = $1 AND processed_at IS NULL) AS outbox_lag,
               (SELECT extract(epoch FROM now() - min(enqueued_at))::float FROM ops.derivation_queue WHERE namespace = $1 AND status = 'pending') AS oldest`,
       [namespace],
-    )) as Array<{ pending: number; dead_letters: number; outbox_lag: number; oldest: number | null }>;
-    return {
-      namespace,
-      pending: row?.pending ?? 0,
-      deadLetters: row?.dead_letters ?? 0,
-      outboxLag: row?.outbox_lag ?? 0,
-      oldestPendingSeconds: row?.oldest ?? null,
-    };
+      (r) => ({
+        namespace,
+        pending: col.number(r, 'pending'),
+        deadLetters: col.number(r, 'dead_letters'),
+        outboxLag: col.number(r, 'outbox_lag'),
+        oldestPendingSeconds: col.numberOrNull(r, 'oldest'),
+      }),
+    );
   }
 
   /** Makes every failed event of the namespace due again with fresh attempts; returns how many. */
   async retryDeadLetters(auth: AuthContext, namespace: string): Promise<number> {
     auth.require(Capability.ADMIN, namespace);
-    return this.ds.transaction(async (em) => {
-      const res = (await em.query(
+    return this.sql.transaction(async (tx) => {
+      const retried = await tx.returning(
         `UPDATE ops.derivation_queue SET status = 'pending', attempts = 0, available_at = now() WHERE namespace = $1 AND status = 'failed' RETURNING event_id`,
         [namespace],
-      )) as [unknown[], number];
-      await em.query(`UPDATE silver.dead_letters SET next_retry_at = now(), updated_at = now() WHERE namespace = $1 AND resolved_at IS NULL`, [namespace]);
-      return res[0].length;
+        (r) => col.string(r, 'event_id'),
+      );
+      await tx.execute(`UPDATE silver.dead_letters SET next_retry_at = now(), updated_at = now() WHERE namespace = $1 AND resolved_at IS NULL`, [namespace]);
+      return retried.length;
     });
   }
 
