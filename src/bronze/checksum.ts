@@ -24,10 +24,13 @@ export interface ChecksumFields {
  */
 const EXACT_KEY = '\u0000exact';
 function forCanonical(value: unknown): unknown {
-  if (!holdsExactNumbers(value)) return value;
+  return holdsExactNumbers(value) ? markExact(value) : value;
+}
+
+function markExact(value: unknown): unknown {
   if (isExactNumber(value)) return { [EXACT_KEY]: value.toString() };
-  if (Array.isArray(value)) return value.map(forCanonical);
-  if (value !== null && typeof value === 'object') return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, forCanonical(v)]));
+  if (Array.isArray(value)) return value.map(markExact);
+  if (value !== null && typeof value === 'object') return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, markExact(v)]));
   return value;
 }
 

@@ -9,8 +9,6 @@ import { isInteger, isLosslessNumber, isSafeNumber, LosslessNumber, parse, strin
  * The pure-JavaScript parser runs only when the text holds a run of 16 or more digits (the
  * shortest unsafe integer has 16); every other text goes through the native JSON.parse.
  */
-export type ExactNumber = LosslessNumber;
-
 const LONG_DIGIT_RUN = /\d{16}/;
 
 export function mayHoldUnsafeIntegers(text: string): boolean {
