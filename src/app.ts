@@ -278,6 +278,7 @@ export async function startApp(
         },
         authRecheckMs: config.authRecheckMs,
         mcp: { maxPageSize: config.limits.maxPageSize, maxBatchSize: config.limits.maxBatchSize },
+        mcpAllowedHosts: config.mcpAllowedHosts,
         health: [
           { name: 'postgres', check: async () => void (await ds.query('SELECT 1')) },
           { name: 'neo4j', check: () => pingNeo4j(driver) },

@@ -39,6 +39,8 @@ export interface HttpServerDeps {
   health: readonly HealthCheck[];
   /** Serve MCP (Streamable HTTP) at /mcp with these limits (the GraphQL API's). */
   mcp?: McpLimits;
+  /** Host names /mcp accepts besides loopback and HOST (MCP_ALLOWED_HOSTS). */
+  mcpAllowedHosts?: readonly string[];
   log: { info(msg: string): void; error(msg: string, err?: unknown): void; warn?: TransportLog };
 }
 
@@ -205,6 +207,7 @@ export async function startHttpServer(deps: HttpServerDeps): Promise<HttpServerH
         limits: deps.mcp,
         log: (m, e) => deps.log.error(m, e),
         bindHost: deps.host,
+        allowedHosts: deps.mcpAllowedHosts,
         maxRequestBytes: deps.limits.maxRequestBytes,
       })
     : undefined;

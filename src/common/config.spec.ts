@@ -23,6 +23,12 @@ describe('loadConfig', () => {
     expect(msg).toMatch(/LOG_LEVEL="loud"/);
   });
 
+  it('reads the extra MCP host names as a list and refuses URLs in it', () => {
+    expect(loadConfig({}).mcpAllowedHosts).toEqual([]);
+    expect(loadConfig({ MCP_ALLOWED_HOSTS: ' Memory.Example.com, 10.0.0.5 ,,[::1]' }).mcpAllowedHosts).toEqual(['memory.example.com', '10.0.0.5', '[::1]']);
+    expect(() => loadConfig({ MCP_ALLOWED_HOSTS: 'https://memory.example.com:443' })).toThrow(/MCP_ALLOWED_HOSTS.*without scheme, port or path/);
+  });
+
   it('requires Neo4j credentials together', () => {
     expect(() => loadConfig({ NEO4J_URI: 'bolt://db:7687' })).toThrow(/NEO4J_PASSWORD: required when NEO4J_URI is set/);
     expect(loadConfig({ NEO4J_URI: 'bolt://db:7687', NEO4J_PASSWORD: 'pw' }).neo4j).toEqual({ uri: 'bolt://db:7687', user: 'neo4j', password: 'pw' });

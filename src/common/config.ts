@@ -6,6 +6,8 @@ import { z } from 'zod';
 export interface AppConfig {
   readonly port: number;
   readonly host: string;
+  /** Host names /mcp accepts besides loopback and HOST (MCP_ALLOWED_HOSTS, comma-separated). */
+  readonly mcpAllowedHosts: readonly string[];
   readonly dataDir: string;
   readonly cacheDir: string;
   readonly databaseUrl: string | undefined;
@@ -103,6 +105,19 @@ const urlWithScheme = (schemes: string[]) =>
 const envSchema = z.object({
   PORT: intIn(0, 65535).default(4000),
   HOST: z.string().min(1).default('127.0.0.1'),
+  MCP_ALLOWED_HOSTS: z
+    .string()
+    .default('')
+    .transform((v) =>
+      v
+        .split(',')
+        .map((h) => h.trim().toLowerCase())
+        .filter((h) => h !== ''),
+    )
+    .refine(
+      (hosts) => hosts.every((h) => /^(\[[0-9a-f:.]+\]|[0-9a-f:]*:[0-9a-f:.]*|[a-z0-9]([a-z0-9.-]*[a-z0-9])?)$/.test(h)),
+      'expected host names separated by commas, without scheme, port or path (e.g. memory.example.com,10.0.0.5)',
+    ),
   DATA_DIR: z.string().min(1).default('./.data'),
   CACHE_DIR: optionalString,
   DATABASE_URL: urlWithScheme(['postgres', 'postgresql']),
@@ -191,6 +206,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
   return Object.freeze({
     port: e.PORT,
     host: e.HOST,
+    mcpAllowedHosts: Object.freeze(e.MCP_ALLOWED_HOSTS),
     dataDir,
     cacheDir: path.resolve(e.CACHE_DIR ?? '.cache'),
     databaseUrl: e.DATABASE_URL,

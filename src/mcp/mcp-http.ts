@@ -10,6 +10,8 @@ import { buildMcpServer, McpServerDeps } from './mcp-server';
 export interface McpHttpDeps extends McpServerDeps {
   /** The address the service listens on (HOST): decides which Host and Origin headers are accepted. */
   readonly bindHost: string;
+  /** Further host names clients reach the service by (MCP_ALLOWED_HOSTS), e.g. behind a proxy or DNS name. */
+  readonly allowedHosts?: readonly string[];
   readonly maxRequestBytes: number;
 }
 
@@ -25,9 +27,10 @@ const bracket = (h: string) => (h.includes(':') && !h.startsWith('[') ? `[${h}]`
  * The host names a request may carry in `Host` (and a browser in `Origin`): DNS-rebinding
  * protection. A page on evil.example that resolves its name to this machine still sends
  * `Host: evil.example`, which is refused. Loopback names always; a specific bind address
- * (HOST) too; a wildcard bind also the machine's name and interface addresses.
+ * (HOST) too; a wildcard bind also the machine's name and interface addresses; and the names an
+ * operator lists (MCP_ALLOWED_HOSTS) for a service reached through a DNS name or a proxy.
  */
-export function allowedHostnames(bindHost: string): string[] {
+export function allowedHostnames(bindHost: string, extra: readonly string[] = []): string[] {
   const wildcard = bindHost === '0.0.0.0' || bindHost === '::' || bindHost === '';
   const own = wildcard
     ? [
@@ -37,7 +40,7 @@ export function allowedHostnames(bindHost: string): string[] {
           .flatMap((i) => (i ? [bracket(i.address)] : [])),
       ]
     : [bracket(bindHost)];
-  return [...new Set([...LOOPBACK, ...own.map((h) => h.toLowerCase())])];
+  return [...new Set([...LOOPBACK, ...[...own, ...extra.map(bracket)].map((h) => h.toLowerCase())])];
 }
 
 /** The capabilities a token holds on some namespace: its OAuth-style scopes. */
@@ -78,7 +81,7 @@ export function authOf(authInfo: AuthInfo | undefined): AuthContext {
  * request, built for that request's verified caller.
  */
 export function mcpHttpRouter(deps: McpHttpDeps): McpHttpHandle {
-  const hosts = allowedHostnames(deps.bindHost);
+  const hosts = allowedHostnames(deps.bindHost, deps.allowedHosts);
   const handler = createMcpHandler(({ authInfo }) => buildMcpServer(deps, authOf(authInfo)), {
     onerror: (err) => deps.log('MCP request failed', err),
     maxRequestBodySize: deps.maxRequestBytes,

@@ -61,6 +61,8 @@ describe('allowedHostnames', () => {
     expect(allowedHostnames('127.0.0.1')).toEqual(['localhost', '127.0.0.1', '[::1]']);
     expect(allowedHostnames('10.1.2.3')).toContain('10.1.2.3');
     expect(allowedHostnames('::1')).toContain('[::1]');
+    expect(allowedHostnames('127.0.0.1', ['memory.example.com'])).toEqual(['localhost', '127.0.0.1', '[::1]', 'memory.example.com']);
+    expect(allowedHostnames('127.0.0.1')).not.toContain('memory.example.com');
     const wildcard = allowedHostnames('0.0.0.0');
     expect(wildcard).toEqual(expect.arrayContaining(['localhost', '127.0.0.1']));
     expect(wildcard).not.toContain('evil.example');

@@ -29,7 +29,7 @@ describe('MCP access: bearer tokens per request, capabilities as scopes, namespa
   let theirFactId: string;
 
   beforeAll(async () => {
-    t = await startTestApp({ OFFLINE_EMBEDDER: 'hashing', DERIVE_MAX_WAIT_MS: '0', DERIVE_POLL_MS: '50' });
+    t = await startTestApp({ OFFLINE_EMBEDDER: 'hashing', DERIVE_MAX_WAIT_MS: '0', DERIVE_POLL_MS: '50', MCP_ALLOWED_HOSTS: 'memory.example.com' });
     // Someone else's memory, with a fact in it.
     const owner = (await createToken(t, [{ namespacePattern: theirs, capabilities: ['INGEST', 'READ', 'LIST', 'SEARCH'] }], 'owner')).token;
     const c = await mcpClient(t.url, owner);
@@ -174,5 +174,8 @@ describe('MCP access: bearer tokens per request, capabilities as scopes, namespa
     expect(await status({ host: `evil.example:${port}` })).toBe(403);
     expect(await status({ origin: 'http://evil.example' })).toBe(403);
     expect(await status({ host: `localhost:${port}`, origin: `http://localhost:${port}` })).toBe(200);
+    // A name the operator listed in MCP_ALLOWED_HOSTS (a DNS name or proxy in front of the service).
+    expect(await status({ host: `memory.example.com:${port}`, origin: 'https://memory.example.com' })).toBe(200);
+    expect(await status({ host: `other.example.com:${port}` })).toBe(403);
   });
 });
