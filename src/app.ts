@@ -5,6 +5,11 @@ import { Driver } from 'neo4j-driver';
 import { DataSource } from 'typeorm';
 import { TokenRepository } from './access/token.repository';
 import { TokenService } from './access/token.service';
+import { PostgresApprovalGate } from './access/approval-gate';
+import { ApprovalRepository } from './access/approval.repository';
+import { ApprovalService } from './access/approval.service';
+import { ErasureRepository } from './bronze/erasure.repository';
+import { ErasureService } from './bronze/erasure.service';
 import { AppMetrics } from './api/metrics';
 import { buildAppSchema } from './api/schema';
 import { HttpServerHandle, startHttpServer } from './api/server';
@@ -182,6 +187,7 @@ export async function startApp(
     const pipeline = new PipelineService(ds, jobRepository);
     // One embedder per process, loaded on first use: search queries and derived facts share it.
     const embedder = lazyEmbedder(() => loadEmbedder(config, (m) => log.info(m)));
+    const approvalRepository = new ApprovalRepository(sql);
     const services: Services = {
       tokens: tokenService,
       ingest: new IngestService(eventRepository, systemClock, config.limits, (o) => metrics.observeIngest(o)),
@@ -205,6 +211,12 @@ export async function startApp(
         { queryTimeoutMs: config.limits.exploreTimeoutMs },
         (field) => metrics.exploreQueries.inc({ field }),
       ),
+      approvals: new ApprovalService(approvalRepository, (ids) => eventRepository.findByIds(ids), {
+        ttlSeconds: config.approvalTtlSeconds,
+        maxPageSize: config.limits.maxPageSize,
+      }),
+      approvalGate: new PostgresApprovalGate(approvalRepository),
+      erasure: new ErasureService(eventRepository, new ErasureRepository(sql), approvalRepository),
     };
 
     const warn = (m: string) => log.warn(m);

@@ -3,6 +3,8 @@ import { GraphQLSchema, lexicographicSortSchema, printSchema } from 'graphql';
 import { DateTimeResolver } from 'graphql-scalars';
 import { buildSchema } from 'type-graphql';
 import { TokenResolver } from '../access/token.resolver';
+import { ApprovalResolver } from '../access/approval.resolver';
+import { ErasureResolver } from '../bronze/erasure.resolver';
 import { EventResolver } from '../bronze/event.resolver';
 import { GraphResolver } from '../graph/graph.resolver';
 import { SearchResolver } from '../graph/search.resolver';
@@ -25,6 +27,8 @@ export const resolvers = [
   SearchResolver,
   ProvenanceResolver,
   TokenResolver,
+  ApprovalResolver,
+  ErasureResolver,
 ] as const;
 
 /** The one GraphQL schema: the code-first resolvers plus the generated graph exploration API. */

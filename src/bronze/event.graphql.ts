@@ -61,7 +61,7 @@ export class Event {
   @Field(() => Int, { nullable: true }) sequenceNum!: number | null;
   @Field(() => Role, { nullable: true }) role!: Role | null;
   @Field(() => String, { nullable: true }) actor!: string | null;
-  @Field(() => String) content!: string;
+  @Field(() => String, { description: 'Verbatim; an empty string once the event was destroyed (destroyedAt set).' }) content!: string;
 
   /** The payload, parsed (the GraphQL field is resolved in EventResolver: it needs "read"). */
   get rawPayload(): unknown {
@@ -85,6 +85,13 @@ export class Event {
 
   @Field(() => DerivationStatus, { description: 'PENDING until Silver has derived from it; FAILED when it sits in dead letters.' })
   derivationStatus!: DerivationStatus;
+
+  @Field(() => Date, {
+    nullable: true,
+    description:
+      'When an approved destroyEvent erased this event (legal erasure): content is then empty and rawPayload null; id, key and checksum remain as its tombstone. Null for every other event.',
+  })
+  destroyedAt!: Date | null;
 
   static from(e: BronzeEvent): Event {
     return Object.assign(new Event(), e);

@@ -7,7 +7,8 @@ import { BronzeEvent, DerivationStatus, EventKind, NormalizedEvent, Role } from 
 export const EVENT_COLUMNS = `e.id, e.namespace, e.source, e.source_event_id, e.provenance_root, e.kind, e.conversation_id,
   e.session_id, e.sequence_num, e.role, e.actor, e.content, e.raw_payload::text AS raw_payload_text, e.tool_call_id, e.checksum,
   e.occurred_at, e.ingested_at,
-  (SELECT upper(q.status) FROM ops.derivation_queue q WHERE q.event_id = e.id) AS derivation_status`;
+  (SELECT upper(q.status) FROM ops.derivation_queue q WHERE q.event_id = e.id) AS derivation_status,
+  (SELECT t.destroyed_at FROM bronze.event_tombstones t WHERE t.event_id = e.id) AS destroyed_at`;
 
 export function toBronzeEvent(r: SqlRow): BronzeEvent {
   return {
@@ -29,6 +30,7 @@ export function toBronzeEvent(r: SqlRow): BronzeEvent {
     occurredAt: col.date(r, 'occurred_at'),
     ingestedAt: col.date(r, 'ingested_at'),
     derivationStatus: (col.stringOrNull(r, 'derivation_status') as DerivationStatus | null) ?? DerivationStatus.PENDING,
+    destroyedAt: col.dateOrNull(r, 'destroyed_at'),
   };
 }
 
@@ -156,7 +158,7 @@ export class EventRepository {
       const at = ingestedAt.get(id);
       if (at) {
         const { occurredAtGiven: _given, ...stored } = e;
-        created.set(key, { ...stored, id, ingestedAt: at, derivationStatus: DerivationStatus.PENDING });
+        created.set(key, { ...stored, id, ingestedAt: at, derivationStatus: DerivationStatus.PENDING, destroyedAt: null });
       }
     });
     return created;

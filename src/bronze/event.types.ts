@@ -113,6 +113,8 @@ export interface BronzeEvent {
   occurredAt: Date;
   ingestedAt: Date;
   derivationStatus: DerivationStatus;
+  /** Set when an approved destroyEvent erased it: content is then '' and the payload null (docs/approvals.md). */
+  destroyedAt: Date | null;
 }
 
 export type IngestOutcome =

@@ -11,7 +11,10 @@ class RefusingEvents {
     this.statements += 1;
     if (events.some((e) => e.content.includes('refused'))) throw Object.assign(new Error('invalid byte sequence for encoding "UTF8"'), { code: '22021' });
     return new Map(
-      events.map((e, i) => [keyString(e), { ...e, id: `id-${this.statements}-${i}`, ingestedAt: new Date(), derivationStatus: DerivationStatus.PENDING }]),
+      events.map((e, i) => [
+        keyString(e),
+        { ...e, id: `id-${this.statements}-${i}`, ingestedAt: new Date(), derivationStatus: DerivationStatus.PENDING, destroyedAt: null },
+      ]),
     );
   }
   async findByKeys(): Promise<Map<string, BronzeEvent>> {

@@ -58,6 +58,8 @@ export interface AppConfig {
     readonly occurredAtMaxFutureDays: number;
   };
   readonly projector: { readonly batchSize: number; readonly pollMs: number };
+  /** How long an approval request stays valid, in seconds (APPROVAL_TTL): past it, it can be neither decided nor executed. */
+  readonly approvalTtlSeconds: number;
   readonly derive: {
     readonly workerId: string;
     readonly batchSize: number;
@@ -156,6 +158,8 @@ const envSchema = z.object({
   // and local times sent as UTC. Every month in the window may become a permanent partition.
   OCCURRED_AT_MAX_PAST_DAYS: intIn(1, 73_050).default(7305),
   OCCURRED_AT_MAX_FUTURE_DAYS: intIn(0, 3653).default(1),
+  // Seconds an approval request (and its approval) stays usable: one day by default, at most 90.
+  APPROVAL_TTL: intIn(1, 90 * 86_400).default(86_400),
   PROJECTOR_BATCH_SIZE: intIn(1, 10_000).default(500),
   PROJECTOR_POLL_MS: intIn(10, 60_000).default(250),
   WORKER_ID: optionalString,
@@ -245,6 +249,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
       occurredAtMaxFutureDays: e.OCCURRED_AT_MAX_FUTURE_DAYS,
     }),
     projector: Object.freeze({ batchSize: e.PROJECTOR_BATCH_SIZE, pollMs: e.PROJECTOR_POLL_MS }),
+    approvalTtlSeconds: e.APPROVAL_TTL,
     derive: Object.freeze({
       workerId: e.WORKER_ID ?? `${os.hostname()}-${process.pid}`,
       batchSize: e.DERIVE_BATCH_SIZE,

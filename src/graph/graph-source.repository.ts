@@ -106,6 +106,9 @@ export interface PageCursor {
 
 const ISO = (col: string) => `(to_json(${col}) #>> '{}')`;
 
+/** An event id that an approved destroyEvent has not erased: erased events leave the projection. */
+const NOT_TOMBSTONED = (eventId: string) => `NOT EXISTS (SELECT 1 FROM bronze.event_tombstones t WHERE t.event_id = ${eventId})`;
+
 const FACT_SELECT = `
   SELECT f.id::text AS id, f.namespace, f.statement, f.fact_type AS "factType", f.predicate, f.object_value AS "object",
          f.is_negation AS "isNegation", f.confidence::float8 AS confidence, f.importance::float8 AS importance,
@@ -116,8 +119,11 @@ const FACT_SELECT = `
          COALESCE((SELECT json_agg(json_build_object('eventId', s.event_id::text, 'spanStart', COALESCE(s.span_start, -1),
                                                      'spanEnd', COALESCE(s.span_end, -1), 'quote', s.quote)
                                    ORDER BY s.event_id, s.span_start, s.span_end)
-                     FROM silver.fact_sources s WHERE s.fact_id = f.id), '[]'::json) AS sources
+                     FROM silver.fact_sources s WHERE s.fact_id = f.id AND ${NOT_TOMBSTONED('s.event_id')}), '[]'::json) AS sources
     FROM silver.facts f`;
+
+/** Facts the projection holds: all but those erased with their only source (docs/approvals.md). */
+const PROJECTED_FACT = `f.erased_at IS NULL`;
 
 const ENTITY_SELECT = `
   SELECT n.id::text AS id, n.namespace, n.type, n.name, n.aliases, ${ISO('n.retired_at')} AS "retiredAt"
@@ -127,7 +133,7 @@ const RELATIONSHIP_SELECT = `
   SELECT r.id::text AS id, r.namespace, r.type, r.source_entity_id::text AS "sourceEntityId", r.target_entity_id::text AS "targetEntityId",
          r.confidence::float8 AS confidence, ${ISO('r.valid_from')} AS "validFrom", ${ISO('r.valid_to')} AS "validTo",
          ${ISO('r.retired_at')} AS "retiredAt",
-         ARRAY(SELECT DISTINCT s.event_id::text FROM silver.relationship_sources s WHERE s.relationship_id = r.id ORDER BY 1) AS sources
+         ARRAY(SELECT DISTINCT s.event_id::text FROM silver.relationship_sources s WHERE s.relationship_id = r.id AND ${NOT_TOMBSTONED('s.event_id')} ORDER BY 1) AS sources
     FROM silver.relationships r`;
 
 /**
@@ -142,7 +148,8 @@ const EVENT_SELECT = (model: string) => `
     FROM bronze.events e
     LEFT JOIN LATERAL (SELECT x.embedding, x.model FROM silver.event_embeddings x
                         WHERE x.event_id = e.id AND (${model} IS NULL OR x.model = ${model})
-                        ORDER BY x.created_at DESC LIMIT 1) x ON true`;
+                        ORDER BY x.created_at DESC LIMIT 1) x ON true
+   WHERE ${NOT_TOMBSTONED('e.id')}`;
 
 const FIRST_UUID = '00000000-0000-0000-0000-000000000000';
 
@@ -158,7 +165,9 @@ export class GraphSourceRepository {
   }
 
   factsByIds(ids: readonly string[]): Promise<FactNodeRow[]> {
-    return ids.length === 0 ? Promise.resolve([]) : this.sql.rows(`${FACT_SELECT} WHERE f.id = ANY($1::uuid[]) ORDER BY f.id`, [ids], toFactNode);
+    return ids.length === 0
+      ? Promise.resolve([])
+      : this.sql.rows(`${FACT_SELECT} WHERE f.id = ANY($1::uuid[]) AND ${PROJECTED_FACT} ORDER BY f.id`, [ids], toFactNode);
   }
 
   entitiesByIds(ids: readonly string[]): Promise<EntityNodeRow[]> {
@@ -173,7 +182,7 @@ export class GraphSourceRepository {
 
   factsPage(c: PageCursor): Promise<FactNodeRow[]> {
     return this.sql.rows(
-      `${FACT_SELECT} WHERE ($1::text IS NULL OR f.namespace = $1) AND f.id > $2::uuid ORDER BY f.id LIMIT $3`,
+      `${FACT_SELECT} WHERE ($1::text IS NULL OR f.namespace = $1) AND f.id > $2::uuid AND ${PROJECTED_FACT} ORDER BY f.id LIMIT $3`,
       [c.namespace, c.after ?? FIRST_UUID, c.limit],
       toFactNode,
     );
@@ -202,14 +211,14 @@ export class GraphSourceRepository {
   eventsByIds(ids: readonly string[], model: string | null): Promise<EventNodeRow[]> {
     return ids.length === 0
       ? Promise.resolve([])
-      : this.sql.rows(`${EVENT_SELECT('$2::text')} WHERE e.id = ANY($1::uuid[]) ORDER BY e.occurred_at, e.id`, [ids, model], toEventNode);
+      : this.sql.rows(`${EVENT_SELECT('$2::text')} AND e.id = ANY($1::uuid[]) ORDER BY e.occurred_at, e.id`, [ids, model], toEventNode);
   }
 
   /** Bronze events in (namespace, occurred_at, id) order, with their stored embeddings of `model`. `after` is the last row's id. */
   eventsPage(c: PageCursor, model: string | null = null): Promise<EventNodeRow[]> {
     return this.sql.rows(
       `${EVENT_SELECT('$4::text')}
-        WHERE ($1::text IS NULL OR e.namespace = $1)
+          AND ($1::text IS NULL OR e.namespace = $1)
           AND ($2::uuid IS NULL OR (e.namespace, e.occurred_at, e.id) > (SELECT namespace, occurred_at, id FROM bronze.events WHERE id = $2::uuid LIMIT 1))
         ORDER BY e.namespace, e.occurred_at, e.id LIMIT $3`,
       [c.namespace, c.after, c.limit, model],
@@ -237,19 +246,23 @@ export class GraphSourceRepository {
   async keys(namespace: string): Promise<{ counts: Record<string, number>; keys: Record<string, string[]> }> {
     const q = (sql: string): Promise<string[]> => this.sql.rows(sql, [namespace], keyOf);
     const keys: Record<string, string[]> = {
-      Event: await q(`SELECT id::text AS k FROM bronze.events WHERE namespace = $1`),
-      Fact: await q(`SELECT id::text AS k FROM silver.facts WHERE namespace = $1`),
+      Event: await q(`SELECT e.id::text AS k FROM bronze.events e WHERE e.namespace = $1 AND ${NOT_TOMBSTONED('e.id')}`),
+      Fact: await q(`SELECT f.id::text AS k FROM silver.facts f WHERE f.namespace = $1 AND ${PROJECTED_FACT}`),
       Entity: await q(`SELECT id::text AS k FROM silver.entities WHERE namespace = $1`),
       DERIVED_FROM: await q(
         `SELECT s.fact_id || '->' || s.event_id || '@' || COALESCE(s.span_start, -1) || ':' || COALESCE(s.span_end, -1) AS k
-           FROM silver.fact_sources s JOIN silver.facts f ON f.id = s.fact_id WHERE f.namespace = $1`,
+           FROM silver.fact_sources s JOIN silver.facts f ON f.id = s.fact_id
+          WHERE f.namespace = $1 AND ${PROJECTED_FACT} AND ${NOT_TOMBSTONED('s.event_id')}`,
       ),
       ABOUT: await q(
-        `SELECT id || '->' || subject_entity_id || '@subject' AS k FROM silver.facts WHERE namespace = $1 AND subject_entity_id IS NOT NULL
+        `SELECT id || '->' || subject_entity_id || '@subject' AS k FROM silver.facts f WHERE namespace = $1 AND subject_entity_id IS NOT NULL AND ${PROJECTED_FACT}
          UNION ALL
-         SELECT id || '->' || object_entity_id || '@object' FROM silver.facts WHERE namespace = $1 AND object_entity_id IS NOT NULL`,
+         SELECT id || '->' || object_entity_id || '@object' FROM silver.facts f WHERE namespace = $1 AND object_entity_id IS NOT NULL AND ${PROJECTED_FACT}`,
       ),
-      SUPERSEDES: await q(`SELECT superseded_by || '->' || id AS k FROM silver.facts WHERE namespace = $1 AND superseded_by IS NOT NULL`),
+      SUPERSEDES: await q(
+        `SELECT f.superseded_by || '->' || f.id AS k FROM silver.facts f JOIN silver.facts n ON n.id = f.superseded_by
+          WHERE f.namespace = $1 AND ${PROJECTED_FACT} AND n.erased_at IS NULL`,
+      ),
       RELATED: await q(`SELECT id::text AS k FROM silver.relationships WHERE namespace = $1`),
     };
     const counts = Object.fromEntries(Object.entries(keys).map(([k, v]) => [k, v.length]));

@@ -6,6 +6,7 @@ import { Embedder } from '../silver/model-ports';
 import { EventNodeRow, mergeEventNodes } from './cypher/event-nodes';
 import { syncFactEdges } from './cypher/fact-edges';
 import { mergeFactNodes } from './cypher/fact-nodes';
+import { deleteErasedNodes } from './cypher/erased-nodes';
 import { mergeRelationshipEdges } from './cypher/relationship-edges';
 import { GraphSourceRepository } from './graph-source.repository';
 import { retryDelaySql } from '../jobs/backoff';
@@ -49,6 +50,12 @@ function idsOf(rows: readonly OutboxRow[], type: AggregateType): string[] {
   return [...new Set(rows.filter((r) => r.aggregate_type === type && r.op === 'upsert').map((r) => r.payload.id))];
 }
 
+/** The ids of `wanted` that `found` has no row for. */
+function absent(wanted: readonly string[], found: ReadonlyArray<{ id: string }>): string[] {
+  const have = new Set(found.map((r) => r.id));
+  return wanted.filter((id) => !have.has(id));
+}
+
 /** Embeds event contents for the event channel of searchMemory (the process's shared embedder). */
 export interface EventEmbedding {
   embedder: () => Promise<Embedder>;
@@ -87,9 +94,14 @@ export class ProjectionJob {
       const ids = rows.map((r) => r.id);
       // Postgres reads stay outside the try: an SQL error aborts this transaction, so it cannot record a retry.
       const source = new GraphSourceRepository(em);
-      const events = await this.eventsWithEmbeddings(source, idsOf(rows, 'event'));
+      const eventIds = idsOf(rows, 'event');
+      const factIds = idsOf(rows, 'fact');
+      const events = await this.eventsWithEmbeddings(source, eventIds);
       const entities = await source.entitiesByIds(idsOf(rows, 'entity'));
-      const facts = await source.factsByIds(idsOf(rows, 'fact'));
+      const facts = await source.factsByIds(factIds);
+      // An id Postgres no longer projects was erased (destroyEvent): its node leaves the graph.
+      const erasedEvents = absent(eventIds, events);
+      const erasedFacts = absent(factIds, facts);
       const relationships = await source.relationshipsByIds(idsOf(rows, 'relationship'));
       try {
         await this.neo4j.executeQuery('RETURN 1'); // fail fast before opening a write transaction
@@ -101,6 +113,8 @@ export class ProjectionJob {
             await mergeFactNodes(tx, facts);
             await syncFactEdges(tx, facts);
             await mergeRelationshipEdges(tx, relationships);
+            await deleteErasedNodes(tx, 'Fact', erasedFacts);
+            await deleteErasedNodes(tx, 'Event', erasedEvents);
           });
         } finally {
           await session.close();

@@ -110,6 +110,7 @@ export class ReembedService {
         `SELECT e.id::text AS id, e.namespace, e.content FROM bronze.events e
           WHERE ($1::text IS NULL OR e.namespace = $1) AND e.id > $3::uuid
             AND NOT EXISTS (SELECT 1 FROM silver.event_embeddings x WHERE x.event_id = e.id AND x.model = $2)
+            AND NOT EXISTS (SELECT 1 FROM bronze.event_tombstones t WHERE t.event_id = e.id)
           ORDER BY e.id LIMIT $4`,
         [namespace, model, after, PAGE],
         (r) => ({ id: col.string(r, 'id'), namespace: col.string(r, 'namespace'), content: col.string(r, 'content') }),

@@ -178,7 +178,13 @@ export class SearchService {
     const visibleEvents = new Map<string, BronzeEvent>();
     eventCandidates.forEach((h, i) => {
       const e = events[i];
-      if (e && !(e instanceof Error) && e.namespace === args.namespace && (!args.asOf || e.occurredAt.getTime() <= args.asOf.getTime()))
+      if (
+        e &&
+        !(e instanceof Error) &&
+        e.namespace === args.namespace &&
+        e.destroyedAt === null &&
+        (!args.asOf || e.occurredAt.getTime() <= args.asOf.getTime())
+      )
         visibleEvents.set(h.id, e);
     });
     const ranked = rankMemoryHits(lists, (id) => visibleFacts.has(id) || visibleEvents.has(id), this.settings.channelWeights);

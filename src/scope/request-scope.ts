@@ -2,6 +2,9 @@ import DataLoader from 'dataloader';
 import { AuthContext } from '../access/auth-context';
 import { NESTED_LIST_MAX } from '../api/cost';
 import { TokenService } from '../access/token.service';
+import { ApprovalService } from '../access/approval.service';
+import { ApprovalGate } from '../gold/approval.port';
+import { ErasureService } from '../bronze/erasure.service';
 import { EventService } from '../bronze/event.service';
 import { BronzeEvent, EventKind } from '../bronze/event.types';
 import { IngestService } from '../bronze/ingest.service';
@@ -43,6 +46,12 @@ export interface Services {
   readonly search: SearchService;
   readonly reembed: ReembedService;
   readonly explore: ExploreService;
+  /** Approval requests for irreversible operations (docs/approvals.md). */
+  readonly approvals: ApprovalService;
+  /** The single-use gate irreversible operations consume an approval through (gold/approval.port.ts). */
+  readonly approvalGate: ApprovalGate;
+  /** destroyEvent: the approved erasure of one Bronze event. */
+  readonly erasure: ErasureService;
 }
 
 /** Per-request (or per graphql-ws operation) loaders: their caches never outlive one operation. */

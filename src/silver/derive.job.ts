@@ -113,15 +113,16 @@ export class DeriveJob {
       job_id: col.stringOrNull(r, 'job_id'),
     });
     let rows = await this.sql.rows(
-      `SELECT event_id, job_id FROM ops.derivation_queue
-        WHERE namespace = $1 AND status = 'pending' AND available_at <= now()
+      `SELECT event_id, job_id FROM ops.derivation_queue q
+        WHERE namespace = $1 AND status = 'pending' AND available_at <= now() AND ${NOT_DESTROYED}
         ORDER BY occurred_at, conversation_id, sequence_num, event_id LIMIT $2`,
       [namespace, this.settings.batchSize],
       toQueued,
     );
     if (rows.length === 0) {
       rows = await this.sql.rows(
-        `SELECT event_id, job_id FROM ops.derivation_queue WHERE namespace = $1 AND status = 'failed' AND available_at <= now() AND attempts < $2
+        `SELECT event_id, job_id FROM ops.derivation_queue q
+          WHERE namespace = $1 AND status = 'failed' AND available_at <= now() AND attempts < $2 AND ${NOT_DESTROYED}
           ORDER BY occurred_at, event_id LIMIT 1`,
         [namespace, this.settings.maxAttempts],
         toQueued,
@@ -208,6 +209,9 @@ export class DeriveJob {
     this.log(`derive: event ${event.id} in ${namespace} dead-lettered (${code}: ${message})`);
   }
 }
+
+/** Derivation skips events an approved destroyEvent erased (docs/approvals.md), whatever their queue row says. */
+const NOT_DESTROYED = `NOT EXISTS (SELECT 1 FROM bronze.event_tombstones t WHERE t.event_id = q.event_id)`;
 
 /** Batches one lane derives per step before the step returns (so stopping the loop waits for a few at most). */
 const BATCHES_PER_LANE = 4;

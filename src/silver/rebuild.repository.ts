@@ -75,9 +75,10 @@ export class RebuildRepository {
        SELECT $1, 'fact', id::text, 'upsert', jsonb_build_object('id', id, 'jobId', $3::text) FROM unnest($2::uuid[]) AS id`,
       [namespace, [...retired, ...reopened], jobId],
     );
+    // A destroyed event (bronze.event_tombstones) is never derived again: nothing of it may come back.
     const requeued = await tx.execute(
       `UPDATE ops.derivation_queue q SET status = 'pending', attempts = 0, available_at = now(), processed_at = NULL, job_id = $4, last_error = NULL
-        WHERE ${inWindow}`,
+        WHERE ${inWindow} AND NOT EXISTS (SELECT 1 FROM bronze.event_tombstones t WHERE t.event_id = q.event_id)`,
       [...args, jobId],
     );
     return { retiredFacts: retired.length, reopenedFacts: reopened.length, requeuedEvents: requeued };

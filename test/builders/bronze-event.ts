@@ -31,6 +31,7 @@ export class BronzeEventBuilder {
       occurredAt: at,
       ingestedAt: at,
       derivationStatus: DerivationStatus.PENDING,
+      destroyedAt: null,
     };
   }
 

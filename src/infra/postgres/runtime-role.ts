@@ -72,6 +72,10 @@ export async function grantRuntimePrivileges(owner: DataSource, role: string): P
       `GRANT USAGE ON SCHEMA ${all} TO ${r}`,
       `GRANT SELECT, INSERT ON TABLE bronze.events, bronze.event_keys TO ${r}`,
       `GRANT EXECUTE ON FUNCTION bronze.ensure_event_partition(date) TO ${r}`,
+      // Approved erasure (docs/approvals.md): tombstones are read-only, the owner's function writes them.
+      `GRANT SELECT ON TABLE bronze.event_tombstones TO ${r}`,
+      `GRANT EXECUTE ON FUNCTION bronze.destroy_event(uuid, uuid, uuid, text, text) TO ${r}`,
+      `GRANT EXECUTE ON FUNCTION access.consume_approval(uuid, text, text, text, text) TO ${r}`,
       `GRANT SELECT, INSERT, UPDATE ON ALL TABLES IN SCHEMA ${writable} TO ${r}`,
       `GRANT USAGE, SELECT ON ALL SEQUENCES IN SCHEMA ${writable} TO ${r}`,
     ]) {

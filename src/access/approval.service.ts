@@ -1,0 +1,145 @@
+import { BronzeEvent } from '../bronze/event.types';
+import { InputException, InputExceptionCode } from '../common/app-exception';
+import { isValidNamespace, NAMESPACE_RULE } from '../common/namespace';
+import { requireUuid } from '../common/input';
+import { AuthContext, Principal } from './auth-context';
+import { AccessException, AccessExceptionCode } from './access.exception';
+import { Capability } from './capability';
+import { ApprovalException, ApprovalExceptionCode } from './approval.exception';
+import { paramsHash, parseApprovalParams } from './approval-params';
+import { Actor, ApprovalRepository, Decision } from './approval.repository';
+import { ApprovalAction, ApprovalRequestRow, ApprovalStatus, ApprovalStep, ApprovalView, REQUEST_CAPABILITY } from './approval.types';
+
+export interface ApprovalRequestInput {
+  namespace: string;
+  action: ApprovalAction;
+  params: unknown;
+  reason: string;
+}
+
+export interface ApprovalSettings {
+  /** APPROVAL_TTL: seconds a request stays usable. */
+  ttlSeconds: number;
+  /** Most requests one `approvals` query returns. */
+  maxPageSize: number;
+}
+
+/** Looks events up by id, any namespace (the service compares namespaces itself). */
+export type EventLookup = (ids: readonly string[]) => Promise<BronzeEvent[]>;
+
+const MAX_REASON = 2000;
+const actorOf = (p: Principal): Actor => ({ principalId: p.principalId, name: p.name });
+
+/**
+ * Approval requests for irreversible operations (invariant 7, docs/approvals.md): requested by a
+ * holder of the action's capability, approved or rejected by a different principal holding
+ * "approve" on the namespace (admin does not imply it), every step and every refusal logged.
+ */
+export class ApprovalService {
+  constructor(
+    private readonly approvals: ApprovalRepository,
+    private readonly events: EventLookup,
+    private readonly settings: ApprovalSettings,
+  ) {}
+
+  /**
+   * A namespace's requests with their history. "approve" sees every action; otherwise the
+   * actions the caller may request (admin: both, overlay: OVERWRITE_OVERLAY); none: FORBIDDEN.
+   */
+  async list(auth: AuthContext, namespace: string, status: ApprovalStatus | null): Promise<ApprovalView[]> {
+    const principal = auth.requirePrincipal();
+    const actions = Object.values(ApprovalAction).filter((a) => auth.can(Capability.APPROVE, namespace) || auth.can(REQUEST_CAPABILITY[a], namespace));
+    if (actions.length === 0) {
+      throw new AccessException(
+        AccessExceptionCode.FORBIDDEN,
+        `token "${principal.name}" needs "approve", "admin" or "overlay" on namespace "${namespace}" to list its approval requests`,
+      );
+    }
+    return this.withHistory(await this.approvals.list(namespace, actions, status, this.settings.maxPageSize));
+  }
+
+  async request(auth: AuthContext, input: ApprovalRequestInput): Promise<ApprovalView> {
+    if (!isValidNamespace(input.namespace)) throw new InputException(InputExceptionCode.INVALID_ARGUMENT, `namespace: ${NAMESPACE_RULE}`);
+    const principal = auth.require(REQUEST_CAPABILITY[input.action], input.namespace);
+    const reason = input.reason.trim();
+    if (reason.length === 0 || reason.length > MAX_REASON) {
+      throw new InputException(
+        InputExceptionCode.INVALID_ARGUMENT,
+        `reason must be 1 to ${MAX_REASON} characters: say why this irreversible operation is needed`,
+      );
+    }
+    const params = parseApprovalParams(input.action, input.params);
+    if (input.action === ApprovalAction.DESTROY_EVENT) await this.checkDestroyable(input.namespace, params.eventId as string);
+    const row = await this.approvals.create(
+      { namespace: input.namespace, action: input.action, params, paramsHash: paramsHash(params), reason, ttlSeconds: this.settings.ttlSeconds },
+      actorOf(principal),
+    );
+    return (await this.withHistory([row]))[0] as ApprovalView;
+  }
+
+  approve(auth: AuthContext, id: string, reason: string | null): Promise<ApprovalView> {
+    return this.decide(auth, id, ApprovalStep.APPROVED, reason);
+  }
+
+  reject(auth: AuthContext, id: string, reason: string | null): Promise<ApprovalView> {
+    return this.decide(auth, id, ApprovalStep.REJECTED, reason);
+  }
+
+  private async decide(auth: AuthContext, id: string, decision: Decision, reason: string | null): Promise<ApprovalView> {
+    const principal = auth.requirePrincipal();
+    requireUuid(id, 'id');
+    if (reason !== null && reason.length > MAX_REASON)
+      throw new InputException(InputExceptionCode.INVALID_ARGUMENT, `reason must be at most ${MAX_REASON} characters`);
+    const verb = decision === ApprovalStep.APPROVED ? 'approve' : 'reject';
+    const refuse = async (code: ApprovalExceptionCode, message: string): Promise<never> => {
+      await this.approvals.logRefusal(id, actorOf(principal), `${verb} refused: ${message}`);
+      throw new ApprovalException(code, message);
+    };
+    const request = await this.approvals.find(id);
+    // Outside the caller's namespaces a request does not exist for them (no probing by id).
+    if (!request || !this.seesNamespace(auth, request.namespace)) {
+      return refuse(ApprovalExceptionCode.APPROVAL_NOT_FOUND, `approval request ${id} not found in your namespaces`);
+    }
+    if (!auth.can(Capability.APPROVE, request.namespace)) {
+      return refuse(
+        ApprovalExceptionCode.NOT_APPROVER,
+        `token "${principal.name}" lacks the "approve" capability on namespace "${request.namespace}" ("admin" does not imply it): ask a holder of "approve" to ${verb}`,
+      );
+    }
+    if (request.requestedBy === principal.principalId) {
+      return refuse(ApprovalExceptionCode.SELF_APPROVAL, `you requested ${id} yourself: a different principal holding "approve" must ${verb} it`);
+    }
+    const decided = await this.approvals.decide(id, decision, actorOf(principal), reason);
+    if (decided) return (await this.withHistory([decided]))[0] as ApprovalView;
+    // The UPDATE's conditions did not hold: read again to say which.
+    const now = await this.approvals.find(id);
+    if (now?.status === ApprovalStatus.EXPIRED) {
+      await this.approvals.markExpired(id);
+      return refuse(ApprovalExceptionCode.EXPIRED, `approval request ${id} expired at ${now.expiresAt.toISOString()}: request a new one`);
+    }
+    return refuse(ApprovalExceptionCode.NOT_PENDING, `approval request ${id} is ${now?.status ?? 'gone'}: only a PENDING request can be decided`);
+  }
+
+  /** The caller holds any capability that shows approvals of this namespace. */
+  private seesNamespace(auth: AuthContext, namespace: string): boolean {
+    return [Capability.APPROVE, Capability.ADMIN, Capability.OVERLAY].some((c) => auth.can(c, namespace));
+  }
+
+  private async checkDestroyable(namespace: string, eventId: string): Promise<void> {
+    const [event] = await this.events([eventId]);
+    if (!event || event.namespace !== namespace) {
+      throw new ApprovalException(ApprovalExceptionCode.INVALID_PARAMS, `params.eventId: no event ${eventId} in namespace "${namespace}"`);
+    }
+    if (event.destroyedAt) {
+      throw new ApprovalException(
+        ApprovalExceptionCode.ALREADY_DESTROYED,
+        `params.eventId: event ${eventId} was already destroyed at ${event.destroyedAt.toISOString()}`,
+      );
+    }
+  }
+
+  private async withHistory(rows: ApprovalRequestRow[]): Promise<ApprovalView[]> {
+    const history = await this.approvals.history(rows.map((r) => r.id));
+    return rows.map((request) => ({ request, history: history.filter((h) => h.requestId === request.id) }));
+  }
+}
