@@ -12,6 +12,7 @@ import { createAppPubSub } from '../infra/pubsub/topics';
 import { EntityResolver, RelationshipResolver } from '../silver/entity.resolver';
 import { EventFactsResolver, FactResolver, FactSourceResolver } from '../silver/fact.resolver';
 import { PipelineResolver } from '../silver/pipeline.resolver';
+import { GoldEntityResolver, GoldRelationshipResolver } from '../gold/promotion/gold.resolver';
 
 export const resolvers = [
   EventResolver,
@@ -25,6 +26,8 @@ export const resolvers = [
   SearchResolver,
   ProvenanceResolver,
   TokenResolver,
+  GoldEntityResolver,
+  GoldRelationshipResolver,
 ] as const;
 
 /** The one GraphQL schema: the code-first resolvers plus the generated graph exploration API. */
