@@ -9,6 +9,7 @@ import { HashingEmbedder } from '../src/infra/offline-models/hashing-embedder';
 import { Sql } from '../src/infra/postgres/sql';
 import { nameKey } from '../src/silver/candidate.repository';
 import { report, round, withBenchStores } from './harness';
+import { evalDir } from './locomo';
 
 /**
  * Merge precision/recall of entity resolution on the character-identification corpus (Emory
@@ -21,7 +22,7 @@ import { report, round, withBenchStores } from './harness';
  * Silver entities (each labelled with its mentions' majority character), which isolates what
  * resolution adds beyond Silver's exact-name grouping.
  */
-const DATA = path.resolve(__dirname, '..', '..', 'shared', 'eval', 'character-identification', 'character-identification-dev.json');
+const DATA = (): string => path.join(evalDir(), 'character-identification', 'character-identification-dev.json');
 const PRONOUNS = new Set([
   'i',
   'you',
@@ -136,7 +137,7 @@ function score(items: Array<{ group: string; cluster: string; label: string; wei
 }
 
 export async function entityResolutionBench(): Promise<void> {
-  const mentions = mentionsOf(DATA);
+  const mentions = mentionsOf(DATA());
   await withBenchStores(async (b) => {
     const env = await b.startApp({ GOLD_PROMOTE_EVERY_SECONDS: '0', OFFLINE_EMBEDDER: 'hashing' }, { api: false, worker: false });
     const owner = new Client({ connectionString: b.stores.postgresUrl });

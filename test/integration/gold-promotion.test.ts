@@ -37,20 +37,28 @@ describe('Gold promotion: entity resolution, idempotence, rebuilds, split', () =
 
   const promoteAndWait = async (ns: string, token = t.adminToken): Promise<{ status: string; message: string | null }> => {
     const { promote } = await gqlOk<{ promote: { id: string } }>(t.url, token, `mutation($ns: String!) { promote(namespace: $ns) { id status } }`, { ns });
-    return eventually(async () => {
-      const { job } = await gqlOk<{ job: { status: string; message: string | null } }>(t.url, token, `query($id: ID!) { job(id: $id) { status message } }`, {
-        id: promote.id,
-      });
-      return job.status === 'succeeded' || job.status === 'failed' ? job : null;
-    }, 'the promote job to finish');
+    return eventually(
+      async () => {
+        const { job } = await gqlOk<{ job: { status: string; message: string | null } }>(t.url, token, `query($id: ID!) { job(id: $id) { status message } }`, {
+          id: promote.id,
+        });
+        return job.status === 'succeeded' || job.status === 'failed' ? job : null;
+      },
+      'the promote job to finish',
+      90_000,
+    );
   };
   const gold = async (ns: string): Promise<GoldNode[]> =>
     (await gqlOk<{ goldEntities: { edges: Array<{ node: GoldNode }> } }>(t.url, t.adminToken, GOLD, { ns })).goldEntities.edges.map((e) => e.node);
   const settled = (ns: string) =>
-    eventually(async () => {
-      const { rows } = await db.query(`SELECT count(*)::int AS n FROM ops.outbox WHERE processed_at IS NULL AND namespace = $1`, [ns]);
-      return rows[0].n === 0;
-    }, 'the outbox to drain');
+    eventually(
+      async () => {
+        const { rows } = await db.query(`SELECT count(*)::int AS n FROM ops.outbox WHERE processed_at IS NULL AND namespace = $1`, [ns]);
+        return rows[0].n === 0;
+      },
+      'the outbox to drain',
+      90_000,
+    );
   const tableCounts = async (ns: string) => {
     const { rows } = await db.query(
       `SELECT (SELECT count(*) FROM gold.entities WHERE namespace = $1)::int AS entities,

@@ -136,6 +136,8 @@ export function goldContent(members: readonly SilverCandidate[], fallbackType: s
 /** A Neo4j label for a type: PascalCase of its words, checked; the projection's own labels are refused. */
 const RESERVED_LABELS = new Set(['Event', 'Fact', 'Entity', 'GoldEntity']);
 export function typeLabel(type: string): string {
+  // Ontology types are snake_case words: anything else is refused, not mangled into a label.
+  if (!/^[A-Za-z][A-Za-z0-9]*(_[A-Za-z0-9]+)*$/.test(type)) throw new Error(`entity type ${JSON.stringify(type)} cannot be a Gold label`);
   const label = type
     .split(/[^A-Za-z0-9]+/)
     .filter((w) => w.length > 0)
