@@ -1,5 +1,6 @@
 import { attacksBench } from './attacks';
 import { embeddersBench } from './embedders';
+import { entityResolutionBench } from './entity-resolution';
 import { extractCoverage } from './extract-coverage';
 import { extractQuality } from './extract-quality';
 import { deriveThroughput } from './derive';
@@ -25,6 +26,7 @@ const BENCHMARKS: Record<string, () => Promise<void>> = {
   embedders: embeddersBench,
   fuzz: fuzzBench,
   attacks: attacksBench,
+  'entity-resolution': entityResolutionBench,
 };
 
 async function main(): Promise<void> {

@@ -8,6 +8,7 @@ import { EventEmbeddings1764400000010 } from './1764400000010-event-embeddings';
 import { JobKernel1764400000020 } from './1764400000020-job-kernel';
 import { FactLineageAndRunProvenance1764400000030 } from './1764400000030-fact-lineage-and-run-provenance';
 import { ApprovalsAndErasure1764400000200 } from './1764400000200-approvals-and-erasure';
+import { CreateGold1764400000300 } from './1764400000300-create-gold';
 
 /** Every migration, oldest first. Listed explicitly so no glob depends on the build layout. */
 export const migrations = [
@@ -21,4 +22,5 @@ export const migrations = [
   JobKernel1764400000020,
   FactLineageAndRunProvenance1764400000030,
   ApprovalsAndErasure1764400000200,
+  CreateGold1764400000300,
 ];

@@ -31,6 +31,11 @@ import { ExploreService } from './graph/explore/explore.service';
 import { ProjectionJob, projectorStep } from './graph/projection.job';
 import { ReembedService } from './graph/reembed.service';
 import { PollingLoop } from './common/loop';
+import { GoldService } from './gold/promotion/gold.service';
+import { PromotionRepository } from './gold/promotion/promotion.repository';
+import { PromotionService } from './gold/promotion/promotion.service';
+import { offlineEntityJudge } from './gold/promotion/resolution-rules';
+import { GoldProjectionJob } from './graph/gold-projection.job';
 import { CandidateRepository } from './silver/candidate.repository';
 import { DeriveJob, DeriveObserver, deriveStep } from './silver/derive.job';
 import { DeriveService } from './silver/derive.service';
@@ -188,6 +193,11 @@ export async function startApp(
     // One embedder per process, loaded on first use: search queries and derived facts share it.
     const embedder = lazyEmbedder(() => loadEmbedder(config, (m) => log.info(m)));
     const approvalRepository = new ApprovalRepository(sql);
+    const ontology = loadOntology(config.models.ontologyFile);
+    const promotionRepository = new PromotionRepository(sql);
+    const promotion = new PromotionService(sql, promotionRepository, { ...config.gold, fallbackType: ontology.fallbackEntityType }, offlineEntityJudge, () =>
+      embedder().catch(() => null),
+    );
     const services: Services = {
       tokens: tokenService,
       ingest: new IngestService(eventRepository, systemClock, config.limits, (o) => metrics.observeIngest(o)),
@@ -217,14 +227,14 @@ export async function startApp(
       }),
       approvalGate: new PostgresApprovalGate(approvalRepository),
       erasure: new ErasureService(eventRepository, new ErasureRepository(sql), approvalRepository),
+      gold: new GoldService(sql, promotionRepository, jobRepository, { maxPageSize: config.limits.maxPageSize, fallbackType: ontology.fallbackEntityType }),
     };
 
     const warn = (m: string) => log.warn(m);
-    const projector = new PollingLoop(
-      projectorStep(new ProjectionJob(ds, driver, config.projector.batchSize, { embedder, warn }), warn),
-      config.projector.pollMs,
-      warn,
-    );
+    const silverStep = projectorStep(new ProjectionJob(ds, driver, config.projector.batchSize, { embedder, warn }), warn);
+    // Gold batches after Silver rows, so MERGED_FROM finds the projected (:Entity) nodes.
+    const goldStep = projectorStep(new GoldProjectionJob(sql, driver), warn);
+    const projector = new PollingLoop(async () => (await silverStep()) || (await goldStep()), config.projector.pollMs, warn);
     let derive: PollingLoop | undefined;
     let jobs: PollingLoop | undefined;
     if (opts.worker) {
@@ -245,9 +255,16 @@ export async function startApp(
         warn,
       );
       // Every kind of ops.jobs through one loop (src/jobs/): schedules fire, then the next due job runs.
-      const handlers = jobHandlers({ sql, graph: services.graph, reembed: services.reembed, pollMs: config.derive.pollMs });
+      const handlers = jobHandlers({ sql, graph: services.graph, reembed: services.reembed, promotion, pollMs: config.derive.pollMs });
       const worker = new JobWorker(jobRepository, new ScheduleRepository(sql), handlers, { workerId: config.derive.workerId, parse: parsePayload, log: warn });
       jobs = new PollingLoop(() => worker.step(), config.derive.pollMs, warn);
+      if (config.gold.promoteEverySeconds > 0) {
+        // Promotion every GOLD_PROMOTE_EVERY_SECONDS for each namespace with Silver entities (docs/gold.md).
+        const schedules = new ScheduleRepository(sql);
+        for (const namespace of await promotionRepository.namespacesWithEntities()) {
+          await schedules.upsert({ kind: 'promote', namespace, params: {}, everySeconds: config.gold.promoteEverySeconds });
+        }
+      }
       const reembedJob = await services.reembed.enqueueIfModelChanged();
       if (reembedJob) log.info({ job: reembedJob }, 'the embedding model changed: re-embedding facts and events (jobProgress shows progress)');
     }

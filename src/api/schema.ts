@@ -14,6 +14,7 @@ import { createAppPubSub } from '../infra/pubsub/topics';
 import { EntityResolver, RelationshipResolver } from '../silver/entity.resolver';
 import { EventFactsResolver, FactResolver, FactSourceResolver } from '../silver/fact.resolver';
 import { PipelineResolver } from '../silver/pipeline.resolver';
+import { GoldEntityResolver, GoldRelationshipResolver } from '../gold/promotion/gold.resolver';
 
 export const resolvers = [
   EventResolver,
@@ -29,6 +30,8 @@ export const resolvers = [
   TokenResolver,
   ApprovalResolver,
   ErasureResolver,
+  GoldEntityResolver,
+  GoldRelationshipResolver,
 ] as const;
 
 /** The one GraphQL schema: the code-first resolvers plus the generated graph exploration API. */

@@ -73,6 +73,17 @@ export interface AppConfig {
     readonly trigramThreshold: number;
     readonly embeddingThreshold: number;
   };
+  /** Gold promotion (docs/gold.md). */
+  readonly gold: {
+    /** How often each namespace is promoted (seconds); 0: only on demand. */
+    readonly promoteEverySeconds: number;
+    readonly minConfidence: number;
+    readonly minSources: number;
+    readonly candidateTrigram: number;
+    readonly mergeTrigram: number;
+    readonly mergeCosine: number;
+    readonly batchSize: number;
+  };
   readonly models: {
     readonly judgeModel: string | undefined;
     readonly embeddingDimensions: number | undefined;
@@ -173,6 +184,13 @@ const envSchema = z.object({
   CANDIDATE_LIMIT: intIn(1, 100).default(8),
   CANDIDATE_TRIGRAM_THRESHOLD: z.coerce.number().min(0).max(1).default(0.3),
   CANDIDATE_EMBEDDING_THRESHOLD: z.coerce.number().min(0).max(1).default(0.6),
+  GOLD_PROMOTE_EVERY_SECONDS: intIn(0, 604_800).default(900),
+  GOLD_MIN_CONFIDENCE: z.coerce.number().min(0).max(1).default(0.7),
+  GOLD_MIN_SOURCES: intIn(1, 1000).default(2),
+  GOLD_CANDIDATE_TRIGRAM: z.coerce.number().min(0).max(1).default(0.3),
+  GOLD_MERGE_TRIGRAM: z.coerce.number().min(0).max(1).default(0.6),
+  GOLD_MERGE_COSINE: z.coerce.number().min(0).max(1).default(0.85),
+  GOLD_BATCH_SIZE: intIn(1, 10_000).default(500),
   JUDGE_MODEL: optionalString,
   EMBEDDING_DIMENSIONS: intIn(1, 65_536).optional(),
   MODEL_TIMEOUT_MS: intIn(100, 600_000).default(60_000),
@@ -262,6 +280,15 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
       candidateLimit: e.CANDIDATE_LIMIT,
       trigramThreshold: e.CANDIDATE_TRIGRAM_THRESHOLD,
       embeddingThreshold: e.CANDIDATE_EMBEDDING_THRESHOLD,
+    }),
+    gold: Object.freeze({
+      promoteEverySeconds: e.GOLD_PROMOTE_EVERY_SECONDS,
+      minConfidence: e.GOLD_MIN_CONFIDENCE,
+      minSources: e.GOLD_MIN_SOURCES,
+      candidateTrigram: e.GOLD_CANDIDATE_TRIGRAM,
+      mergeTrigram: e.GOLD_MERGE_TRIGRAM,
+      mergeCosine: e.GOLD_MERGE_COSINE,
+      batchSize: e.GOLD_BATCH_SIZE,
     }),
     models: Object.freeze({
       judgeModel: e.JUDGE_MODEL,

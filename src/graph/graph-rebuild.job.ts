@@ -21,7 +21,7 @@ export function graphRebuildJob(graph: GraphRebuildService): JobHandler<JobPaylo
       });
       return {
         kind: 'success',
-        message: `deleted ${r.deleted} nodes; projected ${r.events} events, ${r.entities} entities, ${r.facts} facts, ${r.relationships} relationships in ${r.ms} ms`,
+        message: `deleted ${r.deleted} nodes; projected ${r.events} events, ${r.entities} entities, ${r.facts} facts, ${r.relationships} relationships, ${r.gold} Gold rows in ${r.ms} ms`,
       };
     },
   };

@@ -11,9 +11,13 @@ import { deleteProjectedNodes, PROJECTED_LABELS, readGraphKeys } from './cypher/
 import { CypherRunner } from './cypher/cypher-runner';
 import { mergeRelationshipEdges } from './cypher/relationship-edges';
 import { GraphSourceRepository, PageCursor } from './graph-source.repository';
+import { PromotionRepository } from '../gold/promotion/promotion.repository';
+import { Sql } from '../infra/postgres/sql';
+import { mergeGoldEntityNodes, mergeGoldRelationshipEdges, readGoldGraphKeys } from './cypher/gold-nodes';
+import { goldKeys, toGoldEntityNode, toGoldRelationshipEdge } from './gold-projection.job';
 import { embedMissing, EventEmbedding } from './projection.job';
 
-export type GraphRebuildPhase = 'delete' | 'events' | 'entities' | 'facts' | 'relationships';
+export type GraphRebuildPhase = 'delete' | 'events' | 'entities' | 'facts' | 'relationships' | 'gold';
 
 export interface GraphRebuildProgress {
   phase: GraphRebuildPhase;
@@ -27,11 +31,13 @@ export interface GraphRebuildResult {
   entities: number;
   facts: number;
   relationships: number;
+  /** Gold entities and relationships. */
+  gold: number;
   ms: number;
 }
 
 /** Labels and relationship types the consistency check compares. */
-export const GRAPH_KINDS = ['Event', 'Fact', 'Entity', 'DERIVED_FROM', 'ABOUT', 'SUPERSEDES', 'RELATED'] as const;
+export const GRAPH_KINDS = ['Event', 'Fact', 'Entity', 'DERIVED_FROM', 'ABOUT', 'SUPERSEDES', 'RELATED', 'GoldEntity', 'MERGED_FROM', 'GOLD_RELATED'] as const;
 export type GraphKind = (typeof GRAPH_KINDS)[number];
 
 export interface GraphConsistency {
@@ -57,6 +63,7 @@ export interface GraphRebuildOptions {
  */
 export class GraphRebuildService {
   private readonly source: GraphSourceRepository;
+  private readonly gold: PromotionRepository;
 
   constructor(
     private readonly ds: DataSource,
@@ -64,6 +71,7 @@ export class GraphRebuildService {
     private readonly embedding?: EventEmbedding,
   ) {
     this.source = new GraphSourceRepository(ds);
+    this.gold = new PromotionRepository(Sql.of(ds));
   }
 
   async rebuildGraph(namespace: string | null, opts: GraphRebuildOptions = {}): Promise<GraphRebuildResult> {
@@ -74,7 +82,7 @@ export class GraphRebuildService {
     let deleted = 0;
     const session = this.driver.session();
     try {
-      for (const label of PROJECTED_LABELS) {
+      for (const label of [...PROJECTED_LABELS, 'GoldEntity']) {
         deleted += await deleteProjectedNodes(session, label, namespace, batchSize);
         progress({ phase: 'delete', done: deleted });
       }
@@ -121,7 +129,23 @@ export class GraphRebuildService {
       (tx, rows) => mergeRelationshipEdges(tx, rows),
       progress,
     );
-    return { deleted, events, entities, facts, relationships, ms: Date.now() - t0 };
+    const goldEntities = await this.replay(
+      namespace,
+      batchSize,
+      'gold',
+      (c) => this.gold.goldEntitiesPage(c.namespace, c.after, c.limit),
+      (tx, rows) => mergeGoldEntityNodes(tx, rows.map(toGoldEntityNode)),
+      progress,
+    );
+    const goldRelationships = await this.replay(
+      namespace,
+      batchSize,
+      'gold',
+      (c) => this.gold.goldRelationshipsPage(c.namespace, c.after, c.limit),
+      (tx, rows) => mergeGoldRelationshipEdges(tx, rows.map(toGoldRelationshipEdge)),
+      progress,
+    );
+    return { deleted, events, entities, facts, relationships, gold: goldEntities + goldRelationships, ms: Date.now() - t0 };
   }
 
   /** `checkConsistency` on behalf of a caller, who needs "read" on the namespace. */
@@ -132,11 +156,14 @@ export class GraphRebuildService {
 
   async checkConsistency(namespace: string, opts: { maxIds?: number } = {}): Promise<GraphConsistency> {
     const maxIds = opts.maxIds ?? 100;
-    const pg = (await this.source.keys(namespace)).keys;
+    const pg = {
+      ...(await this.source.keys(namespace)).keys,
+      ...goldKeys(await this.gold.goldEntities(namespace), await this.gold.goldRelationships(namespace)),
+    };
     const session = this.driver.session({ defaultAccessMode: neo4j.session.READ });
     let graph: Record<string, string[]>;
     try {
-      graph = await session.executeRead((tx) => readGraphKeys(tx, namespace));
+      graph = await session.executeRead(async (tx) => ({ ...(await readGraphKeys(tx, namespace)), ...(await readGoldGraphKeys(tx, namespace)) }));
     } finally {
       await session.close();
     }

@@ -188,7 +188,7 @@ export async function embedMissing(source: GraphSourceRepository, events: EventN
 }
 
 /** One projector step for a PollingLoop: true when it projected something. */
-export function projectorStep(job: ProjectionJob, log: (msg: string) => void): () => Promise<boolean> {
+export function projectorStep(job: Pick<ProjectionJob, 'runOnce'>, log: (msg: string) => void): () => Promise<boolean> {
   let failures = 0;
   return async () => {
     const result = await job.runOnce();

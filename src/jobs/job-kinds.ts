@@ -14,6 +14,8 @@ export const JOB_PAYLOADS = {
   rebuild_graph: z.object({}),
   /** Give every fact and event a vector of the current embedding model (graph/reembed.job.ts). */
   reembed: z.object({}),
+  /** Promote a namespace's Silver entities and relationships to Gold (gold/promotion/promote.job.ts). */
+  promote: z.object({}),
 };
 
 export type JobPayloads = { [K in keyof typeof JOB_PAYLOADS]: z.infer<(typeof JOB_PAYLOADS)[K]> };

@@ -1,3 +1,5 @@
+import { promoteJob } from '../gold/promotion/promote.job';
+import { PromotionService } from '../gold/promotion/promotion.service';
 import { GraphRebuildService } from '../graph/graph-rebuild.service';
 import { graphRebuildJob } from '../graph/graph-rebuild.job';
 import { reembedJob } from '../graph/reembed.job';
@@ -12,6 +14,7 @@ export interface JobDependencies {
   sql: Sql;
   graph: GraphRebuildService;
   reembed: ReembedService;
+  promotion: PromotionService;
   /** How often a job that waits on other workers (a Silver rebuild) looks again. */
   pollMs: number;
 }
@@ -22,5 +25,6 @@ export function jobHandlers(d: JobDependencies): JobHandlers<JobPayloads> {
     rebuild_silver: silverRebuildJob(d.sql, new RebuildRepository(d.sql), { checkEveryMs: d.pollMs }),
     rebuild_graph: graphRebuildJob(d.graph),
     reembed: reembedJob(d.reembed),
+    promote: promoteJob(d.promotion),
   };
 }

@@ -20,6 +20,8 @@ import { PipelineService } from '../silver/pipeline.service';
 import { SilverReadService } from '../silver/silver-read.service';
 import { Entity, Fact, FactSourceRow, JudgeDecisionRow, Relationship, RelationshipSourceRow } from '../silver/silver.types';
 import { SubscriptionService } from './subscription.service';
+import { GoldService } from '../gold/promotion/gold.service';
+import { GoldEntityRow, GoldRelationshipRow } from '../gold/promotion/promotion.repository';
 
 /**
  * The request scope every transport shares (GraphQL over HTTP and graphql-ws today, MCP next):
@@ -52,6 +54,7 @@ export interface Services {
   readonly approvalGate: ApprovalGate;
   /** destroyEvent: the approved erasure of one Bronze event. */
   readonly erasure: ErasureService;
+  readonly gold: GoldService;
 }
 
 /** Per-request (or per graphql-ws operation) loaders: their caches never outlive one operation. */
@@ -69,6 +72,9 @@ export interface Loaders {
   readonly factsByEntity: DataLoader<{ entityId: string; asOf: Date | null }, Fact[], string>;
   readonly relationshipsByEntity: DataLoader<{ entityId: string; asOf: Date | null }, Relationship[], string>;
   readonly sourcesByRelationshipId: DataLoader<string, RelationshipSourceRow[]>;
+  readonly goldEntityById: DataLoader<string, GoldEntityRow | null>;
+  /** Gold relationships from or to a Gold entity, valid now or at asOf. */
+  readonly goldRelationshipsByEntity: DataLoader<{ entityId: string; asOf: Date | null }, GoldRelationshipRow[], string>;
 }
 
 /** One operation of one caller, whatever the transport. */
@@ -139,7 +145,7 @@ export function recheckingAuth(
 
 /** The loaders of one operation. Fact loaders read through the FactReader, so their text is what callers may see. */
 export function createLoaders(services: Services): Loaders {
-  const { events, facts, silver } = services;
+  const { events, facts, silver, gold } = services;
   return {
     eventById: new DataLoader(async (ids) => byId(ids, await events.byIds(ids))),
     toolEvents: new DataLoader(
@@ -171,6 +177,17 @@ export function createLoaders(services: Services): Loaders {
       { cacheKeyFn: entityAsOfKey },
     ),
     sourcesByRelationshipId: new DataLoader(async (ids) => groupBy(ids, await silver.relationshipSources(ids), (r) => r.relationshipId)),
+    goldEntityById: new DataLoader(async (ids) => byId(ids, await gold.entitiesByIds(ids))),
+    goldRelationshipsByEntity: new DataLoader(
+      async (keys) =>
+        perAsOf(async (ids, asOf) =>
+          (await gold.relationshipsOf(ids, asOf)).flatMap((r) => {
+            const ends = [...new Set([r.sourceGoldId, r.targetGoldId])].filter((id) => ids.includes(id));
+            return ends.map((entityId) => ({ entityId, ...r }));
+          }),
+        )(keys),
+      { cacheKeyFn: entityAsOfKey },
+    ),
   };
 }
 

@@ -54,6 +54,10 @@ export const NEO4J_SCHEMA: readonly string[] = [
   // Replaced by the namespace-scoped indexes above.
   'DROP INDEX fact_statement_fulltext IF EXISTS',
   'DROP INDEX entity_name_fulltext IF EXISTS',
+  // Gold (docs/gold.md): resolved entities and their relationships, MERGEd by Postgres id.
+  'CREATE CONSTRAINT gold_entity_id IF NOT EXISTS FOR (g:GoldEntity) REQUIRE g.id IS UNIQUE',
+  'CREATE INDEX gold_entity_namespace IF NOT EXISTS FOR (g:GoldEntity) ON (g.namespace)',
+  'CREATE INDEX gold_related_id IF NOT EXISTS FOR ()-[r:GOLD_RELATED]-() ON (r.id)',
 ];
 
 export async function applyNeo4jSchema(driver: Driver): Promise<void> {

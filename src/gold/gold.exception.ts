@@ -1,0 +1,26 @@
+import { AppErrorKind, AppException } from '../common/app-exception';
+import { assertUnreachable } from '../common/assert-unreachable';
+
+export enum GoldExceptionCode {
+  INVALID_ARGUMENT = 'INVALID_ARGUMENT',
+  NOT_FOUND = 'NOT_FOUND',
+}
+
+function goldKind(code: GoldExceptionCode): AppErrorKind {
+  switch (code) {
+    case GoldExceptionCode.INVALID_ARGUMENT:
+      return AppErrorKind.BAD_INPUT;
+    case GoldExceptionCode.NOT_FOUND:
+      return AppErrorKind.NOT_FOUND;
+    default:
+      return assertUnreachable(code);
+  }
+}
+
+/** Errors of Gold promotion and its reads (promote, split, goldEntity). */
+export class GoldException extends AppException<GoldExceptionCode> {
+  constructor(code: GoldExceptionCode, message: string) {
+    super(code, goldKind(code), message);
+    this.name = 'GoldException';
+  }
+}

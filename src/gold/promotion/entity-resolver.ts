@@ -1,0 +1,206 @@
+import { Embedder } from '../../silver/model-ports';
+import { Assignment, CandidatePair, EntityJudge, EntityJudgeInput, ResolutionScores, SilverCandidate } from './promotion.types';
+import { cooccurrence, cosine, keysOf, namesCompatible, nameText } from './resolution-rules';
+
+export interface ResolverSettings {
+  /** pg_trgm similarity from which two names are candidates at all (0.3). */
+  candidateTrigram: number;
+  /** Trigram similarity above which the trigram step may merge on its own (with `mergeCosine`). */
+  mergeTrigram: number;
+  /** Embedding cosine the trigram step needs besides `mergeTrigram`. */
+  mergeCosine: number;
+  /** The ontology's fallback entity type. */
+  fallbackType: string;
+}
+
+export interface ResolverInput {
+  /** Every Silver entity in play: members of Gold entities (goldId set) and unassigned live ones. */
+  entities: readonly SilverCandidate[];
+  pairs: readonly CandidatePair[];
+  /** `a|b` (sorted ids) of pairs a person split apart. */
+  separations: ReadonlySet<string>;
+}
+
+export interface Resolution {
+  /** One per unassigned live entity, in processing order. */
+  assignments: Assignment[];
+  /** Cluster key → Silver ids (members already in Gold first). */
+  clusters: Map<string, string[]>;
+  /** Types a judge chose for a cluster across types. */
+  judgedTypes: Map<string, string>;
+}
+
+const sepKey = (a: string, b: string): string => (a < b ? `${a}|${b}` : `${b}|${a}`);
+
+/**
+ * Entity resolution, in order: exact normalised name; alias overlap; trigram similarity above
+ * `mergeTrigram` together with embedding cosine above `mergeCosine`; co-occurrence (compatible
+ * names in shared conversations); the judge for what is left of the candidate pairs. Steps 1–4
+ * need the same type; only the judge may merge across types. Unassigned entities are taken
+ * oldest first and join the cluster of an already placed partner, so a run after a crash, with
+ * the first batches committed, places the rest as the whole run would have.
+ */
+export async function resolveEntities(input: ResolverInput, settings: ResolverSettings, judge: EntityJudge, embedder: Embedder | null): Promise<Resolution> {
+  const byId = new Map(input.entities.map((e) => [e.id, e]));
+  const adj = new Map<string, Array<{ id: string; trigram: number }>>();
+  for (const p of input.pairs) {
+    if (p.a === p.b || !byId.has(p.a) || !byId.has(p.b)) continue;
+    for (const [x, y] of [
+      [p.a, p.b],
+      [p.b, p.a],
+    ] as const) {
+      const list = adj.get(x) ?? [];
+      if (!list.some((q) => q.id === y)) list.push({ id: y, trigram: p.trigram });
+      adj.set(x, list);
+    }
+  }
+  const clusterOf = new Map<string, string>();
+  const clusters = new Map<string, string[]>();
+  for (const e of input.entities) {
+    if (e.goldId === null) continue;
+    clusterOf.set(e.id, e.goldId);
+    clusters.set(e.goldId, [...(clusters.get(e.goldId) ?? []), e.id]);
+  }
+  const pending = input.entities
+    .filter((e) => e.goldId === null && !e.retired)
+    .sort((a, b) => a.recordedAt.getTime() - b.recordedAt.getTime() || a.id.localeCompare(b.id));
+
+  const vectors = await embedPairs(pending, adj, byId, settings, embedder);
+  const cos = (a: SilverCandidate, b: SilverCandidate): number | null => {
+    const va = vectors.get(a.id);
+    const vb = vectors.get(b.id);
+    return va && vb ? cosine(va, vb) : null;
+  };
+  const judgedTypes = new Map<string, string>();
+  const assignments: Assignment[] = [];
+
+  for (const u of pending) {
+    const separated = (cluster: string) => (clusters.get(cluster) ?? []).some((m) => input.separations.has(sepKey(u.id, m)));
+    const partners = (adj.get(u.id) ?? [])
+      .filter((p) => clusterOf.has(p.id) && !separated(clusterOf.get(p.id) as string))
+      .sort((a, b) => b.trigram - a.trigram || a.id.localeCompare(b.id))
+      .map((p) => ({ ...p, e: byId.get(p.id) as SilverCandidate }));
+    const uKeys = keysOf(u);
+    const scoresOf = (p: (typeof partners)[number]): ResolutionScores => ({
+      trigram: round(p.trigram),
+      cooccurrence: round(cooccurrence(u.conversationIds, p.e.conversationIds)),
+      ...(cos(u, p.e) === null ? {} : { cosine: round(cos(u, p.e) as number) }),
+    });
+    const place = (
+      p: (typeof partners)[number] | null,
+      a: Omit<Assignment, 'silverId' | 'cluster' | 'partnerId' | 'rejected'>,
+      rejected: Assignment['rejected'] = [],
+    ) => {
+      const cluster = p ? (clusterOf.get(p.id) as string) : `new:${u.id}`;
+      clusterOf.set(u.id, cluster);
+      clusters.set(cluster, [...(clusters.get(cluster) ?? []), u.id]);
+      assignments.push({ silverId: u.id, cluster, partnerId: p?.id ?? null, rejected, ...a });
+    };
+    const sameType = partners.filter((p) => p.e.type === u.type);
+    const exact = sameType.find((p) => p.e.nameKey === u.nameKey);
+    if (exact) {
+      place(exact, { step: 'exact', scores: scoresOf(exact), reason: `same normalised name "${u.nameKey}"`, judgeModel: null, promptVersion: null });
+      continue;
+    }
+    const alias = sameType.find((p) => [...keysOf(p.e)].some((k) => uKeys.has(k)));
+    if (alias) {
+      const shared = [...keysOf(alias.e)].filter((k) => uKeys.has(k));
+      place(alias, { step: 'alias', scores: scoresOf(alias), reason: `shared name or alias "${shared.join('", "')}"`, judgeModel: null, promptVersion: null });
+      continue;
+    }
+    const trigram = sameType.find((p) => p.trigram >= settings.mergeTrigram && (cos(u, p.e) ?? 0) >= settings.mergeCosine);
+    if (trigram) {
+      place(trigram, {
+        step: 'trigram',
+        scores: scoresOf(trigram),
+        reason: `trigram ${round(trigram.trigram)} ≥ ${settings.mergeTrigram} and cosine ${round(cos(u, trigram.e) ?? 0)} ≥ ${settings.mergeCosine}`,
+        judgeModel: null,
+        promptVersion: null,
+      });
+      continue;
+    }
+    const cooc = sameType.find(
+      (p) => p.trigram >= settings.candidateTrigram && cooccurrence(u.conversationIds, p.e.conversationIds) > 0 && namesCompatible(u.nameKey, p.e.nameKey),
+    );
+    if (cooc) {
+      place(cooc, {
+        step: 'cooccurrence',
+        scores: scoresOf(cooc),
+        reason: 'compatible names mentioned in the same conversations',
+        judgeModel: null,
+        promptVersion: null,
+      });
+      continue;
+    }
+    // Hard cases: similar names (any type) or the same name under another type.
+    const hard = partners.filter((p) => p.trigram >= settings.candidateTrigram || p.e.nameKey === u.nameKey);
+    if (hard.length === 0) {
+      place(null, {
+        step: 'new',
+        scores: {},
+        reason: partners.length ? 'no candidate above the trigram threshold' : 'no similar name in the namespace',
+        judgeModel: null,
+        promptVersion: null,
+      });
+      continue;
+    }
+    const questions: EntityJudgeInput[] = hard.map((p) => ({
+      entity: { id: u.id, type: u.type, name: u.name, aliases: u.aliases },
+      partner: { id: p.id, type: p.e.type, name: p.e.name, aliases: p.e.aliases },
+      trigram: p.trigram,
+      cosine: cos(u, p.e),
+      cooccurrence: cooccurrence(u.conversationIds, p.e.conversationIds),
+      fallbackType: settings.fallbackType,
+    }));
+    const decisions = await judge.decide(questions);
+    const yes = decisions.findIndex((d) => d.same);
+    const chosen = yes >= 0 ? clusterOf.get((hard[yes] as (typeof hard)[number]).id) : undefined;
+    const rejected = hard.flatMap((p, i) =>
+      decisions[i]?.same || clusterOf.get(p.id) === chosen ? [] : [{ partnerId: p.id, reason: decisions[i]?.reason ?? 'no decision', scores: scoresOf(p) }],
+    );
+    if (yes >= 0) {
+      const p = hard[yes] as (typeof hard)[number];
+      const d = decisions[yes] as { type: string | null; reason: string };
+      place(p, { step: 'judge', scores: scoresOf(p), reason: d.reason, judgeModel: judge.model, promptVersion: judge.promptVersion }, rejected);
+      if (d.type) judgedTypes.set(clusterOf.get(u.id) as string, d.type);
+    } else {
+      place(
+        null,
+        { step: 'new', scores: {}, reason: 'the judge kept it apart from every candidate', judgeModel: judge.model, promptVersion: judge.promptVersion },
+        rejected,
+      );
+    }
+  }
+  return { assignments, clusters, judgedTypes };
+}
+
+/** One embedder call for every entity in a pair the trigram step might merge. */
+async function embedPairs(
+  pending: readonly SilverCandidate[],
+  adj: Map<string, Array<{ id: string; trigram: number }>>,
+  byId: Map<string, SilverCandidate>,
+  settings: ResolverSettings,
+  embedder: Embedder | null,
+): Promise<Map<string, number[]>> {
+  const out = new Map<string, number[]>();
+  if (!embedder) return out;
+  const need = new Set<string>();
+  for (const u of pending) {
+    for (const p of adj.get(u.id) ?? []) {
+      if (p.trigram >= Math.min(settings.mergeTrigram, settings.candidateTrigram)) {
+        need.add(u.id);
+        need.add(p.id);
+      }
+    }
+  }
+  const ids = [...need].sort();
+  const chunk = 256;
+  for (let i = 0; i < ids.length; i += chunk) {
+    const slice = ids.slice(i, i + chunk);
+    const vs = await embedder.embed(slice.map((id) => nameText(byId.get(id) as SilverCandidate)));
+    slice.forEach((id, j) => out.set(id, vs[j] ?? []));
+  }
+  return out;
+}
+
+const round = (n: number): number => Math.round(n * 1000) / 1000;

@@ -1,0 +1,133 @@
+import { Arg, Ctx, FieldResolver, ID, Int, Mutation, Query, Resolver, Root, UseMiddleware } from 'type-graphql';
+import { RequestContext } from '../../api/context';
+import { ConnectionPageInfo } from '../../bronze/event.graphql';
+import { requireUuid } from '../../common/input';
+import { StorableTextArgs } from '../../common/storable-args.middleware';
+import { NESTED_LIST_MAX } from '../../api/cost';
+import { Entity, Fact, FactSource } from '../../silver/fact.graphql';
+import { Job } from '../../silver/pipeline.resolver';
+import { GoldEntity, GoldEntityConnection, GoldEntityEdge, GoldEntityFilter, GoldRelationship } from './gold.graphql';
+import { GoldException, GoldExceptionCode } from '../gold.exception';
+
+/** Nested fields re-check the parent's namespace against the caller's grants ("read"). */
+function readable<T extends { namespace: string }>(ctx: RequestContext, row: T): T {
+  if (!ctx.services.gold.visible(ctx.auth, row)) throw new GoldException(GoldExceptionCode.NOT_FOUND, 'not readable with your grants');
+  return row;
+}
+
+@Resolver(() => GoldEntity)
+@UseMiddleware(StorableTextArgs)
+export class GoldEntityResolver {
+  @Query(() => GoldEntity, { nullable: true, description: 'A Gold entity by id; null when missing or outside your grants ("read").' })
+  async goldEntity(@Arg('id', () => ID) id: string, @Ctx() ctx: RequestContext): Promise<GoldEntity | null> {
+    const g = ctx.services.gold.visible(ctx.auth, await ctx.loaders.goldEntityById.load(requireUuid(id, 'id')));
+    return g ? GoldEntity.from(g) : null;
+  }
+
+  @Query(() => GoldEntityConnection, { description: 'Gold entities of a namespace, by id (needs "list").' })
+  async goldEntities(
+    @Arg('namespace', () => String) namespace: string,
+    @Arg('filter', () => GoldEntityFilter, { nullable: true }) filter: GoldEntityFilter | null,
+    @Arg('first', () => Int, { nullable: true }) first: number | null,
+    @Arg('after', () => String, { nullable: true }) after: string | null,
+    @Ctx() ctx: RequestContext,
+  ): Promise<GoldEntityConnection> {
+    const page = await ctx.services.gold.list(
+      ctx.auth,
+      namespace,
+      { type: filter?.type ?? null, nameContains: filter?.nameContains ?? null, includeRetired: filter?.includeRetired ?? false },
+      first,
+      after,
+    );
+    return Object.assign(new GoldEntityConnection(), {
+      edges: page.edges.map((e) => Object.assign(new GoldEntityEdge(), { cursor: e.cursor, node: GoldEntity.from(e.node) })),
+      pageInfo: Object.assign(new ConnectionPageInfo(), { hasNextPage: page.hasNextPage, endCursor: page.endCursor }),
+    });
+  }
+
+  @Mutation(() => Job, { description: 'Queues a promotion of the namespace from Silver to Gold (needs "review"; "admin" implies it). Progress: jobProgress.' })
+  async promote(
+    @Arg('namespace', () => String) namespace: string,
+    @Arg('reason', () => String, { nullable: true }) reason: string | null,
+    @Ctx() ctx: RequestContext,
+  ): Promise<Job> {
+    return Job.from(await ctx.services.gold.requestPromotion(ctx.auth, namespace, reason));
+  }
+
+  @Mutation(() => [GoldEntity], {
+    description:
+      'Undoes a merge (needs "review"): the given members of mergedFrom leave the Gold entity and form a new one; promotion keeps them apart from then on. Returns [the original, the new one].',
+  })
+  async splitGoldEntity(
+    @Arg('id', () => ID) id: string,
+    @Arg('silverEntityIds', () => [ID]) silverEntityIds: string[],
+    @Arg('reason', () => String) reason: string,
+    @Ctx() ctx: RequestContext,
+  ): Promise<GoldEntity[]> {
+    const ids = silverEntityIds.map((s, i) => requireUuid(s, `silverEntityIds[${i}]`));
+    const rows = await ctx.services.gold.split(ctx.auth, requireUuid(id, 'id'), ids, reason);
+    ctx.loaders.goldEntityById.clearAll();
+    return rows.map(GoldEntity.from);
+  }
+
+  @FieldResolver(() => [Entity], { description: 'The Silver entities merged into this one.' })
+  async mergedFrom(@Root() g: GoldEntity, @Ctx() ctx: RequestContext): Promise<Entity[]> {
+    readable(ctx, g);
+    const rows = await ctx.loaders.entityById.loadMany(g.memberIds.slice(0, NESTED_LIST_MAX));
+    return rows.flatMap((e) => (e && !(e instanceof Error) && ctx.services.silver.visible(ctx.auth, e) ? [Entity.from(e)] : []));
+  }
+
+  @FieldResolver(() => [Fact], { description: 'Facts about any of its Silver members, current or as of a time.' })
+  async facts(@Root() g: GoldEntity, @Arg('asOf', () => Date, { nullable: true }) asOf: Date | null, @Ctx() ctx: RequestContext): Promise<Fact[]> {
+    readable(ctx, g);
+    const lists = await Promise.all(g.memberIds.map((entityId) => ctx.loaders.factsByEntity.load({ entityId, asOf })));
+    const seen = new Set<string>();
+    const facts = lists.flat().filter((f) => !seen.has(f.id) && seen.add(f.id) && f.namespace === g.namespace);
+    return facts
+      .sort((a, b) => b.validFrom.getTime() - a.validFrom.getTime() || a.id.localeCompare(b.id))
+      .slice(0, NESTED_LIST_MAX)
+      .map(Fact.from);
+  }
+
+  @FieldResolver(() => [GoldRelationship], { description: 'Gold relationships from or to it, valid now or at asOf.' })
+  async relationships(
+    @Root() g: GoldEntity,
+    @Arg('asOf', () => Date, { nullable: true }) asOf: Date | null,
+    @Ctx() ctx: RequestContext,
+  ): Promise<GoldRelationship[]> {
+    readable(ctx, g);
+    return (await ctx.loaders.goldRelationshipsByEntity.load({ entityId: g.id, asOf })).filter((r) => r.namespace === g.namespace).map(GoldRelationship.from);
+  }
+}
+
+@Resolver(() => GoldRelationship)
+export class GoldRelationshipResolver {
+  @FieldResolver(() => GoldEntity)
+  async source(@Root() r: GoldRelationship, @Ctx() ctx: RequestContext): Promise<GoldEntity> {
+    return this.end(r, r.sourceGoldId, ctx);
+  }
+
+  @FieldResolver(() => GoldEntity)
+  async target(@Root() r: GoldRelationship, @Ctx() ctx: RequestContext): Promise<GoldEntity> {
+    return this.end(r, r.targetGoldId, ctx);
+  }
+
+  @FieldResolver(() => [FactSource], { description: 'The events the Silver relationships behind it rest on.' })
+  async sources(@Root() r: GoldRelationship, @Ctx() ctx: RequestContext): Promise<FactSource[]> {
+    readable(ctx, r);
+    const lists = await Promise.all(r.silverIds.map((id) => ctx.loaders.sourcesByRelationshipId.load(id)));
+    return lists
+      .flat()
+      .slice(0, NESTED_LIST_MAX)
+      .map((s) => Object.assign(new FactSource(), s));
+  }
+
+  private async end(r: GoldRelationship, id: string, ctx: RequestContext): Promise<GoldEntity> {
+    readable(ctx, r);
+    const g = await ctx.loaders.goldEntityById.load(id);
+    // Both ends live in the relationship's namespace (promotion only links entities of one namespace).
+    if (!g || !ctx.services.gold.visible(ctx.auth, g))
+      throw new GoldException(GoldExceptionCode.NOT_FOUND, `Gold entity ${id} is not readable with your grants`);
+    return GoldEntity.from(g);
+  }
+}

@@ -1,0 +1,29 @@
+import { JobHandler } from '../../jobs/job-handler';
+import { JobPayloads } from '../../jobs/job-kinds';
+import { PromotionService } from './promotion.service';
+
+/**
+ * `promote` jobs: one promotion run of a namespace (PromotionService), every batch fenced by the
+ * job's lease and reported as progress. A run after a crash re-reads Silver and Gold: committed
+ * batches are members already, the rest is resolved again, so nothing is written twice.
+ */
+export function promoteJob(promotion: PromotionService): JobHandler<JobPayloads, 'promote'> {
+  return {
+    leaseSeconds: 300,
+    retry: { maxAttempts: 3 },
+    async run(job, ctx) {
+      if (job.namespace === null) return { kind: 'failed', error: 'a promotion needs a namespace' };
+      await ctx.progress({ done: 0, total: null, message: 'resolving entities' });
+      const r = await promotion.promote(job.namespace, {
+        runId: job.id,
+        fence: (tx) => ctx.fence(tx),
+        progress: (p, tx) => ctx.progress(p, tx),
+      });
+      return {
+        kind: 'success',
+        message: `${r.candidates} candidates: ${r.created} Gold entities created, ${r.updated} updated, ${r.retired} retired, ${r.deferred} clusters deferred; relationships ${r.relationshipsCreated} created, ${r.relationshipsUpdated} updated; ${r.batches} batches`,
+        progressDone: r.created + r.updated + r.retired + r.relationshipsCreated + r.relationshipsUpdated,
+      };
+    },
+  };
+}
