@@ -11,6 +11,7 @@ import { ingestLatency } from './ingest-latency';
 import { provenanceBench } from './provenance';
 import { recallBench } from './recall';
 import { searchBench } from './search';
+import { searchProfile } from './search-profile';
 
 /** `npm run bench -- [name ...]`: runs the named benchmarks (default: all) and writes bench/results/. */
 const BENCHMARKS: Record<string, () => Promise<void>> = {
@@ -21,6 +22,7 @@ const BENCHMARKS: Record<string, () => Promise<void>> = {
   'extract-quality': extractQuality,
   'extract-coverage': extractCoverage,
   search: searchBench,
+  'search-profile': searchProfile,
   provenance: provenanceBench,
   recall: recallBench,
   embedders: embeddersBench,

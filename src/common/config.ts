@@ -92,6 +92,8 @@ export interface AppConfig {
     readonly concurrency: number;
     /** The offline embedder when no EMBEDDING_MODEL is set (src/infra/offline-models/offline-embedder.ts). */
     readonly offlineEmbedder: 'e5-small' | 'bge-small' | 'minilm' | 'hashing';
+    /** onnxruntime intra-op threads of the offline embedder (0: onnxruntime's choice, all cores). */
+    readonly offlineEmbedderThreads: number;
     /** JSON file with the bounded ontology; unset: the built-in one. */
     readonly ontologyFile: string | undefined;
   };
@@ -197,6 +199,7 @@ const envSchema = z.object({
   MODEL_MAX_RETRIES: intIn(0, 10).default(3),
   MODEL_CONCURRENCY: intIn(1, 64).default(4),
   OFFLINE_EMBEDDER: z.enum(['e5-small', 'bge-small', 'minilm', 'hashing']).default('e5-small'),
+  OFFLINE_EMBEDDER_THREADS: intIn(0, 64).default(1),
   ONTOLOGY_FILE: optionalString,
 });
 
@@ -297,6 +300,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
       maxRetries: e.MODEL_MAX_RETRIES,
       concurrency: e.MODEL_CONCURRENCY,
       offlineEmbedder: e.OFFLINE_EMBEDDER,
+      offlineEmbedderThreads: e.OFFLINE_EMBEDDER_THREADS,
       ontologyFile: e.ONTOLOGY_FILE ? path.resolve(e.ONTOLOGY_FILE) : undefined,
     }),
   });

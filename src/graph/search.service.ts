@@ -8,7 +8,8 @@ import { CypherRunner } from './cypher/cypher-runner';
 import { GraphException, GraphExceptionCode } from './graph.exception';
 import {
   countAllFacts,
-  countEmbeddedFacts,
+  countedExactVectorSearch,
+  CountedExactHits,
   entityNameSearch,
   exactVectorSearch,
   expandFromSeeds,
@@ -19,7 +20,7 @@ import {
 } from './cypher/search-facts';
 import {
   countAllEvents,
-  countEmbeddedEvents,
+  countedExactEventVectorSearch,
   eventKeywordSearch,
   EventSearchScope,
   exactEventVectorSearch,
@@ -90,6 +91,8 @@ const MAX_NAME_MATCHED_ENTITIES = 10;
 export interface VectorSearch {
   index(tx: CypherRunner, candidates: number, k: number): Promise<ScoredId[]>;
   exact(tx: CypherRunner, k: number): Promise<ScoredId[]>;
+  /** The namespace's embedded count, with the exact hits when it is at most `exactMax` (one statement). */
+  countedExact(tx: CypherRunner, k: number, exactMax: number): Promise<CountedExactHits>;
 }
 
 /** The fact vector channel of `scope` for `vector` of `model`. */
@@ -97,6 +100,7 @@ export function factVectorSearch(scope: FactSearchScope, model: string, vector: 
   return {
     index: (tx, candidates, k) => indexVectorSearch(tx, scope, model, vector, candidates, k),
     exact: (tx, k) => exactVectorSearch(tx, scope, model, vector, k),
+    countedExact: (tx, k, exactMax) => countedExactVectorSearch(tx, scope, model, vector, k, exactMax),
   };
 }
 
@@ -104,8 +108,11 @@ function eventVectorSearch(scope: EventSearchScope, model: string, vector: numbe
   return {
     index: (tx, candidates, k) => indexEventVectorSearch(tx, scope, model, vector, candidates, k),
     exact: (tx, k) => exactEventVectorSearch(tx, scope, model, vector, k),
+    countedExact: (tx, k, exactMax) => countedExactEventVectorSearch(tx, scope, model, vector, k, exactMax),
   };
 }
+
+const NO_HITS: ScoredId[] = [];
 
 /**
  * The vector index path: the index has no namespace pre-filter, so ask it for enough neighbours
@@ -207,32 +214,40 @@ export class SearchService {
     const depth = Math.max(limit * 3, 30);
     const terms = toLuceneQuery(query);
     const eventScope: EventSearchScope = { namespace: scope.namespace, asOf: scope.asOf };
-    const none = Promise.resolve<ScoredId[]>([]);
 
+    // The query is embedded while the keyword statements already run. Two read transactions, run
+    // concurrently: one for the fact channels (vector, keyword, entity names, then the graph
+    // expansion from their seeds), one for the event channels (vector, keyword); inside each, the
+    // statements are sent without waiting for one another (the driver pipelines them).
     const vectors = this.queryVector(query);
-    const [vector, keyword, named, eventVector, eventKeyword] = await Promise.all([
+    const [facts, events] = await Promise.all([
       withFacts
-        ? vectors.then((v) =>
-            v ? this.vectorChannel(v.model, (m) => this.embeddedCount('Fact', scope.namespace, m), factVectorSearch(scope, v.model, v.vector), depth) : [],
-          )
-        : none,
-      withFacts && terms ? this.read((tx) => keywordSearch(tx, scope, terms, depth)) : none,
-      withFacts && terms ? this.read((tx) => entityNameSearch(tx, scope, terms, MAX_NAME_MATCHED_ENTITIES, depth)) : none,
+        ? this.read(async (tx) => {
+            const keywordHits = terms ? keywordSearch(tx, scope, terms, depth) : Promise.resolve(NO_HITS);
+            const namedHits = terms ? entityNameSearch(tx, scope, terms, MAX_NAME_MATCHED_ENTITIES, depth) : Promise.resolve(NO_HITS);
+            const vectorHits = vectors.then((v) =>
+              v ? this.vectorChannel(tx, 'Fact', scope.namespace, v.model, factVectorSearch(scope, v.model, v.vector), depth) : NO_HITS,
+            );
+            const [vector, keyword, named] = await Promise.all([vectorHits, keywordHits, namedHits]);
+            const seeds = fuseByReciprocalRank({ vector, keyword })
+              .slice(0, GRAPH_SEEDS)
+              .map((h) => h.id);
+            const expanded = seeds.length > 0 ? await expandFromSeeds(tx, scope, seeds, depth) : NO_HITS;
+            return { vector, keyword, graph: [...named, ...expanded.filter((e) => !named.some((n) => n.id === e.id))] };
+          })
+        : { vector: NO_HITS, keyword: NO_HITS, graph: NO_HITS },
       withEvents
-        ? vectors.then((v) =>
-            v
-              ? this.vectorChannel(v.model, (m) => this.embeddedCount('Event', scope.namespace, m), eventVectorSearch(eventScope, v.model, v.vector), depth)
-              : [],
-          )
-        : none,
-      withEvents && terms ? this.read((tx) => eventKeywordSearch(tx, eventScope, terms, depth)) : none,
+        ? this.read(async (tx) => {
+            const keywordHits = terms ? eventKeywordSearch(tx, eventScope, terms, depth) : Promise.resolve(NO_HITS);
+            const vectorHits = vectors.then((v) =>
+              v ? this.vectorChannel(tx, 'Event', scope.namespace, v.model, eventVectorSearch(eventScope, v.model, v.vector), depth) : NO_HITS,
+            );
+            const [vector, keyword] = await Promise.all([vectorHits, keywordHits]);
+            return { vector, keyword };
+          })
+        : { vector: NO_HITS, keyword: NO_HITS },
     ]);
-    const seeds = fuseByReciprocalRank({ vector, keyword })
-      .slice(0, GRAPH_SEEDS)
-      .map((h) => h.id);
-    const expanded = seeds.length > 0 ? await this.read((tx) => expandFromSeeds(tx, scope, seeds, depth)) : [];
-    const graph = [...named, ...expanded.filter((e) => !named.some((n) => n.id === e.id))];
-    return { limit, lists: { vector, keyword, graph, event_vector: eventVector, event_keyword: eventKeyword } };
+    return { limit, lists: { vector: facts.vector, keyword: facts.keyword, graph: facts.graph, event_vector: events.vector, event_keyword: events.keyword } };
   }
 
   private validate(args: SearchMemoryArgs): { limit: number; query: string; scope: FactSearchScope; withFacts: boolean; withEvents: boolean } {
@@ -279,21 +294,28 @@ export class SearchService {
   }
 
   /**
-   * Exact cosine within the namespace when it is small enough (cheap, exact, cannot starve);
-   * otherwise the shared vector index, oversampling until `k` hits of this namespace pass the
-   * filters, and exact cosine when even the largest k does not yield them.
+   * Exact cosine within the namespace when it is small enough (cheap, exact, cannot starve),
+   * counted in the same statement; otherwise the shared vector index, oversampling until `k` hits
+   * of this namespace pass the filters, and exact cosine when even the largest k does not yield them.
    */
   private async vectorChannel(
+    tx: CypherRunner,
+    label: 'Fact' | 'Event',
+    namespace: string,
     model: string,
-    count: (model: string) => Promise<{ namespace: number; all: () => Promise<number> }>,
     search: VectorSearch,
     k: number,
   ): Promise<ScoredId[]> {
-    const n = await count(model);
-    if (n.namespace === 0) return [];
-    if (n.namespace <= this.settings.exactMaxFacts) return this.read((tx) => search.exact(tx, k));
-    const all = await n.all();
-    return (await oversampledIndexSearch((work) => this.read(work), search, k, { namespaceFacts: n.namespace, allFacts: all }, this.settings)).hits;
+    let n = this.largeCount(label, namespace, model);
+    if (n === undefined) {
+      const counted = await search.countedExact(tx, k, this.settings.exactMaxFacts);
+      if (counted.hits) return counted.hits;
+      n = counted.embedded;
+      this.rememberLargeCount(label, namespace, model, n);
+    }
+    const all = await (label === 'Fact' ? countAllFacts(tx) : countAllEvents(tx));
+    const inTx = <T>(work: (t: CypherRunner) => Promise<T>): Promise<T> => work(tx);
+    return (await oversampledIndexSearch(inTx, search, k, { namespaceFacts: n, allFacts: all }, this.settings)).hits;
   }
 
   private readonly counts = new Map<string, { n: number; at: number }>();
@@ -301,20 +323,18 @@ export class SearchService {
   /**
    * Counting a large namespace's nodes is a scan of all of them, and the answer only picks the
    * index path, so a count above `exactMaxFacts` is reused for `countTtlMs` (a namespace does not
-   * shrink below the threshold in seconds). Small counts are cheap and always fresh, so a new
-   * namespace's first facts and events are searchable at once.
+   * shrink below the threshold in seconds). Small counts are never reused: they come with the
+   * exact search itself (`countedExact`), so a new namespace's first facts and events are
+   * searchable at once.
    */
-  private async embeddedCount(label: 'Fact' | 'Event', namespace: string, model: string): Promise<{ namespace: number; all: () => Promise<number> }> {
-    const key = `${label}\u0000${model}\u0000${namespace}`;
-    const all = () => this.read(label === 'Fact' ? countAllFacts : countAllEvents);
-    const hit = this.counts.get(key);
-    if (hit && Date.now() - hit.at < this.settings.countTtlMs) return { namespace: hit.n, all };
-    const n = await this.read((tx) => (label === 'Fact' ? countEmbeddedFacts(tx, namespace, model) : countEmbeddedEvents(tx, namespace, model)));
-    if (n > this.settings.exactMaxFacts) {
-      if (this.counts.size >= 10_000) this.counts.clear();
-      this.counts.set(key, { n, at: Date.now() });
-    }
-    return { namespace: n, all };
+  private largeCount(label: 'Fact' | 'Event', namespace: string, model: string): number | undefined {
+    const hit = this.counts.get(`${label}\u0000${model}\u0000${namespace}`);
+    return hit && Date.now() - hit.at < this.settings.countTtlMs ? hit.n : undefined;
+  }
+
+  private rememberLargeCount(label: 'Fact' | 'Event', namespace: string, model: string, n: number): void {
+    if (this.counts.size >= 10_000) this.counts.clear();
+    this.counts.set(`${label}\u0000${model}\u0000${namespace}`, { n, at: Date.now() });
   }
 
   private async read<T>(work: (tx: CypherRunner) => Promise<T>): Promise<T> {

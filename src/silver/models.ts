@@ -28,7 +28,9 @@ function openAIOptions(config: AppConfig, models: { extraction: boolean; embeddi
  */
 export async function loadEmbedder(config: AppConfig, log: (msg: string) => void): Promise<Embedder> {
   const remote = createOpenAIModels(openAIOptions(config, { extraction: false, embedding: true }));
-  const embedder = remote.embedder ?? (await loadOfflineEmbedder({ cacheDir: config.cacheDir, log, prefer: config.models.offlineEmbedder }));
+  const embedder =
+    remote.embedder ??
+    (await loadOfflineEmbedder({ cacheDir: config.cacheDir, log, prefer: config.models.offlineEmbedder, threads: config.models.offlineEmbedderThreads }));
   log(`models: embedder ${embedder.model}`);
   return embedder;
 }

@@ -1,6 +1,6 @@
 import neo4j from 'neo4j-driver';
 import { CypherRunner } from './cypher-runner';
-import { KEYWORD_OVERSAMPLE, ScoredId, scopedLucene, scoredIds } from './search-facts';
+import { CountedExactHits, countedExact, KEYWORD_OVERSAMPLE, ScoredId, scopedLucene, scoredIds } from './search-facts';
 
 /** Scope of the raw-event channels of searchMemory: the namespace first, then `asOf` (occurred at or before it). */
 export interface EventSearchScope {
@@ -44,6 +44,26 @@ export function exactEventVectorSearch(tx: CypherRunner, scope: EventSearchScope
      WITH e, vector.similarity.cosine(e.embedding, $vector) AS score
      ${RETURN_EVENT}`,
     { ...params(scope), model, vector, k: neo4j.int(k) },
+  );
+}
+
+/** `exactEventVectorSearch` with the count in front (see `countedExact`): the hits when at most `exactMax` events are embedded, else only the count. */
+export function countedExactEventVectorSearch(
+  tx: CypherRunner,
+  scope: EventSearchScope,
+  model: string,
+  vector: number[],
+  k: number,
+  exactMax: number,
+): Promise<CountedExactHits> {
+  return countedExact(
+    tx,
+    'Event',
+    `WITH n AS e WHERE size(e.embedding) = size($vector) AND ${EVENT_FILTER}
+     WITH e AS n, vector.similarity.cosine(e.embedding, $vector) AS score`,
+    `{id: n.id, score: score,
+      supersededBy: [(old:Fact)-[:DERIVED_FROM]->(n) WHERE old.validTo IS NOT NULL | [(newer:Fact)-[:SUPERSEDES]->(old) | newer.id]]}`,
+    { ...params(scope), model, vector, k: neo4j.int(k), exactMax: neo4j.int(exactMax) },
   );
 }
 

@@ -57,6 +57,55 @@ export async function scoredIds(tx: CypherRunner, query: string, params: Record<
 }
 const ids = scoredIds;
 
+/** A channel's hits returned as one list of maps (`hits`), e.g. from a subquery: the same shape as `scoredIds`. */
+export function scoredIdList(value: unknown): ScoredId[] {
+  return (value as Array<{ id: string; score: unknown; events?: string[]; supersededBy?: string[][] }>).map((h) => ({
+    id: h.id,
+    score: Number(h.score),
+    ...(h.events ? { events: h.events } : {}),
+    ...(h.supersededBy ? { supersededBy: h.supersededBy.flat() } : {}),
+  }));
+}
+
+/** What an exact search that counts first returns: the namespace's embedded nodes, and the hits when there were at most `exactMax`. */
+export interface CountedExactHits {
+  /** Nodes of the namespace embedded by the model (what `countEmbeddedFacts` / `countEmbeddedEvents` count). */
+  embedded: number;
+  /** The exact top k when `embedded <= exactMax`; null above (the caller takes the index path). */
+  hits: ScoredId[] | null;
+}
+
+/**
+ * Counts the namespace's `label` nodes embedded by `model` and, when there are at most `exactMax`,
+ * scores them by exact cosine in the same statement: `filterAndScore` turns `n` (one of them)
+ * into rows `n, score` (its filters applied), `hit` is the map of one hit. One statement instead
+ * of a count and then a search, and the namespace is scanned once.
+ */
+export async function countedExact(
+  tx: CypherRunner,
+  label: 'Fact' | 'Event',
+  filterAndScore: string,
+  hit: string,
+  params: Record<string, unknown>,
+): Promise<CountedExactHits> {
+  const res = await tx.run(
+    `MATCH (n:${label}) WHERE n.namespace = $ns AND n.embeddingModel = $model
+     WITH collect(n) AS embedded
+     CALL (embedded) {
+       UNWIND CASE WHEN size(embedded) <= $exactMax THEN embedded ELSE [] END AS n
+       ${filterAndScore}
+       WITH n, score ORDER BY score DESC, n.id LIMIT $k
+       RETURN collect(${hit}) AS hits
+     }
+     RETURN size(embedded) AS embedded, hits`,
+    params,
+  );
+  const row = res.records[0];
+  const embedded = Number(row?.get('embedded') ?? 0);
+  const exactMax = Number(params.exactMax);
+  return { embedded, hits: embedded <= exactMax ? scoredIdList(row?.get('hits') ?? []) : null };
+}
+
 /**
  * A Lucene query over `fields` that only matches the namespace's nodes: the namespace key is a
  * required clause, so the index never returns another namespace's matches. `terms` must already
@@ -86,6 +135,28 @@ export function exactVectorSearch(tx: CypherRunner, scope: FactSearchScope, mode
      WITH f, vector.similarity.cosine(f.embedding, $vector) AS score
      ${RETURN_FACT}`,
     { ...scopeParams(scope), model, vector, k: neo4j.int(k) },
+  );
+}
+
+/**
+ * `exactVectorSearch` with the count in front (see `countedExact`): the hits when the namespace has
+ * at most `exactMax` facts embedded by `model`, else only that count. The same hits, in the same order.
+ */
+export function countedExactVectorSearch(
+  tx: CypherRunner,
+  scope: FactSearchScope,
+  model: string,
+  vector: number[],
+  k: number,
+  exactMax: number,
+): Promise<CountedExactHits> {
+  return countedExact(
+    tx,
+    'Fact',
+    `WITH n AS f WHERE size(f.embedding) = size($vector) AND ${FACT_FILTER}
+     WITH f AS n, vector.similarity.cosine(f.embedding, $vector) AS score`,
+    `{id: n.id, score: score, events: [(n)-[:DERIVED_FROM]->(ev:Event) | ev.id]}`,
+    { ...scopeParams(scope), model, vector, k: neo4j.int(k), exactMax: neo4j.int(exactMax) },
   );
 }
 

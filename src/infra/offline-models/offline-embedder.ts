@@ -29,6 +29,8 @@ export interface LoadOfflineEmbedderOptions {
   log?: (m: string) => void;
   /** Which model (default DEFAULT_OFFLINE_EMBEDDER); 'hashing' loads none. */
   prefer?: OfflineEmbedderChoice;
+  /** onnxruntime intra-op threads (default 1; 0: all cores). */
+  threads?: number;
 }
 
 export async function loadOfflineEmbedder(opts: LoadOfflineEmbedderOptions): Promise<Embedder> {
@@ -37,7 +39,7 @@ export async function loadOfflineEmbedder(opts: LoadOfflineEmbedderOptions): Pro
   if (choice === 'hashing') return new HashingEmbedder();
   const spec = ONNX_EMBEDDING_MODELS[OFFLINE_EMBEDDERS[choice]];
   try {
-    return await OnnxEmbedder.load(spec, { cacheDir: opts.cacheDir, log });
+    return await OnnxEmbedder.load(spec, { cacheDir: opts.cacheDir, log, threads: opts.threads });
   } catch (err) {
     const fallback = new HashingEmbedder();
     log(

@@ -112,3 +112,46 @@ describe('OnnxEmbedder all-MiniLM-L6-v2 against sentence-transformers', () => {
     }
   }, 300_000);
 });
+
+describe('OnnxEmbedder e5-small-v2-q8: the vector cache and the thread count change no vector', () => {
+  const spec = ONNX_EMBEDDING_MODELS['e5-small-v2-q'];
+  const texts = ['Caroline: I went to a LGBTQ support group yesterday', 'Melanie: That is great!', 'x', 'Melanie: That is great!'];
+  let cached: OnnxEmbedder;
+  let uncachedAllCores: OnnxEmbedder;
+
+  beforeAll(async () => {
+    cached = await OnnxEmbedder.load(spec, { cacheDir, threads: 1 });
+    uncachedAllCores = await OnnxEmbedder.load(spec, { cacheDir, threads: 0, cacheTexts: 0 });
+  }, 300_000);
+
+  afterAll(async () => {
+    await cached?.close();
+    await uncachedAllCores?.close();
+  });
+
+  it('encodes a text repeated in a call once, and a text seen before not at all', async () => {
+    const before = { ...cached.stats };
+    const first = await cached.embed(texts);
+    expect(cached.stats.encoded - before.encoded).toBe(3);
+    expect(cached.stats.cached - before.cached).toBe(1);
+    expect(first[3]).toEqual(first[1]);
+    const again = await cached.embed([texts[2], texts[0]]);
+    expect(cached.stats.encoded - before.encoded).toBe(3);
+    expect(again).toEqual([first[2], first[0]]);
+    // A query and a passage of the same text are different entries (their prefixes differ).
+    const [query] = await cached.embedQuery([texts[0]]);
+    expect(cached.stats.encoded - before.encoded).toBe(4);
+    expect(maxDiff(query, first[0])).toBeGreaterThan(1e-3);
+  });
+
+  it('gives bit-identical vectors cached or recomputed, on one thread or all cores', async () => {
+    const a = await cached.embed(texts);
+    const before = uncachedAllCores.stats.encoded;
+    const b = await uncachedAllCores.embed(texts);
+    const c = await uncachedAllCores.embed([...texts].reverse());
+    expect(b).toEqual(a);
+    expect([...c].reverse()).toEqual(a);
+    // Without a cache both calls ran onnxruntime on the 3 distinct texts.
+    expect(uncachedAllCores.stats.encoded - before).toBe(6);
+  });
+});

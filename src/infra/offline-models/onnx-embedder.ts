@@ -4,6 +4,12 @@
  * run on onnxruntime-node's CPU provider in a worker thread (onnx-session.ts). No network at run
  * time and no API key. Stored texts go through `embed` (with the model's passage prefix), search
  * queries through `embedQuery` (with its query prefix).
+ *
+ * A text is encoded once per call however often it occurs, and the last `cacheTexts` vectors are
+ * kept (by prefix and text): a query asked again, or an event whose text the projector already
+ * embedded when a fact repeats it word for word, costs no inference. A vector does not depend on
+ * when or how often it was computed (one text per onnxruntime call for the quantised models), so
+ * the cache changes no vector and a rebuild stays deterministic.
  */
 import type { Embedder } from '../../silver/model-ports';
 import { BertTokenizer } from './bert-tokenizer';
@@ -18,8 +24,10 @@ export interface OnnxEmbedderLoadOptions {
   batchSize?: number;
   /** Padded tokens per onnxruntime call at most (default 8192): long texts go in smaller batches. */
   batchTokens?: number;
-  /** onnxruntime intra-op threads (default: onnxruntime's choice, all cores). */
+  /** onnxruntime intra-op threads (default 1; 0: onnxruntime's choice, all cores); see OnnxSessionOptions. */
   threads?: number;
+  /** Vectors kept for texts seen before (default 4096, ~6 MB at 384 dimensions; 0: none). */
+  cacheTexts?: number;
 }
 
 /** Splits indexes (sorted by token count, ascending) into batches within both limits. */
@@ -50,6 +58,7 @@ export class OnnxEmbedder implements Embedder {
     readonly tokenizer: BertTokenizer,
     private readonly batchSize: number,
     private readonly batchTokens: number,
+    private readonly cacheTexts: number,
   ) {
     this.model = spec.model;
     this.dimensions = spec.dimensions;
@@ -64,7 +73,7 @@ export class OnnxEmbedder implements Embedder {
     const tokenizer = BertTokenizer.fromFile(files.tokenizerPath);
     const session = await OnnxSession.open(files.onnxPath, `embedder ${spec.model}`, { threads: opts.threads });
     const batchSize = Math.min(opts.batchSize ?? 32, spec.maxBatch ?? Number.POSITIVE_INFINITY);
-    const embedder = new OnnxEmbedder(spec, session, tokenizer, batchSize, opts.batchTokens ?? 8192);
+    const embedder = new OnnxEmbedder(spec, session, tokenizer, batchSize, opts.batchTokens ?? 8192, opts.cacheTexts ?? 4096);
     try {
       // One call checks the graph's output size against the catalogue before any vector is stored.
       const [probe] = await embedder.embed(['probe']);
@@ -87,20 +96,46 @@ export class OnnxEmbedder implements Embedder {
     return this.encode(texts, this.spec.queryPrefix);
   }
 
+  /** Recently used vectors by prefix + text, least recently used first (a Map keeps insertion order). */
+  private readonly cache = new Map<string, Float32Array>();
+  /** Texts encoded by onnxruntime and texts answered from the cache, since load (bench and tests read them). */
+  readonly stats = { encoded: 0, cached: 0 };
+
   private async encode(texts: string[], prefix: string): Promise<number[][]> {
-    const encoded = texts.map((t) => this.tokenizer.encode(prefix + t, this.spec.maxTokens));
-    const lengths = encoded.map((e) => e.length);
-    // Similar lengths together: less padding per batch.
-    const order = lengths.map((_, i) => i).sort((a, b) => lengths[a] - lengths[b]);
-    const out: number[][] = new Array(texts.length);
-    for (const batch of planBatches(lengths, order, this.batchSize, this.batchTokens)) {
+    const keys = texts.map((t) => prefix + t);
+    const found = new Map<string, Float32Array>();
+    for (const key of keys) {
+      const hit = this.cache.get(key);
+      if (hit && !found.has(key)) {
+        // Touch: most recently used last.
+        this.cache.delete(key);
+        this.cache.set(key, hit);
+        found.set(key, hit);
+      }
+    }
+    const missing = [...new Set(keys.filter((k) => !found.has(k)))];
+    this.stats.cached += keys.length - missing.length;
+    this.stats.encoded += missing.length;
+    if (missing.length > 0) {
+      const encoded = missing.map((k) => this.tokenizer.encode(k, this.spec.maxTokens));
+      const lengths = encoded.map((e) => e.length);
+      // Similar lengths together: less padding per batch.
+      const order = lengths.map((_, i) => i).sort((a, b) => lengths[a] - lengths[b]);
+      const batches = planBatches(lengths, order, this.batchSize, this.batchTokens);
       const vectors = await this.session.pool(
-        batch.map((i) => encoded[i]),
+        batches.map((batch) => batch.map((i) => encoded[i])),
         this.spec.pooling,
       );
-      batch.forEach((i, j) => (out[i] = Array.from(vectors[j])));
+      batches.forEach((batch, b) => batch.forEach((i, j) => found.set(missing[i], vectors[b][j])));
+      for (const key of missing) this.remember(key, found.get(key) as Float32Array);
     }
-    return out;
+    return keys.map((k) => Array.from(found.get(k) as Float32Array));
+  }
+
+  private remember(key: string, vector: Float32Array): void {
+    if (this.cacheTexts <= 0) return;
+    this.cache.set(key, vector);
+    while (this.cache.size > this.cacheTexts) this.cache.delete(this.cache.keys().next().value as string);
   }
 
   /** Stops the worker; later calls fail. */

@@ -1,6 +1,7 @@
 /**
  * An onnxruntime-node session of a sentence encoder, run in a worker thread (onnx-worker.js):
- * `pool` takes a padded batch of token ids and returns one pooled, L2-normalised vector per row.
+ * `pool` takes batches of token ids and returns one pooled, L2-normalised vector per row; all the
+ * batches of one call travel in one message, so a call of n texts costs one round trip, not n.
  */
 import fs from 'node:fs';
 import path from 'node:path';
@@ -9,17 +10,27 @@ import { Worker } from 'node:worker_threads';
 export type Pooling = 'cls' | 'mean';
 
 export interface OnnxSessionOptions {
-  /** onnxruntime intra-op threads (default: onnxruntime's choice, all cores). */
+  /**
+   * onnxruntime intra-op threads (default 1; 0: onnxruntime's choice, all cores). One thread costs
+   * a third of the CPU per text of two on this 2-core machine (batch 1, e5-small-v2-q8: 19 vs 56 ms,
+   * docs/silver.md "Throughput"): the second thread mostly spins, and the cores are wanted by the
+   * extractor, Postgres and Neo4j. The thread count does not change a vector (measured: identical).
+   */
   threads?: number;
 }
 
-/** What onnx-session.ts posts to the worker for one batch. */
-interface WorkerRequest {
-  id: number;
+/** One padded batch: `seq` columns per row, `lengths` the real tokens of each row. */
+interface WorkerBatch {
   ids: BigInt64Array;
   mask: BigInt64Array;
   seq: number;
   lengths: number[];
+}
+
+/** What onnx-session.ts posts to the worker for one call: its batches, run one after another. */
+interface WorkerRequest {
+  id: number;
+  batches: WorkerBatch[];
   pooling: Pooling;
 }
 
@@ -69,10 +80,13 @@ export class OnnxSession {
 
   /** Starts the worker and opens the model; fails with onnxruntime's message when it cannot. */
   static async open(onnxPath: string, label: string, opts: OnnxSessionOptions = {}): Promise<OnnxSession> {
+    const threads = opts.threads ?? 1;
     const sessionOptions = {
       executionProviders: ['cpu'],
       graphOptimizationLevel: 'all',
-      ...(opts.threads ? { intraOpNumThreads: opts.threads } : {}),
+      ...(threads > 0 ? { intraOpNumThreads: threads } : {}),
+      // Threads that spin between operators burn the cores the rest of the worker needs.
+      extra: { session: { intra_op: { allow_spinning: '0' } } },
     };
     const worker = new Worker(workerFile(), { workerData: { onnxPath, sessionOptions } });
     await new Promise<void>((resolve, reject) => {
@@ -91,27 +105,42 @@ export class OnnxSession {
     return new OnnxSession(worker, label);
   }
 
-  /** One vector per row of `batch` (token ids, unpadded); rows are padded to the longest here. */
-  async pool(batch: number[][], pooling: Pooling): Promise<Float32Array[]> {
+  /** One vector per row of each batch (token ids, unpadded; rows padded to their batch's longest), in one round trip. */
+  async pool(batches: number[][][], pooling: Pooling): Promise<Float32Array[][]> {
     if (this.failed) throw this.failed;
-    const seq = Math.max(...batch.map((x) => x.length));
-    const ids = new BigInt64Array(batch.length * seq);
-    const mask = new BigInt64Array(batch.length * seq);
-    batch.forEach((tokens, r) => {
-      tokens.forEach((t, c) => {
-        ids[r * seq + c] = BigInt(t);
-        mask[r * seq + c] = 1n;
+    if (batches.length === 0) return [];
+    const packed: WorkerBatch[] = batches.map((batch) => {
+      const seq = Math.max(...batch.map((x) => x.length));
+      const ids = new BigInt64Array(batch.length * seq);
+      const mask = new BigInt64Array(batch.length * seq);
+      batch.forEach((tokens, r) => {
+        tokens.forEach((t, c) => {
+          ids[r * seq + c] = BigInt(t);
+          mask[r * seq + c] = 1n;
+        });
       });
+      return { ids, mask, seq, lengths: batch.map((x) => x.length) };
     });
     const id = this.nextId++;
-    const request: WorkerRequest = { id, ids, mask, seq, lengths: batch.map((x) => x.length), pooling };
+    const request: WorkerRequest = { id, batches: packed, pooling };
     const reply = await new Promise<WorkerReply>((resolve, reject) => {
       this.pending.set(id, { resolve, reject });
       this.worker.ref();
-      this.worker.postMessage(request, [ids.buffer as ArrayBuffer, mask.buffer as ArrayBuffer]);
+      this.worker.postMessage(
+        request,
+        packed.flatMap((b) => [b.ids.buffer as ArrayBuffer, b.mask.buffer as ArrayBuffer]),
+      );
     });
     const { vectors, dims } = reply as Required<Pick<WorkerReply, 'vectors' | 'dims'>>;
-    return batch.map((_, r) => vectors.subarray(r * dims, (r + 1) * dims));
+    // The reply holds every row of every batch, in order.
+    let row = 0;
+    return batches.map((batch) =>
+      batch.map(() => {
+        const v = vectors.subarray(row * dims, (row + 1) * dims);
+        row += 1;
+        return v;
+      }),
+    );
   }
 
   /** Stops the worker; later calls fail. */

@@ -55,16 +55,29 @@ async function main() {
   const needsTypes = session.inputNames.includes('token_type_ids');
   port.on('message', async (/** @type {any} */ m) => {
     try {
-      /** @type {Record<string, import("onnxruntime-node").Tensor>} */
-      const feeds = {
-        input_ids: new ort.Tensor('int64', m.ids, [m.lengths.length, m.seq]),
-        attention_mask: new ort.Tensor('int64', m.mask, [m.lengths.length, m.seq]),
-      };
-      if (needsTypes) feeds.token_type_ids = new ort.Tensor('int64', new BigInt64Array(m.ids.length), [m.lengths.length, m.seq]);
-      const result = await session.run(feeds);
-      const hidden = result[output];
-      const dims = Number(hidden.dims[2]);
-      const vectors = pool(/** @type {Float32Array} */ (hidden.data), m.lengths, m.seq, dims, m.pooling);
+      // The call's batches one after another (onnxruntime runs on this thread), one reply for all.
+      /** @type {Float32Array[]} */
+      const parts = [];
+      let dims = 0;
+      for (const b of m.batches) {
+        const rows = b.lengths.length;
+        /** @type {Record<string, import("onnxruntime-node").Tensor>} */
+        const feeds = {
+          input_ids: new ort.Tensor('int64', b.ids, [rows, b.seq]),
+          attention_mask: new ort.Tensor('int64', b.mask, [rows, b.seq]),
+        };
+        if (needsTypes) feeds.token_type_ids = new ort.Tensor('int64', new BigInt64Array(b.ids.length), [rows, b.seq]);
+        const result = await session.run(feeds);
+        const hidden = result[output];
+        dims = Number(hidden.dims[2]);
+        parts.push(pool(/** @type {Float32Array} */ (hidden.data), b.lengths, b.seq, dims, m.pooling));
+      }
+      const vectors = new Float32Array(parts.reduce((n, p) => n + p.length, 0));
+      let at = 0;
+      for (const p of parts) {
+        vectors.set(p, at);
+        at += p.length;
+      }
       port.postMessage({ id: m.id, vectors, dims }, [vectors.buffer]);
     } catch (e) {
       port.postMessage({ id: m.id, error: describe(e) });
