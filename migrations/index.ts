@@ -7,6 +7,7 @@ import { BronzeOwnerPath1764400000005 } from './1764400000005-bronze-owner-path'
 import { EventEmbeddings1764400000010 } from './1764400000010-event-embeddings';
 import { JobKernel1764400000020 } from './1764400000020-job-kernel';
 import { FactLineageAndRunProvenance1764400000030 } from './1764400000030-fact-lineage-and-run-provenance';
+import { GoldOverlays1764400000100 } from './1764400000100-gold-overlays';
 
 /** Every migration, oldest first. Listed explicitly so no glob depends on the build layout. */
 export const migrations = [
@@ -19,4 +20,5 @@ export const migrations = [
   EventEmbeddings1764400000010,
   JobKernel1764400000020,
   FactLineageAndRunProvenance1764400000030,
+  GoldOverlays1764400000100,
 ];

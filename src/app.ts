@@ -30,6 +30,10 @@ import { CandidateRepository } from './silver/candidate.repository';
 import { DeriveJob, DeriveObserver, deriveStep } from './silver/derive.job';
 import { DeriveService } from './silver/derive.service';
 import { FactReader, FactTextView } from './silver/fact-reader';
+import { OverlayRepository } from './gold/overlay/overlay.repository';
+import { OverlayService } from './gold/overlay/overlay.service';
+import { unavailableApprovals } from './gold/overlay/unavailable-approvals';
+import { ApprovalGate } from './gold/approval.port';
 import { FactRepository } from './silver/fact.repository';
 import { loadEmbedder, loadModels } from './silver/models';
 import { lazyEmbedder, SearchService } from './graph/search.service';
@@ -127,6 +131,8 @@ export interface AppOptions {
    * hook for tests that prove every path reads facts through the one reader.
    */
   factTextView?: FactTextView;
+  /** The gate OVERWRITE_OVERLAY approvals pass through; unset: every use is refused (approvals are not wired yet). */
+  approvals?: ApprovalGate;
 }
 
 export interface App {
@@ -178,7 +184,8 @@ export async function startApp(
     const factRepository = new FactRepository(ds);
     const sql = Sql.of(ds);
     const jobRepository = new JobRepository(sql);
-    const facts = new FactReader(factRepository, opts.factTextView);
+    const overlayRepository = new OverlayRepository(sql);
+    const facts = new FactReader(factRepository, opts.factTextView, overlayRepository);
     const pipeline = new PipelineService(ds, jobRepository);
     // One embedder per process, loaded on first use: search queries and derived facts share it.
     const embedder = lazyEmbedder(() => loadEmbedder(config, (m) => log.info(m)));
@@ -205,6 +212,8 @@ export async function startApp(
         { queryTimeoutMs: config.limits.exploreTimeoutMs },
         (field) => metrics.exploreQueries.inc({ field }),
       ),
+      // Until approvals land, changing another principal's overlay is refused (unavailable-approvals.ts).
+      overlays: new OverlayService(sql, overlayRepository, factRepository, eventRepository, opts.approvals ?? unavailableApprovals),
     };
 
     const warn = (m: string) => log.warn(m);

@@ -12,6 +12,7 @@ import { createAppPubSub } from '../infra/pubsub/topics';
 import { EntityResolver, RelationshipResolver } from '../silver/entity.resolver';
 import { EventFactsResolver, FactResolver, FactSourceResolver } from '../silver/fact.resolver';
 import { PipelineResolver } from '../silver/pipeline.resolver';
+import { EventContentResolver, FactOverlayResolver, OverlayResolver } from '../gold/overlay/overlay.resolver';
 
 export const resolvers = [
   EventResolver,
@@ -24,6 +25,9 @@ export const resolvers = [
   GraphResolver,
   SearchResolver,
   ProvenanceResolver,
+  OverlayResolver,
+  FactOverlayResolver,
+  EventContentResolver,
   TokenResolver,
 ] as const;
 

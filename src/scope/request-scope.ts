@@ -13,6 +13,9 @@ import { ReembedService } from '../graph/reembed.service';
 import { SearchService } from '../graph/search.service';
 import { AppPubSub } from '../infra/pubsub/topics';
 import { FactReader } from '../silver/fact-reader';
+import { ComposeSpan } from '../gold/overlay/compose';
+import { OverlayRecord } from '../gold/overlay/overlay.types';
+import { OverlayService } from '../gold/overlay/overlay.service';
 import { PipelineService } from '../silver/pipeline.service';
 import { SilverReadService } from '../silver/silver-read.service';
 import { Entity, Fact, FactSourceRow, JudgeDecisionRow, Relationship, RelationshipSourceRow } from '../silver/silver.types';
@@ -43,6 +46,7 @@ export interface Services {
   readonly search: SearchService;
   readonly reembed: ReembedService;
   readonly explore: ExploreService;
+  readonly overlays: OverlayService;
 }
 
 /** Per-request (or per graphql-ws operation) loaders: their caches never outlive one operation. */
@@ -60,6 +64,10 @@ export interface Loaders {
   readonly factsByEntity: DataLoader<{ entityId: string; asOf: Date | null }, Fact[], string>;
   readonly relationshipsByEntity: DataLoader<{ entityId: string; asOf: Date | null }, Relationship[], string>;
   readonly sourcesByRelationshipId: DataLoader<string, RelationshipSourceRow[]>;
+  /** Overlays ever placed on the fact, at their latest version (Fact.overlays). */
+  readonly overlaysByFactId: DataLoader<string, OverlayRecord[]>;
+  /** Active redactions of the event's content (Event.content). */
+  readonly redactionsByEventId: DataLoader<string, ComposeSpan[]>;
 }
 
 /** One operation of one caller, whatever the transport. */
@@ -162,6 +170,11 @@ export function createLoaders(services: Services): Loaders {
       { cacheKeyFn: entityAsOfKey },
     ),
     sourcesByRelationshipId: new DataLoader(async (ids) => groupBy(ids, await silver.relationshipSources(ids), (r) => r.relationshipId)),
+    overlaysByFactId: new DataLoader(async (ids) => groupBy(ids, await services.overlays.byFactIds(ids), (r) => r.factId).map((rows) => rows.map((r) => r.overlay))),
+    redactionsByEventId: new DataLoader(async (ids) => {
+      const spans = await services.overlays.redactionsByEventIds(ids);
+      return ids.map((id) => spans.filter((s) => s.targetId === id));
+    }),
   };
 }
 

@@ -38,6 +38,8 @@ export interface OverlayRecord {
   readonly reason: string | null;
   /** The principal who created the overlay (owner: revising or retracting it needs no approval). */
   readonly author: string;
+  /** The author's principal id: ownership is decided on it, not on the name. */
+  readonly authorId: string;
   /** The principal (or "rebuild") that wrote this version. */
   readonly changedBy: string;
   readonly status: OverlayStatus;
