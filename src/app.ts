@@ -33,6 +33,8 @@ import { FactReader, FactTextView } from './silver/fact-reader';
 import { OverlayRepository } from './gold/overlay/overlay.repository';
 import { OverlayService } from './gold/overlay/overlay.service';
 import { unavailableApprovals } from './gold/overlay/unavailable-approvals';
+import { describeReport, ReanchorService } from './gold/overlay/reanchor.service';
+import { LineageRepository } from './silver/lineage.repository';
 import { ApprovalGate } from './gold/approval.port';
 import { FactRepository } from './silver/fact.repository';
 import { loadEmbedder, loadModels } from './silver/models';
@@ -242,7 +244,17 @@ export async function startApp(
         warn,
       );
       // Every kind of ops.jobs through one loop (src/jobs/): schedules fire, then the next due job runs.
-      const handlers = jobHandlers({ sql, graph: services.graph, reembed: services.reembed, pollMs: config.derive.pollMs });
+      const reanchor = new ReanchorService(sql, overlayRepository, factRepository, new LineageRepository(ds), {
+        accept: config.overlays.reanchorAccept,
+        review: config.overlays.reanchorReview,
+      });
+      const handlers = jobHandlers({
+        sql,
+        graph: services.graph,
+        reembed: services.reembed,
+        pollMs: config.derive.pollMs,
+        reanchorOverlays: async (namespace, jobId) => describeReport(await reanchor.reanchorNamespace(namespace, jobId)),
+      });
       const worker = new JobWorker(jobRepository, new ScheduleRepository(sql), handlers, { workerId: config.derive.workerId, parse: parsePayload, log: warn });
       jobs = new PollingLoop(() => worker.step(), config.derive.pollMs, warn);
       const reembedJob = await services.reembed.enqueueIfModelChanged();

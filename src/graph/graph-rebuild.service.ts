@@ -12,6 +12,9 @@ import { CypherRunner } from './cypher/cypher-runner';
 import { mergeRelationshipEdges } from './cypher/relationship-edges';
 import { GraphSourceRepository, PageCursor } from './graph-source.repository';
 import { embedMissing, EventEmbedding } from './projection.job';
+import { OverlayRepository } from '../gold/overlay/overlay.repository';
+import { Sql } from '../infra/postgres/sql';
+import { composeEventRows, composeFactRows } from './overlay-projection';
 
 export type GraphRebuildPhase = 'delete' | 'events' | 'entities' | 'facts' | 'relationships';
 
@@ -57,6 +60,7 @@ export interface GraphRebuildOptions {
  */
 export class GraphRebuildService {
   private readonly source: GraphSourceRepository;
+  private readonly overlays: OverlayRepository;
 
   constructor(
     private readonly ds: DataSource,
@@ -64,6 +68,7 @@ export class GraphRebuildService {
     private readonly embedding?: EventEmbedding,
   ) {
     this.source = new GraphSourceRepository(ds);
+    this.overlays = new OverlayRepository(Sql.of(ds));
   }
 
   async rebuildGraph(namespace: string | null, opts: GraphRebuildOptions = {}): Promise<GraphRebuildResult> {
@@ -91,7 +96,8 @@ export class GraphRebuildService {
       : null;
     const eventsPage = async (c: PageCursor) => {
       const rows = await this.source.eventsPage(c, model);
-      return this.embedding ? embedMissing(this.source, rows, this.embedding) : rows;
+      const embedded = this.embedding ? await embedMissing(this.source, rows, this.embedding) : rows;
+      return composeEventRows(embedded, this.overlays, this.embedding?.embedder, this.embedding?.warn ?? (() => undefined));
     };
     const events = await this.replay(namespace, batchSize, 'events', eventsPage, (tx, rows) => mergeEventNodes(tx, rows), progress);
     const entities = await this.replay(
@@ -106,7 +112,7 @@ export class GraphRebuildService {
       namespace,
       batchSize,
       'facts',
-      (c) => this.source.factsPage(c),
+      async (c) => composeFactRows(await this.source.factsPage(c), this.overlays, this.embedding?.embedder, this.embedding?.warn ?? (() => undefined)),
       async (tx, rows) => {
         await mergeFactNodes(tx, rows);
         await syncFactEdges(tx, rows);

@@ -9,6 +9,8 @@ import { mergeFactNodes } from './cypher/fact-nodes';
 import { mergeRelationshipEdges } from './cypher/relationship-edges';
 import { GraphSourceRepository } from './graph-source.repository';
 import { retryDelaySql } from '../jobs/backoff';
+import { OverlayRepository } from '../gold/overlay/overlay.repository';
+import { composeEventRows, composeFactRows } from './overlay-projection';
 
 type AggregateType = 'event' | 'fact' | 'entity' | 'relationship';
 
@@ -87,9 +89,12 @@ export class ProjectionJob {
       const ids = rows.map((r) => r.id);
       // Postgres reads stay outside the try: an SQL error aborts this transaction, so it cannot record a retry.
       const source = new GraphSourceRepository(em);
-      const events = await this.eventsWithEmbeddings(source, idsOf(rows, 'event'));
+      // Neo4j gets what readers see: overlaid facts and redacted events with their composed text and its embedding.
+      const overlays = new OverlayRepository(tx);
+      const warn = this.embedding?.warn ?? (() => undefined);
+      const events = await composeEventRows(await this.eventsWithEmbeddings(source, idsOf(rows, 'event')), overlays, this.embedding?.embedder, warn);
       const entities = await source.entitiesByIds(idsOf(rows, 'entity'));
-      const facts = await source.factsByIds(idsOf(rows, 'fact'));
+      const facts = await composeFactRows(await source.factsByIds(idsOf(rows, 'fact')), overlays, this.embedding?.embedder, warn);
       const relationships = await source.relationshipsByIds(idsOf(rows, 'relationship'));
       try {
         await this.neo4j.executeQuery('RETURN 1'); // fail fast before opening a write transaction

@@ -197,3 +197,13 @@ function toSpan(r: SqlRow): TextSpan {
     order: Number(r.created),
   };
 }
+
+/** Outbox row re-projecting an overlay's fact or event to Neo4j with its composed text (graph/projection.job.ts). */
+export async function reprojectTarget(tx: Sql, o: Pick<OverlayRecord, 'namespace' | 'factId' | 'eventId'>): Promise<void> {
+  const type = o.factId ? 'fact' : 'event';
+  const id = (o.factId ?? o.eventId) as string;
+  await tx.execute(
+    `INSERT INTO ops.outbox (namespace, aggregate_type, aggregate_id, op, payload) VALUES ($1, $2, $3, 'upsert', jsonb_build_object('id', $3::text, 'overlay', true))`,
+    [o.namespace, type, id],
+  );
+}

@@ -8,7 +8,7 @@ import { Sql } from '../../infra/postgres/sql';
 import { FactRepository } from '../../silver/fact.repository';
 import { ApprovalGate } from '../approval.port';
 import { OverlayException, OverlayExceptionCode } from './overlay.exception';
-import { OverlayRepository, TextSpan } from './overlay.repository';
+import { OverlayRepository, reprojectTarget as reproject, TextSpan } from './overlay.repository';
 import { composeText, ComposeSpan } from './compose';
 import { OverlayKindName, OverlayRecord } from './overlay.types';
 import { placeSelector, textHash } from './quote-selector';
@@ -207,12 +207,3 @@ function checkShape(input: OverlayWrite): void {
 const invalid = (m: string) => new OverlayException(OverlayExceptionCode.INVALID_ARGUMENT, m);
 const notFound = (what: string, id: string) => new OverlayException(OverlayExceptionCode.NOT_FOUND, `${what} ${id} not found (or not readable with your grants)`);
 
-/** Outbox row re-projecting the overlay's fact or event to Neo4j with its composed text (graph/projection.job.ts). */
-export async function reproject(tx: Sql, o: Pick<OverlayRecord, 'namespace' | 'factId' | 'eventId'>): Promise<void> {
-  const type = o.factId ? 'fact' : 'event';
-  const id = (o.factId ?? o.eventId) as string;
-  await tx.execute(
-    `INSERT INTO ops.outbox (namespace, aggregate_type, aggregate_id, op, payload) VALUES ($1, $2, $3, 'upsert', jsonb_build_object('id', $3::text, 'overlay', true))`,
-    [o.namespace, type, id],
-  );
-}
