@@ -179,7 +179,7 @@ describe('overlays: humans win on read', () => {
     }
   }, 120_000);
 
-  it('a redacted word is found by searchMemory's keyword channel before and not after; Neo4j holds the composed text and its embedding (what the vector channel compares)', async () => {
+  it('a redacted word is found by the keyword channel before and not after; Neo4j holds the composed text and its embedding (what the vector channel compares)', async () => {
     const id = await factId(ns, 'The user moved to Lisbon in March');
     const eventId = eventIds['I moved to Lisbon in March'] as string;
     const find = async () =>
