@@ -49,7 +49,12 @@ export async function composeForProjection<R extends FactNodeRow | EventNodeRow>
   return rows.map((r) => (texts.has(r.id) ? withText(r, texts.get(r.id) as string, vectors.get(r.id) ?? null, vectors.has(r.id) ? model : null) : r));
 }
 
-export function composeFactRows(rows: readonly FactNodeRow[], overlays: ProjectionOverlays, embedder: (() => Promise<Embedder>) | undefined, warn: (m: string) => void) {
+export function composeFactRows(
+  rows: readonly FactNodeRow[],
+  overlays: ProjectionOverlays,
+  embedder: (() => Promise<Embedder>) | undefined,
+  warn: (m: string) => void,
+) {
   return composeForProjection(
     rows,
     (r) => r.statement,
@@ -60,7 +65,12 @@ export function composeFactRows(rows: readonly FactNodeRow[], overlays: Projecti
   );
 }
 
-export function composeEventRows(rows: readonly EventNodeRow[], overlays: ProjectionOverlays, embedder: (() => Promise<Embedder>) | undefined, warn: (m: string) => void) {
+export function composeEventRows(
+  rows: readonly EventNodeRow[],
+  overlays: ProjectionOverlays,
+  embedder: (() => Promise<Embedder>) | undefined,
+  warn: (m: string) => void,
+) {
   return composeForProjection(
     rows,
     (r) => r.content,

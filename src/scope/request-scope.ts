@@ -170,7 +170,9 @@ export function createLoaders(services: Services): Loaders {
       { cacheKeyFn: entityAsOfKey },
     ),
     sourcesByRelationshipId: new DataLoader(async (ids) => groupBy(ids, await silver.relationshipSources(ids), (r) => r.relationshipId)),
-    overlaysByFactId: new DataLoader(async (ids) => groupBy(ids, await services.overlays.byFactIds(ids), (r) => r.factId).map((rows) => rows.map((r) => r.overlay))),
+    overlaysByFactId: new DataLoader(async (ids) =>
+      groupBy(ids, await services.overlays.byFactIds(ids), (r) => r.factId).map((rows) => rows.map((r) => r.overlay)),
+    ),
     redactionsByEventId: new DataLoader(async (ids) => {
       const spans = await services.overlays.redactionsByEventIds(ids);
       return ids.map((id) => spans.filter((s) => s.targetId === id));

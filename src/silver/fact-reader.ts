@@ -134,7 +134,8 @@ export class FactReader {
     const [spans, facts] = factIds.length ? await Promise.all([this.overlays.spansOnFacts(factIds), this.facts.factsByIds(factIds)]) : [[], []];
     const byFact = grouped(spans);
     const machine = new Map(facts.map((f) => [f.id, f.statement]));
-    const judged = (text: string, factId: string | null) => this.view(composeJudged(text, factId ? machine.get(factId) : undefined, factId ? (byFact.get(factId) ?? []) : []), { field: 'judged', factId });
+    const judged = (text: string, factId: string | null) =>
+      this.view(composeJudged(text, factId ? machine.get(factId) : undefined, factId ? (byFact.get(factId) ?? []) : []), { field: 'judged', factId });
     return decisions.map((d) => ({
       ...d,
       statement: judged(d.statement, d.factId),

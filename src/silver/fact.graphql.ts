@@ -6,7 +6,9 @@ import { Entity as EntityRow, Fact as FactRow, JudgeDecisionRow, Relationship as
 export class Fact {
   @Field(() => ID) id!: string;
   @Field(() => String) namespace!: string;
-  @Field(() => String, { description: 'Self-contained statement, as people see it: the Silver text with the human overlays applied (machineStatement is the Silver text).' })
+  @Field(() => String, {
+    description: 'Self-contained statement, as people see it: the Silver text with the human overlays applied (machineStatement is the Silver text).',
+  })
   statement!: string;
   @Field(() => String, { description: 'preference | attribute | relationship | event | plan | other' }) factType!: string;
   @Field(() => String, { nullable: true }) predicate!: string | null;

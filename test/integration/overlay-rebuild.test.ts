@@ -50,8 +50,11 @@ describe('overlays across rebuildSilver', () => {
   const derived = () =>
     eventually(
       async () =>
-        (await gqlOk<{ pipelineStatus: { pending: number } }>(t.url, t.adminToken, `query($ns: String!) { pipelineStatus(namespace: $ns) { pending } }`, { ns }))
-          .pipelineStatus.pending === 0,
+        (
+          await gqlOk<{ pipelineStatus: { pending: number } }>(t.url, t.adminToken, `query($ns: String!) { pipelineStatus(namespace: $ns) { pending } }`, {
+            ns,
+          })
+        ).pipelineStatus.pending === 0,
       'derivation',
       60_000,
     );
@@ -82,7 +85,15 @@ describe('overlays across rebuildSilver', () => {
   });
 
   it('re-anchors by position, exact occurrence and approximate match, flags the doubtful, orphans the impossible and keeps it visible', async () => {
-    await gqlOk(t.url, t.adminToken, INGEST, { input: Object.keys(before).map((c, i) => anEvent(ns).inConversation('c1', i + 1).by('USER').saying(c).build()) });
+    await gqlOk(t.url, t.adminToken, INGEST, {
+      input: Object.keys(before).map((c, i) =>
+        anEvent(ns)
+          .inConversation('c1', i + 1)
+          .by('USER')
+          .saying(c)
+          .build(),
+      ),
+    });
     await derived();
     const old = await facts();
     const idOf = (statement: string) => old.find((f) => f.machineStatement === statement)?.id as string;
@@ -96,15 +107,28 @@ describe('overlays across rebuildSilver', () => {
     ];
     const ids: string[] = [];
     for (const s of spec) {
-      ids.push((await gqlOk<{ addOverlay: { id: string } }>(t.url, t.adminToken, ADD, { input: { factId: idOf(s.on), kind: s.kind, exact: s.exact, body: s.body } })).addOverlay.id);
+      ids.push(
+        (await gqlOk<{ addOverlay: { id: string } }>(t.url, t.adminToken, ADD, { input: { factId: idOf(s.on), kind: s.kind, exact: s.exact, body: s.body } }))
+          .addOverlay.id,
+      );
     }
 
     script = after;
-    const job = (await gqlOk<{ rebuildSilver: { id: string } }>(t.url, t.adminToken, `mutation($ns: String!) { rebuildSilver(namespace: $ns, reason: "new extractor") { id } }`, { ns }))
-      .rebuildSilver;
+    const job = (
+      await gqlOk<{ rebuildSilver: { id: string } }>(
+        t.url,
+        t.adminToken,
+        `mutation($ns: String!) { rebuildSilver(namespace: $ns, reason: "new extractor") { id } }`,
+        { ns },
+      )
+    ).rebuildSilver;
     const done = await eventually(
       async () => {
-        const j = (await gqlOk<{ job: { status: string; message: string | null } }>(t.url, t.adminToken, `query($id: ID!) { job(id: $id) { status message } }`, { id: job.id })).job;
+        const j = (
+          await gqlOk<{ job: { status: string; message: string | null } }>(t.url, t.adminToken, `query($id: ID!) { job(id: $id) { status message } }`, {
+            id: job.id,
+          })
+        ).job;
         return j.status === 'succeeded' || j.status === 'failed' ? j : null;
       },
       'the rebuild job',
@@ -121,7 +145,9 @@ describe('overlays across rebuildSilver', () => {
     };
     const byOld = new Map<string, OverlayOut>();
     for (const [i, s] of spec.entries()) {
-      const list = (await gqlOk<{ overlays: OverlayOut[] }>(t.url, t.adminToken, `query($id: ID!) { overlays(factId: $id) { ${OVERLAY_FIELDS} } }`, { id: idOf(s.on) })).overlays;
+      const list = (
+        await gqlOk<{ overlays: OverlayOut[] }>(t.url, t.adminToken, `query($id: ID!) { overlays(factId: $id) { ${OVERLAY_FIELDS} } }`, { id: idOf(s.on) })
+      ).overlays;
       const o = list.find((x) => x.id === ids[i]) as OverlayOut;
       expect(o).toBeDefined();
       byOld.set(s.on, o);
@@ -134,7 +160,13 @@ describe('overlays across rebuildSilver', () => {
     const boat = byOld.get(spec[5]?.on as string) as OverlayOut;
 
     // Paraphrase around the span: exact occurrence elsewhere.
-    expect(tea).toMatchObject({ status: 'REANCHORED', needsReview: false, changedBy: 'rebuild', version: 2, factId: newId('The user likes green tea in the morning') });
+    expect(tea).toMatchObject({
+      status: 'REANCHORED',
+      needsReview: false,
+      changedBy: 'rebuild',
+      version: 2,
+      factId: newId('The user likes green tea in the morning'),
+    });
     expect(tea.selector).toEqual({ exact: 'green tea', start: 15, end: 24 });
     // Reorder.
     expect(move).toMatchObject({ status: 'REANCHORED', needsReview: false, factId: newId('In March the user moved to Lisbon and bought a bike') });
@@ -166,8 +198,11 @@ describe('overlays across rebuildSilver', () => {
       id: idOf('The user moved to Lisbon in March and bought a bike'),
     });
     expect(retired.fact.statement).toBe('The user moved to [redacted] in March and bought a bike');
-    const review = (await gqlOk<{ overlaysForReview: OverlayOut[] }>(t.url, t.adminToken, `query($ns: String!) { overlaysForReview(namespace: $ns) { ${OVERLAY_FIELDS} } }`, { ns }))
-      .overlaysForReview;
+    const review = (
+      await gqlOk<{ overlaysForReview: OverlayOut[] }>(t.url, t.adminToken, `query($ns: String!) { overlaysForReview(namespace: $ns) { ${OVERLAY_FIELDS} } }`, {
+        ns,
+      })
+    ).overlaysForReview;
     expect(review.map((o) => o.id).sort()).toEqual([band.id, boat.id].sort());
 
     const placed = [tea, move, hobbies, band, work].map((o) => o.anchorConfidence as number).sort();

@@ -50,8 +50,11 @@ describe('overlays: humans win on read', () => {
   const settled = async (namespace: string) => {
     await eventually(
       async () =>
-        (await gqlOk<{ pipelineStatus: { pending: number } }>(t.url, t.adminToken, `query($ns: String!) { pipelineStatus(namespace: $ns) { pending } }`, { ns: namespace }))
-          .pipelineStatus.pending === 0,
+        (
+          await gqlOk<{ pipelineStatus: { pending: number } }>(t.url, t.adminToken, `query($ns: String!) { pipelineStatus(namespace: $ns) { pending } }`, {
+            ns: namespace,
+          })
+        ).pipelineStatus.pending === 0,
       'derivation',
       60_000,
     );
@@ -94,7 +97,13 @@ describe('overlays: humans win on read', () => {
       [other, ['I drink green tea every morning']],
     ] as const) {
       const r = await gqlOk<{ ingestEvents: Array<{ event: { id: string } }> }>(t.url, t.adminToken, INGEST, {
-        input: contents.map((c, i) => anEvent(namespace).inConversation('c1', i + 1).by('USER').saying(c).build()),
+        input: contents.map((c, i) =>
+          anEvent(namespace)
+            .inConversation('c1', i + 1)
+            .by('USER')
+            .saying(c)
+            .build(),
+        ),
       });
       if (namespace === ns) contents.forEach((c, i) => (eventIds[c] = r.ingestEvents[i]?.event.id as string));
       await settled(namespace);
@@ -109,12 +118,16 @@ describe('overlays: humans win on read', () => {
   it('an EDIT wins on every read path: fact, facts, searchMemory, provenance, derivedFrom, subscription, graph exploration, MCP get_fact', async () => {
     const id = await factId(ns, 'The user drinks green tea every morning');
     const ws = wsClient(t.url, t.adminToken);
-    const added = collect<{ factAdded: { id: string; statement: string } }>(ws, `subscription($ns: String!) { factAdded(namespace: $ns) { id statement } }`, { ns });
+    const added = collect<{ factAdded: { id: string; statement: string } }>(ws, `subscription($ns: String!) { factAdded(namespace: $ns) { id statement } }`, {
+      ns,
+    });
     await added.ready;
     try {
-      const edit = (await gqlOk<{ addOverlay: { id: string; status: string; version: number } }>(t.url, t.adminToken, ADD, {
-        input: { factId: id, kind: 'EDIT', exact: 'green tea', body: 'black coffee', reason: 'the user corrected it' },
-      })).addOverlay;
+      const edit = (
+        await gqlOk<{ addOverlay: { id: string; status: string; version: number } }>(t.url, t.adminToken, ADD, {
+          input: { factId: id, kind: 'EDIT', exact: 'green tea', body: 'black coffee', reason: 'the user corrected it' },
+        })
+      ).addOverlay;
       expect(edit).toMatchObject({ status: 'ANCHORED', version: 1 });
       await settled(ns);
       const edited = 'The user drinks black coffee every morning';
@@ -126,7 +139,11 @@ describe('overlays: humans win on read', () => {
         `query($id: ID!) { fact(id: $id) { statement machineStatement overlays { id body } } }`,
         { id },
       );
-      expect(one.fact).toEqual({ statement: edited, machineStatement: 'The user drinks green tea every morning', overlays: [{ id: edit.id, body: 'black coffee' }] });
+      expect(one.fact).toEqual({
+        statement: edited,
+        machineStatement: 'The user drinks green tea every morning',
+        overlays: [{ id: edit.id, body: 'black coffee' }],
+      });
       const listed = await gqlOk<{ facts: { edges: Array<{ node: { id: string; statement: string } }> } }>(
         t.url,
         t.adminToken,
@@ -257,14 +274,18 @@ describe('overlays: humans win on read', () => {
     expect(wrongStart.errors?.[0]?.message).toMatch(/not at start 3/);
     const ambiguous = await gql(t.url, t.adminToken, ADD, { input: { factId: id, kind: 'ANNOTATION', exact: 'a', body: 'x' } });
     expect(ambiguous.errors?.[0]).toMatchObject({ extensions: { code: 'BAD_USER_INPUT' }, message: expect.stringMatching(/give a prefix, suffix or start/) });
-    const both = await gql(t.url, t.adminToken, ADD, { input: { factId: id, eventId: eventIds['My neighbour is called Ada'], kind: 'REDACTION', exact: 'Ada' } });
+    const both = await gql(t.url, t.adminToken, ADD, {
+      input: { factId: id, eventId: eventIds['My neighbour is called Ada'], kind: 'REDACTION', exact: 'Ada' },
+    });
     expect(both.errors?.[0]?.message).toMatch(/exactly one of input.factId/);
-    const placed = (await gqlOk<{ addOverlay: { selector: { exact: string; prefix: string; suffix: string; start: number; end: number }; textHash: string } }>(
-      t.url,
-      t.adminToken,
-      ADD,
-      { input: { factId: id, kind: 'ANNOTATION', exact: 'Ada', body: 'Ada Lovelace, the neighbour' } },
-    )).addOverlay;
+    const placed = (
+      await gqlOk<{ addOverlay: { selector: { exact: string; prefix: string; suffix: string; start: number; end: number }; textHash: string } }>(
+        t.url,
+        t.adminToken,
+        ADD,
+        { input: { factId: id, kind: 'ANNOTATION', exact: 'Ada', body: 'Ada Lovelace, the neighbour' } },
+      )
+    ).addOverlay;
     expect(placed.selector).toEqual({ exact: 'Ada', prefix: 'The user has a neighbour called ', suffix: '', start: 32, end: 35 });
     expect(placed.textHash).toMatch(/^[0-9a-f]{64}$/);
     // An annotation leaves the text unchanged.
@@ -311,10 +332,15 @@ describe('overlays: humans win on read', () => {
     const id = await factId(ns, 'The user has a neighbour called Ada');
     const alice = (await createToken(t, [{ namespacePattern: ns, capabilities: ['READ', 'LIST', 'OVERLAY'] }], 'alice')).token;
     const bob = (await createToken(t, [{ namespacePattern: ns, capabilities: ['READ', 'LIST', 'OVERLAY'] }], 'bob')).token;
-    const o = (await gqlOk<{ addOverlay: { id: string; author: string } }>(t.url, alice, ADD, { input: { factId: id, kind: 'EDIT', exact: 'Ada', body: 'Grace' } })).addOverlay;
+    const o = (
+      await gqlOk<{ addOverlay: { id: string; author: string } }>(t.url, alice, ADD, { input: { factId: id, kind: 'EDIT', exact: 'Ada', body: 'Grace' } })
+    ).addOverlay;
     expect(o.author).toBe('alice');
     const REVISE = `mutation($id: ID!, $input: OverlayInput!, $a: ID) { reviseOverlay(id: $id, input: $input, approvalId: $a) { version body status } }`;
-    const own = await gqlOk<{ reviseOverlay: { version: number; body: string } }>(t.url, alice, REVISE, { id: o.id, input: { factId: id, kind: 'EDIT', exact: 'Ada', body: 'Grace Hopper' } });
+    const own = await gqlOk<{ reviseOverlay: { version: number; body: string } }>(t.url, alice, REVISE, {
+      id: o.id,
+      input: { factId: id, kind: 'EDIT', exact: 'Ada', body: 'Grace Hopper' },
+    });
     expect(own.reviseOverlay).toMatchObject({ version: 2, body: 'Grace Hopper' });
 
     const withoutApproval = await gql(t.url, bob, REVISE, { id: o.id, input: { factId: id, kind: 'EDIT', exact: 'Ada', body: 'Bob was here' } });
@@ -344,7 +370,12 @@ describe('overlays: humans win on read', () => {
       { version: 2, body: 'Grace Hopper' },
       { version: 3, body: 'Ada (per Bob)' },
     ]);
-    const retracted = await gqlOk<{ retractOverlay: { status: string; version: number } }>(t.url, alice, `mutation($id: ID!) { retractOverlay(id: $id) { status version } }`, { id: o.id });
+    const retracted = await gqlOk<{ retractOverlay: { status: string; version: number } }>(
+      t.url,
+      alice,
+      `mutation($id: ID!) { retractOverlay(id: $id) { status version } }`,
+      { id: o.id },
+    );
     expect(retracted.retractOverlay).toEqual({ status: 'RETRACTED', version: 4 });
     const read = await gqlOk<{ fact: { statement: string } }>(t.url, alice, `query($id: ID!) { fact(id: $id) { statement } }`, { id });
     expect(read.fact.statement).toBe('The user has a neighbour called Ada');

@@ -69,7 +69,5 @@ function mergeRanges(ranges: ReadonlyArray<{ start: number; end: number }>): Arr
  * content), shifted to the slice's own offsets.
  */
 export function spansWithin(spans: readonly ComposeSpan[], from: number, to: number): ComposeSpan[] {
-  return spans
-    .filter((s) => s.start < to && from < s.end)
-    .map((s) => ({ ...s, start: Math.max(s.start, from) - from, end: Math.min(s.end, to) - from }));
+  return spans.filter((s) => s.start < to && from < s.end).map((s) => ({ ...s, start: Math.max(s.start, from) - from, end: Math.min(s.end, to) - from }));
 }

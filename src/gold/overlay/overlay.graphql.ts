@@ -23,7 +23,9 @@ registerEnumType(OverlayStatusKind, {
     'ANCHORED: placed by a person. REANCHORED: moved by a rebuild onto the re-derived fact (anchorConfidence says how sure). ORPHANED: a rebuild could not place it; kept and listed for review, not applied. RETRACTED: withdrawn, kept as history.',
 });
 
-@ObjectType({ description: 'Where an overlay sits: a W3C-style quote selector. Offsets are UTF-16 code units (JavaScript string indexes) into the Silver text.' })
+@ObjectType({
+  description: 'Where an overlay sits: a W3C-style quote selector. Offsets are UTF-16 code units (JavaScript string indexes) into the Silver text.',
+})
 export class QuoteSelector {
   @Field(() => String, { description: 'The quoted text: text.slice(start, end).' }) exact!: string;
   @Field(() => String, { description: 'Up to 32 code units before the span.' }) prefix!: string;
@@ -47,20 +49,32 @@ export class Overlay {
   @Field(() => String, { description: 'Who wrote this version (a principal, or "rebuild" for re-anchoring).' }) changedBy!: string;
   @Field(() => Int, { description: 'Versions are append-only: every revision, retraction and re-anchoring adds one.' }) version!: number;
   @Field(() => OverlayStatusKind) status!: OverlayStatusKind;
-  @Field(() => Float, { nullable: true, description: 'How sure the last (re-)anchoring is, 0..1 (1: placed by a person or unchanged).' }) anchorConfidence!: number | null;
+  @Field(() => Float, { nullable: true, description: 'How sure the last (re-)anchoring is, 0..1 (1: placed by a person or unchanged).' }) anchorConfidence!:
+    number | null;
   @Field(() => Boolean, { description: 'Re-anchored with low confidence, or orphaned: listed by overlaysForReview.' }) needsReview!: boolean;
   @Field(() => Date) createdAt!: Date;
   @Field(() => Date, { description: 'When this version was written.' }) versionAt!: Date;
 
   static from(r: OverlayRecord): Overlay {
-    return Object.assign(new Overlay(), { ...r, kind: r.kind as OverlayKind, status: r.status as OverlayStatusKind, selector: Object.assign(new QuoteSelector(), r.selector) });
+    return Object.assign(new Overlay(), {
+      ...r,
+      kind: r.kind as OverlayKind,
+      status: r.status as OverlayStatusKind,
+      selector: Object.assign(new QuoteSelector(), r.selector),
+    });
   }
 }
 
-@InputType({ description: 'An overlay: exactly one of factId (any kind) or eventId (REDACTION only). The selector is placed on the current Silver statement (or event content).' })
+@InputType({
+  description:
+    'An overlay: exactly one of factId (any kind) or eventId (REDACTION only). The selector is placed on the current Silver statement (or event content).',
+})
 export class OverlayInput {
   @Field(() => ID, { nullable: true }) factId?: string | null;
-  @Field(() => ID, { nullable: true, description: "An event whose content span to redact (hidden from Event.content for callers without \"admin\"; Bronze keeps the bytes)." })
+  @Field(() => ID, {
+    nullable: true,
+    description: 'An event whose content span to redact (hidden from Event.content for callers without "admin"; Bronze keeps the bytes).',
+  })
   eventId?: string | null;
   @Field(() => OverlayKind) kind!: OverlayKind;
   @Field(() => String, { description: 'The exact text of the span; it must occur in the text.' }) exact!: string;

@@ -13,7 +13,9 @@ export class OverlayResolver {
     return (await ctx.services.overlays.forFact(ctx.auth, factId)).map(Overlay.from);
   }
 
-  @Query(() => [Overlay], { description: 'Overlays of a namespace waiting for a person: re-anchored with low confidence, or orphaned by a rebuild (needs "review" or "overlay").' })
+  @Query(() => [Overlay], {
+    description: 'Overlays of a namespace waiting for a person: re-anchored with low confidence, or orphaned by a rebuild (needs "review" or "overlay").',
+  })
   async overlaysForReview(@Arg('namespace', () => String) namespace: string, @Ctx() ctx: RequestContext): Promise<Overlay[]> {
     return (await ctx.services.overlays.needingReview(ctx.auth, namespace)).map(Overlay.from);
   }
@@ -25,7 +27,10 @@ export class OverlayResolver {
     return o;
   }
 
-  @Mutation(() => Overlay, { description: "A new version of an overlay (needs \"overlay\"). Another principal's overlay needs approvalId: an approved OVERWRITE_OVERLAY request (requestApproval)." })
+  @Mutation(() => Overlay, {
+    description:
+      'A new version of an overlay (needs "overlay"). Another principal\'s overlay needs approvalId: an approved OVERWRITE_OVERLAY request (requestApproval).',
+  })
   async reviseOverlay(
     @Arg('id', () => ID) id: string,
     @Arg('input', () => OverlayInput) input: OverlayInput,
@@ -37,7 +42,9 @@ export class OverlayResolver {
     return o;
   }
 
-  @Mutation(() => Overlay, { description: "Withdraws an overlay (a RETRACTED version; needs \"overlay\"). Another principal's overlay needs approvalId (OVERWRITE_OVERLAY)." })
+  @Mutation(() => Overlay, {
+    description: 'Withdraws an overlay (a RETRACTED version; needs "overlay"). Another principal\'s overlay needs approvalId (OVERWRITE_OVERLAY).',
+  })
   async retractOverlay(
     @Arg('id', () => ID) id: string,
     @Arg('approvalId', () => ID, { nullable: true }) approvalId: string | null,

@@ -81,7 +81,10 @@ export class OverlayService {
   async needingReview(auth: AuthContext, namespace: string): Promise<OverlayRecord[]> {
     const p = auth.requirePrincipal();
     if (!auth.can(Capability.REVIEW, namespace) && !auth.can(Capability.OVERLAY, namespace)) {
-      throw new AccessException(AccessExceptionCode.FORBIDDEN, `token "${p.name}" needs "review" or "overlay" on namespace "${namespace}" to list overlays for review`);
+      throw new AccessException(
+        AccessExceptionCode.FORBIDDEN,
+        `token "${p.name}" needs "review" or "overlay" on namespace "${namespace}" to list overlays for review`,
+      );
     }
     return this.overlays.needingReview(namespace, REVIEW_PAGE);
   }
@@ -122,7 +125,9 @@ export class OverlayService {
     const current = await this.visibleOverlay(auth, id);
     if (current.status === 'RETRACTED') throw invalid(`overlay ${id} is retracted: add a new overlay instead of revising it`);
     if ((input.factId ?? null) !== current.factId || (input.eventId ?? null) !== current.eventId) {
-      throw invalid(`overlay ${id} is on ${current.factId ? `fact ${current.factId}` : `event ${current.eventId}`}: a revision keeps its target (retract it and add a new one to move it)`);
+      throw invalid(
+        `overlay ${id} is on ${current.factId ? `fact ${current.factId}` : `event ${current.eventId}`}: a revision keeps its target (retract it and add a new one to move it)`,
+      );
     }
     const target = await this.target(auth, input);
     const selector = placeSelector(target.text, input);
@@ -158,7 +163,13 @@ export class OverlayService {
     });
   }
 
-  private async approveIfForeign(tx: Sql, principal: Principal, current: OverlayRecord, approvalId: string | null, operation: 'REVISE' | 'RETRACT'): Promise<void> {
+  private async approveIfForeign(
+    tx: Sql,
+    principal: Principal,
+    current: OverlayRecord,
+    approvalId: string | null,
+    operation: 'REVISE' | 'RETRACT',
+  ): Promise<void> {
     if (current.authorId === principal.principalId) return;
     const params = { overlayId: current.id, operation };
     if (!approvalId) {
@@ -167,7 +178,13 @@ export class OverlayService {
         `overlay ${current.id} belongs to ${current.author}: changing it needs an approval. Call requestApproval with action OVERWRITE_OVERLAY, namespace "${current.namespace}" and params ${JSON.stringify(params)}, have another principal holding "approve" approve it, then pass its id as approvalId`,
       );
     }
-    await this.gate.consume(tx, { approvalId: requireUuid(approvalId, 'approvalId'), namespace: current.namespace, action: 'OVERWRITE_OVERLAY', params, executor: principal.name });
+    await this.gate.consume(tx, {
+      approvalId: requireUuid(approvalId, 'approvalId'),
+      namespace: current.namespace,
+      action: 'OVERWRITE_OVERLAY',
+      params,
+      executor: principal.name,
+    });
   }
 
   /** The overlay's latest version when the caller holds "overlay" on its namespace; NOT_FOUND when it does not exist or the caller cannot read there. */
@@ -196,8 +213,10 @@ export class OverlayService {
 function checkShape(input: OverlayWrite): void {
   const hasFact = Boolean(input.factId);
   const hasEvent = Boolean(input.eventId);
-  if (hasFact === hasEvent) throw invalid('give exactly one of input.factId (an overlay on a fact statement) or input.eventId (a redaction of an event content span)');
-  if (hasEvent && input.kind !== 'REDACTION') throw invalid('on an event only REDACTION is possible (Bronze keeps the bytes; the span is hidden from readers without "admin")');
+  if (hasFact === hasEvent)
+    throw invalid('give exactly one of input.factId (an overlay on a fact statement) or input.eventId (a redaction of an event content span)');
+  if (hasEvent && input.kind !== 'REDACTION')
+    throw invalid('on an event only REDACTION is possible (Bronze keeps the bytes; the span is hidden from readers without "admin")');
   if (input.kind === 'REDACTION' && input.body != null) throw invalid('a REDACTION has no body: leave body out (the span shows as [redacted])');
   if (input.kind !== 'REDACTION' && (input.body === null || input.body === undefined)) {
     throw invalid(`an ${input.kind} needs a body: the replacement text (EDIT) or the note (ANNOTATION)`);
@@ -205,5 +224,5 @@ function checkShape(input: OverlayWrite): void {
 }
 
 const invalid = (m: string) => new OverlayException(OverlayExceptionCode.INVALID_ARGUMENT, m);
-const notFound = (what: string, id: string) => new OverlayException(OverlayExceptionCode.NOT_FOUND, `${what} ${id} not found (or not readable with your grants)`);
-
+const notFound = (what: string, id: string) =>
+  new OverlayException(OverlayExceptionCode.NOT_FOUND, `${what} ${id} not found (or not readable with your grants)`);

@@ -65,7 +65,9 @@ export function placeSelector(text: string, input: SelectorInput): QuoteSelector
   const fitting = at.filter((s) => text.slice(0, s).endsWith(prefix) && text.slice(s + exact.length).startsWith(suffix));
   if (fitting.length === 0) throw bad(`exact ${JSON.stringify(exact)} occurs ${at.length} time(s), but none with the given prefix/suffix around it`);
   if (fitting.length > 1) {
-    throw bad(`exact ${JSON.stringify(exact)} occurs ${fitting.length} times (at ${fitting.slice(0, 5).join(', ')}); give a prefix, suffix or start to say which`);
+    throw bad(
+      `exact ${JSON.stringify(exact)} occurs ${fitting.length} times (at ${fitting.slice(0, 5).join(', ')}); give a prefix, suffix or start to say which`,
+    );
   }
   return selectorAt(text, fitting[0] as number, exact.length);
 }

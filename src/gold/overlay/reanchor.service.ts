@@ -48,7 +48,10 @@ export class ReanchorService {
       }
       const v = verdict(best?.confidence ?? null, this.thresholds);
       await this.sql.transaction(async (tx) => {
-        const moved = await this.overlays.append(tx, this.nextVersion(o, v.status === 'REANCHORED' ? best : null, candidates[0]?.id ?? null, v.needsReview, jobId));
+        const moved = await this.overlays.append(
+          tx,
+          this.nextVersion(o, v.status === 'REANCHORED' ? best : null, candidates[0]?.id ?? null, v.needsReview, jobId),
+        );
         await reprojectTarget(tx, moved);
         if (moved.factId !== o.factId) await reprojectTarget(tx, o);
       });

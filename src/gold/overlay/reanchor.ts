@@ -55,7 +55,8 @@ export function reanchor(selector: QuoteSelector, text: string): AnchorMatch | n
   const { exact, prefix, suffix } = selector;
   const len = exact.length;
   if (len === 0) return null;
-  if (text.slice(selector.start, selector.start + len) === exact) return { start: selector.start, end: selector.start + len, confidence: 1, method: 'position' };
+  if (text.slice(selector.start, selector.start + len) === exact)
+    return { start: selector.start, end: selector.start + len, confidence: 1, method: 'position' };
 
   const exactAt = occurrences(text, exact);
   if (exactAt.length > 0) {
