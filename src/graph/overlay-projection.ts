@@ -1,5 +1,6 @@
 import { composeText, ComposeSpan } from '../gold/overlay/compose';
 import { Embedder } from '../silver/model-ports';
+import { redactQuote } from '../silver/fact-reader';
 import { EventNodeRow } from './cypher/event-nodes';
 import { FactNodeRow } from './cypher/fact-nodes';
 
@@ -49,12 +50,34 @@ export async function composeForProjection<R extends FactNodeRow | EventNodeRow>
   return rows.map((r) => (texts.has(r.id) ? withText(r, texts.get(r.id) as string, vectors.get(r.id) ?? null, vectors.has(r.id) ? model : null) : r));
 }
 
-export function composeFactRows(
+/** Overlaid facts composed (text and embedding), and their DERIVED_FROM quotes with their events' redactions applied. */
+export async function composeFactRows(
   rows: readonly FactNodeRow[],
   overlays: ProjectionOverlays,
   embedder: (() => Promise<Embedder>) | undefined,
   warn: (m: string) => void,
-) {
+): Promise<FactNodeRow[]> {
+  const composed = await composeStatements(rows, overlays, embedder, warn);
+  const eventIds = [...new Set(composed.flatMap((r) => r.sources.map((s) => s.eventId)))];
+  const redactions = eventIds.length ? grouped(await overlays.spansOnEvents(eventIds)) : new Map<string, ComposeSpan[]>();
+  if (redactions.size === 0) return composed;
+  return composed.map((r) => ({
+    ...r,
+    sources: r.sources.map((s) => {
+      const spans = redactions.get(s.eventId);
+      if (!spans || s.quote === null) return s;
+      // spanStart -1: Silver has no span for this source (cypher/fact-nodes.ts).
+      return { ...s, quote: redactQuote(s.quote, s.spanStart < 0 ? null : s.spanStart, s.spanEnd < 0 ? null : s.spanEnd, spans) };
+    }),
+  }));
+}
+
+function composeStatements(
+  rows: readonly FactNodeRow[],
+  overlays: ProjectionOverlays,
+  embedder: (() => Promise<Embedder>) | undefined,
+  warn: (m: string) => void,
+): Promise<FactNodeRow[]> {
   return composeForProjection(
     rows,
     (r) => r.statement,

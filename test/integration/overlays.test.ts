@@ -248,6 +248,11 @@ describe('overlays: humans win on read', () => {
     const asReader = await gqlOk<{ event: { content: string; facts: Array<{ sources: Array<{ quote: string }> }> } }>(t.url, reader, q, { e: eventId });
     expect(asReader.event.content).toBe('My pin is [redacted], keep it safe');
     expect(asReader.event.facts.flatMap((f) => f.sources.map((x) => x.quote))).toEqual(['My pin is [redacted], keep it safe']);
+    // Neo4j's copies (event content, the quote on DERIVED_FROM) are the redacted ones, so neither search nor `where` matches the digits.
+    const projected = await t.app.neo4j.executeQuery(`MATCH (f:Fact)-[d:DERIVED_FROM]->(e:Event {id: $id}) RETURN e.content AS c, d.quote AS q`, {
+      id: eventId,
+    });
+    expect(projected.records.map((r) => [r.get('c'), r.get('q')])).toEqual([['My pin is [redacted], keep it safe', 'My pin is [redacted], keep it safe']]);
     const asAdmin = await gqlOk<{ event: { content: string } }>(t.url, t.adminToken, q, { e: eventId });
     expect(asAdmin.event.content).toBe('My pin is 4711, keep it safe');
     const mcp = await mcpClient(t.url, reader);

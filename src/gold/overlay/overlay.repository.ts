@@ -206,4 +206,13 @@ export async function reprojectTarget(tx: Sql, o: Pick<OverlayRecord, 'namespace
     `INSERT INTO ops.outbox (namespace, aggregate_type, aggregate_id, op, payload) VALUES ($1, $2, $3, 'upsert', jsonb_build_object('id', $3::text, 'overlay', true))`,
     [o.namespace, type, id],
   );
+  // An event redaction also changes the quotes on its DERIVED_FROM edges, which the facts' projection writes.
+  if (o.eventId) {
+    await tx.execute(
+      `INSERT INTO ops.outbox (namespace, aggregate_type, aggregate_id, op, payload)
+       SELECT DISTINCT $1, 'fact', s.fact_id::text, 'upsert', jsonb_build_object('id', s.fact_id::text, 'overlay', true)
+         FROM silver.fact_sources s WHERE s.event_id = $2::uuid`,
+      [o.namespace, o.eventId],
+    );
+  }
 }
