@@ -16,7 +16,9 @@ const swc = [
 
 module.exports = {
   testEnvironment: 'node',
-  transform: { '^.+\\.ts$': swc },
+  transform: { '^.+\\.ts$': swc, '/node_modules/approx-string-match/.+\\.js$': swc },
+  // approx-string-match is ESM-only: transformed to CommonJS like our own code (the build loads it through Node's require(esm)).
+  transformIgnorePatterns: ['/node_modules/(?!approx-string-match/)'],
   setupFiles: ['reflect-metadata'],
   globalSetup: '<rootDir>/test/support/global-setup.ts',
   globalTeardown: '<rootDir>/test/support/global-teardown.ts',

@@ -9,6 +9,7 @@ import { JobKernel1764400000020 } from './1764400000020-job-kernel';
 import { FactLineageAndRunProvenance1764400000030 } from './1764400000030-fact-lineage-and-run-provenance';
 import { ApprovalsAndErasure1764400000200 } from './1764400000200-approvals-and-erasure';
 import { CreateGold1764400000300 } from './1764400000300-create-gold';
+import { GoldOverlays1764400000100 } from './1764400000100-gold-overlays';
 
 /** Every migration, oldest first. Listed explicitly so no glob depends on the build layout. */
 export const migrations = [
@@ -23,4 +24,5 @@ export const migrations = [
   FactLineageAndRunProvenance1764400000030,
   ApprovalsAndErasure1764400000200,
   CreateGold1764400000300,
+  GoldOverlays1764400000100,
 ];

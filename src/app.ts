@@ -40,6 +40,11 @@ import { CandidateRepository } from './silver/candidate.repository';
 import { DeriveJob, DeriveObserver, deriveStep } from './silver/derive.job';
 import { DeriveService } from './silver/derive.service';
 import { FactReader, FactTextView } from './silver/fact-reader';
+import { OverlayRepository } from './gold/overlay/overlay.repository';
+import { OverlayService } from './gold/overlay/overlay.service';
+import { describeReport, ReanchorService } from './gold/overlay/reanchor.service';
+import { LineageRepository } from './silver/lineage.repository';
+import { ApprovalGate } from './gold/approval.port';
 import { FactRepository } from './silver/fact.repository';
 import { loadEmbedder, loadModels } from './silver/models';
 import { lazyEmbedder, SearchService } from './graph/search.service';
@@ -137,6 +142,8 @@ export interface AppOptions {
    * hook for tests that prove every path reads facts through the one reader.
    */
   factTextView?: FactTextView;
+  /** The gate approvals pass through (tests may record its calls); unset: the Postgres gate (access.consume_approval). */
+  approvals?: ApprovalGate;
 }
 
 export interface App {
@@ -188,11 +195,13 @@ export async function startApp(
     const factRepository = new FactRepository(ds);
     const sql = Sql.of(ds);
     const jobRepository = new JobRepository(sql);
-    const facts = new FactReader(factRepository, opts.factTextView);
+    const overlayRepository = new OverlayRepository(sql);
+    const facts = new FactReader(factRepository, opts.factTextView, overlayRepository);
     const pipeline = new PipelineService(ds, jobRepository);
     // One embedder per process, loaded on first use: search queries and derived facts share it.
     const embedder = lazyEmbedder(() => loadEmbedder(config, (m) => log.info(m)));
     const approvalRepository = new ApprovalRepository(sql);
+    const approvalGate = opts.approvals ?? new PostgresApprovalGate(approvalRepository);
     const ontology = loadOntology(config.models.ontologyFile);
     const promotionRepository = new PromotionRepository(sql);
     const promotion = new PromotionService(sql, promotionRepository, { ...config.gold, fallbackType: ontology.fallbackEntityType }, offlineEntityJudge, () =>
@@ -225,9 +234,10 @@ export async function startApp(
         ttlSeconds: config.approvalTtlSeconds,
         maxPageSize: config.limits.maxPageSize,
       }),
-      approvalGate: new PostgresApprovalGate(approvalRepository),
+      approvalGate,
       erasure: new ErasureService(eventRepository, new ErasureRepository(sql), approvalRepository),
       gold: new GoldService(sql, promotionRepository, jobRepository, { maxPageSize: config.limits.maxPageSize, fallbackType: ontology.fallbackEntityType }),
+      overlays: new OverlayService(sql, overlayRepository, factRepository, eventRepository, approvalGate),
     };
 
     const warn = (m: string) => log.warn(m);
@@ -255,7 +265,18 @@ export async function startApp(
         warn,
       );
       // Every kind of ops.jobs through one loop (src/jobs/): schedules fire, then the next due job runs.
-      const handlers = jobHandlers({ sql, graph: services.graph, reembed: services.reembed, promotion, pollMs: config.derive.pollMs });
+      const reanchor = new ReanchorService(sql, overlayRepository, factRepository, new LineageRepository(ds), {
+        accept: config.overlays.reanchorAccept,
+        review: config.overlays.reanchorReview,
+      });
+      const handlers = jobHandlers({
+        sql,
+        graph: services.graph,
+        reembed: services.reembed,
+        promotion,
+        pollMs: config.derive.pollMs,
+        reanchorOverlays: async (namespace, jobId) => describeReport(await reanchor.reanchorNamespace(namespace, jobId)),
+      });
       const worker = new JobWorker(jobRepository, new ScheduleRepository(sql), handlers, { workerId: config.derive.workerId, parse: parsePayload, log: warn });
       jobs = new PollingLoop(() => worker.step(), config.derive.pollMs, warn);
       if (config.gold.promoteEverySeconds > 0) {

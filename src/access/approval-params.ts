@@ -14,9 +14,14 @@ const uuid = z
 /** DESTROY_EVENT: exactly the event's id (bronze.destroy_event recomputes this hash from it). */
 export const destroyEventParams = z.strictObject({ eventId: uuid });
 
-/** OVERWRITE_OVERLAY: the overlay changed or removed, optionally its new body and kind. */
+/**
+ * OVERWRITE_OVERLAY: another principal's overlay, and what is done to it. A REVISE names the new
+ * kind and body (body omitted when the revision has none), so the approver approves that exact
+ * change; a RETRACT names only the overlay. reviseOverlay/retractOverlay present the same object.
+ */
 export const overwriteOverlayParams = z.strictObject({
   overlayId: uuid,
+  operation: z.enum(['REVISE', 'RETRACT']),
   body: z.string().max(100_000).optional(),
   kind: z.enum(['EDIT', 'ANNOTATION', 'REDACTION']).optional(),
 });

@@ -15,6 +15,7 @@ import { EntityResolver, RelationshipResolver } from '../silver/entity.resolver'
 import { EventFactsResolver, FactResolver, FactSourceResolver } from '../silver/fact.resolver';
 import { PipelineResolver } from '../silver/pipeline.resolver';
 import { GoldEntityResolver, GoldRelationshipResolver } from '../gold/promotion/gold.resolver';
+import { EventContentResolver, FactOverlayResolver, OverlayResolver } from '../gold/overlay/overlay.resolver';
 
 export const resolvers = [
   EventResolver,
@@ -27,6 +28,9 @@ export const resolvers = [
   GraphResolver,
   SearchResolver,
   ProvenanceResolver,
+  OverlayResolver,
+  FactOverlayResolver,
+  EventContentResolver,
   TokenResolver,
   ApprovalResolver,
   ErasureResolver,

@@ -60,6 +60,8 @@ export interface AppConfig {
   readonly projector: { readonly batchSize: number; readonly pollMs: number };
   /** How long an approval request stays valid, in seconds (APPROVAL_TTL): past it, it can be neither decided nor executed. */
   readonly approvalTtlSeconds: number;
+  /** Re-anchoring overlays after a rebuild (docs/overlays.md): accept ≤ confidence: REANCHORED; review ≤ confidence < accept: REANCHORED for review; below: ORPHANED. */
+  readonly overlays: { readonly reanchorAccept: number; readonly reanchorReview: number };
   readonly derive: {
     readonly workerId: string;
     readonly batchSize: number;
@@ -193,6 +195,8 @@ const envSchema = z.object({
   GOLD_MERGE_TRIGRAM: z.coerce.number().min(0).max(1).default(0.6),
   GOLD_MERGE_COSINE: z.coerce.number().min(0).max(1).default(0.85),
   GOLD_BATCH_SIZE: intIn(1, 10_000).default(500),
+  OVERLAY_REANCHOR_ACCEPT: z.coerce.number().min(0).max(1).default(0.75),
+  OVERLAY_REANCHOR_REVIEW: z.coerce.number().min(0).max(1).default(0.5),
   JUDGE_MODEL: optionalString,
   EMBEDDING_DIMENSIONS: intIn(1, 65_536).optional(),
   MODEL_TIMEOUT_MS: intIn(100, 600_000).default(60_000),
@@ -219,6 +223,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
   }
   const e = parsed.data;
   const problems: string[] = [];
+  if (e.OVERLAY_REANCHOR_REVIEW > e.OVERLAY_REANCHOR_ACCEPT) problems.push('OVERLAY_REANCHOR_REVIEW: must not exceed OVERLAY_REANCHOR_ACCEPT');
   if (e.NEO4J_URI && !e.NEO4J_PASSWORD) problems.push('NEO4J_PASSWORD: required when NEO4J_URI is set');
   if (!e.NEO4J_URI && e.NEO4J_PASSWORD) problems.push('NEO4J_URI: required when NEO4J_PASSWORD is set');
   if (e.DATABASE_RUNTIME_URL && !e.DATABASE_URL)
@@ -271,6 +276,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     }),
     projector: Object.freeze({ batchSize: e.PROJECTOR_BATCH_SIZE, pollMs: e.PROJECTOR_POLL_MS }),
     approvalTtlSeconds: e.APPROVAL_TTL,
+    overlays: Object.freeze({ reanchorAccept: e.OVERLAY_REANCHOR_ACCEPT, reanchorReview: e.OVERLAY_REANCHOR_REVIEW }),
     derive: Object.freeze({
       workerId: e.WORKER_ID ?? `${os.hostname()}-${process.pid}`,
       batchSize: e.DERIVE_BATCH_SIZE,

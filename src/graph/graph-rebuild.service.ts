@@ -16,6 +16,8 @@ import { Sql } from '../infra/postgres/sql';
 import { mergeGoldEntityNodes, mergeGoldRelationshipEdges, readGoldGraphKeys } from './cypher/gold-nodes';
 import { goldKeys, toGoldEntityNode, toGoldRelationshipEdge } from './gold-projection.job';
 import { embedMissing, EventEmbedding } from './projection.job';
+import { OverlayRepository } from '../gold/overlay/overlay.repository';
+import { composeEventRows, composeFactRows } from './overlay-projection';
 
 export type GraphRebuildPhase = 'delete' | 'events' | 'entities' | 'facts' | 'relationships' | 'gold';
 
@@ -64,6 +66,7 @@ export interface GraphRebuildOptions {
 export class GraphRebuildService {
   private readonly source: GraphSourceRepository;
   private readonly gold: PromotionRepository;
+  private readonly overlays: OverlayRepository;
 
   constructor(
     private readonly ds: DataSource,
@@ -72,6 +75,7 @@ export class GraphRebuildService {
   ) {
     this.source = new GraphSourceRepository(ds);
     this.gold = new PromotionRepository(Sql.of(ds));
+    this.overlays = new OverlayRepository(Sql.of(ds));
   }
 
   async rebuildGraph(namespace: string | null, opts: GraphRebuildOptions = {}): Promise<GraphRebuildResult> {
@@ -99,7 +103,8 @@ export class GraphRebuildService {
       : null;
     const eventsPage = async (c: PageCursor) => {
       const rows = await this.source.eventsPage(c, model);
-      return this.embedding ? embedMissing(this.source, rows, this.embedding) : rows;
+      const embedded = this.embedding ? await embedMissing(this.source, rows, this.embedding) : rows;
+      return composeEventRows(embedded, this.overlays, this.embedding?.embedder, this.embedding?.warn ?? (() => undefined));
     };
     const events = await this.replay(namespace, batchSize, 'events', eventsPage, (tx, rows) => mergeEventNodes(tx, rows), progress);
     const entities = await this.replay(
@@ -114,7 +119,7 @@ export class GraphRebuildService {
       namespace,
       batchSize,
       'facts',
-      (c) => this.source.factsPage(c),
+      async (c) => composeFactRows(await this.source.factsPage(c), this.overlays, this.embedding?.embedder, this.embedding?.warn ?? (() => undefined)),
       async (tx, rows) => {
         await mergeFactNodes(tx, rows);
         await syncFactEdges(tx, rows);

@@ -10,6 +10,8 @@ import { deleteErasedNodes } from './cypher/erased-nodes';
 import { mergeRelationshipEdges } from './cypher/relationship-edges';
 import { GraphSourceRepository } from './graph-source.repository';
 import { retryDelaySql } from '../jobs/backoff';
+import { OverlayRepository } from '../gold/overlay/overlay.repository';
+import { composeEventRows, composeFactRows } from './overlay-projection';
 
 type AggregateType = 'event' | 'fact' | 'entity' | 'relationship';
 
@@ -96,9 +98,12 @@ export class ProjectionJob {
       const source = new GraphSourceRepository(em);
       const eventIds = idsOf(rows, 'event');
       const factIds = idsOf(rows, 'fact');
-      const events = await this.eventsWithEmbeddings(source, eventIds);
+      // Neo4j gets what readers see: overlaid facts and redacted events with their composed text and its embedding.
+      const overlays = new OverlayRepository(tx);
+      const warn = this.embedding?.warn ?? (() => undefined);
+      const events = await composeEventRows(await this.eventsWithEmbeddings(source, eventIds), overlays, this.embedding?.embedder, warn);
       const entities = await source.entitiesByIds(idsOf(rows, 'entity'));
-      const facts = await source.factsByIds(factIds);
+      const facts = await composeFactRows(await source.factsByIds(factIds), overlays, this.embedding?.embedder, warn);
       // An id Postgres no longer projects was erased (destroyEvent): its node leaves the graph.
       const erasedEvents = absent(eventIds, events);
       const erasedFacts = absent(factIds, facts);

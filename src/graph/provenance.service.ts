@@ -153,11 +153,11 @@ export class ProvenanceService {
       ),
     ]);
     const steps: ProvenanceStep[] = [];
-    for (const r of rows) {
+    for (const r of await this.facts.presentQuotes(rows)) {
       const f = facts.get(r.factId);
       const e = events.get(r.eventId);
       if (f && e) {
-        const quote = this.facts.presentQuote(r, r.quote);
+        const quote = r.quote;
         steps.push({ fact: f, event: e, spanStart: r.spanStart, spanEnd: r.spanEnd, quote, via: r.via, distance: r.distance });
       }
     }
@@ -177,11 +177,12 @@ export class ProvenanceService {
       ),
       loadIn(loaders.entityById, rows.entityIds, event.namespace),
     ]);
+    const quoted = await this.facts.presentQuotes(rows.facts.map((r) => ({ ...r, eventId: event.id })));
     return {
       event,
-      facts: rows.facts.flatMap(({ factId, ...span }) => {
+      facts: quoted.flatMap(({ factId, eventId: _e, ...span }) => {
         const fact = facts.get(factId);
-        return fact ? [{ fact, ...span, quote: this.facts.presentQuote({ factId, eventId: event.id, ...span }, span.quote) }] : [];
+        return fact ? [{ fact, ...span }] : [];
       }),
       entities: rows.entityIds.flatMap((id) => entities.get(id) ?? []),
       relationships: rows.relationships,

@@ -17,12 +17,14 @@ export interface JobDependencies {
   promotion: PromotionService;
   /** How often a job that waits on other workers (a Silver rebuild) looks again. */
   pollMs: number;
+  /** Re-anchors a namespace's overlays after a Silver rebuild re-derived it (gold/overlay/reanchor.service.ts); returns a summary. */
+  reanchorOverlays?: (namespace: string, jobId: string) => Promise<string>;
 }
 
 /** The handler of every job kind (JobPayloads): register a new kind's handler here. */
 export function jobHandlers(d: JobDependencies): JobHandlers<JobPayloads> {
   return {
-    rebuild_silver: silverRebuildJob(d.sql, new RebuildRepository(d.sql), { checkEveryMs: d.pollMs }),
+    rebuild_silver: silverRebuildJob(d.sql, new RebuildRepository(d.sql), { checkEveryMs: d.pollMs }, d.reanchorOverlays),
     rebuild_graph: graphRebuildJob(d.graph),
     reembed: reembedJob(d.reembed),
     promote: promoteJob(d.promotion),

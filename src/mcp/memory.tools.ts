@@ -3,6 +3,7 @@ import { Capability } from '../access/capability';
 import { BronzeEvent, EventKind, EventSubmission, IngestStatus } from '../bronze/event.types';
 import { MAX_QUERY_CHARS, MAX_SEARCH_LIMIT } from '../graph/search.service';
 import { defineTool, McpTool, ToolScope } from './tool-kit';
+import { asSeen } from './event-content';
 import { eventLine, eventOut, factLine, factOut, inConversationOrder, toEventOut, toFactOut } from './tool-output';
 
 const namespaceArg = z.string().describe('The memory namespace to use, e.g. "team-a/alice". Your token is granted capabilities per namespace.');
@@ -71,8 +72,8 @@ export const searchMemoryTool: McpTool = defineTool({
           score: h.score,
           channels: [...h.channels],
           fact: h.kind === 'FACT' ? toFactOut(h.fact, links) : null,
-          event: h.kind === 'EVENT' ? toEventOut(h.event) : null,
-          evidence: evidence.map(toEventOut),
+          event: h.kind === 'EVENT' ? toEventOut((await asSeen(scope, [h.event]))[0] as BronzeEvent) : null,
+          evidence: (await asSeen(scope, evidence)).map(toEventOut),
         };
       }),
     );

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { Capability } from '../access/capability';
 import { requireUuid } from '../common/input';
 import { defineTool, McpTool, ToolRefusal } from './tool-kit';
+import { asSeen } from './event-content';
 import { entityLine, entityOut, eventLine, eventOut, factLine, factOut, toEntityOut, toEventOut, toFactOut } from './tool-output';
 
 const outsideGrants = (what: string, id: string) =>
@@ -67,14 +68,19 @@ export const getProvenanceTool: McpTool = defineTool({
   input: z.object({ factId: z.string().describe('The fact id (a UUID).') }),
   output: z.object({ fact: factOut, steps: z.array(stepOut) }),
   annotations: { readOnlyHint: true, openWorldHint: false },
-  async run({ auth, ctx }, a) {
+  async run(scope, a) {
+    const { auth, ctx } = scope;
     const p = await ctx.services.provenance.provenance(auth, ctx.loaders, requireUuid(a.factId, 'factId'));
     if (!p.fact) throw outsideGrants('fact', a.factId);
-    const steps = p.steps.map((s) => ({
+    const seen = await asSeen(
+      scope,
+      p.steps.map((s) => s.event),
+    );
+    const steps = p.steps.map((s, i) => ({
       via: s.via,
       distance: s.distance,
       fact: toFactOut(s.fact, true),
-      event: toEventOut(s.event),
+      event: toEventOut(seen[i] ?? s.event),
       spanStart: s.spanStart,
       spanEnd: s.spanEnd,
       quote: s.quote,

@@ -16,6 +16,9 @@ import { ReembedService } from '../graph/reembed.service';
 import { SearchService } from '../graph/search.service';
 import { AppPubSub } from '../infra/pubsub/topics';
 import { FactReader } from '../silver/fact-reader';
+import { ComposeSpan } from '../gold/overlay/compose';
+import { OverlayRecord } from '../gold/overlay/overlay.types';
+import { OverlayService } from '../gold/overlay/overlay.service';
 import { PipelineService } from '../silver/pipeline.service';
 import { SilverReadService } from '../silver/silver-read.service';
 import { Entity, Fact, FactSourceRow, JudgeDecisionRow, Relationship, RelationshipSourceRow } from '../silver/silver.types';
@@ -55,6 +58,7 @@ export interface Services {
   /** destroyEvent: the approved erasure of one Bronze event. */
   readonly erasure: ErasureService;
   readonly gold: GoldService;
+  readonly overlays: OverlayService;
 }
 
 /** Per-request (or per graphql-ws operation) loaders: their caches never outlive one operation. */
@@ -75,6 +79,10 @@ export interface Loaders {
   readonly goldEntityById: DataLoader<string, GoldEntityRow | null>;
   /** Gold relationships from or to a Gold entity, valid now or at asOf. */
   readonly goldRelationshipsByEntity: DataLoader<{ entityId: string; asOf: Date | null }, GoldRelationshipRow[], string>;
+  /** Overlays ever placed on the fact, at their latest version (Fact.overlays). */
+  readonly overlaysByFactId: DataLoader<string, OverlayRecord[]>;
+  /** Active redactions of the event's content (Event.content). */
+  readonly redactionsByEventId: DataLoader<string, ComposeSpan[]>;
 }
 
 /** One operation of one caller, whatever the transport. */
@@ -188,6 +196,13 @@ export function createLoaders(services: Services): Loaders {
         )(keys),
       { cacheKeyFn: entityAsOfKey },
     ),
+    overlaysByFactId: new DataLoader(async (ids) =>
+      groupBy(ids, await services.overlays.byFactIds(ids), (r) => r.factId).map((rows) => rows.map((r) => r.overlay)),
+    ),
+    redactionsByEventId: new DataLoader(async (ids) => {
+      const spans = await services.overlays.redactionsByEventIds(ids);
+      return ids.map((id) => spans.filter((s) => s.targetId === id));
+    }),
   };
 }
 

@@ -1,4 +1,5 @@
 import { Position } from '../common/cursor';
+import { composeText, ComposeSpan, REDACTION_PLACEHOLDER, spansWithin } from '../gold/overlay/compose';
 import { FactRepository } from './fact.repository';
 import { Fact, FactFilter, FactSourceRow, JudgeDecisionRow } from './silver.types';
 
@@ -17,6 +18,38 @@ export type FactTextView = (text: string, site: FactTextSite) => string;
 
 export const storedText: FactTextView = (text) => text;
 
+/** The overlay spans that apply to facts' statements and events' contents (gold/overlay/overlay.repository.ts). */
+export interface OverlaySpans {
+  spansOnFacts(factIds: readonly string[]): Promise<ReadonlyArray<ComposeSpan & { targetId: string }>>;
+  spansOnEvents(eventIds: readonly string[]): Promise<ReadonlyArray<ComposeSpan & { targetId: string }>>;
+}
+
+export const noOverlays: OverlaySpans = { spansOnFacts: async () => [], spansOnEvents: async () => [] };
+
+function grouped(spans: ReadonlyArray<ComposeSpan & { targetId: string }>): Map<string, ComposeSpan[]> {
+  const m = new Map<string, ComposeSpan[]>();
+  for (const s of spans) m.set(s.targetId, [...(m.get(s.targetId) ?? []), s]);
+  return m;
+}
+
+/**
+ * A statement in a judge's record with its fact's overlays: composed when it is the fact's Silver
+ * text (the overlays' offsets are into that text); hidden whole when it differs and the fact has
+ * a redaction, since the offsets cannot be trusted there.
+ */
+function composeJudged(text: string, machineStatement: string | undefined, spans: readonly ComposeSpan[]): string {
+  if (spans.length === 0) return text;
+  if (text === machineStatement) return composeText(text, spans);
+  return spans.some((s) => s.kind === 'REDACTION') ? REDACTION_PLACEHOLDER : text;
+}
+
+/** A quote (event content [spanStart, spanEnd)) with the event's redactions applied; the whole quote hidden when its span is unknown. */
+export function redactQuote(quote: string, spanStart: number | null, spanEnd: number | null, redactions: readonly ComposeSpan[]): string {
+  if (redactions.length === 0) return quote;
+  if (spanStart === null || spanEnd === null) return REDACTION_PLACEHOLDER;
+  return composeText(quote, spansWithin(redactions, spanStart, spanEnd));
+}
+
 /**
  * Facts as a caller sees them. Every path that hands fact text to a caller (loaders, listings,
  * search hydration, provenance, subscriptions, graph exploration) reads through this class, so
@@ -27,28 +60,47 @@ export class FactReader {
   constructor(
     private readonly facts: FactRepository,
     private readonly view: FactTextView = storedText,
+    private readonly overlays: OverlaySpans = noOverlays,
   ) {}
 
-  /** The fact with its text as callers see it. */
-  present(fact: Fact): Fact {
-    const statement = this.view(fact.statement, { field: 'statement', fact });
-    return statement === fact.statement ? fact : { ...fact, statement };
+  /**
+   * The facts with their text as callers see it: the Silver statement kept as `machineStatement`,
+   * `statement` composed with the facts' overlays (one round trip for the batch), then the view.
+   */
+  async presentAll(facts: readonly Fact[]): Promise<Fact[]> {
+    if (facts.length === 0) return [];
+    const spans = grouped(await this.overlays.spansOnFacts([...new Set(facts.map((f) => f.id))]));
+    return facts.map((fact) => {
+      const machineStatement = fact.machineStatement ?? fact.statement;
+      const composed = composeText(machineStatement, spans.get(fact.id) ?? []);
+      const statement = this.view(composed, { field: 'statement', fact: { ...fact, statement: composed } });
+      return { ...fact, statement, machineStatement };
+    });
   }
 
-  /** A quote of the event text a fact rests on, as callers see it. */
-  presentQuote(source: Pick<FactSourceRow, 'factId' | 'eventId' | 'spanStart' | 'spanEnd'>, quote: string | null): string | null {
-    if (quote === null) return null;
-    return this.view(quote, { field: 'quote', factId: source.factId, eventId: source.eventId, spanStart: source.spanStart, spanEnd: source.spanEnd });
+  private async presentRows<R extends { fact: Fact }>(rows: readonly R[]): Promise<R[]> {
+    const facts = await this.presentAll(rows.map((r) => r.fact));
+    return rows.map((r, i) => ({ ...r, fact: facts[i] as Fact }));
   }
 
-  private presentSource(s: FactSourceRow): FactSourceRow {
-    const quote = this.presentQuote(s, s.quote);
-    return quote === s.quote ? s : { ...s, quote };
+  /**
+   * Quotes of the event text facts rest on, as callers see them: the events' redactions applied
+   * (one round trip for the batch), then the view.
+   */
+  async presentQuotes<S extends Pick<FactSourceRow, 'factId' | 'eventId' | 'spanStart' | 'spanEnd' | 'quote'>>(sources: readonly S[]): Promise<S[]> {
+    if (sources.length === 0) return [];
+    const spans = grouped(await this.overlays.spansOnEvents([...new Set(sources.map((s) => s.eventId))]));
+    return sources.map((s) => {
+      if (s.quote === null) return s;
+      const redacted = redactQuote(s.quote, s.spanStart, s.spanEnd, spans.get(s.eventId) ?? []);
+      const quote = this.view(redacted, { field: 'quote', factId: s.factId, eventId: s.eventId, spanStart: s.spanStart, spanEnd: s.spanEnd });
+      return quote === s.quote ? s : { ...s, quote };
+    });
   }
 
   /** Facts by id, in any namespace and state (one round trip). */
   async byIds(ids: readonly string[]): Promise<Fact[]> {
-    return (await this.facts.factsByIds(ids)).map((f) => this.present(f));
+    return this.presentAll(await this.facts.factsByIds(ids));
   }
 
   async list(
@@ -59,32 +111,39 @@ export class FactReader {
     limit: number,
     after?: Position,
   ): Promise<Array<{ fact: Fact; position: Position }>> {
-    return (await this.facts.list(namespace, filter, asOf, includeRetired, limit, after)).map((r) => ({ ...r, fact: this.present(r.fact) }));
+    return this.presentRows(await this.facts.list(namespace, filter, asOf, includeRetired, limit, after));
   }
 
   async sourcesByFactIds(ids: readonly string[]): Promise<FactSourceRow[]> {
-    return (await this.facts.sourcesByFactIds(ids)).map((s) => this.presentSource(s));
+    return this.presentQuotes(await this.facts.sourcesByFactIds(ids));
   }
 
   async byEventIds(eventIds: readonly string[]): Promise<Array<{ eventId: string; fact: Fact }>> {
-    return (await this.facts.factsByEventIds(eventIds)).map((r) => ({ ...r, fact: this.present(r.fact) }));
+    return this.presentRows(await this.facts.factsByEventIds(eventIds));
   }
 
   /** Facts whose supersededBy is one of these ids. */
   async supersededBy(ids: readonly string[]): Promise<Fact[]> {
-    return (await this.facts.supersededBy(ids)).map((f) => this.present(f));
+    return this.presentAll(await this.facts.supersededBy(ids));
   }
 
   /** The judge's decisions that created, changed or corroborated these facts, their statements as callers see them. */
   async decisionsByFactIds(ids: readonly string[]): Promise<JudgeDecisionRow[]> {
-    return (await this.facts.decisionsByFactIds(ids)).map((d) => ({
+    const decisions = await this.facts.decisionsByFactIds(ids);
+    const factIds = [...new Set(decisions.flatMap((d) => [d.factId, ...d.candidates.map((c) => c.id)]).filter((id): id is string => id !== null))];
+    const [spans, facts] = factIds.length ? await Promise.all([this.overlays.spansOnFacts(factIds), this.facts.factsByIds(factIds)]) : [[], []];
+    const byFact = grouped(spans);
+    const machine = new Map(facts.map((f) => [f.id, f.statement]));
+    const judged = (text: string, factId: string | null) =>
+      this.view(composeJudged(text, factId ? machine.get(factId) : undefined, factId ? (byFact.get(factId) ?? []) : []), { field: 'judged', factId });
+    return decisions.map((d) => ({
       ...d,
-      statement: this.view(d.statement, { field: 'judged', factId: d.factId }),
-      candidates: d.candidates.map((c) => ({ ...c, statement: this.view(c.statement, { field: 'judged', factId: c.id }) })),
+      statement: judged(d.statement, d.factId),
+      candidates: d.candidates.map((c) => ({ ...c, statement: judged(c.statement, c.id) })),
     }));
   }
 
   async byEntityIds(ids: readonly string[], asOf: Date | null): Promise<Array<{ entityId: string; fact: Fact }>> {
-    return (await this.facts.factsByEntityIds(ids, asOf)).map((r) => ({ ...r, fact: this.present(r.fact) }));
+    return this.presentRows(await this.facts.factsByEntityIds(ids, asOf));
   }
 }

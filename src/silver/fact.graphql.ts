@@ -6,7 +6,10 @@ import { Entity as EntityRow, Fact as FactRow, JudgeDecisionRow, Relationship as
 export class Fact {
   @Field(() => ID) id!: string;
   @Field(() => String) namespace!: string;
-  @Field(() => String, { description: 'Self-contained statement.' }) statement!: string;
+  @Field(() => String, {
+    description: 'Self-contained statement, as people see it: the Silver text with the human overlays applied (machineStatement is the Silver text).',
+  })
+  statement!: string;
   @Field(() => String, { description: 'preference | attribute | relationship | event | plan | other' }) factType!: string;
   @Field(() => String, { nullable: true }) predicate!: string | null;
   @Field(() => String, { nullable: true, description: 'The object as text (objectEntity when it is an entity).' })
@@ -18,6 +21,8 @@ export class Fact {
   objectEntityId!: string | null;
   supersededById!: string | null;
   derivationRunId!: string;
+  /** The Silver text (GraphQL field in FactOverlayResolver); `statement` has the overlays applied. */
+  machineStatement?: string;
   @Field(() => Boolean) isNegation!: boolean;
   @Field(() => Float) confidence!: number;
   @Field(() => Float) importance!: number;

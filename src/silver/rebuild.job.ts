@@ -11,7 +11,13 @@ import { RebuildRepository } from './rebuild.repository';
  * succeeds when none is pending. The started state lives in the job row (its total), so a run
  * after a crash does not retire twice.
  */
-export function silverRebuildJob(sql: Sql, rebuilds: RebuildRepository, settings: { checkEveryMs: number }): JobHandler<JobPayloads, 'rebuild_silver'> {
+export function silverRebuildJob(
+  sql: Sql,
+  rebuilds: RebuildRepository,
+  settings: { checkEveryMs: number },
+  /** Runs once re-derivation is done, before the job succeeds (overlays re-anchor on the new facts); its summary joins the job's message. */
+  afterDerived?: (namespace: string, jobId: string) => Promise<string>,
+): JobHandler<JobPayloads, 'rebuild_silver'> {
   return {
     async run(job, ctx) {
       const namespace = job.namespace;
@@ -30,7 +36,12 @@ export function silverRebuildJob(sql: Sql, rebuilds: RebuildRepository, settings
         reported = 0;
       }
       const p = await rebuilds.progress(job.id);
-      if (p.pending === 0) return { kind: 'success', message: `re-derived ${p.done} of ${total} events (${p.failed} in dead letters)`, progressDone: p.done };
+      if (p.pending === 0) {
+        const derived = `re-derived ${p.done} of ${total} events (${p.failed} in dead letters)`;
+        if (!afterDerived) return { kind: 'success', message: derived, progressDone: p.done };
+        await ctx.progress({ done: p.done, message: `${derived}; re-anchoring overlays` });
+        return { kind: 'success', message: `${derived}; ${await afterDerived(namespace, job.id)}`, progressDone: p.done };
+      }
       if (p.done !== reported) await ctx.progress({ done: p.done });
       return { kind: 'waiting', checkAfterMs: settings.checkEveryMs };
     },

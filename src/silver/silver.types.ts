@@ -18,6 +18,8 @@ export interface Fact {
   supersededById: string | null;
   extractionModel: string;
   derivationRunId: string;
+  /** The Silver text, set by the FactReader when `statement` is the composed text (overlays applied). */
+  machineStatement?: string;
 }
 
 export interface FactSourceRow {

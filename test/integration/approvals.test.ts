@@ -75,9 +75,16 @@ describe('approvals: a second principal with "approve", single use, every step l
     expect(code(cross)).toBe('BAD_USER_INPUT');
     expect(cross.errors?.[0]?.message).toContain(`no event ${eventB} in namespace "${nsA}"`);
     expect(code(await request(tok.requester as string, nsA, 'DESTROY_EVENT', { eventId: eventA }, '  '))).toBe('BAD_USER_INPUT');
-    expect(code(await request(tok.overlay as string, nsA, 'OVERWRITE_OVERLAY', { overlayId: eventA, kind: 'NOPE' }))).toBe('BAD_USER_INPUT');
+    expect(code(await request(tok.overlay as string, nsA, 'OVERWRITE_OVERLAY', { overlayId: eventA, operation: 'REVISE', kind: 'NOPE' }))).toBe(
+      'BAD_USER_INPUT',
+    );
 
-    const ok = await requestOk(tok.overlay as string, nsA, 'OVERWRITE_OVERLAY', { overlayId: eventA.toUpperCase(), body: 'new', kind: 'EDIT' });
+    const ok = await requestOk(tok.overlay as string, nsA, 'OVERWRITE_OVERLAY', {
+      overlayId: eventA.toUpperCase(),
+      operation: 'REVISE',
+      body: 'new',
+      kind: 'EDIT',
+    });
     expect(ok).toMatchObject({ status: 'PENDING', params: { overlayId: eventA, body: 'new', kind: 'EDIT' }, requestedBy: 'overlay' });
     expect(ok.paramsHash).toMatch(/^[0-9a-f]{64}$/);
     expect((Date.parse(ok.expiresAt) - Date.parse(ok.createdAt)) / 1000).toBeCloseTo(TTL, 0);
@@ -133,7 +140,7 @@ describe('approvals: a second principal with "approve", single use, every step l
 
   it("the gate: consumes once, in the caller's transaction, and refuses a second use, another hash, action or namespace", async () => {
     const gate = t.app.services.approvalGate;
-    const params = { overlayId: eventA, body: 'replacement', kind: 'EDIT' };
+    const params = { overlayId: eventA, operation: 'REVISE', body: 'replacement', kind: 'EDIT' };
     const r = await requestOk(tok.overlay as string, nsA, 'OVERWRITE_OVERLAY', params);
     const sql = Sql.of(t.app.ds);
     const use = { approvalId: r.id, namespace: nsA, action: 'OVERWRITE_OVERLAY' as const, params, executor: 'exec-principal' };
@@ -151,7 +158,7 @@ describe('approvals: a second principal with "approve", single use, every step l
     // The operation fails after consuming: the approval's use rolls back with it.
     await expect(
       sql.transaction(async (tx) => {
-        await gate.consume(tx, { ...use, params: { kind: 'EDIT', body: 'replacement', overlayId: eventA } }); // same hash, other key order
+        await gate.consume(tx, { ...use, params: { kind: 'EDIT', operation: 'REVISE', body: 'replacement', overlayId: eventA } }); // same hash, other key order
         throw new Error('the overwrite itself failed');
       }),
     ).rejects.toThrow('the overwrite itself failed');

@@ -1,0 +1,88 @@
+import { Arg, Ctx, FieldResolver, ID, Mutation, Query, Resolver, Root, UseMiddleware } from 'type-graphql';
+import { RequestContext } from '../../api/context';
+import { Event } from '../../bronze/event.graphql';
+import { StorableTextArgs } from '../../common/storable-args.middleware';
+import { Fact } from '../../silver/fact.graphql';
+import { Overlay, OverlayInput } from './overlay.graphql';
+
+@Resolver(() => Overlay)
+@UseMiddleware(StorableTextArgs)
+export class OverlayResolver {
+  @Query(() => [Overlay], { description: 'Overlays ever placed on a fact, at their latest version, orphans and retractions included (needs "read").' })
+  async overlays(@Arg('factId', () => ID) factId: string, @Ctx() ctx: RequestContext): Promise<Overlay[]> {
+    return (await ctx.services.overlays.forFact(ctx.auth, factId)).map(Overlay.from);
+  }
+
+  @Query(() => [Overlay], {
+    description: 'Overlays of a namespace waiting for a person: re-anchored with low confidence, or orphaned by a rebuild (needs "review" or "overlay").',
+  })
+  async overlaysForReview(@Arg('namespace', () => String) namespace: string, @Ctx() ctx: RequestContext): Promise<Overlay[]> {
+    return (await ctx.services.overlays.needingReview(ctx.auth, namespace)).map(Overlay.from);
+  }
+
+  @Mutation(() => Overlay, { description: 'Adds an EDIT, ANNOTATION or REDACTION (needs "overlay"). It applies on every read path at once.' })
+  async addOverlay(@Arg('input', () => OverlayInput) input: OverlayInput, @Ctx() ctx: RequestContext): Promise<Overlay> {
+    const o = Overlay.from(await ctx.services.overlays.add(ctx.auth, input));
+    clearFact(ctx, o);
+    return o;
+  }
+
+  @Mutation(() => Overlay, {
+    description:
+      'A new version of an overlay (needs "overlay"). Another principal\'s overlay needs approvalId: an approved OVERWRITE_OVERLAY request (requestApproval).',
+  })
+  async reviseOverlay(
+    @Arg('id', () => ID) id: string,
+    @Arg('input', () => OverlayInput) input: OverlayInput,
+    @Arg('approvalId', () => ID, { nullable: true }) approvalId: string | null,
+    @Ctx() ctx: RequestContext,
+  ): Promise<Overlay> {
+    const o = Overlay.from(await ctx.services.overlays.revise(ctx.auth, id, input, approvalId ?? null));
+    clearFact(ctx, o);
+    return o;
+  }
+
+  @Mutation(() => Overlay, {
+    description: 'Withdraws an overlay (a RETRACTED version; needs "overlay"). Another principal\'s overlay needs approvalId (OVERWRITE_OVERLAY).',
+  })
+  async retractOverlay(
+    @Arg('id', () => ID) id: string,
+    @Arg('approvalId', () => ID, { nullable: true }) approvalId: string | null,
+    @Ctx() ctx: RequestContext,
+  ): Promise<Overlay> {
+    const o = Overlay.from(await ctx.services.overlays.retract(ctx.auth, id, approvalId ?? null));
+    clearFact(ctx, o);
+    return o;
+  }
+}
+
+/** After a write, this operation's loaders must not serve the text from before it. */
+function clearFact(ctx: RequestContext, o: Overlay): void {
+  if (o.factId) {
+    ctx.loaders.factById.clear(o.factId);
+    ctx.loaders.overlaysByFactId.clear(o.factId);
+  }
+  if (o.eventId) ctx.loaders.redactionsByEventId.clear(o.eventId);
+}
+
+@Resolver(() => Fact)
+export class FactOverlayResolver {
+  @FieldResolver(() => String, { description: 'The Silver text, as the engine derived it (statement is this text with the overlays applied).' })
+  machineStatement(@Root() f: Fact): string {
+    return f.machineStatement ?? f.statement;
+  }
+
+  @FieldResolver(() => [Overlay], { description: 'Overlays on this fact at their latest version (needs "read"; empty otherwise).' })
+  async overlays(@Root() f: Fact, @Ctx() ctx: RequestContext): Promise<Overlay[]> {
+    if (!ctx.services.silver.mayTraverse(ctx.auth, f)) return [];
+    return (await ctx.loaders.overlaysByFactId.load(f.id)).map(Overlay.from);
+  }
+}
+
+@Resolver(() => Event)
+export class EventContentResolver {
+  @FieldResolver(() => String, { description: 'Stored verbatim; spans redacted by an overlay show as [redacted] unless you hold "admin" on the namespace.' })
+  async content(@Root() e: Event, @Ctx() ctx: RequestContext): Promise<string> {
+    return ctx.services.overlays.eventContent(ctx.auth, e, await ctx.loaders.redactionsByEventId.load(e.id));
+  }
+}
