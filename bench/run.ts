@@ -8,6 +8,7 @@ import { fuzzBench } from './fuzz';
 import { deriveLocomo } from './derive-locomo';
 import { ingestThroughput } from './ingest';
 import { ingestLatency } from './ingest-latency';
+import { promoteBench } from './promote';
 import { provenanceBench } from './provenance';
 import { recallBench } from './recall';
 import { searchBench } from './search';
@@ -29,6 +30,7 @@ const BENCHMARKS: Record<string, () => Promise<void>> = {
   fuzz: fuzzBench,
   attacks: attacksBench,
   'entity-resolution': entityResolutionBench,
+  promote: promoteBench,
 };
 
 async function main(): Promise<void> {
