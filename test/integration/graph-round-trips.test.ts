@@ -233,9 +233,11 @@ describe('Graph reads: nested traversal and search results in a constant number 
   it('searchMemory with includeSuperseded: successors outside the page cost a few more round trips, not one per hit', async () => {
     type Data = { searchMemory: Array<{ fact: { supersededBy: unknown } }> };
     // A superseded hit's successor that the search did not load as a candidate is loaded by id,
-    // then its sources and events, which may take two batches each (successors the search had
-    // loaded are ready before the others): up to 5 more than the 10 above, whatever the page
-    // size, and which page pays them depends on the ranking (13 -> 12 here), hence the slack.
+    // then its overlays, sources and events (with their redactions), which may take two batches
+    // each (successors the search had loaded are ready before the others): up to 8 more than the
+    // 16 of the plain search above (facts, sources, events, their overlays and redactions, the
+    // erased-event filter), whatever the page size, and which page pays them depends on the
+    // ranking (22 -> 19 here), hence the slack.
     const r = await both<Data>(
       'searchMemory (includeSuperseded)',
       SEARCH_ALL,
@@ -244,7 +246,7 @@ describe('Graph reads: nested traversal and search results in a constant number 
       5,
     );
     expect(r.large.data.searchMemory.filter((h) => h.fact.supersededBy !== null).length).toBeGreaterThan(large.n / 2);
-    expect(r.sql).toBeLessThanOrEqual(15);
+    expect(r.sql).toBeLessThanOrEqual(24);
   });
 
   it('provenance: every step of an n-long supersession chain, with its fact and event expanded', async () => {
