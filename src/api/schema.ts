@@ -15,6 +15,7 @@ import { EntityResolver, RelationshipResolver } from '../silver/entity.resolver'
 import { EventFactsResolver, FactResolver, FactSourceResolver } from '../silver/fact.resolver';
 import { PipelineResolver } from '../silver/pipeline.resolver';
 import { GoldEntityResolver, GoldRelationshipResolver } from '../gold/promotion/gold.resolver';
+import { AboutResolver } from '../gold/about/about.resolver';
 
 export const resolvers = [
   EventResolver,
@@ -32,6 +33,7 @@ export const resolvers = [
   ErasureResolver,
   GoldEntityResolver,
   GoldRelationshipResolver,
+  AboutResolver,
 ] as const;
 
 /** The one GraphQL schema: the code-first resolvers plus the generated graph exploration API. */
