@@ -179,6 +179,33 @@ describe('about: "what do I know about X?" over Gold', () => {
     expect(await about('Zebediah Quarnstrom')).toBeNull();
   });
 
+  it('ranks an exact alias above a merely similar name (whatever the similarity and confidence), and an exact name first', async () => {
+    const ranked = uniqueNamespace('about-rank');
+    await seedSilver(t, ranked, {
+      entities: [
+        // "initech" is 0.62 trigram-similar to "initech corp": a trigram match, ranked below an exact alias.
+        { key: 'org', name: 'Initech Corp', type: 'organization' },
+        // A person nicknamed "Initech".
+        { key: 'ian', name: 'Ian Tech', type: 'person', aliases: ['Initech'] },
+      ],
+      mentions: [
+        { entity: 'org', conversation: 'c1', confidence: 0.99 },
+        { entity: 'org', conversation: 'c2', confidence: 0.99 },
+        { entity: 'org', conversation: 'c3', confidence: 0.99 },
+        { entity: 'ian', conversation: 'c4', confidence: 0.75 },
+        { entity: 'ian', conversation: 'c5', confidence: 0.75 },
+      ],
+    });
+    await promoteAndWait(ranked);
+    const ask = async (name: string) => (await gqlOk<{ about: About | null }>(t.url, t.adminToken, ABOUT, { ns: ranked, name, asOf: null })).about;
+    expect((await ask('Initech'))?.type).toBe('person');
+    expect((await ask('Initech Corp'))?.type).toBe('organization');
+    expect((await ask('INITECH   corp'))?.type).toBe('organization');
+    expect((await ask('ian  tech'))?.type).toBe('person');
+    // A misspelling falls back to the similar name.
+    expect((await ask('Initech Crop'))?.type).toBe('organization');
+  });
+
   it('keeps namespaces apart: another namespace is FORBIDDEN, a name known only elsewhere is null', async () => {
     const r = await gql(t.url, reader, ABOUT, { ns: other, name: 'Bob', asOf: null });
     expect(r.errors?.[0]?.extensions?.code).toBe('FORBIDDEN');
@@ -229,6 +256,25 @@ describe('about: "what do I know about X?" over Gold', () => {
     } finally {
       await refused.close();
     }
+  });
+
+  it('re-checks the facts of the graph in Postgres: a fact retired there and not yet projected is left out', async () => {
+    const before = await about('Bob');
+    const victim = before?.facts.find((f) => f.statement === 'statement 3 about lower');
+    expect(victim).toBeDefined();
+    // Retired in Postgres with no outbox row: the graph still holds it as current.
+    await db.query(`UPDATE silver.facts SET retired_at = now() WHERE id = $1`, [victim?.id]);
+    const [node] = (await t.app.neo4j.executeQuery(`MATCH (f:Fact {id: $id}) RETURN f.retiredAt IS NULL AS live`, { id: victim?.id })).records;
+    expect(node?.get('live')).toBe(true);
+    const after = await about('Bob');
+    expect(after?.facts.map((f) => f.id)).toEqual(before?.facts.map((f) => f.id).filter((id) => id !== victim?.id));
+  });
+
+  it('does not answer with a retired Gold entity', async () => {
+    const carol = await gqlOk<{ about: About | null }>(t.url, t.adminToken, ABOUT, { ns: other, name: 'Carol', asOf: null });
+    expect(carol.about?.name).toBe('Carol');
+    await db.query(`UPDATE gold.entities SET retired_at = now(), retired_reason = 'test' WHERE id = $1`, [carol.about?.id]);
+    expect((await gqlOk<{ about: About | null }>(t.url, t.adminToken, ABOUT, { ns: other, name: 'Carol', asOf: null })).about).toBeNull();
   });
 
   // Last: stops the background loops so that only the request's own round trips are counted.
