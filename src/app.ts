@@ -32,6 +32,8 @@ import { ProjectionJob, projectorStep } from './graph/projection.job';
 import { ReembedService } from './graph/reembed.service';
 import { PollingLoop } from './common/loop';
 import { GoldService } from './gold/promotion/gold.service';
+import { AboutRepository } from './gold/about/about.repository';
+import { AboutService } from './gold/about/about.service';
 import { PromotionRepository } from './gold/promotion/promotion.repository';
 import { PromotionService } from './gold/promotion/promotion.service';
 import { offlineEntityJudge } from './gold/promotion/resolution-rules';
@@ -238,6 +240,7 @@ export async function startApp(
       erasure: new ErasureService(eventRepository, new ErasureRepository(sql), approvalRepository),
       gold: new GoldService(sql, promotionRepository, jobRepository, { maxPageSize: config.limits.maxPageSize, fallbackType: ontology.fallbackEntityType }),
       overlays: new OverlayService(sql, overlayRepository, factRepository, eventRepository, approvalGate),
+      about: new AboutService(new AboutRepository(sql), driver, facts),
     };
 
     const warn = (m: string) => log.warn(m);

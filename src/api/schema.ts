@@ -16,6 +16,7 @@ import { EventFactsResolver, FactResolver, FactSourceResolver } from '../silver/
 import { PipelineResolver } from '../silver/pipeline.resolver';
 import { GoldEntityResolver, GoldRelationshipResolver } from '../gold/promotion/gold.resolver';
 import { EventContentResolver, FactOverlayResolver, OverlayResolver } from '../gold/overlay/overlay.resolver';
+import { AboutResolver } from '../gold/about/about.resolver';
 
 export const resolvers = [
   EventResolver,
@@ -36,6 +37,7 @@ export const resolvers = [
   ErasureResolver,
   GoldEntityResolver,
   GoldRelationshipResolver,
+  AboutResolver,
 ] as const;
 
 /** The one GraphQL schema: the code-first resolvers plus the generated graph exploration API. */

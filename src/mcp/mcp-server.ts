@@ -4,6 +4,7 @@ import { contextFor, Services } from '../api/context';
 import { listEntitiesTool, listFactsTool, whatChangedTool } from './list.tools';
 import { addMemoryTool, searchMemoryTool } from './memory.tools';
 import { getFactTool, getProvenanceTool } from './read.tools';
+import { aboutTool } from './gold.tools';
 import { McpLimits, McpTool } from './tool-kit';
 
 export const MCP_SERVER_INFO = { name: 'medallion-memory', version: '0.1.0' } as const;
@@ -11,14 +12,11 @@ export const MCP_SERVER_INFO = { name: 'medallion-memory', version: '0.1.0' } as
 const INSTRUCTIONS =
   'Long-term memory for this agent, organised in namespaces. Recall with search_memory before answering from memory; ' +
   'store what the user says with add_memory (idempotent by key); read a fact and its sources with get_fact and get_provenance; ' +
-  'browse with list_facts, list_entities and what_changed. Your token grants capabilities (search, ingest, read, list) per namespace; ' +
-  'a tool called on a namespace outside them is refused with the capability it needs. ' +
-  '"about" (what is known about one entity) comes with the Gold layer and is not offered yet.';
+  'browse with list_facts, list_entities and what_changed; ask what is known about one person, place or thing by name with about. ' +
+  'Your token grants capabilities (search, ingest, read, list) per namespace; ' +
+  'a tool called on a namespace outside them is refused with the capability it needs.';
 
-/**
- * The tools, in the order clients list them. `about` (API.md) needs the Gold layer (issue 12),
- * which does not exist yet: it is left out rather than faked over Silver.
- */
+/** The tools, in the order clients list them. */
 export function mcpTools(limits: McpLimits): McpTool[] {
   return [
     searchMemoryTool,
@@ -28,6 +26,7 @@ export function mcpTools(limits: McpLimits): McpTool[] {
     listFactsTool(limits.maxPageSize),
     listEntitiesTool(limits.maxPageSize),
     whatChangedTool,
+    aboutTool,
   ];
 }
 

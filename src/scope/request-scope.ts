@@ -25,6 +25,8 @@ import { Entity, Fact, FactSourceRow, JudgeDecisionRow, Relationship, Relationsh
 import { SubscriptionService } from './subscription.service';
 import { GoldService } from '../gold/promotion/gold.service';
 import { GoldEntityRow, GoldRelationshipRow } from '../gold/promotion/promotion.repository';
+import { AboutService } from '../gold/about/about.service';
+import { AboutHit, AboutKey } from '../gold/about/about.repository';
 
 /**
  * The request scope every transport shares (GraphQL over HTTP and graphql-ws today, MCP next):
@@ -59,6 +61,8 @@ export interface Services {
   readonly erasure: ErasureService;
   readonly gold: GoldService;
   readonly overlays: OverlayService;
+  /** "What do I know about X?": name resolution over Gold, facts through the graph (docs/gold-about.md). */
+  readonly about: AboutService;
 }
 
 /** Per-request (or per graphql-ws operation) loaders: their caches never outlive one operation. */
@@ -83,6 +87,10 @@ export interface Loaders {
   readonly overlaysByFactId: DataLoader<string, OverlayRecord[]>;
   /** Active redactions of the event's content (Event.content). */
   readonly redactionsByEventId: DataLoader<string, ComposeSpan[]>;
+  /** The best live Gold entity for a (namespace, normalised name): one SQL round trip per batch. */
+  readonly goldEntityByName: DataLoader<AboutKey, AboutHit | null, string>;
+  /** Facts about a Gold entity's members, valid now or at asOf: one Neo4j round trip per batch and asOf. */
+  readonly goldFactsByEntity: DataLoader<{ entityId: string; asOf: Date | null }, Fact[], string>;
 }
 
 /** One operation of one caller, whatever the transport. */
@@ -153,7 +161,7 @@ export function recheckingAuth(
 
 /** The loaders of one operation. Fact loaders read through the FactReader, so their text is what callers may see. */
 export function createLoaders(services: Services): Loaders {
-  const { events, facts, silver, gold } = services;
+  const { events, facts, silver, gold, about } = services;
   return {
     eventById: new DataLoader(async (ids) => byId(ids, await events.byIds(ids))),
     toolEvents: new DataLoader(
@@ -202,6 +210,10 @@ export function createLoaders(services: Services): Loaders {
     redactionsByEventId: new DataLoader(async (ids) => {
       const spans = await services.overlays.redactionsByEventIds(ids);
       return ids.map((id) => spans.filter((s) => s.targetId === id));
+    }),
+    goldEntityByName: new DataLoader((keys) => about.resolve(keys), { cacheKeyFn: (k) => `${k.namespace}\u0000${k.key}` }),
+    goldFactsByEntity: new DataLoader(async (keys) => (await perAsOf((ids, asOf) => about.factsOf(ids, asOf))(keys)).map((rows) => rows.map((r) => r.fact)), {
+      cacheKeyFn: entityAsOfKey,
     }),
   };
 }

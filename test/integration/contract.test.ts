@@ -3,6 +3,7 @@ import path from 'node:path';
 import { spawnSync } from 'node:child_process';
 import { printAppSchema } from '../../src/api/schema';
 import {
+  AboutDocument,
   CreateTokenDocument,
   GetEventDocument,
   GetEventNodeDocument,
@@ -116,6 +117,8 @@ describe('the generated operations against the running service', () => {
     expect(hits[0]?.fact?.id).toBe(rust?.id);
     expect(hits[0]?.channels.length).toBeGreaterThan(0);
     expect(hits[0]?.evidence[0]?.content).toMatch(/Rust/);
+    // Nothing promoted to Gold yet: about knows no one.
+    expect((await agent.request(AboutDocument, { namespace: ns, name: 'Rust' })).about).toBeNull();
 
     expect((await admin.request(RevokeTokenDocument, { id: created.createToken.info.id })).revokeToken).toBe(true);
     await expect(agent.request(ViewerDocument, {})).rejects.toMatchObject({ code: 'UNAUTHENTICATED' });

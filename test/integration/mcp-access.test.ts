@@ -71,6 +71,7 @@ describe('MCP access: bearer tokens per request, capabilities as scopes, namespa
       { tool: 'list_facts', needs: 'list', args: { namespace: mine } },
       { tool: 'list_entities', needs: 'list', args: { namespace: mine } },
       { tool: 'what_changed', needs: 'list', args: { namespace: mine, since: '2026-01-01T00:00:00Z' } },
+      { tool: 'about', needs: 'read', args: { namespace: mine, name: 'Bob' } },
     ];
     const all = ['INGEST', 'SEARCH', 'READ', 'LIST'];
     for (const c of cases) {

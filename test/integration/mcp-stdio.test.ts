@@ -53,7 +53,16 @@ describe('medallion mcp: a stdio MCP server for desktop clients, forwarding to t
     await client.connect(stdioTransport(t.url, token));
     try {
       const { tools } = await client.listTools();
-      expect(tools.map((x) => x.name)).toEqual(['search_memory', 'add_memory', 'get_fact', 'get_provenance', 'list_facts', 'list_entities', 'what_changed']);
+      expect(tools.map((x) => x.name)).toEqual([
+        'search_memory',
+        'add_memory',
+        'get_fact',
+        'get_provenance',
+        'list_facts',
+        'list_entities',
+        'what_changed',
+        'about',
+      ]);
       expect(tools.find((x) => x.name === 'add_memory')?.inputSchema.required).toEqual(['namespace', 'key', 'messages']);
 
       const added = await client.callTool({

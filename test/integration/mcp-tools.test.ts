@@ -74,9 +74,18 @@ describe('MCP tools over Streamable HTTP: the same services, limits and errors a
     await t?.stop();
   });
 
-  it('lists the tools with schemas an LLM can follow, and no "about" before Gold exists', async () => {
+  it('lists the tools with schemas an LLM can follow', async () => {
     const { tools } = await client.listTools();
-    expect(tools.map((x) => x.name)).toEqual(['search_memory', 'add_memory', 'get_fact', 'get_provenance', 'list_facts', 'list_entities', 'what_changed']);
+    expect(tools.map((x) => x.name)).toEqual([
+      'search_memory',
+      'add_memory',
+      'get_fact',
+      'get_provenance',
+      'list_facts',
+      'list_entities',
+      'what_changed',
+      'about',
+    ]);
     const search = tools.find((x) => x.name === 'search_memory');
     expect(search?.description).toMatch(/"search" capability/);
     const props = search?.inputSchema.properties as Record<string, { description?: string; maximum?: number }>;
@@ -252,7 +261,7 @@ describe('MCP tools over Streamable HTTP: the same services, limits and errors a
   it('serves 2025-era clients (initialize handshake, stateless) from the same tools', async () => {
     const legacy = await mcpClient(t.url, token, 'legacy');
     try {
-      expect((await legacy.listTools()).tools).toHaveLength(7);
+      expect((await legacy.listTools()).tools).toHaveLength(8);
       const hits = dataOf<{ hits: Hit[] }>(await legacy.callTool({ name: 'search_memory', arguments: { namespace: ns, query: 'Berlin' } })).hits;
       expect(hits.some((h) => /Berlin/.test(h.fact?.statement ?? h.event?.content ?? ''))).toBe(true);
     } finally {

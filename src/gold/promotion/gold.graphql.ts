@@ -15,6 +15,8 @@ export class GoldEntity {
   @Field(() => Date) promotedAt!: Date;
   @Field(() => Date, { nullable: true, description: 'Set when every member was retired (soft; a returning member revives it).' }) retiredAt!: Date | null;
   memberIds!: string[];
+  /** The asOf the entity was asked about with (about(asOf)): the default of facts(asOf) and relationships(asOf). */
+  asOf?: Date | null;
 
   static from(g: GoldEntityRow): GoldEntity {
     return Object.assign(new GoldEntity(), g);

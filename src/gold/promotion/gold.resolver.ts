@@ -77,26 +77,26 @@ export class GoldEntityResolver {
     return rows.flatMap((e) => (e && !(e instanceof Error) && ctx.services.silver.visible(ctx.auth, e) ? [Entity.from(e)] : []));
   }
 
-  @FieldResolver(() => [Fact], { description: 'Facts about any of its Silver members, current or as of a time.' })
+  @FieldResolver(() => [Fact], {
+    description:
+      'Facts about any of its Silver members: current ones (not superseded, not retired), or those valid at asOf (default: the asOf of about); highest confidence first, then the most recent. Read through the graph (MERGED_FROM, ABOUT) and re-checked in Postgres.',
+  })
   async facts(@Root() g: GoldEntity, @Arg('asOf', () => Date, { nullable: true }) asOf: Date | null, @Ctx() ctx: RequestContext): Promise<Fact[]> {
     readable(ctx, g);
-    const lists = await Promise.all(g.memberIds.map((entityId) => ctx.loaders.factsByEntity.load({ entityId, asOf })));
-    const seen = new Set<string>();
-    const facts = lists.flat().filter((f) => !seen.has(f.id) && seen.add(f.id) && f.namespace === g.namespace);
-    return facts
-      .sort((a, b) => b.validFrom.getTime() - a.validFrom.getTime() || a.id.localeCompare(b.id))
-      .slice(0, NESTED_LIST_MAX)
-      .map(Fact.from);
+    const facts = await ctx.loaders.goldFactsByEntity.load({ entityId: g.id, asOf: asOf ?? g.asOf ?? null });
+    return facts.filter((f) => f.namespace === g.namespace).map(Fact.from);
   }
 
-  @FieldResolver(() => [GoldRelationship], { description: 'Gold relationships from or to it, valid now or at asOf.' })
+  @FieldResolver(() => [GoldRelationship], { description: 'Gold relationships from or to it, valid now or at asOf (default: the asOf of about).' })
   async relationships(
     @Root() g: GoldEntity,
     @Arg('asOf', () => Date, { nullable: true }) asOf: Date | null,
     @Ctx() ctx: RequestContext,
   ): Promise<GoldRelationship[]> {
     readable(ctx, g);
-    return (await ctx.loaders.goldRelationshipsByEntity.load({ entityId: g.id, asOf })).filter((r) => r.namespace === g.namespace).map(GoldRelationship.from);
+    return (await ctx.loaders.goldRelationshipsByEntity.load({ entityId: g.id, asOf: asOf ?? g.asOf ?? null }))
+      .filter((r) => r.namespace === g.namespace)
+      .map(GoldRelationship.from);
   }
 }
 

@@ -83,7 +83,7 @@ export interface GoldRelationshipWrite {
   retired: boolean;
 }
 
-const GOLD_ENTITY_COLUMNS = `g.id::text AS id, g.namespace, g.type, g.name, g.name_key, g.aliases, g.confidence::float8 AS confidence, g.source_count,
+export const GOLD_ENTITY_COLUMNS = `g.id::text AS id, g.namespace, g.type, g.name, g.name_key, g.aliases, g.confidence::float8 AS confidence, g.source_count,
   g.version, g.promoted_at, g.updated_at, g.retired_at,
   ARRAY(SELECT m.silver_entity_id::text FROM gold.entity_members m JOIN silver.entities s ON s.id = m.silver_entity_id
          WHERE m.gold_entity_id = g.id AND m.removed_at IS NULL AND s.retired_at IS NULL ORDER BY 1) AS member_ids`;

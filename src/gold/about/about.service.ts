@@ -1,0 +1,87 @@
+import neo4j, { Driver, ManagedTransaction } from 'neo4j-driver';
+import { AuthContext } from '../../access/auth-context';
+import { Capability } from '../../access/capability';
+import { NESTED_LIST_MAX } from '../../api/cost';
+import { goldFactIds } from '../../graph/cypher/gold-facts';
+import { nameKey } from '../../silver/candidate.repository';
+import { FactReader } from '../../silver/fact-reader';
+import { Fact } from '../../silver/silver.types';
+import { isVisible } from '../../silver/visibility';
+import { GoldException, GoldExceptionCode } from '../gold.exception';
+import { AboutHit, AboutKey, AboutRepository } from './about.repository';
+
+export interface AboutOptions {
+  /** The trigram fallback: a name only similar to a Gold name or member name matches from this similarity on. */
+  trigramThreshold: number;
+}
+
+export const DEFAULT_ABOUT_OPTIONS: AboutOptions = Object.freeze({ trigramThreshold: 0.5 });
+
+/** Longest name `about` accepts (a name, not a question). */
+export const ABOUT_NAME_MAX = 200;
+
+/**
+ * "What do I know about X?" (docs/gold-about.md): finds the Gold entity a name stands for
+ * (capability "read" on the namespace: it is a keyed lookup that returns what goldEntity(id)
+ * returns) and reads the facts about its merged Silver entities through the graph. Batch reads for
+ * the loaders check no grants; the resolver and the fields do.
+ */
+export class AboutService {
+  constructor(
+    private readonly repo: AboutRepository,
+    private readonly driver: Driver,
+    private readonly facts: FactReader,
+    private readonly opts: AboutOptions = DEFAULT_ABOUT_OPTIONS,
+  ) {}
+
+  /** Checks the caller may ask about names in `namespace` (FORBIDDEN otherwise) and gives the lookup key. */
+  lookup(auth: AuthContext, namespace: string, name: string): AboutKey {
+    auth.require(Capability.READ, namespace);
+    const trimmed = name.trim();
+    if (trimmed.length === 0 || trimmed.length > ABOUT_NAME_MAX)
+      throw new GoldException(GoldExceptionCode.INVALID_ARGUMENT, `name must be 1 to ${ABOUT_NAME_MAX} characters: the name of a person, place or thing`);
+    const key = nameKey(trimmed);
+    if (key.length === 0) throw new GoldException(GoldExceptionCode.INVALID_ARGUMENT, `name "${trimmed}" has no letters or digits to look up`);
+    return { namespace, key };
+  }
+
+  /** The best Gold entity for each key, in key order (one SQL round trip). */
+  resolve(keys: readonly AboutKey[]): Promise<Array<AboutHit | null>> {
+    return this.repo.resolve(keys, this.opts.trigramThreshold);
+  }
+
+  /**
+   * The facts about each Gold entity's live members, valid at `asOf` (current when null), best
+   * first: one Neo4j statement for all the entities, then one Postgres read through the
+   * FactReader (so overlays and text views apply), re-checked there by the same visibility rule.
+   */
+  async factsOf(goldIds: readonly string[], asOf: Date | null): Promise<Array<{ entityId: string; fact: Fact }>> {
+    const ids = [...new Set(goldIds)];
+    if (ids.length === 0) return [];
+    const lists = await this.read((tx) => goldFactIds(tx, ids, asOf, NESTED_LIST_MAX));
+    const rows = await this.facts.byIds([...new Set(lists.flatMap((l) => l.factIds))]);
+    const byId = new Map(rows.filter((f) => isVisible(f, { asOf, includeRetired: false })).map((f) => [f.id, f]));
+    return lists.flatMap((l) =>
+      l.factIds
+        .flatMap((id) => byId.get(id) ?? [])
+        .sort(byConfidenceThenRecency)
+        .map((fact) => ({ entityId: l.goldId, fact })),
+    );
+  }
+
+  private async read<T>(work: (tx: ManagedTransaction) => Promise<T>): Promise<T> {
+    const session = this.driver.session({ defaultAccessMode: neo4j.session.READ });
+    try {
+      return await session.executeRead(work);
+    } finally {
+      await session.close();
+    }
+  }
+}
+
+/** Highest confidence first, then the most recent (validFrom, then recordedAt), then id. */
+export function byConfidenceThenRecency(a: Fact, b: Fact): number {
+  return (
+    b.confidence - a.confidence || b.validFrom.getTime() - a.validFrom.getTime() || b.recordedAt.getTime() - a.recordedAt.getTime() || a.id.localeCompare(b.id)
+  );
+}
