@@ -308,8 +308,9 @@ describe('about: "what do I know about X?" over Gold', () => {
       expect(one.statements).toBe(1);
       expect(several.tx).toBe(one.tx);
       expect(several.statements).toBe(one.statements);
-      // The token, the name lookup, the members, the Gold relationships, the facts, their sources, their events.
-      expect(one.sql).toBe(7);
+      // The token, the name lookup, the members, the Gold relationships, the facts, their overlays
+      // (the FactReader composes statements), their sources, their events, and the events' redactions.
+      expect(one.sql).toBe(9);
       expect(several.sql).toBe(one.sql);
     } finally {
       restore();
