@@ -308,8 +308,8 @@ describe('about: "what do I know about X?" over Gold', () => {
       expect(one.statements).toBe(1);
       expect(several.tx).toBe(one.tx);
       expect(several.statements).toBe(one.statements);
-      // The token, the name lookup, the members, the Gold relationships, the facts, their overlays
-      // (the FactReader composes statements), their sources, their events, and the events' redactions.
+      // The token, the name lookup, the members, the Gold relationships, the facts and their
+      // overlays, their sources and the redactions on their quotes (the FactReader applies both), their events.
       expect(one.sql).toBe(9);
       expect(several.sql).toBe(one.sql);
     } finally {
