@@ -252,7 +252,7 @@ export async function startApp(
     let jobs: PollingLoop | undefined;
     if (opts.worker) {
       const models = loadModels(config, await embedder(), (m) => log.info(m));
-      const deriveService = new DeriveService(models, new CandidateRepository(ds), { ...config.derive, ontology: loadOntology(config.models.ontologyFile) });
+      const deriveService = new DeriveService(models, new CandidateRepository(ds), { ...config.derive, ontology });
       const deriveJob = new DeriveJob(ds, eventRepository, deriveService, config.derive, warn);
       derive = new PollingLoop(
         deriveStep(

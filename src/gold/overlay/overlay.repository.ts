@@ -1,6 +1,6 @@
 import { col, Sql, SqlRow } from '../../infra/postgres/sql';
 import { ComposeSpan } from './compose';
-import { OverlayKindName, OverlayRecord, OverlayStatus, QuoteSelector } from './overlay.types';
+import { OverlayKindName, OverlayRecord, OverlayStatus } from './overlay.types';
 
 const COLUMNS = `id, version, namespace, fact_id, event_id, kind, exact, prefix, suffix, span_start, span_end, text_hash, body, reason,
   author, author_id, changed_by, status, anchor_confidence, needs_review, created_at, version_at`;
@@ -32,25 +32,8 @@ const toRecord = (r: SqlRow): OverlayRecord => ({
   versionAt: col.date(r, 'version_at'),
 });
 
-/** One new version of an overlay (version 1 creates it). */
-export interface OverlayVersion {
-  readonly id: string;
-  readonly namespace: string;
-  readonly factId: string | null;
-  readonly eventId: string | null;
-  readonly kind: OverlayKindName;
-  readonly selector: QuoteSelector;
-  readonly textHash: string;
-  readonly body: string | null;
-  readonly reason: string | null;
-  readonly author: string;
-  readonly authorId: string;
-  readonly changedBy: string;
-  readonly status: OverlayStatus;
-  readonly anchorConfidence: number | null;
-  readonly needsReview: boolean;
-  readonly jobId?: string | null;
-}
+/** One new version of an overlay (version 1 creates it): the record without what the table numbers and stamps. */
+export type OverlayVersion = Omit<OverlayRecord, 'version' | 'createdAt' | 'versionAt'> & { readonly jobId?: string | null };
 
 /** An applicable overlay span on one text (a fact's statement or an event's content). */
 export interface TextSpan extends ComposeSpan {

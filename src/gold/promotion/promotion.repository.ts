@@ -58,30 +58,17 @@ export interface PromotionLogEntry {
   promptVersion: string | null;
 }
 
-export interface GoldEntityWrite {
-  id: string;
-  type: string;
-  name: string;
-  nameKey: string;
-  aliases: string[];
-  confidence: number;
-  sourceCount: number;
+/** What a promotion writes for a Gold entity: the stored row's content, without what the database keeps (namespace, version, times). */
+export type GoldEntityWrite = Pick<GoldEntityRow, 'id' | 'type' | 'name' | 'nameKey' | 'aliases' | 'confidence' | 'sourceCount'> & {
   retired: boolean;
   retiredReason: string | null;
-}
+};
 
-export interface GoldRelationshipWrite {
-  id: string;
-  type: string;
-  sourceGoldId: string;
-  targetGoldId: string;
-  confidence: number;
-  validFrom: Date;
-  validTo: Date | null;
-  sourceCount: number;
-  silverIds: string[];
-  retired: boolean;
-}
+/** What a promotion writes for a Gold relationship (see GoldEntityWrite). */
+export type GoldRelationshipWrite = Pick<
+  GoldRelationshipRow,
+  'id' | 'type' | 'sourceGoldId' | 'targetGoldId' | 'confidence' | 'validFrom' | 'validTo' | 'sourceCount' | 'silverIds'
+> & { retired: boolean };
 
 export const GOLD_ENTITY_COLUMNS = `g.id::text AS id, g.namespace, g.type, g.name, g.name_key, g.aliases, g.confidence::float8 AS confidence, g.source_count,
   g.version, g.promoted_at, g.updated_at, g.retired_at,
