@@ -63,6 +63,7 @@ import { parsePayload } from './jobs/job-kinds';
 import { jobHandlers } from './jobs/job-registry';
 import { JobWorker } from './jobs/job-worker';
 import { ScheduleRepository } from './jobs/schedule.repository';
+import { scheduleKeeper } from './jobs/schedule-keeper';
 import { openDatabase } from './infra/postgres/database';
 import { PgListener } from './infra/pubsub/pg-listener';
 import { AppPubSub, CHANNELS, createAppPubSub, EventsIngestedNotification, FactsChangedNotification } from './infra/pubsub/topics';
@@ -281,14 +282,22 @@ export async function startApp(
         reanchorOverlays: async (namespace, jobId) => describeReport(await reanchor.reanchorNamespace(namespace, jobId)),
       });
       const worker = new JobWorker(jobRepository, new ScheduleRepository(sql), handlers, { workerId: config.derive.workerId, parse: parsePayload, log: warn });
-      jobs = new PollingLoop(() => worker.step(), config.derive.pollMs, warn);
-      if (config.gold.promoteEverySeconds > 0) {
-        // Promotion every GOLD_PROMOTE_EVERY_SECONDS for each namespace with Silver entities (docs/gold.md).
+      // Promotion every GOLD_PROMOTE_EVERY_SECONDS for each namespace with Silver entities
+      // (docs/gold.md): checked at start and then once a minute, so a namespace that gets its
+      // first entities while the worker runs is scheduled too.
+      const keepSchedules = scheduleKeeper(config.gold.promoteEverySeconds, async () => {
         const schedules = new ScheduleRepository(sql);
-        for (const namespace of await promotionRepository.namespacesWithEntities()) {
-          await schedules.upsert({ kind: 'promote', namespace, params: {}, everySeconds: config.gold.promoteEverySeconds });
-        }
-      }
+        await schedules.ensure('promote', await promotionRepository.namespacesWithEntities(), {}, config.gold.promoteEverySeconds);
+      });
+      await keepSchedules();
+      jobs = new PollingLoop(
+        async () => {
+          await keepSchedules().catch((err: unknown) => warn(`promotion schedules: ${err instanceof Error ? err.message : String(err)}`));
+          return worker.step();
+        },
+        config.derive.pollMs,
+        warn,
+      );
       const reembedJob = await services.reembed.enqueueIfModelChanged();
       if (reembedJob) log.info({ job: reembedJob }, 'the embedding model changed: re-embedding facts and events (jobProgress shows progress)');
     }

@@ -56,6 +56,23 @@ export class ScheduleRepository<P = JobPayloads> {
     );
   }
 
+  /**
+   * Makes sure each namespace has a schedule of `kind`: creates the missing ones (first run now)
+   * and moves an existing one to the new interval, but never re-enables one someone disabled nor
+   * touches its params or next run. One statement; returns how many rows it created or changed.
+   */
+  async ensure(kind: keyof P & string, namespaces: readonly string[], params: unknown, everySeconds: number): Promise<number> {
+    if (namespaces.length === 0) return 0;
+    return this.sql.execute(
+      `INSERT INTO ops.schedules AS s (kind, namespace, params, run_every, next_run_at)
+       SELECT $1, n, $3, make_interval(secs => $4), now() FROM unnest($2::text[]) AS n
+       ON CONFLICT (kind, (coalesce(namespace, ''))) DO UPDATE
+         SET run_every = EXCLUDED.run_every, updated_at = now()
+         WHERE s.run_every IS DISTINCT FROM EXCLUDED.run_every`,
+      [kind, namespaces, JSON.stringify(params), everySeconds],
+    );
+  }
+
   /** Stops a schedule firing (rows are never deleted: the runtime role has no DELETE). */
   async disable(kind: keyof P & string, namespace: string | null): Promise<boolean> {
     const n = await this.sql.execute(

@@ -290,4 +290,20 @@ describe('job kernel', () => {
     expect(await schedules.disable('count', 'sched')).toBe(true);
     expect(await schedules.fireDue(['count'])).toEqual([]);
   });
+  it('ensures one schedule per namespace without re-enabling a disabled one or resetting its next run', async () => {
+    expect(await schedules.ensure('count', ['ens-a', 'ens-b'], { label: 'e' }, 900)).toBe(2);
+    expect(await schedules.ensure('count', ['ens-a', 'ens-b'], { label: 'e' }, 900)).toBe(0); // nothing to do
+    const before = (await schedules.list()).find((x) => x.namespace === 'ens-a');
+    expect(await schedules.disable('count', 'ens-a')).toBe(true);
+    // A new namespace appears and the interval changes: one row created, two moved to the new interval.
+    expect(await schedules.ensure('count', ['ens-a', 'ens-b', 'ens-c'], { label: 'e' }, 600)).toBe(3);
+    const after = await schedules.list();
+    expect(after.map((x) => [x.namespace, x.everySeconds, x.enabled])).toEqual([
+      ['ens-a', 600, false],
+      ['ens-b', 600, true],
+      ['ens-c', 600, true],
+    ]);
+    expect(after[0]?.nextRunAt.getTime()).toBe(before?.nextRunAt.getTime());
+    expect(await schedules.ensure('count', [], {}, 600)).toBe(0);
+  });
 });
