@@ -57,7 +57,8 @@ describe('destroyEvent: the approved erasure of one Bronze event', () => {
     eventually(async () => (await gqlOk<{ job: { status: string } }>(t.url, admin, JOB, { id })).job.status === 'succeeded', `job ${id}`, 60_000);
 
   beforeAll(async () => {
-    t = await startTestApp({ OFFLINE_EMBEDDER: 'hashing', DERIVE_MAX_WAIT_MS: '0', DERIVE_POLL_MS: '50' });
+    // GOLD_MIN_SOURCES 1: one event is enough to promote, so the erased word reaches Gold before the erasure.
+    t = await startTestApp({ OFFLINE_EMBEDDER: 'hashing', DERIVE_MAX_WAIT_MS: '0', DERIVE_POLL_MS: '50', GOLD_MIN_SOURCES: '1' });
     admin = (await createToken(t, [{ namespacePattern: ns, capabilities: ['ADMIN'] }], 'erasing-admin')).token;
     approver = (await createToken(t, [{ namespacePattern: ns, capabilities: ['APPROVE'] }], 'dpo')).token;
     owner = new Client({ connectionString: t.databaseUrl });
@@ -108,6 +109,23 @@ describe('destroyEvent: the approved erasure of one Bronze event', () => {
     const found = hits.flatMap((h) => [h.event?.id, ...h.evidence.map((e) => e.id)]);
     expect(found).toContain(erased);
     expect(hits.flatMap((h) => h.channels)).toEqual(expect.arrayContaining(['event_keyword', 'event_vector']));
+  });
+
+  let goldZ: string;
+  it('before: overlays and Gold hold copies of the word', async () => {
+    const add = `mutation($input: OverlayInput!) { addOverlay(input: $input) { id } }`;
+    await gqlOk(t.url, admin, add, { input: { factId: zFact, kind: 'ANNOTATION', exact: WORD, body: `${WORD} is the employer`, reason: `about ${WORD}` } });
+    await gqlOk(t.url, admin, add, { input: { eventId: erased, kind: 'REDACTION', exact: WORD, reason: 'employer is private' } });
+    const job = await gqlOk<{ promote: { id: string } }>(t.url, admin, `mutation($ns: String!) { promote(namespace: $ns, reason: "before erasure") { id } }`, {
+      ns,
+    });
+    await waitJob(job.promote.id);
+    await settled();
+    const gold = (await owner.query(`SELECT id::text AS id FROM gold.entities WHERE namespace = $1 AND name ILIKE $2`, [ns, `%${WORD}%`])).rows;
+    expect(gold).toHaveLength(1);
+    goldZ = gold[0].id;
+    expect(await neo(`MATCH (g:GoldEntity {id: $id}) RETURN g.name AS name`, { id: goldZ })).toEqual([{ name: expect.stringContaining(WORD) }]);
+    expect((await owner.query(`SELECT count(*)::int AS n FROM gold.overlays WHERE namespace = $1 AND exact ILIKE $2`, [ns, `%${WORD}%`])).rows[0].n).toBe(2);
   });
 
   it('erases content and payload, leaves a tombstone, retires and scrubs the facts resting only on it, keeps the others without it', async () => {
@@ -203,6 +221,38 @@ describe('destroyEvent: the approved erasure of one Bronze event', () => {
     const hits = await search(WORD);
     expect(hits.filter((h) => h.fact?.id === zFact || h.event?.id === erased || h.evidence.some((e) => e.id === erased))).toEqual([]);
     expect(JSON.stringify(hits).toLowerCase()).not.toContain(WORD.toLowerCase());
+    expect((await gqlOk<{ graphConsistency: { ok: boolean } }>(t.url, admin, CONSISTENCY, { ns })).graphConsistency).toMatchObject({ ok: true });
+  });
+
+  it('reaches Gold: overlays, Gold entities, the promotion log and the Gold graph keep no copy of the word', async () => {
+    await settled();
+    const left = (
+      await owner.query(
+        `SELECT (SELECT count(*)::int FROM gold.overlays WHERE concat_ws(' ', exact, prefix, suffix, body, reason) ILIKE $1) AS overlays,
+                (SELECT count(*)::int FROM gold.overlays WHERE namespace = $2) AS overlay_rows,
+                (SELECT count(*)::int FROM gold.entities WHERE name ILIKE $1 OR array_to_string(aliases, ' ') ILIKE $1) AS entities,
+                (SELECT count(*)::int FROM gold.promotion_log WHERE reason ILIKE $1) AS log`,
+        [`%${WORD}%`, ns],
+      )
+    ).rows[0];
+    expect(left).toEqual({ overlays: 0, overlay_rows: 2, entities: 0, log: 0 });
+    const g = (await owner.query(`SELECT name, retired_at, retired_reason, version FROM gold.entities WHERE id = $1`, [goldZ])).rows[0];
+    expect(g).toMatchObject({ name: '[erased]', retired_reason: 'erased' });
+    expect(g.retired_at).not.toBeNull();
+    expect(
+      await neo(`MATCH (g:GoldEntity) WHERE g.namespace = $ns AND (g.name CONTAINS $w OR any(a IN g.aliases WHERE a CONTAINS $w)) RETURN g.id AS id`, {
+        ns,
+        w: WORD,
+      }),
+    ).toEqual([]);
+    expect(await neo(`MATCH (g:GoldEntity {id: $id}) RETURN g.name AS name, g.version AS version`, { id: goldZ })).toEqual([
+      { name: '[erased]', version: expect.anything() },
+    ]);
+    // Outside an erasure the overlays stay append-only, for the owner too, with the flag set by hand.
+    await owner.query(`SELECT set_config('medallion.erasing_event', '${erased}', false)`);
+    const tamper = `UPDATE gold.overlays SET exact = '[erased]', prefix = '', suffix = '', body = NULL, reason = NULL, span_end = span_start + 8 WHERE namespace = '${ns}'`;
+    expect(await failure(owner, tamper)).toBe('23001');
+    await owner.query(`SELECT set_config('medallion.erasing_event', '', false)`);
     expect((await gqlOk<{ graphConsistency: { ok: boolean } }>(t.url, admin, CONSISTENCY, { ns })).graphConsistency).toMatchObject({ ok: true });
   });
 
