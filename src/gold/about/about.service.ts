@@ -66,9 +66,7 @@ export class AboutService {
     const factIds = [...new Set(lists.flatMap((l) => l.factIds))];
     const [rows, superseded] = await Promise.all([this.facts.byIds(factIds), this.claims?.supersededAmong(factIds) ?? []]);
     const atGold = new Map(superseded.map((s) => [s.factId, s]));
-    const byId = new Map(
-      rows.filter((f) => isVisible(f, { asOf, includeRetired: false }) && !hiddenAtGold(atGold.get(f.id), asOf)).map((f) => [f.id, f]),
-    );
+    const byId = new Map(rows.filter((f) => isVisible(f, { asOf, includeRetired: false }) && !hiddenAtGold(atGold.get(f.id), asOf)).map((f) => [f.id, f]));
     return lists.flatMap((l) =>
       l.factIds
         .flatMap((id) => byId.get(id) ?? [])

@@ -168,8 +168,7 @@ export function decideConflict(c: Conflict, settings: ConflictSettings = DEFAULT
     const neg = sideOf(c.facts.filter((f) => f.isNegation));
     const pos = sideOf(c.facts.filter((f) => !f.isNegation));
     const scores = { negationFrom: neg.latest.getTime(), positiveFrom: pos.latest.getTime(), minConfidence: weakest.confidence };
-    if (weakest.confidence < settings.reviewConfidence)
-      return { outcome: 'review', rule: 'negation', reason: lowConfidence(weakest, settings), scores };
+    if (weakest.confidence < settings.reviewConfidence) return { outcome: 'review', rule: 'negation', reason: lowConfidence(weakest, settings), scores };
     if (neg.latest.getTime() >= pos.latest.getTime())
       return supersede('negation', neg, [pos], `negation: ${ids(neg).join(', ')} (from ${day(neg.latest)}) negates ${ids(pos).join(', ')}`, scores);
     return {

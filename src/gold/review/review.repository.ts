@@ -192,7 +192,12 @@ export class ReviewRepository {
   }
 
   /** A page of the namespace's queue, oldest first, after (created_at, id). */
-  page(namespace: string, status: ReviewStatus | null, limit: number, after: { micros: string; id: string } | null): Promise<Array<ReviewItemRow & { micros: string }>> {
+  page(
+    namespace: string,
+    status: ReviewStatus | null,
+    limit: number,
+    after: { micros: string; id: string } | null,
+  ): Promise<Array<ReviewItemRow & { micros: string }>> {
     return this.sql.rows(
       `SELECT ${ITEM_COLUMNS} FROM gold.review_items r
         WHERE r.namespace = $1 AND ($2::text IS NULL OR r.status = $2)
@@ -214,7 +219,14 @@ export class ReviewRepository {
   }
 
   /** Closes a PENDING item; null when it was not PENDING any more (decided meanwhile). */
-  close(tx: Sql, id: string, status: Exclude<ReviewStatus, 'PENDING'>, decision: string, note: string | null, decidedBy: string): Promise<ReviewItemRow | null> {
+  close(
+    tx: Sql,
+    id: string,
+    status: Exclude<ReviewStatus, 'PENDING'>,
+    decision: string,
+    note: string | null,
+    decidedBy: string,
+  ): Promise<ReviewItemRow | null> {
     return tx.maybeOne(
       `UPDATE gold.review_items r SET status = $2, decision = $3, note = $4, decided_by = $5, decided_at = now()
         WHERE r.id = $1 AND r.status = 'PENDING' RETURNING ${ITEM_COLUMNS}`,

@@ -14,7 +14,8 @@ const readable = (ctx: RequestContext, item: ReviewItem): boolean => !!ctx.servi
 @UseMiddleware(StorableTextArgs)
 export class ReviewResolver {
   @Query(() => ReviewItemConnection, {
-    description: 'The review queue of a namespace, oldest first (needs "review"; "admin" implies it). status: PENDING, RESOLVED or DISMISSED; all when omitted.',
+    description:
+      'The review queue of a namespace, oldest first (needs "review"; "admin" implies it). status: PENDING, RESOLVED or DISMISSED; all when omitted.',
   })
   async reviewQueue(
     @Arg('namespace', () => String) namespace: string,
@@ -23,7 +24,8 @@ export class ReviewResolver {
     @Arg('after', () => String, { nullable: true }) after: string | null,
     @Ctx() ctx: RequestContext,
   ): Promise<ReviewItemConnection> {
-    const page = await ctx.services.review.queue(ctx.auth, namespace, status, first, after);
+    // An omitted nullable argument arrives as undefined.
+    const page = await ctx.services.review.queue(ctx.auth, namespace, status ?? null, first ?? null, after ?? null);
     return Object.assign(new ReviewItemConnection(), {
       edges: page.edges.map((e) => Object.assign(new ReviewItemEdge(), { cursor: e.cursor, node: ReviewItem.from(e.node) })),
       pageInfo: Object.assign(new ConnectionPageInfo(), { hasNextPage: page.hasNextPage, endCursor: page.endCursor }),
@@ -40,7 +42,7 @@ export class ReviewResolver {
     @Arg('note', () => String, { nullable: true }) note: string | null,
     @Ctx() ctx: RequestContext,
   ): Promise<ReviewItem> {
-    const row = await ctx.services.review.resolve(ctx.auth, requireUuid(id, 'id'), decision, note);
+    const row = await ctx.services.review.resolve(ctx.auth, requireUuid(id, 'id'), decision, note ?? null);
     ctx.loaders.goldFactsByEntity.clearAll();
     return ReviewItem.from(row);
   }

@@ -32,7 +32,7 @@ export class ReviewService {
 
   async queue(auth: AuthContext, namespace: string, status: string | null, first: number | null, after: string | null): Promise<ReviewPage> {
     auth.require(Capability.REVIEW, namespace);
-    const wanted = status === null ? null : (status.trim().toUpperCase() as ReviewStatus);
+    const wanted = status == null ? null : (status.trim().toUpperCase() as ReviewStatus);
     if (wanted !== null && !REVIEW_STATUSES.includes(wanted))
       throw new GoldException(GoldExceptionCode.INVALID_ARGUMENT, `status must be one of ${REVIEW_STATUSES.join(', ')} (or omitted for all)`);
     const size = first ?? 50;
@@ -57,7 +57,8 @@ export class ReviewService {
     const parsed = parseReviewDecision(decision, item.factIds);
     if ('error' in parsed) throw new GoldException(GoldExceptionCode.INVALID_ARGUMENT, parsed.error);
     const text = note?.trim() || null;
-    if (text && text.length > REVIEW_NOTE_MAX) throw new GoldException(GoldExceptionCode.INVALID_ARGUMENT, `note must be at most ${REVIEW_NOTE_MAX} characters`);
+    if (text && text.length > REVIEW_NOTE_MAX)
+      throw new GoldException(GoldExceptionCode.INVALID_ARGUMENT, `note must be at most ${REVIEW_NOTE_MAX} characters`);
     if (item.status !== 'PENDING') throw alreadyDecided(item);
     const canonical = parsed.kind === 'KEEP' ? `KEEP:${parsed.factId}` : parsed.kind;
     const supersededFrom = parsed.kind === 'KEEP' ? await this.repo.validFromOf(parsed.factId) : null;
