@@ -8,7 +8,7 @@ import { FactReader } from '../../silver/fact-reader';
 import { Fact } from '../../silver/silver.types';
 import { isVisible } from '../../silver/visibility';
 import { GoldException, GoldExceptionCode } from '../gold.exception';
-import { GoldClaimReader, hiddenAtGold } from '../review/conflict-rules';
+import { GoldClaimReader, withoutSupersededAtGold } from '../review/gold-claims';
 import { AboutHit, AboutKey, AboutRepository } from './about.repository';
 
 export interface AboutOptions {
@@ -63,10 +63,9 @@ export class AboutService {
     const ids = [...new Set(goldIds)];
     if (ids.length === 0) return [];
     const lists = await this.read((tx) => goldFactIds(tx, ids, asOf, NESTED_LIST_MAX));
-    const factIds = [...new Set(lists.flatMap((l) => l.factIds))];
-    const [rows, superseded] = await Promise.all([this.facts.byIds(factIds), this.claims?.supersededAmong(factIds) ?? []]);
-    const atGold = new Map(superseded.map((s) => [s.factId, s]));
-    const byId = new Map(rows.filter((f) => isVisible(f, { asOf, includeRetired: false }) && !hiddenAtGold(atGold.get(f.id), asOf)).map((f) => [f.id, f]));
+    const rows = await this.facts.byIds([...new Set(lists.flatMap((l) => l.factIds))]);
+    const visible = rows.filter((f) => isVisible(f, { asOf, includeRetired: false }));
+    const byId = new Map((this.claims ? await withoutSupersededAtGold(this.claims, visible, asOf) : visible).map((f) => [f.id, f]));
     return lists.flatMap((l) =>
       l.factIds
         .flatMap((id) => byId.get(id) ?? [])

@@ -246,8 +246,3 @@ export function parseReviewDecision(text: string, factIds: readonly string[]): R
   if (!factIds.includes(id)) return { error: `KEEP names a fact that is not in this item: use ${forms}` };
   return { kind: 'KEEP', factId: id };
 }
-
-/** What Gold reads of facts ask before answering (ReviewService implements it; docs/gold-review.md). */
-export interface GoldClaimReader {
-  supersededAmong(factIds: readonly string[]): Promise<GoldSupersession[]>;
-}

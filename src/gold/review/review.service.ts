@@ -6,6 +6,7 @@ import { isUuid } from '../../common/ids';
 import { Sql } from '../../infra/postgres/sql';
 import { GoldException, GoldExceptionCode } from '../gold.exception';
 import { GoldSupersession, parseReviewDecision } from './conflict-rules';
+import { GoldClaimReader } from './gold-claims';
 import { REVIEW_STATUSES, ReviewItemRow, ReviewRepository, ReviewStatus } from './review.repository';
 
 export interface ReviewPage {
@@ -23,7 +24,7 @@ export const REVIEW_NOTE_MAX = 2000;
  * namespace the caller may neither read nor review is NOT_FOUND. Batch reads for loaders and Gold
  * reads (`supersededAmong`) check no grants: their callers do.
  */
-export class ReviewService {
+export class ReviewService implements GoldClaimReader {
   constructor(
     private readonly sql: Sql,
     private readonly repo: ReviewRepository,
@@ -95,8 +96,8 @@ export class ReviewService {
 
   /**
    * The facts among `factIds` superseded at Gold (by a promotion rule or a reviewer), through
-   * Silver lineage; one SQL statement. Pair with `hiddenAtGold(s, asOf)` (conflict-rules.ts):
-   * every Gold read of facts (GoldEntity.facts, about, preferences, relatedContext) drops those.
+   * Silver lineage; one SQL statement. Every Gold read of facts (GoldEntity.facts, about,
+   * preferences, relatedContext) drops those: `withoutSupersededAtGold` (gold-claims.ts).
    */
   supersededAmong(factIds: readonly string[]): Promise<GoldSupersession[]> {
     return this.repo.supersededAmong(factIds);
