@@ -384,6 +384,22 @@ describe('Gold conflict rules at promotion and the review queue', () => {
     expect((await queue(reviewer.token, ns)).map((i) => i.status)).toEqual(before.statuses.split(','));
   }, 240_000);
 
+  it('a fact superseded at Gold takes part in no new conflict: more evidence for the kept fact does not re-open the question', async () => {
+    const before = await counts(ns);
+    const bob = (await db.query(`SELECT id::text AS id FROM silver.entities WHERE namespace = $1 AND name = 'Bob' AND retired_at IS NULL`, [ns])).rows[0].id;
+    const run = (await db.query(`SELECT derivation_run_id::text AS id FROM silver.entities WHERE id = $1`, [bob])).rows[0].id;
+    const again = randomUUID();
+    await db.query(
+      `INSERT INTO silver.facts (id, namespace, statement, fact_type, subject_entity_id, predicate, object_value, confidence, importance, valid_from, extraction_model, derivation_run_id)
+       VALUES ($1, $2, 'Bob works at Initech (again)', 'attribute', $3, 'works_at', 'Initech', 0.9, 0.5, '2026-04-01T00:00:00Z', 'seed', $4)`,
+      [again, ns, bob, run],
+    );
+    await db.query(`INSERT INTO silver.fact_sources (fact_id, event_id, span_start, span_end, quote) VALUES ($1, $2, 0, 2, 'ok')`, [again, seeded.eventIds[1]]);
+    // Without the filter this would be {Initech, Initech again, Globex}: a new key, and Globex (0.55) would be queued again.
+    expect(await promote(ns)).toMatch(/conflicts 0 decided, 0 queued for review/);
+    expect(await counts(ns)).toEqual(before);
+  });
+
   // Last: stops the background loops so that only the request's own statements are counted.
   it('reads a page of the queue with its facts and subjects in the same number of SQL statements for one item or several', async () => {
     await t.app.loops.derive?.stop();

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { Sql } from '../../infra/postgres/sql';
-import { ConflictSettings, decideConflict, findConflicts } from './conflict-rules';
+import { ConflictSettings, decideConflict, findConflicts, hiddenAtGold } from './conflict-rules';
 import { ClaimDecisionWrite, ReviewItemWrite, ReviewRepository } from './review.repository';
 
 export interface ConflictPassResult {
@@ -19,8 +19,8 @@ export interface ConflictPassHooks {
 
 /**
  * The conflict pass of a promotion run (docs/gold-review.md), after the entities are written:
- * reads the current Silver facts of each Gold entity's members, finds conflicts
- * (conflict-rules.ts), skips those decided or queued before (by key: the lineage roots of their
+ * reads the current Silver facts of each Gold entity's members less those superseded at Gold
+ * already, finds conflicts (conflict-rules.ts), skips those decided or queued before (by key: the lineage roots of their
  * facts), and writes the rest in one fenced transaction per `batchSize` conflicts: a decision row
  * for each, plus a review item for each it does not decide. Writes no Silver row.
  */
@@ -32,7 +32,13 @@ export class ConflictService {
   ) {}
 
   async run(namespace: string, runId: string, hooks: ConflictPassHooks = {}): Promise<ConflictPassResult> {
-    const conflicts = findConflicts(await this.repo.claims(namespace), this.settings);
+    const claims = await this.repo.claims(namespace);
+    // Current at Gold: a fact a decision superseded (a rule's or a reviewer's) takes part in no new conflict.
+    const superseded = new Map((await this.repo.supersededAmong(claims.map((c) => c.id))).map((s) => [s.factId, s]));
+    const conflicts = findConflicts(
+      claims.filter((c) => !hiddenAtGold(superseded.get(c.id), null)),
+      this.settings,
+    );
     const known = await this.repo.decidedKeys(namespace);
     const fresh = conflicts.filter((c) => !known.has(c.key));
     let decided = 0;
