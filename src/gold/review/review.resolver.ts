@@ -1,5 +1,6 @@
 import { Arg, Ctx, FieldResolver, ID, Int, Mutation, Query, Resolver, Root, UseMiddleware } from 'type-graphql';
 import { RequestContext } from '../../api/context';
+import { NESTED_LIST_MAX } from '../../api/cost';
 import { ConnectionPageInfo } from '../../bronze/event.graphql';
 import { requireUuid } from '../../common/input';
 import { StorableTextArgs } from '../../common/storable-args.middleware';
@@ -50,7 +51,7 @@ export class ReviewResolver {
   @FieldResolver(() => [Entity], { description: 'The Silver entities whose facts conflict (members of one Gold entity).' })
   async subjects(@Root() item: ReviewItem, @Ctx() ctx: RequestContext): Promise<Entity[]> {
     if (!readable(ctx, item)) return [];
-    const rows = await ctx.loaders.entityById.loadMany(item.silverEntityIds);
+    const rows = await ctx.loaders.entityById.loadMany(item.silverEntityIds.slice(0, NESTED_LIST_MAX));
     return rows.flatMap((e) => (e && !(e instanceof Error) && e.namespace === item.namespace ? [Entity.from(e)] : []));
   }
 
@@ -61,10 +62,10 @@ export class ReviewResolver {
     return g && g.namespace === item.namespace ? [GoldEntity.from(g)] : [];
   }
 
-  @FieldResolver(() => [Fact], { description: 'The facts in conflict, as they are now in Silver.' })
+  @FieldResolver(() => [Fact], { description: 'The facts in conflict, as they are now in Silver (at most 50, like every nested list).' })
   async facts(@Root() item: ReviewItem, @Ctx() ctx: RequestContext): Promise<Fact[]> {
     if (!readable(ctx, item)) return [];
-    const rows = await ctx.loaders.factById.loadMany(item.factIds);
+    const rows = await ctx.loaders.factById.loadMany(item.factIds.slice(0, NESTED_LIST_MAX));
     return rows.flatMap((f) => (f && !(f instanceof Error) && f.namespace === item.namespace ? [Fact.from(f)] : []));
   }
 }
