@@ -10,6 +10,7 @@ import { FactLineageAndRunProvenance1764400000030 } from './1764400000030-fact-l
 import { ApprovalsAndErasure1764400000200 } from './1764400000200-approvals-and-erasure';
 import { CreateGold1764400000300 } from './1764400000300-create-gold';
 import { GoldOverlays1764400000100 } from './1764400000100-gold-overlays';
+import { GoldReview1764400000500 } from './1764400000500-gold-review';
 import { ErasureReachesGold1764400000700 } from './1764400000700-erasure-reaches-gold';
 
 /** Every migration, oldest first. Listed explicitly so no glob depends on the build layout. */
@@ -26,5 +27,6 @@ export const migrations = [
   ApprovalsAndErasure1764400000200,
   CreateGold1764400000300,
   GoldOverlays1764400000100,
+  GoldReview1764400000500,
   ErasureReachesGold1764400000700,
 ];

@@ -33,7 +33,10 @@ import { ReembedService } from './graph/reembed.service';
 import { PollingLoop } from './common/loop';
 import { GoldService } from './gold/promotion/gold.service';
 import { AboutRepository } from './gold/about/about.repository';
-import { AboutService } from './gold/about/about.service';
+import { AboutService, DEFAULT_ABOUT_OPTIONS } from './gold/about/about.service';
+import { ConflictService } from './gold/review/conflict.service';
+import { ReviewRepository } from './gold/review/review.repository';
+import { ReviewService } from './gold/review/review.service';
 import { PromotionRepository } from './gold/promotion/promotion.repository';
 import { PromotionService } from './gold/promotion/promotion.service';
 import { offlineEntityJudge } from './gold/promotion/resolution-rules';
@@ -207,8 +210,15 @@ export async function startApp(
     const approvalGate = opts.approvals ?? new PostgresApprovalGate(approvalRepository);
     const ontology = loadOntology(config.models.ontologyFile);
     const promotionRepository = new PromotionRepository(sql);
-    const promotion = new PromotionService(sql, promotionRepository, { ...config.gold, fallbackType: ontology.fallbackEntityType }, offlineEntityJudge, () =>
-      embedder().catch(() => null),
+    const reviewRepository = new ReviewRepository(sql);
+    const review = new ReviewService(sql, reviewRepository, { maxPageSize: config.limits.maxPageSize });
+    const promotion = new PromotionService(
+      sql,
+      promotionRepository,
+      { ...config.gold, fallbackType: ontology.fallbackEntityType },
+      offlineEntityJudge,
+      () => embedder().catch(() => null),
+      new ConflictService(sql, reviewRepository, { reviewConfidence: config.gold.reviewConfidence, objectOverlap: 0.6, batchSize: config.gold.batchSize }),
     );
     const services: Services = {
       tokens: tokenService,
@@ -241,7 +251,8 @@ export async function startApp(
       erasure: new ErasureService(eventRepository, new ErasureRepository(sql), approvalRepository),
       gold: new GoldService(sql, promotionRepository, jobRepository, { maxPageSize: config.limits.maxPageSize, fallbackType: ontology.fallbackEntityType }),
       overlays: new OverlayService(sql, overlayRepository, factRepository, eventRepository, approvalGate),
-      about: new AboutService(new AboutRepository(sql), driver, facts),
+      about: new AboutService(new AboutRepository(sql), driver, facts, DEFAULT_ABOUT_OPTIONS, review),
+      review,
     };
 
     const warn = (m: string) => log.warn(m);

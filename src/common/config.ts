@@ -85,6 +85,8 @@ export interface AppConfig {
     readonly mergeTrigram: number;
     readonly mergeCosine: number;
     readonly batchSize: number;
+    /** A conflict among a Gold entity's facts with any fact below this confidence goes to the review queue (docs/gold-review.md). */
+    readonly reviewConfidence: number;
   };
   readonly models: {
     readonly judgeModel: string | undefined;
@@ -195,6 +197,7 @@ const envSchema = z.object({
   GOLD_MERGE_TRIGRAM: z.coerce.number().min(0).max(1).default(0.6),
   GOLD_MERGE_COSINE: z.coerce.number().min(0).max(1).default(0.85),
   GOLD_BATCH_SIZE: intIn(1, 10_000).default(500),
+  GOLD_REVIEW_CONFIDENCE: z.coerce.number().min(0).max(1).default(0.7),
   OVERLAY_REANCHOR_ACCEPT: z.coerce.number().min(0).max(1).default(0.75),
   OVERLAY_REANCHOR_REVIEW: z.coerce.number().min(0).max(1).default(0.5),
   JUDGE_MODEL: optionalString,
@@ -298,6 +301,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
       mergeTrigram: e.GOLD_MERGE_TRIGRAM,
       mergeCosine: e.GOLD_MERGE_COSINE,
       batchSize: e.GOLD_BATCH_SIZE,
+      reviewConfidence: e.GOLD_REVIEW_CONFIDENCE,
     }),
     models: Object.freeze({
       judgeModel: e.JUDGE_MODEL,

@@ -4,6 +4,8 @@ import { assertUnreachable } from '../common/assert-unreachable';
 export enum GoldExceptionCode {
   INVALID_ARGUMENT = 'INVALID_ARGUMENT',
   NOT_FOUND = 'NOT_FOUND',
+  /** A review item decided already (resolveReview): items are decided once. */
+  ALREADY_DECIDED = 'ALREADY_DECIDED',
 }
 
 function goldKind(code: GoldExceptionCode): AppErrorKind {
@@ -12,12 +14,14 @@ function goldKind(code: GoldExceptionCode): AppErrorKind {
       return AppErrorKind.BAD_INPUT;
     case GoldExceptionCode.NOT_FOUND:
       return AppErrorKind.NOT_FOUND;
+    case GoldExceptionCode.ALREADY_DECIDED:
+      return AppErrorKind.CONFLICT;
     default:
       return assertUnreachable(code);
   }
 }
 
-/** Errors of Gold promotion and its reads (promote, split, goldEntity). */
+/** Errors of Gold promotion and its reads (promote, split, goldEntity, the review queue). */
 export class GoldException extends AppException<GoldExceptionCode> {
   constructor(code: GoldExceptionCode, message: string) {
     super(code, goldKind(code), message);

@@ -27,6 +27,7 @@ import { GoldService } from '../gold/promotion/gold.service';
 import { GoldEntityRow, GoldRelationshipRow } from '../gold/promotion/promotion.repository';
 import { AboutService } from '../gold/about/about.service';
 import { AboutHit, AboutKey } from '../gold/about/about.repository';
+import { ReviewService } from '../gold/review/review.service';
 
 /**
  * The request scope every transport shares (GraphQL over HTTP and graphql-ws today, MCP next):
@@ -63,6 +64,8 @@ export interface Services {
   readonly overlays: OverlayService;
   /** "What do I know about X?": name resolution over Gold, facts through the graph (docs/gold-about.md). */
   readonly about: AboutService;
+  /** The review queue of Gold conflicts, and the Gold supersessions reads honour (docs/gold-review.md). */
+  readonly review: ReviewService;
 }
 
 /** Per-request (or per graphql-ws operation) loaders: their caches never outlive one operation. */

@@ -288,11 +288,11 @@ describe('Gold promotion: entity resolution, idempotence, rebuilds, split', () =
     ).toBe(bob.id);
     expect((await gqlOk<{ goldEntity: unknown }>(t.url, stranger, `query($id: ID!) { goldEntity(id: $id) { id } }`, { id: bob.id })).goldEntity).toBeNull();
     // Every Gold operation in the schema is in the list below: a new one fails this test until it is added.
-    const covered = ['goldEntity', 'goldEntities', 'promote', 'splitGoldEntity', 'about'];
+    const covered = ['goldEntity', 'goldEntities', 'promote', 'splitGoldEntity', 'about', 'reviewQueue', 'resolveReview'];
     const schema = await buildAppSchema();
     const goldOps = [schema.getQueryType(), schema.getMutationType()].flatMap((type) =>
       Object.values(type?.getFields() ?? {})
-        .filter((f) => /gold/i.test(f.name) || /Gold/.test(String(f.type)) || f.name === 'promote')
+        .filter((f) => /gold/i.test(f.name) || /Gold|ReviewItem/.test(String(f.type)) || f.name === 'promote')
         .map((f) => f.name),
     );
     expect(goldOps.sort()).toEqual([...covered].sort());
@@ -301,6 +301,9 @@ describe('Gold promotion: entity resolution, idempotence, rebuilds, split', () =
       `query { about(namespace: "${ns}", name: "Bob") { id } }`,
       `mutation { promote(namespace: "${ns}") { id } }`,
       `mutation { splitGoldEntity(id: "${bob.id}", silverEntityIds: ["${bob.mergedFrom[0]?.id}"], reason: "not mine") { id } }`,
+      `query { reviewQueue(namespace: "${ns}") { edges { node { id } } } }`,
+      // Review items of other namespaces: gold-review.test.ts (this namespace has none).
+      `mutation { resolveReview(id: "${bob.id}", decision: "KEEP_ALL") { id } }`,
     ]) {
       const r = await gql(t.url, stranger, op);
       expect(r.errors?.[0]?.extensions?.code).toMatch(/FORBIDDEN|NOT_FOUND/);

@@ -103,7 +103,8 @@ export async function seedSilver(
 
 /**
  * What a Silver rebuild leaves: every live row of the namespace retired and re-created with new
- * ids and the same content (the same extractor reads the same events the same way).
+ * ids and the same content (the same extractor reads the same events the same way), each new
+ * fact linked to the one it replaces in silver.fact_lineage.
  */
 export async function reDeriveSilver(t: TestApp, namespace: string): Promise<void> {
   const db = new Client({ connectionString: t.databaseUrl });
@@ -138,10 +139,22 @@ export async function reDeriveSilver(t: TestApp, namespace: string): Promise<voi
       [run],
     );
     await db.query(
-      `INSERT INTO silver.facts (id, namespace, statement, fact_type, subject_entity_id, confidence, importance, valid_from, extraction_model, derivation_run_id)
-       SELECT fr.new_id, f.namespace, f.statement, f.fact_type, r.new_id, f.confidence, f.importance, f.valid_from, f.extraction_model, $1
+      `INSERT INTO silver.facts (id, namespace, statement, fact_type, subject_entity_id, predicate, object_value, is_negation, confidence, importance,
+                                 valid_from, valid_to, extraction_model, derivation_run_id)
+       SELECT fr.new_id, f.namespace, f.statement, f.fact_type, r.new_id, f.predicate, f.object_value, f.is_negation, f.confidence, f.importance,
+              f.valid_from, f.valid_to, f.extraction_model, $1
          FROM silver.facts f JOIN fremap fr ON fr.old_id = f.id LEFT JOIN remap r ON r.old_id = f.subject_entity_id`,
       [run],
+    );
+    await db.query(
+      `UPDATE silver.facts n SET superseded_by = s.new_id FROM fremap fr, silver.facts o, fremap s
+        WHERE n.id = fr.new_id AND o.id = fr.old_id AND s.old_id = o.superseded_by`,
+    );
+    // The lineage a rebuild's derivation writes: each re-created fact descends from the one it replaces.
+    await db.query(
+      `INSERT INTO silver.fact_lineage (old_fact_id, new_fact_id, namespace, derivation_run_id, shared_events, similarity)
+       SELECT old_id, new_id, $1, $2, 1, 1 FROM fremap`,
+      [namespace, run],
     );
     await db.query(
       `INSERT INTO silver.fact_sources (fact_id, event_id, span_start, span_end, quote)

@@ -8,6 +8,7 @@ import { FactReader } from '../../silver/fact-reader';
 import { Fact } from '../../silver/silver.types';
 import { isVisible } from '../../silver/visibility';
 import { GoldException, GoldExceptionCode } from '../gold.exception';
+import { GoldClaimReader, withoutSupersededAtGold } from '../review/gold-claims';
 import { AboutHit, AboutKey, AboutRepository } from './about.repository';
 
 export interface AboutOptions {
@@ -32,6 +33,8 @@ export class AboutService {
     private readonly driver: Driver,
     private readonly facts: FactReader,
     private readonly opts: AboutOptions = DEFAULT_ABOUT_OPTIONS,
+    /** Supersessions decided at Gold (docs/gold-review.md); none: Silver's view only. */
+    private readonly claims: GoldClaimReader | null = null,
   ) {}
 
   /** Checks the caller may ask about names in `namespace` (FORBIDDEN otherwise) and gives the lookup key. */
@@ -53,14 +56,16 @@ export class AboutService {
   /**
    * The facts about each Gold entity's live members, valid at `asOf` (current when null), best
    * first: one Neo4j statement for all the entities, then one Postgres read through the
-   * FactReader (so overlays and text views apply), re-checked there by the same visibility rule.
+   * FactReader (so overlays and text views apply), re-checked there by the same visibility rule,
+   * less the facts superseded at Gold at `asOf` (one more SQL statement, docs/gold-review.md).
    */
   async factsOf(goldIds: readonly string[], asOf: Date | null): Promise<Array<{ entityId: string; fact: Fact }>> {
     const ids = [...new Set(goldIds)];
     if (ids.length === 0) return [];
     const lists = await this.read((tx) => goldFactIds(tx, ids, asOf, NESTED_LIST_MAX));
     const rows = await this.facts.byIds([...new Set(lists.flatMap((l) => l.factIds))]);
-    const byId = new Map(rows.filter((f) => isVisible(f, { asOf, includeRetired: false })).map((f) => [f.id, f]));
+    const visible = rows.filter((f) => isVisible(f, { asOf, includeRetired: false }));
+    const byId = new Map((this.claims ? await withoutSupersededAtGold(this.claims, visible, asOf) : visible).map((f) => [f.id, f]));
     return lists.flatMap((l) =>
       l.factIds
         .flatMap((id) => byId.get(id) ?? [])

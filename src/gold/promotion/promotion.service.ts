@@ -13,6 +13,7 @@ import {
   SilverRelationshipRow,
 } from './promotion.repository';
 import { GoldContent, goldContent } from './resolution-rules';
+import { ConflictService } from '../review/conflict.service';
 
 export interface PromotionSettings extends ResolverSettings {
   /** A new Gold entity or relationship needs at least this confidence (0.7)… */
@@ -42,6 +43,10 @@ export interface PromotionResult {
   batches: number;
   /** New clusters below the confidence or corroboration threshold (reconsidered next run). */
   deferred: number;
+  /** Conflicts among Gold entities' facts decided by a rule in this run (docs/gold-review.md). */
+  conflictsDecided: number;
+  /** Conflicts sent to the review queue in this run. */
+  reviewQueued: number;
 }
 
 interface EntityPlan {
@@ -67,6 +72,8 @@ export class PromotionService {
     private readonly settings: PromotionSettings,
     private readonly judge: EntityJudge,
     private readonly embedder: () => Promise<Embedder | null>,
+    /** The conflict pass after the entities are written (docs/gold-review.md); none: no conflict rules. */
+    private readonly conflicts: ConflictService | null = null,
   ) {}
 
   async promote(namespace: string, hooks: PromotionHooks = {}): Promise<PromotionResult> {
@@ -137,6 +144,9 @@ export class PromotionService {
       batches += 1;
       await hooks.progress?.({ done, total, message: `relationships: ${done - plans.length} of ${relPlans.length}` });
     }
+    const claims = (await this.conflicts?.run(namespace, runId, { fence: hooks.fence, createdBy: hooks.createdBy ?? null })) ?? { decided: 0, queued: 0 };
+    if (claims.decided + claims.queued > 0)
+      await hooks.progress?.({ done, total, message: `conflicts: ${claims.decided} decided, ${claims.queued} queued for review` });
     return {
       runId,
       candidates: resolution.assignments.length,
@@ -147,6 +157,8 @@ export class PromotionService {
       relationshipsUpdated: relPlans.filter((p) => !p.isNew).length,
       batches,
       deferred,
+      conflictsDecided: claims.decided,
+      reviewQueued: claims.queued,
     };
   }
 

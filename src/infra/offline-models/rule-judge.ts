@@ -19,7 +19,7 @@ export const DEFAULT_UPDATE_SIMILARITY = 0.8;
 export const SINGLE_VALUED = new Set(['prefers', 'lives_in', 'located_in', 'works_at', 'name', 'role', 'birthday', 'spouse', 'has_manager', 'from']);
 
 // Predicates that say the same kind of thing about a subject.
-const GROUP: Record<string, string> = {
+const GROUP: Readonly<Record<string, string>> = {
   uses: 'usage',
   prefers: 'usage',
   likes: 'liking',
@@ -27,7 +27,13 @@ const GROUP: Record<string, string> = {
   located_in: 'residence',
   moved_to: 'residence',
 };
-const group = (p: string | null): string => (p ? (GROUP[p] ?? p) : '');
+/**
+ * The kind of thing a predicate says about its subject (`uses` and `prefers` are both "usage"):
+ * facts of one group can repeat or contradict each other. Also used by Gold's conflict rules
+ * (src/gold/review/conflict-rules.ts). '' for no predicate.
+ */
+export const predicateGroup = (p: string | null): string => (p ? (GROUP[p] ?? p) : '');
+const group = predicateGroup;
 
 const CHANGE_WORDS = /\b(?:switched|moved|migrated|replaced|no longer|any ?more|instead|now|these days|stopped|gave up|changed)\b/i;
 
