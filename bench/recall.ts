@@ -108,6 +108,10 @@ export interface AskedQuestion {
   bm25: number;
   ms: number;
   kinds: { FACT: number; EVENT: number };
+  /** Hits that the graph channel contributed to. */
+  graphHits: number;
+  /** The hits in order, each as its kind and evidence ids: two runs returned the same page when these are equal. */
+  page: string[];
 }
 
 /** Every question through searchMemory(limit: 10), scored against its gold evidence, beside BM25 on the same turns. */
@@ -121,7 +125,15 @@ export async function askQuestions(post: Post, ns: string, conv: LocomoConversat
     const retrieved = res.searchMemory.flatMap((h) => h.evidence.map((e) => e.sourceEventId));
     const kinds = { FACT: 0, EVENT: 0 };
     for (const h of res.searchMemory) kinds[h.kind] += 1;
-    out.push({ category: q.category, recall: recallAt(retrieved, q.evidence), bm25: recallAt(bm25.search(q.question, 10), q.evidence), ms, kinds });
+    out.push({
+      category: q.category,
+      recall: recallAt(retrieved, q.evidence),
+      bm25: recallAt(bm25.search(q.question, 10), q.evidence),
+      ms,
+      kinds,
+      graphHits: res.searchMemory.filter((h) => h.channels.includes('graph')).length,
+      page: res.searchMemory.map((h) => `${h.kind}:${h.evidence.map((e) => e.sourceEventId).join(',')}`),
+    });
   }
   return out;
 }
@@ -277,15 +289,22 @@ export async function recallBench(): Promise<void> {
       const fresh = await searchableAtOnce(post, Number(process.env.BENCH_FRESH_N ?? 20));
       const hitKinds = main.reduce((a, q) => ({ FACT: a.FACT + q.kinds.FACT, EVENT: a.EVENT + q.kinds.EVENT }), { FACT: 0, EVENT: 0 });
       const silver = silverGraph ? recallFigures(silverGraph).ours : null;
+      // Question by question (both runs ask them in the same order): recall up or down, and pages that differ at all.
       const changed = silverGraph
-        ? main.reduce(
+        ? asked.reduce(
             (a, q, i) => {
-              const other = (silverGraph as AskedQuestion[]).filter((x) => x.category >= 1 && x.category <= 4)[i] as AskedQuestion;
-              return { better: a.better + (q.recall > other.recall ? 1 : 0), worse: a.worse + (q.recall < other.recall ? 1 : 0) };
+              const other = (silverGraph as AskedQuestion[])[i] as AskedQuestion;
+              const main4 = q.category >= 1 && q.category <= 4;
+              return {
+                better: a.better + (main4 && q.recall > other.recall ? 1 : 0),
+                worse: a.worse + (main4 && q.recall < other.recall ? 1 : 0),
+                differentPage: a.differentPage + (q.page.join('|') !== other.page.join('|') ? 1 : 0),
+              };
             },
-            { better: 0, worse: 0 },
+            { better: 0, worse: 0, differentPage: 0 },
           )
         : null;
+      const graphHits = (xs: readonly AskedQuestion[]) => xs.reduce((a, q) => a + q.graphHits, 0);
 
       report('recall', {
         data: { file: 'locomo-dev.json (3 conversations; read in place)', conversations: convs.map((c) => c.sampleId), turns, questions: asked.length },
@@ -310,6 +329,8 @@ export async function recallBench(): Promise<void> {
               difference: round(ours.recallAt10 - silver.recallAt10, 3),
               questionsBetter: changed?.better,
               questionsWorse: changed?.worse,
+              questionsWithADifferentPage: changed?.differentPage,
+              hitsFromGraphChannel: { overGold: graphHits(asked), overSilver: graphHits(silverGraph as AskedQuestion[]) },
               note: 'the same questions on the same Silver and Gold, asked again through an API process with SEARCH_GRAPH_GOLD=false',
             }
           : null,
