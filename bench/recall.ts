@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import { App } from '../src/app';
 import { Client } from 'pg';
-import { nowMs, percentile, report, round, summarize, withBenchApp } from './harness';
+import { nowMs, percentile, report, round, summarize, withBenchStores } from './harness';
 import { LocomoConversation, loadLocomo, locomoFile, recallAt, summariseRecall, TurnBm25 } from './locomo';
 
 /** Runs one GraphQL operation as some caller; throws on errors. */
@@ -84,12 +84,34 @@ export async function waitSettled(
   }
 }
 
+const PROMOTE = `mutation($ns: String!) { promote(namespace: $ns, reason: "bench/recall") { id } }`;
+const JOB = `query($id: ID!) { job(id: $id) { status message } }`;
+
+/** One `promote` job per namespace (all queued at once), until each has succeeded; throws on a failed job or after `timeoutMs`. */
+export async function promoteAll(post: Post, namespaces: readonly string[], timeoutMs: number): Promise<void> {
+  const jobs = await Promise.all(namespaces.map((ns) => post<{ promote: { id: string } }>(PROMOTE, { ns }).then((r) => r.promote.id)));
+  const deadline = Date.now() + timeoutMs;
+  for (const id of jobs) {
+    for (;;) {
+      const { job } = await post<{ job: { status: string; message: string | null } }>(JOB, { id });
+      if (job.status === 'succeeded') break;
+      if (job.status === 'failed') throw new Error(`promote job ${id} failed: ${job.message ?? ''}`);
+      if (Date.now() > deadline) throw new Error(`promote job ${id} not done after ${timeoutMs} ms (status ${job.status})`);
+      await new Promise((r) => setTimeout(r, 250));
+    }
+  }
+}
+
 export interface AskedQuestion {
   category: number;
   recall: number;
   bm25: number;
   ms: number;
   kinds: { FACT: number; EVENT: number };
+  /** Hits that the graph channel contributed to. */
+  graphHits: number;
+  /** The hits in order, each as its kind and evidence ids: two runs returned the same page when these are equal. */
+  page: string[];
 }
 
 /** Every question through searchMemory(limit: 10), scored against its gold evidence, beside BM25 on the same turns. */
@@ -103,7 +125,15 @@ export async function askQuestions(post: Post, ns: string, conv: LocomoConversat
     const retrieved = res.searchMemory.flatMap((h) => h.evidence.map((e) => e.sourceEventId));
     const kinds = { FACT: 0, EVENT: 0 };
     for (const h of res.searchMemory) kinds[h.kind] += 1;
-    out.push({ category: q.category, recall: recallAt(retrieved, q.evidence), bm25: recallAt(bm25.search(q.question, 10), q.evidence), ms, kinds });
+    out.push({
+      category: q.category,
+      recall: recallAt(retrieved, q.evidence),
+      bm25: recallAt(bm25.search(q.question, 10), q.evidence),
+      ms,
+      kinds,
+      graphHits: res.searchMemory.filter((h) => h.channels.includes('graph')).length,
+      page: res.searchMemory.map((h) => `${h.kind}:${h.evidence.map((e) => e.sourceEventId).join(',')}`),
+    });
   }
   return out;
 }
@@ -163,10 +193,23 @@ async function dumpChannels(app: App, convs: LocomoConversation[], namespaces: s
   process.stdout.write(`  recall: channel lists of ${questions.length} questions written to ${file}\n`);
 }
 
+/** Recall@10 (categories 1–4) of a set of asked questions, overall and per category, with BM25 beside it. */
+function recallFigures(asked: readonly AskedQuestion[]) {
+  const main = asked.filter((q) => q.category >= 1 && q.category <= 4);
+  const ours = summariseRecall(main.map((q) => ({ category: q.category, recall: q.recall })));
+  const bm25 = summariseRecall(main.map((q) => ({ category: q.category, recall: q.bm25 })));
+  return { main, ours, bm25 };
+}
+
 /**
  * `npm run bench -- recall`: the LoCoMo development conversations through the real service
- * (ingest → derivation → projection → searchMemory), Recall@10 of the evidence turns against BM25
- * over the raw turns in the same run, per category, search latency, and ack → searchable.
+ * (ingest → derivation → projection → promotion to Gold → searchMemory), Recall@10 of the evidence
+ * turns against BM25 over the raw turns in the same run, per category, search latency, and ack →
+ * searchable. With promotion (default; BENCH_RECALL_GOLD=false skips it) every namespace is
+ * promoted once derivation has settled and the Gold projection drained, the questions are asked
+ * through the service (graph channel over Gold), then again through a second API process on the
+ * same stores with SEARCH_GRAPH_GOLD=false (graph channel over Silver alone), so both figures
+ * come from the same Silver and Gold.
  */
 export async function recallBench(): Promise<void> {
   const convs = loadLocomo();
@@ -174,82 +217,166 @@ export async function recallBench(): Promise<void> {
     process.stdout.write(`recall: skipped, the LoCoMo development split is not at ${locomoFile()} (set EVAL_DIR)\n`);
     return;
   }
-  await withBenchApp(async ({ app, url, adminToken, postgresUrl }) => {
-    const post = poster(url, adminToken);
-    const run = randomBytes(3).toString('hex');
-    const namespaces = convs.map((c) => `locomo-${c.sampleId}-${run}`);
-    const turns = convs.reduce((a, c) => a + c.turns.length, 0);
-    const t0 = nowMs();
-    await Promise.all(convs.map((c, i) => ingestTurns(post, turnEvents(namespaces[i] as string, c))));
-    const ingestMs = nowMs() - t0;
-    let last = 0;
-    const { deadLetters } = await waitSettled(post, namespaces, 1_800_000, (pending) => {
-      if (nowMs() - last > 10_000) {
-        process.stdout.write(`  recall: ${pending} events pending or unprojected…\n`);
-        last = nowMs();
+  const withGold = process.env.BENCH_RECALL_GOLD !== 'false';
+  await withBenchStores(async (b) => {
+    const { app, url, adminToken, postgresUrl } = await b.startApp({}, { api: true, worker: true });
+    try {
+      const post = poster(url, adminToken);
+      const run = randomBytes(3).toString('hex');
+      const namespaces = convs.map((c) => `locomo-${c.sampleId}-${run}`);
+      const turns = convs.reduce((a, c) => a + c.turns.length, 0);
+      const t0 = nowMs();
+      await Promise.all(convs.map((c, i) => ingestTurns(post, turnEvents(namespaces[i] as string, c))));
+      const ingestMs = nowMs() - t0;
+      let last = 0;
+      const { deadLetters } = await waitSettled(post, namespaces, 1_800_000, (pending) => {
+        if (nowMs() - last > 10_000) {
+          process.stdout.write(`  recall: ${pending} events pending or unprojected…\n`);
+          last = nowMs();
+        }
+      });
+      const settleMs = nowMs() - t0;
+
+      let promoteMs: number | null = null;
+      if (withGold) {
+        const p0 = nowMs();
+        await promoteAll(post, namespaces, 1_800_000);
+        await waitSettled(post, namespaces, 600_000); // the Gold projection drained
+        promoteMs = nowMs() - p0;
       }
-    });
-    const settleMs = nowMs() - t0;
 
-    const pg = new Client({ connectionString: postgresUrl });
-    await pg.connect();
-    const coverage = await pg.query<{ namespace: string; turns: number; with_fact: number; facts: number }>(
-      `SELECT e.namespace, count(DISTINCT e.id)::int AS turns, count(DISTINCT s.event_id)::int AS with_fact,
-              (SELECT count(*)::int FROM silver.facts f WHERE f.namespace = e.namespace AND f.retired_at IS NULL) AS facts
-         FROM bronze.events e LEFT JOIN silver.fact_sources s ON s.event_id = e.id
-        WHERE e.namespace = ANY($1) GROUP BY e.namespace ORDER BY e.namespace`,
-      [namespaces],
-    );
-    await pg.end();
+      const pg = new Client({ connectionString: postgresUrl });
+      await pg.connect();
+      const coverage = await pg.query<{ namespace: string; turns: number; with_fact: number; facts: number }>(
+        `SELECT e.namespace, count(DISTINCT e.id)::int AS turns, count(DISTINCT s.event_id)::int AS with_fact,
+                (SELECT count(*)::int FROM silver.facts f WHERE f.namespace = e.namespace AND f.retired_at IS NULL) AS facts
+           FROM bronze.events e LEFT JOIN silver.fact_sources s ON s.event_id = e.id
+          WHERE e.namespace = ANY($1) GROUP BY e.namespace ORDER BY e.namespace`,
+        [namespaces],
+      );
+      const gold = await pg.query<{ namespace: string; silver: number; gold: number; merged: number; members: number }>(
+        `SELECT n.namespace,
+                (SELECT count(*)::int FROM silver.entities s WHERE s.namespace = n.namespace AND s.retired_at IS NULL) AS silver,
+                (SELECT count(*)::int FROM gold.entities g WHERE g.namespace = n.namespace AND g.retired_at IS NULL) AS gold,
+                (SELECT count(*)::int FROM (SELECT m.gold_entity_id FROM gold.entity_members m WHERE m.namespace = n.namespace AND m.removed_at IS NULL
+                   GROUP BY m.gold_entity_id HAVING count(*) > 1) x) AS merged,
+                (SELECT count(*)::int FROM gold.entity_members m WHERE m.namespace = n.namespace AND m.removed_at IS NULL) AS members
+           FROM unnest($1::text[]) AS n(namespace) ORDER BY n.namespace`,
+        [namespaces],
+      );
+      await pg.end();
 
-    if (process.env.BENCH_RECALL_DUMP) await dumpChannels(app, convs, namespaces, postgresUrl, process.env.BENCH_RECALL_DUMP);
-    // Warm up the embedder and plan caches, then measure.
-    for (const ns of namespaces) await post(SEARCH, { ns, q: 'warm up', limit: 10 });
-    const asked: AskedQuestion[] = [];
-    for (let i = 0; i < convs.length; i++) asked.push(...(await askQuestions(post, namespaces[i] as string, convs[i] as LocomoConversation)));
-    const main = asked.filter((q) => q.category >= 1 && q.category <= 4);
-    const adversarial = asked.filter((q) => q.category === 5);
-    const ours = summariseRecall(main.map((q) => ({ category: q.category, recall: q.recall })));
-    const bm25 = summariseRecall(main.map((q) => ({ category: q.category, recall: q.bm25 })));
-    const fresh = await searchableAtOnce(post, Number(process.env.BENCH_FRESH_N ?? 20));
-    const hitKinds = main.reduce((a, q) => ({ FACT: a.FACT + q.kinds.FACT, EVENT: a.EVENT + q.kinds.EVENT }), { FACT: 0, EVENT: 0 });
+      if (process.env.BENCH_RECALL_DUMP) await dumpChannels(app, convs, namespaces, postgresUrl, process.env.BENCH_RECALL_DUMP);
+      const askAll = async (p: Post): Promise<AskedQuestion[]> => {
+        // Warm up the embedder and plan caches, then measure.
+        for (const ns of namespaces) await p(SEARCH, { ns, q: 'warm up', limit: 10 });
+        const out: AskedQuestion[] = [];
+        for (let i = 0; i < convs.length; i++) out.push(...(await askQuestions(p, namespaces[i] as string, convs[i] as LocomoConversation)));
+        return out;
+      };
+      const asked = await askAll(post);
+      let silverGraph: AskedQuestion[] | null = null;
+      if (withGold) {
+        const silverApi = await b.startApp({ SEARCH_GRAPH_GOLD: 'false' }, { api: true, worker: false });
+        try {
+          silverGraph = await askAll(poster(silverApi.url, adminToken));
+        } finally {
+          await silverApi.app.stop();
+        }
+      }
+      const { main, ours, bm25 } = recallFigures(asked);
+      const adversarial = asked.filter((q) => q.category === 5);
+      const fresh = await searchableAtOnce(post, Number(process.env.BENCH_FRESH_N ?? 20));
+      const hitKinds = main.reduce((a, q) => ({ FACT: a.FACT + q.kinds.FACT, EVENT: a.EVENT + q.kinds.EVENT }), { FACT: 0, EVENT: 0 });
+      const silver = silverGraph ? recallFigures(silverGraph).ours : null;
+      // Question by question (both runs ask them in the same order): recall up or down, and pages that differ at all.
+      const changed = silverGraph
+        ? asked.reduce(
+            (a, q, i) => {
+              const other = (silverGraph as AskedQuestion[])[i] as AskedQuestion;
+              const main4 = q.category >= 1 && q.category <= 4;
+              return {
+                better: a.better + (main4 && q.recall > other.recall ? 1 : 0),
+                worse: a.worse + (main4 && q.recall < other.recall ? 1 : 0),
+                differentPage: a.differentPage + (q.page.join('|') !== other.page.join('|') ? 1 : 0),
+              };
+            },
+            { better: 0, worse: 0, differentPage: 0 },
+          )
+        : null;
+      const graphHits = (xs: readonly AskedQuestion[]) => xs.reduce((a, q) => a + q.graphHits, 0);
 
-    report('recall', {
-      data: { file: 'locomo-dev.json (3 conversations; read in place)', conversations: convs.map((c) => c.sampleId), turns, questions: asked.length },
-      models: { embedder: app.config.models.offlineEmbedder, openai: Boolean(app.config.openai.extractionModel || app.config.openai.embeddingModel) },
-      recallAt10: { ours: ours.recallAt10, bm25: bm25.recallAt10, difference: round(ours.recallAt10 - bm25.recallAt10, 3), questions: ours.questions },
-      byCategory: Object.fromEntries(
-        Object.keys(ours.byCategory).map((k) => [
-          k,
-          { ours: ours.byCategory[k]?.recallAt10, bm25: bm25.byCategory[k]?.recallAt10, questions: ours.byCategory[k]?.questions },
-        ]),
-      ),
-      adversarial: {
-        questions: adversarial.length,
-        ours: summariseRecall(adversarial.map((q) => ({ category: 5, recall: q.recall }))).recallAt10,
-        bm25: summariseRecall(adversarial.map((q) => ({ category: 5, recall: q.bm25 }))).recallAt10,
-      },
-      searchMemoryMs: {
-        ...summarize(asked.map((q) => q.ms)),
-        p99: round(
-          percentile(
-            asked.map((q) => q.ms),
-            99,
-          ),
+      report('recall', {
+        data: { file: 'locomo-dev.json (3 conversations; read in place)', conversations: convs.map((c) => c.sampleId), turns, questions: asked.length },
+        models: { embedder: app.config.models.offlineEmbedder, openai: Boolean(app.config.openai.extractionModel || app.config.openai.embeddingModel) },
+        graphChannel: withGold ? 'over Gold (promoted)' : 'no promotion (BENCH_RECALL_GOLD=false): over Silver',
+        recallAt10: { ours: ours.recallAt10, bm25: bm25.recallAt10, difference: round(ours.recallAt10 - bm25.recallAt10, 3), questions: ours.questions },
+        byCategory: Object.fromEntries(
+          Object.keys(ours.byCategory).map((k) => [
+            k,
+            {
+              ours: ours.byCategory[k]?.recallAt10,
+              ...(silver ? { oursGraphOverSilver: silver.byCategory[k]?.recallAt10 } : {}),
+              bm25: bm25.byCategory[k]?.recallAt10,
+              questions: ours.byCategory[k]?.questions,
+            },
+          ]),
         ),
-      },
-      hitKinds,
-      pipeline: { ingestMs: round(ingestMs), settleMs: round(settleMs), eventsPerSecondToSettled: round(turns / (settleMs / 1000), 1), deadLetters },
-      factCoverage: coverage.rows.map((r) => ({
-        namespace: r.namespace,
-        turns: r.turns,
-        turnsWithFact: r.with_fact,
-        share: round(r.with_fact / r.turns, 3),
-        currentFacts: r.facts,
-      })),
-      ackToSearchableMs: fresh.ms,
-      ackToSearchableHitKinds: fresh.kinds,
-      note: 'Recall@10 = |first 10 distinct evidence events in hit order ∩ gold| / |gold|, categories 1-4; BM25 = wink-bm25-text-search over the raw turn contents (lowercase, stop words, Porter-2 stems), same turns, same questions',
-    });
+        goldEffect: silver
+          ? {
+              graphOverGold: ours.recallAt10,
+              graphOverSilver: silver.recallAt10,
+              difference: round(ours.recallAt10 - silver.recallAt10, 3),
+              questionsBetter: changed?.better,
+              questionsWorse: changed?.worse,
+              questionsWithADifferentPage: changed?.differentPage,
+              hitsFromGraphChannel: { overGold: graphHits(asked), overSilver: graphHits(silverGraph as AskedQuestion[]) },
+              note: 'the same questions on the same Silver and Gold, asked again through an API process with SEARCH_GRAPH_GOLD=false',
+            }
+          : null,
+        gold: gold.rows.map((r) => ({
+          namespace: r.namespace,
+          silverEntities: r.silver,
+          goldEntities: r.gold,
+          goldMergedFromSeveral: r.merged,
+          members: r.members,
+        })),
+        adversarial: {
+          questions: adversarial.length,
+          ours: summariseRecall(adversarial.map((q) => ({ category: 5, recall: q.recall }))).recallAt10,
+          bm25: summariseRecall(adversarial.map((q) => ({ category: 5, recall: q.bm25 }))).recallAt10,
+        },
+        searchMemoryMs: {
+          ...summarize(asked.map((q) => q.ms)),
+          p99: round(
+            percentile(
+              asked.map((q) => q.ms),
+              99,
+            ),
+          ),
+        },
+        ...(silverGraph ? { searchMemoryMsGraphOverSilver: summarize(silverGraph.map((q) => q.ms)) } : {}),
+        hitKinds,
+        pipeline: {
+          ingestMs: round(ingestMs),
+          settleMs: round(settleMs),
+          eventsPerSecondToSettled: round(turns / (settleMs / 1000), 1),
+          deadLetters,
+          promoteAndProjectMs: promoteMs === null ? null : round(promoteMs),
+        },
+        factCoverage: coverage.rows.map((r) => ({
+          namespace: r.namespace,
+          turns: r.turns,
+          turnsWithFact: r.with_fact,
+          share: round(r.with_fact / r.turns, 3),
+          currentFacts: r.facts,
+        })),
+        ackToSearchableMs: fresh.ms,
+        ackToSearchableHitKinds: fresh.kinds,
+        note: 'Recall@10 = |first 10 distinct evidence events in hit order ∩ gold| / |gold|, categories 1-4; BM25 = wink-bm25-text-search over the raw turn contents (lowercase, stop words, Porter-2 stems), same turns, same questions. Latencies were taken on a 2-core machine shared with other work: noisy; the Recall@10 figures are deterministic for given Silver and Gold',
+      });
+    } finally {
+      await app.stop();
+    }
   });
 }

@@ -52,7 +52,7 @@ import { LineageRepository } from './silver/lineage.repository';
 import { ApprovalGate } from './gold/approval.port';
 import { FactRepository } from './silver/fact.repository';
 import { loadEmbedder, loadModels } from './silver/models';
-import { lazyEmbedder, SearchService } from './graph/search.service';
+import { DEFAULT_SEARCH_SETTINGS, lazyEmbedder, SearchService } from './graph/search.service';
 import { loadOntology } from './silver/ontology-file';
 import { PipelineService } from './silver/pipeline.service';
 import { SilverReadService } from './silver/silver-read.service';
@@ -235,7 +235,7 @@ export async function startApp(
       silver: new SilverReadService(facts, factRepository, config.limits.maxPageSize),
       pipeline,
       graph: new GraphRebuildService(ds, driver, { embedder, warn: (m) => log.warn(m) }),
-      search: new SearchService(driver, embedder, undefined, (m) => log.warn(m)),
+      search: new SearchService(driver, embedder, { ...DEFAULT_SEARCH_SETTINGS, graphOverGold: config.search.graphOverGold }, (m) => log.warn(m)),
       reembed: new ReembedService(ds, embedder, jobRepository),
       explore: new ExploreService(
         driver,

@@ -23,6 +23,13 @@ describe('loadConfig', () => {
     expect(msg).toMatch(/LOG_LEVEL="loud"/);
   });
 
+  it('SEARCH_GRAPH_GOLD: the graph channel over Gold unless set to false; anything else is refused', () => {
+    expect(loadConfig({}).search.graphOverGold).toBe(true);
+    expect(loadConfig({ SEARCH_GRAPH_GOLD: 'true' }).search.graphOverGold).toBe(true);
+    expect(loadConfig({ SEARCH_GRAPH_GOLD: 'false' }).search.graphOverGold).toBe(false);
+    expect(() => loadConfig({ SEARCH_GRAPH_GOLD: 'no' })).toThrow(/SEARCH_GRAPH_GOLD="no": expected true or false/);
+  });
+
   it('reads the extra MCP host names as a list and refuses URLs in it', () => {
     expect(loadConfig({}).mcpAllowedHosts).toEqual([]);
     expect(loadConfig({ MCP_ALLOWED_HOSTS: ' Memory.Example.com, 10.0.0.5 ,,[::1]' }).mcpAllowedHosts).toEqual(['memory.example.com', '10.0.0.5', '[::1]']);

@@ -68,6 +68,12 @@ export interface SearchSettings {
   countTtlMs: number;
   /** Weight of each channel in the fusion (search-ranking.ts). */
   channelWeights: ChannelWeights;
+  /**
+   * The graph channel expands over Gold entities (SEARCH_GRAPH_GOLD, default true): an entity
+   * matched by name, or a seed's entity, stands for every live Silver member of its Gold entity.
+   * False: over Silver entities alone, as before Gold existed (bench/recall compares both).
+   */
+  graphOverGold: boolean;
 }
 
 /**
@@ -79,6 +85,7 @@ export const DEFAULT_SEARCH_SETTINGS: SearchSettings = {
   maxIndexCandidates: 10_000,
   countTtlMs: 30_000,
   channelWeights: DEFAULT_CHANNEL_WEIGHTS,
+  graphOverGold: true,
 };
 export const MAX_SEARCH_LIMIT = 100;
 export const MAX_QUERY_CHARS = 2_000;
@@ -224,7 +231,9 @@ export class SearchService {
       withFacts
         ? this.read(async (tx) => {
             const keywordHits = terms ? keywordSearch(tx, scope, terms, depth) : Promise.resolve(NO_HITS);
-            const namedHits = terms ? entityNameSearch(tx, scope, terms, MAX_NAME_MATCHED_ENTITIES, depth) : Promise.resolve(NO_HITS);
+            const namedHits = terms
+              ? entityNameSearch(tx, scope, terms, MAX_NAME_MATCHED_ENTITIES, depth, this.settings.graphOverGold)
+              : Promise.resolve(NO_HITS);
             const vectorHits = vectors.then((v) =>
               v ? this.vectorChannel(tx, 'Fact', scope.namespace, v.model, factVectorSearch(scope, v.model, v.vector), depth) : NO_HITS,
             );
@@ -232,7 +241,7 @@ export class SearchService {
             const seeds = fuseByReciprocalRank({ vector, keyword })
               .slice(0, GRAPH_SEEDS)
               .map((h) => h.id);
-            const expanded = seeds.length > 0 ? await expandFromSeeds(tx, scope, seeds, depth) : NO_HITS;
+            const expanded = seeds.length > 0 ? await expandFromSeeds(tx, scope, seeds, depth, this.settings.graphOverGold) : NO_HITS;
             return { vector, keyword, graph: [...named, ...expanded.filter((e) => !named.some((n) => n.id === e.id))] };
           })
         : { vector: NO_HITS, keyword: NO_HITS, graph: NO_HITS },

@@ -199,13 +199,54 @@ export function keywordSearch(tx: CypherRunner, scope: FactSearchScope, terms: s
 /** Keyword candidates read per wanted hit: room for the facts the non-namespace filters (current, type, importance) drop. */
 export const KEYWORD_OVERSAMPLE = 4;
 
-/** Facts ABOUT the namespace's entities whose name or alias matches the query words (best entity match first). */
-export function entityNameSearch(tx: CypherRunner, scope: FactSearchScope, terms: string, maxEntities: number, k: number): Promise<ScoredId[]> {
+/**
+ * The Silver entities a matched Silver entity `e` stands for: itself and, when it belongs to a
+ * live Gold entity of the namespace, every live member of that Gold entity (`MERGED_FROM`), as `m`.
+ */
+const WITH_GOLD_SIBLINGS = `CALL (e) {
+       MATCH (g:GoldEntity)-[:MERGED_FROM]->(e) WHERE g.namespace = $ns AND g.retiredAt IS NULL
+       MATCH (g)-[:MERGED_FROM]->(m:Entity) WHERE m.namespace = $ns AND m.retiredAt IS NULL
+       RETURN m
+       UNION
+       RETURN e AS m
+     }`;
+
+/**
+ * Facts ABOUT the namespace's entities whose name or alias matches the query words (best entity
+ * match first). With `overGold` (the default), a match reaches every live Silver member of its
+ * Gold entity: a Silver entity matched by name brings its Gold entity's other members, and a Gold
+ * entity matched by its name or aliases (`gold_entity_name_ns_fulltext`, the best `maxEntities`)
+ * brings all of its members; each member's facts take the score of the match that reached them
+ * (the best, when several did). Still one statement: the Gold lookups are subqueries.
+ */
+export function entityNameSearch(
+  tx: CypherRunner,
+  scope: FactSearchScope,
+  terms: string,
+  maxEntities: number,
+  k: number,
+  overGold = true,
+): Promise<ScoredId[]> {
+  const silverMatches = `CALL db.index.fulltext.queryNodes('entity_name_ns_fulltext', $lucene, {limit: $candidates}) YIELD node AS e, score
+     WITH e, score WHERE e.namespace = $ns AND e.retiredAt IS NULL
+     WITH e, score ORDER BY score DESC LIMIT $maxEntities`;
+  const matched = overGold
+    ? `CALL () {
+       ${silverMatches}
+       ${WITH_GOLD_SIBLINGS}
+       RETURN m, score
+       UNION ALL
+       CALL db.index.fulltext.queryNodes('gold_entity_name_ns_fulltext', $lucene, {limit: $candidates}) YIELD node AS g, score
+       WITH g, score WHERE g.namespace = $ns AND g.retiredAt IS NULL
+       WITH g, score ORDER BY score DESC LIMIT $maxEntities
+       MATCH (g)-[:MERGED_FROM]->(m:Entity) WHERE m.namespace = $ns AND m.retiredAt IS NULL
+       RETURN m, score
+     }
+     WITH m AS e, max(score) AS score`
+    : silverMatches;
   return ids(
     tx,
-    `CALL db.index.fulltext.queryNodes('entity_name_ns_fulltext', $lucene, {limit: $candidates}) YIELD node AS e, score
-     WITH e, score WHERE e.namespace = $ns AND e.retiredAt IS NULL
-     WITH e, score ORDER BY score DESC LIMIT $maxEntities
+    `${matched}
      MATCH (f:Fact)-[:ABOUT]->(e) WHERE ${FACT_FILTER}
      WITH f, max(score) AS score
      ${RETURN_FACT}`,
@@ -227,19 +268,45 @@ export const MAX_EXPANSION_DEGREE = 500;
  * weighs 1/(its fact count), so a hub adds little; hubs above `MAX_EXPANSION_DEGREE` ("the user",
  * about nearly everything) are skipped rather than walked. The degree comes from the node's
  * relationship counts (every ABOUT edge starts at a Fact), without visiting the facts.
+ *
+ * With `overGold` (the default), an entity that belongs to a live Gold entity is expanded as that
+ * Gold entity: every live Silver member's facts, weighing 1/(the facts about all its members),
+ * and the hub rule applies to that sum. An entity outside Gold is expanded as before.
  */
-export function expandFromSeeds(tx: CypherRunner, scope: FactSearchScope, seedIds: string[], k: number): Promise<ScoredId[]> {
-  return ids(
-    tx,
-    `UNWIND $seedIds AS sid
+export function expandFromSeeds(tx: CypherRunner, scope: FactSearchScope, seedIds: string[], k: number, overGold = true): Promise<ScoredId[]> {
+  const seedEntities = `UNWIND $seedIds AS sid
      MATCH (s:Fact {id: sid})-[:ABOUT]->(e:Entity)
      WHERE s.namespace = $ns AND e.namespace = $ns
-     WITH DISTINCT e
+     WITH DISTINCT e`;
+  const weighted = overGold
+    ? `${seedEntities}
+     OPTIONAL MATCH (g:GoldEntity)-[:MERGED_FROM]->(e) WHERE g.namespace = $ns AND g.retiredAt IS NULL
+     WITH DISTINCT coalesce(g, e) AS unit
+     CALL (unit) {
+       WITH unit WHERE unit:GoldEntity
+       MATCH (unit)-[:MERGED_FROM]->(m:Entity) WHERE m.namespace = $ns AND m.retiredAt IS NULL
+       RETURN m
+       UNION
+       WITH unit WHERE unit:Entity
+       RETURN unit AS m
+     }
+     WITH unit, m, COUNT { (m)<-[:ABOUT]-() } AS d
+     WITH unit, collect(m) AS members, sum(d) AS degree
+     WHERE degree > 0 AND degree <= $maxDegree
+     UNWIND members AS e
+     WITH unit, e, 1.0 / degree AS w
+     MATCH (f:Fact)-[:ABOUT]->(e) WHERE NOT f.id IN $seedIds AND ${FACT_FILTER}
+     WITH DISTINCT unit, w, f
+     WITH f, sum(w) AS score`
+    : `${seedEntities}
      WITH e, COUNT { (e)<-[:ABOUT]-() } AS degree
      WHERE degree <= $maxDegree
      WITH e, 1.0 / degree AS w
      MATCH (f:Fact)-[:ABOUT]->(e) WHERE NOT f.id IN $seedIds AND ${FACT_FILTER}
-     WITH f, sum(w) AS score
+     WITH f, sum(w) AS score`;
+  return ids(
+    tx,
+    `${weighted}
      ${RETURN_FACT}`,
     { ...scopeParams(scope), seedIds, maxDegree: neo4j.int(MAX_EXPANSION_DEGREE), k: neo4j.int(k) },
   );

@@ -58,6 +58,8 @@ export const NEO4J_SCHEMA: readonly string[] = [
   'CREATE CONSTRAINT gold_entity_id IF NOT EXISTS FOR (g:GoldEntity) REQUIRE g.id IS UNIQUE',
   'CREATE INDEX gold_entity_namespace IF NOT EXISTS FOR (g:GoldEntity) ON (g.namespace)',
   'CREATE INDEX gold_related_id IF NOT EXISTS FOR ()-[r:GOLD_RELATED]-() ON (r.id)',
+  // The graph channel of memory search matches Gold names and aliases too (docs/search.md), scoped by nsKey like the Silver names.
+  'CREATE FULLTEXT INDEX gold_entity_name_ns_fulltext IF NOT EXISTS FOR (g:GoldEntity) ON EACH [g.name, g.aliases, g.nsKey]',
 ];
 
 export async function applyNeo4jSchema(driver: Driver): Promise<void> {

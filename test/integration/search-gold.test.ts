@@ -1,0 +1,224 @@
+import { randomUUID } from 'node:crypto';
+import { Client } from 'pg';
+import { AuthContext } from '../../src/access/auth-context';
+import { DEFAULT_SEARCH_SETTINGS, SearchMemoryArgs, SearchService } from '../../src/graph/search.service';
+import { HashingEmbedder } from '../../src/infra/offline-models/hashing-embedder';
+import { countNeo4jRoundTrips } from '../support/neo4j-round-trips';
+import { seedSilver, SeededSilver } from '../support/silver-seed';
+import { uniqueNamespace } from '../support/stores';
+import { eventually, gqlOk, startTestApp, TestApp } from '../support/test-app';
+
+const SEARCH = `query($ns: String!, $q: String!, $asOf: DateTime) {
+  searchMemory(namespace: $ns, query: $q, limit: 20, asOf: $asOf) { kind channels fact { id namespace statement } } }`;
+
+interface Hit {
+  kind: 'FACT' | 'EVENT';
+  channels: string[];
+  fact: { id: string; namespace: string; statement: string } | null;
+}
+
+/** "Bob" (two conversations) and "Bob Smith" (in one of them): promotion merges them by co-occurrence. */
+const bobs = () => ({
+  entities: [
+    { key: 'bob', name: 'Bob', type: 'person' },
+    { key: 'bobSmith', name: 'Bob Smith', type: 'person' },
+    // Its facts are near "rock climbing", so the seeds of expansion (the best 5 vector/keyword hits) are not every fact.
+    { key: 'radio', name: 'Radio Gorge', type: 'organization' },
+  ],
+  mentions: [
+    { entity: 'bob', conversation: 'c1' },
+    { entity: 'bob', conversation: 'c2' },
+    { entity: 'bobSmith', conversation: 'c1' },
+  ],
+});
+
+/** The facts each namespace gets beside the seed's: what was said about "Bob" and about "Bob Smith". */
+interface Said {
+  /** About "Bob", current. */
+  climbing: string;
+  /** About "Bob", true in 2019 only. */
+  sailing: string;
+  /** About "Bob", retired. */
+  stamps: string;
+  /** About "Bob Smith", current. */
+  carpenter: string;
+}
+
+describe('searchMemory over Gold: the graph channel expands over resolved entities', () => {
+  let t: TestApp;
+  let db: Client;
+  let auth: AuthContext;
+  /** Promoted: "Bob" and "Bob Smith" are one Gold entity. */
+  const ns = uniqueNamespace('sgold');
+  /** The same Silver state, never promoted: no Gold entity (while `ns` has one with the same names). */
+  const bare = uniqueNamespace('sgold-bare');
+  const said: Record<string, Said> = {};
+  const seeded: Record<string, SeededSilver> = {};
+
+  const addFact = async (namespace: string, entityId: string, statement: string, opts: { from: string; to?: string; retired?: boolean }) => {
+    const id = randomUUID();
+    const run = (await db.query(`SELECT derivation_run_id::text AS id FROM silver.entities WHERE id = $1`, [entityId])).rows[0].id as string;
+    await db.query(
+      `INSERT INTO silver.facts (id, namespace, statement, fact_type, subject_entity_id, confidence, importance, valid_from, valid_to, retired_at, extraction_model, derivation_run_id)
+       VALUES ($1, $2, $3, 'attribute', $4, 0.9, 0.5, $5, $6, $7, 'seed', $8)`,
+      [id, namespace, statement, entityId, opts.from, opts.to ?? null, opts.retired ? new Date() : null, run],
+    );
+    await db.query(`INSERT INTO silver.fact_sources (fact_id, event_id, span_start, span_end, quote) VALUES ($1, $2, 0, 2, 'ok')`, [
+      id,
+      seeded[namespace]?.eventIds[0],
+    ]);
+    await db.query(`INSERT INTO ops.outbox (namespace, aggregate_type, aggregate_id, op, payload) VALUES ($1, 'fact', $2, 'upsert', $3)`, [
+      namespace,
+      id,
+      { id },
+    ]);
+    return id;
+  };
+  const settled = (namespace: string) =>
+    eventually(
+      async () => {
+        const { rows } = await db.query(`SELECT count(*)::int AS n FROM ops.outbox WHERE processed_at IS NULL AND namespace = $1`, [namespace]);
+        return rows[0].n === 0;
+      },
+      `the outbox of ${namespace} to drain`,
+      90_000,
+    );
+  const promoteAndWait = async (namespace: string) => {
+    const { promote } = await gqlOk<{ promote: { id: string } }>(t.url, t.adminToken, `mutation($ns: String!) { promote(namespace: $ns) { id } }`, {
+      ns: namespace,
+    });
+    const job = await eventually(
+      async () => {
+        const r = await gqlOk<{ job: { status: string } }>(t.url, t.adminToken, `query($id: ID!) { job(id: $id) { status } }`, { id: promote.id });
+        return r.job.status === 'succeeded' || r.job.status === 'failed' ? r.job : null;
+      },
+      'the promote job to finish',
+      90_000,
+    );
+    expect(job.status).toBe('succeeded');
+  };
+  const search = async (namespace: string, q: string, asOf: string | null = null) =>
+    (await gqlOk<{ searchMemory: Hit[] }>(t.url, t.adminToken, SEARCH, { ns: namespace, q, asOf })).searchMemory;
+  const hitOf = (hits: Hit[], factId: string) => hits.find((h) => h.fact?.id === factId);
+  /** The graph channel's raw list (before the Postgres re-check) of a search service. */
+  const graphList = async (service: SearchService, args: SearchMemoryArgs) => (await service.channels(auth, args)).lists.graph.map((h) => h.id);
+  const service = (graphOverGold: boolean) => new SearchService(t.app.neo4j, async () => new HashingEmbedder(), { ...DEFAULT_SEARCH_SETTINGS, graphOverGold });
+  const factIdsOf = async (namespace: string) =>
+    new Set((await db.query<{ id: string }>(`SELECT id::text AS id FROM silver.facts WHERE namespace = $1`, [namespace])).rows.map((r) => r.id));
+
+  beforeAll(async () => {
+    t = await startTestApp({
+      OFFLINE_EMBEDDER: 'hashing',
+      DERIVE_MAX_WAIT_MS: '0',
+      DERIVE_POLL_MS: '50',
+      PROJECTOR_POLL_MS: '50',
+      GOLD_PROMOTE_EVERY_SECONDS: '0',
+    });
+    db = new Client({ connectionString: t.databaseUrl });
+    await db.connect();
+    auth = await t.app.services.tokens.authenticate(`Bearer ${t.adminToken}`);
+    for (const namespace of [ns, bare]) {
+      const s = await seedSilver(t, namespace, bobs());
+      seeded[namespace] = s;
+      said[namespace] = {
+        climbing: await addFact(namespace, s.ids.bob as string, 'Enjoys rock climbing at weekends', { from: '2021-01-01T00:00:00Z' }),
+        sailing: await addFact(namespace, s.ids.bob as string, 'Went sailing every summer', { from: '2019-01-01T00:00:00Z', to: '2020-01-01T00:00:00Z' }),
+        stamps: await addFact(namespace, s.ids.bob as string, 'Collects stamps', { from: '2021-01-01T00:00:00Z', retired: true }),
+        carpenter: await addFact(namespace, s.ids.bobSmith as string, 'Works as a carpenter', { from: '2021-01-01T00:00:00Z' }),
+      };
+      for (const n of [1, 2, 3, 4]) await addFact(namespace, s.ids.radio as string, `Rock climbing chart number ${n}`, { from: '2021-01-01T00:00:00Z' });
+    }
+    await promoteAndWait(ns);
+    await settled(ns);
+    await settled(bare);
+    // The premise: one live Gold entity in `ns` merged from both Silver entities, and none in `bare`.
+    const { rows } = await db.query<{ namespace: string; members: number }>(
+      `SELECT g.namespace, count(m.*)::int AS members FROM gold.entities g JOIN gold.entity_members m ON m.gold_entity_id = g.id AND m.removed_at IS NULL
+        WHERE g.namespace = ANY($1) AND g.retired_at IS NULL GROUP BY g.id, g.namespace`,
+      [[ns, bare]],
+    );
+    expect(rows).toEqual([{ namespace: ns, members: 2 }]);
+  }, 240_000);
+  afterAll(async () => {
+    await db?.end();
+    await t?.stop();
+  });
+
+  it('"Smith" finds what was said about "Bob" through the graph channel once promotion merged them', async () => {
+    const hits = await search(ns, 'what does Smith like?');
+    const climbing = hitOf(hits, said[ns]?.climbing as string);
+    expect(climbing?.channels).toContain('graph');
+    expect(hitOf(hits, said[ns]?.carpenter as string)?.channels).toContain('graph');
+    // Not current, or retired: never, through Gold or otherwise.
+    expect(hitOf(hits, said[ns]?.sailing as string)).toBeUndefined();
+    expect(hitOf(hits, said[ns]?.stamps as string)).toBeUndefined();
+    expect(hits.every((h) => h.fact === null || h.fact.namespace === ns)).toBe(true);
+    // The same in the raw graph list, and the brief's own question reaches Bob's fact too.
+    expect(await graphList(t.app.services.search, { namespace: ns, query: 'what does Smith like?' })).toContain(said[ns]?.climbing);
+    expect(hitOf(await search(ns, 'what does Bob Smith like?'), said[ns]?.climbing as string)?.channels).toContain('graph');
+  });
+
+  it('respects asOf through Gold: the fact about "Bob" true in 2019 is reached as of 2019, the current one is not', async () => {
+    const hits = await search(ns, 'what does Smith like?', '2019-06-01T00:00:00Z');
+    expect(hitOf(hits, said[ns]?.sailing as string)?.channels).toContain('graph');
+    expect(hitOf(hits, said[ns]?.climbing as string)).toBeUndefined();
+    expect(hitOf(hits, said[ns]?.stamps as string)).toBeUndefined();
+  });
+
+  it('without Gold in the namespace (another namespace has a Gold "Bob Smith"), "Smith" reaches only "Bob Smith"', async () => {
+    const hits = await search(bare, 'what does Smith like?');
+    expect(hitOf(hits, said[bare]?.carpenter as string)?.channels).toContain('graph');
+    expect(hitOf(hits, said[bare]?.climbing as string)?.channels ?? []).not.toContain('graph');
+    // The raw list, before the Postgres re-check: only this namespace's facts, and not Bob's.
+    const graph = await graphList(t.app.services.search, { namespace: bare, query: 'what does Smith like?' });
+    const own = await factIdsOf(bare);
+    expect(graph.length).toBeGreaterThan(0);
+    expect(graph.every((id) => own.has(id))).toBe(true);
+    expect(graph).not.toContain(said[bare]?.climbing);
+    expect(graph).not.toContain(said[ns]?.climbing);
+  });
+
+  it('the other way round: the promoted namespace never gets the bare namespace’s facts', async () => {
+    const own = await factIdsOf(ns);
+    for (const q of ['what does Smith like?', 'rock climbing', 'Bob']) {
+      const graph = await graphList(t.app.services.search, { namespace: ns, query: q });
+      expect(graph.length).toBeGreaterThan(0);
+      expect(graph.every((id) => own.has(id))).toBe(true);
+    }
+  });
+
+  it('SEARCH_GRAPH_GOLD=false: the graph channel over Silver alone, as before Gold', async () => {
+    const args = { namespace: ns, query: 'what does Smith like?' };
+    expect(await graphList(service(true), args)).toContain(said[ns]?.climbing);
+    const silverOnly = await graphList(service(false), args);
+    expect(silverOnly).toContain(said[ns]?.carpenter);
+    expect(silverOnly).not.toContain(said[ns]?.climbing);
+  });
+
+  it('expansion from seeds goes through Gold: a hit about "Bob" brings the facts about "Bob Smith"', async () => {
+    const args = { namespace: ns, query: 'rock climbing' };
+    // "rock climbing" names no entity: whatever the graph channel holds comes from expanding the seeds.
+    expect(await graphList(service(true), args)).toContain(said[ns]?.carpenter);
+    const silverOnly = await graphList(service(false), args);
+    expect(silverOnly).not.toContain(said[ns]?.carpenter);
+    expect(silverOnly.length).toBeGreaterThan(0); // Bob's own other facts
+    // Without Gold in the namespace the expansion stays on "Bob".
+    expect(await graphList(service(true), { namespace: bare, query: 'rock climbing' })).not.toContain(said[bare]?.carpenter);
+  });
+
+  it('costs no extra round trip: 2 Neo4j transactions and 6 statements, as without Gold', async () => {
+    await search(ns, 'rock climbing'); // embedder loaded
+    const { counter, restore } = countNeo4jRoundTrips(t.app.neo4j);
+    try {
+      // A query with keyword hits, so the expansion from seeds runs too (no seeds, no expansion statement).
+      for (const namespace of [ns, bare]) {
+        counter.reset();
+        const hits = await search(namespace, 'rock climbing');
+        expect(hits.some((h) => h.channels.includes('graph'))).toBe(true);
+        expect({ namespace, transactions: counter.transactions, statements: counter.statements }).toEqual({ namespace, transactions: 2, statements: 6 });
+      }
+    } finally {
+      restore();
+    }
+  });
+});
