@@ -10,6 +10,7 @@ import { FactLineageAndRunProvenance1764400000030 } from './1764400000030-fact-l
 import { ApprovalsAndErasure1764400000200 } from './1764400000200-approvals-and-erasure';
 import { CreateGold1764400000300 } from './1764400000300-create-gold';
 import { GoldOverlays1764400000100 } from './1764400000100-gold-overlays';
+import { GoldChangeLogIndex1764400000550 } from './1764400000550-gold-change-log-index';
 
 /** Every migration, oldest first. Listed explicitly so no glob depends on the build layout. */
 export const migrations = [
@@ -25,4 +26,5 @@ export const migrations = [
   ApprovalsAndErasure1764400000200,
   CreateGold1764400000300,
   GoldOverlays1764400000100,
+  GoldChangeLogIndex1764400000550,
 ];

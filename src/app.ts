@@ -34,6 +34,7 @@ import { PollingLoop } from './common/loop';
 import { GoldService } from './gold/promotion/gold.service';
 import { AboutRepository } from './gold/about/about.repository';
 import { AboutService } from './gold/about/about.service';
+import { GoldReadService } from './gold/reads/gold-read.service';
 import { PromotionRepository } from './gold/promotion/promotion.repository';
 import { PromotionService } from './gold/promotion/promotion.service';
 import { offlineEntityJudge } from './gold/promotion/resolution-rules';
@@ -209,6 +210,7 @@ export async function startApp(
     const promotion = new PromotionService(sql, promotionRepository, { ...config.gold, fallbackType: ontology.fallbackEntityType }, offlineEntityJudge, () =>
       embedder().catch(() => null),
     );
+    const about = new AboutService(new AboutRepository(sql), driver, facts);
     const services: Services = {
       tokens: tokenService,
       ingest: new IngestService(eventRepository, systemClock, config.limits, (o) => metrics.observeIngest(o)),
@@ -240,7 +242,8 @@ export async function startApp(
       erasure: new ErasureService(eventRepository, new ErasureRepository(sql), approvalRepository),
       gold: new GoldService(sql, promotionRepository, jobRepository, { maxPageSize: config.limits.maxPageSize, fallbackType: ontology.fallbackEntityType }),
       overlays: new OverlayService(sql, overlayRepository, factRepository, eventRepository, approvalGate),
-      about: new AboutService(new AboutRepository(sql), driver, facts),
+      about,
+      goldReads: new GoldReadService(driver, facts, about, config.limits),
     };
 
     const warn = (m: string) => log.warn(m);

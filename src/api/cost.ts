@@ -19,6 +19,10 @@ const LIST_SIZE: Readonly<Record<string, number>> = {
   // ProvenanceService limits: 500 entities, 2,000 relationships per subgraph.
   'Subgraph.entities': 500,
   'Subgraph.relationships': 2000,
+  // GoldReadService limits: MAX_SUBGRAPH_NODES / MAX_SUBGRAPH_EDGES (500 / 2,000), RELATED_CONTEXT_FACTS.
+  'GoldSubgraph.entities': 500,
+  'GoldSubgraph.relationships': 2000,
+  'GoldSubgraph.facts': 100,
   'GraphConsistencyReport.counts': 10,
 };
 
@@ -45,6 +49,7 @@ const BASE_COST: Readonly<Record<string, number>> = {
   'Query.derivedFrom': 500,
   'Query.neighbourhood': 2000,
   'Query.shortestPath': 2000,
+  'Query.relatedContext': 2000,
   'Query.changes': 200,
   'Query.graphConsistency': 20000,
   'Query.conversation': 100,

@@ -17,6 +17,7 @@ import { PipelineResolver } from '../silver/pipeline.resolver';
 import { GoldEntityResolver, GoldRelationshipResolver } from '../gold/promotion/gold.resolver';
 import { EventContentResolver, FactOverlayResolver, OverlayResolver } from '../gold/overlay/overlay.resolver';
 import { AboutResolver } from '../gold/about/about.resolver';
+import { GoldChangeResolver, GoldPreferenceResolver, RelatedContextResolver } from '../gold/reads/gold-reads.resolver';
 
 export const resolvers = [
   EventResolver,
@@ -38,6 +39,9 @@ export const resolvers = [
   GoldEntityResolver,
   GoldRelationshipResolver,
   AboutResolver,
+  RelatedContextResolver,
+  GoldPreferenceResolver,
+  GoldChangeResolver,
 ] as const;
 
 /** The one GraphQL schema: the code-first resolvers plus the generated graph exploration API. */

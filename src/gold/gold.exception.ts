@@ -4,6 +4,8 @@ import { assertUnreachable } from '../common/assert-unreachable';
 export enum GoldExceptionCode {
   INVALID_ARGUMENT = 'INVALID_ARGUMENT',
   NOT_FOUND = 'NOT_FOUND',
+  /** A Gold subgraph (relatedContext) would hold more entities or relationships than MAX_SUBGRAPH_NODES / MAX_SUBGRAPH_EDGES. */
+  SUBGRAPH_TOO_LARGE = 'SUBGRAPH_TOO_LARGE',
 }
 
 function goldKind(code: GoldExceptionCode): AppErrorKind {
@@ -12,6 +14,8 @@ function goldKind(code: GoldExceptionCode): AppErrorKind {
       return AppErrorKind.BAD_INPUT;
     case GoldExceptionCode.NOT_FOUND:
       return AppErrorKind.NOT_FOUND;
+    case GoldExceptionCode.SUBGRAPH_TOO_LARGE:
+      return AppErrorKind.LIMIT_EXCEEDED;
     default:
       return assertUnreachable(code);
   }
