@@ -19,10 +19,13 @@ const LIST_SIZE: Readonly<Record<string, number>> = {
   // ProvenanceService limits: 500 entities, 2,000 relationships per subgraph.
   'Subgraph.entities': 500,
   'Subgraph.relationships': 2000,
-  // GoldReadService limits: MAX_SUBGRAPH_NODES / MAX_SUBGRAPH_EDGES (500 / 2,000), RELATED_CONTEXT_FACTS.
-  'GoldSubgraph.entities': 500,
-  'GoldSubgraph.relationships': 2000,
+  // GoldReadService limits (gold/reads/gold-read.service.ts): RELATED_CONTEXT_MAX_ENTITIES / _RELATIONSHIPS, RELATED_CONTEXT_FACTS,
+  // PREFERENCES_MAX, REPLACED_MAX.
+  'GoldSubgraph.entities': 100,
+  'GoldSubgraph.relationships': 200,
   'GoldSubgraph.facts': 100,
+  'GoldEntity.preferences': 20,
+  'Preference.replaced': 10,
   'GraphConsistencyReport.counts': 10,
 };
 

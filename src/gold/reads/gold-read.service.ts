@@ -1,6 +1,5 @@
 import neo4j, { Driver, ManagedTransaction } from 'neo4j-driver';
 import { AuthContext } from '../../access/auth-context';
-import { NESTED_LIST_MAX } from '../../api/cost';
 import { goldPreferenceIds } from '../../graph/cypher/gold-preferences';
 import { expandGoldFrontier } from '../../graph/cypher/gold-related';
 import { FactReader } from '../../silver/fact-reader';
@@ -16,6 +15,17 @@ import { isHeldAt, isPreference, replacedChain } from './preference-rules';
 export const RELATED_CONTEXT_MAX_DEPTH = 3;
 /** Most facts GoldSubgraph.facts returns for a whole subgraph (best first). */
 export const RELATED_CONTEXT_FACTS = 100;
+/**
+ * Most Gold entities and relationships a relatedContext may hold (and MAX_SUBGRAPH_NODES /
+ * MAX_SUBGRAPH_EDGES when those are lower); more is LIMIT_EXCEEDED. Lower than neighbourhood's,
+ * because each entity carries its facts and preferences with their sources: at these sizes a
+ * query with full provenance fits the complexity budget (api/cost.ts prices the lists at them).
+ */
+export const RELATED_CONTEXT_MAX_ENTITIES = 100;
+export const RELATED_CONTEXT_MAX_RELATIONSHIPS = 200;
+/** Most preferences per Gold entity, and most replaced facts per preference (priced in api/cost.ts). */
+export const PREFERENCES_MAX = 20;
+export const REPLACED_MAX = 10;
 
 export interface GoldReadLimits {
   /** Most Gold entities a subgraph may hold before it is refused (MAX_SUBGRAPH_NODES). */
@@ -77,7 +87,7 @@ export class GoldReadService {
   async preferencesOf(goldIds: readonly string[], asOf: Date | null): Promise<PreferenceRow[]> {
     const ids = [...new Set(goldIds)];
     if (ids.length === 0) return [];
-    const found = await this.read((tx) => goldPreferenceIds(tx, ids, asOf, NESTED_LIST_MAX));
+    const found = await this.read((tx) => goldPreferenceIds(tx, ids, asOf, PREFERENCES_MAX, REPLACED_MAX));
     const rows = await this.facts.byIds([...new Set(found.flatMap((p) => [p.factId, ...p.replacedIds]))]);
     const byId = new Map(rows.map((f) => [f.id, f]));
     const out: PreferenceRow[] = [];
@@ -86,7 +96,7 @@ export class GoldReadService {
       // Re-checked in Postgres: a fact retired or superseded there but not yet in the graph is not a preference now.
       if (!fact || !isHeldAt(fact, asOf) || !isPreference(fact)) continue;
       const candidates = p.replacedIds.flatMap((id) => byId.get(id) ?? []);
-      out.push({ entityId: p.goldId, fact, replaced: replacedChain(fact, candidates, NESTED_LIST_MAX) });
+      out.push({ entityId: p.goldId, fact, replaced: replacedChain(fact, candidates, REPLACED_MAX) });
     }
     return out.sort((a, b) => byConfidenceThenRecency(a.fact, b.fact));
   }
@@ -116,7 +126,8 @@ export class GoldReadService {
     const hit = await loaders.goldEntityByName.load(key);
     if (!hit || hit.entity.namespace !== namespace) return empty;
     const root = hit.entity;
-    const { maxSubgraphNodes: maxNodes, maxSubgraphEdges: maxEdges } = this.limits;
+    const maxNodes = Math.min(this.limits.maxSubgraphNodes, RELATED_CONTEXT_MAX_ENTITIES);
+    const maxEdges = Math.min(this.limits.maxSubgraphEdges, RELATED_CONTEXT_MAX_RELATIONSHIPS);
     const tooLarge = (what: string) =>
       new GoldException(
         GoldExceptionCode.SUBGRAPH_TOO_LARGE,

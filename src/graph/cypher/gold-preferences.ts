@@ -18,11 +18,17 @@ export interface GoldPreferenceIds {
  * (`(:GoldEntity)-[:MERGED_FROM]->(:Entity)<-[:ABOUT {role: 'subject'}]-(:Fact)`), of fact type
  * `preference` or with a preference predicate (gold/reads/preference-rules.ts, passed as
  * parameters), visible by the shared rule (current without `asOf`, valid at `asOf` otherwise), at
- * most `limit` per entity; and for each the facts it superseded, following SUPERSEDES up to
+ * most `limit` per entity; and for each the facts it superseded (at most `replacedLimit`), following SUPERSEDES up to
  * MAX_REPLACED_HOPS inside the namespace. One statement for any number of Gold entities; the
  * caller re-reads every row from Postgres.
  */
-export async function goldPreferenceIds(tx: CypherReader, goldIds: readonly string[], asOf: Date | null, limit: number): Promise<GoldPreferenceIds[]> {
+export async function goldPreferenceIds(
+  tx: CypherReader,
+  goldIds: readonly string[],
+  asOf: Date | null,
+  limit: number,
+  replacedLimit: number,
+): Promise<GoldPreferenceIds[]> {
   if (goldIds.length === 0) return [];
   const res = await tx.run(
     `UNWIND $ids AS gid
@@ -37,11 +43,12 @@ export async function goldPreferenceIds(tx: CypherReader, goldIds: readonly stri
      WHERE all(n IN nodes(p) WHERE n.namespace = g.namespace)
      WITH gid, f, old, length(p) AS hops ORDER BY hops
      WITH gid, f, collect(DISTINCT old.id) AS replaced
-     RETURN gid, f.id AS factId, replaced[0..$limit] AS replaced`,
+     RETURN gid, f.id AS factId, replaced[0..$replacedLimit] AS replaced`,
     {
       ids: [...goldIds],
       asOf: asOf?.toISOString() ?? null,
       limit: neo4j.int(limit),
+      replacedLimit: neo4j.int(replacedLimit),
       factType: PREFERENCE_FACT_TYPE,
       predicates: [...PREFERENCE_PREDICATES],
     },
