@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { Client } from 'pg';
 import { dataOf, mcpClient } from '../support/mcp-client';
+import { expandGoldFrontier } from '../../src/graph/cypher/gold-related';
 import { countNeo4jRoundTrips } from '../support/neo4j-round-trips';
 import { SeedEntity, SeedMention, SeedRelationship, seedSilver, SeededSilver } from '../support/silver-seed';
 import { uniqueNamespace } from '../support/stores';
@@ -303,6 +304,17 @@ describe('Gold reads: preferences, relatedContext and Gold changes', () => {
       expect(s.entities.map((e) => e.id)).not.toEqual(expect.arrayContaining([theirGlobex.id]));
       expect(s.entities.map((e) => e.name)).not.toContain('Globex');
     }
+    // The Cypher itself stops at the firewall (the service's Postgres re-read would hide a leak).
+    const session = t.app.neo4j.session({ defaultAccessMode: 'READ' });
+    try {
+      const hops = await session.executeRead((tx) => expandGoldFrontier(tx, ns, [ourAcme.id], null, 100));
+      expect(hops.length).toBeGreaterThan(0);
+      expect(hops.map((h) => h.neighbourId)).not.toEqual(expect.arrayContaining([theirGlobex.id]));
+      expect(hops.map((h) => h.neighbourId)).not.toEqual(expect.arrayContaining([theirBob.id]));
+      expect(await session.executeRead((tx) => expandGoldFrontier(tx, other, [ourAcme.id], null, 100))).toEqual([]);
+    } finally {
+      await session.close();
+    }
     // The neighbour's context, asked with its own grants, shows only its own rows.
     const theirsCtx = await related('Acme Corp', 3, t.adminToken, other);
     expect(names(theirsCtx)).toEqual(['Acme Corp', 'Bob', 'Globex', 'Lisbon', 'Portugal']);
@@ -393,13 +405,17 @@ describe('Gold reads: preferences, relatedContext and Gold changes', () => {
       { ns, since: mark },
     );
     expect(members.changes.map((c) => c.silverEntities.map((e) => e.id))).toEqual([[seeded.ids.bobSmith], [seeded.ids.bobSmith]]);
-    // Nothing of the neighbour's log, whose promotion ran in the same window as ours.
-    const theirsLog = await gqlOk<{ changes: Array<{ namespace: string }> }>(t.url, t.adminToken, CHANGES, {
+    // Each namespace's log is its own: the neighbour promoted in the same window, six entities (its Bob merged) and four relationships.
+    const theirsLog = await gqlOk<{ changes: Array<{ subject: string; kind: string; goldEntity: GoldOut | null }> }>(t.url, t.adminToken, CHANGES, {
       ns: other,
-      since: mark,
-      subjects: ['GOLD_ENTITY'],
+      since: promotedFrom,
+      subjects: ['GOLD_ENTITY', 'GOLD_RELATIONSHIP'],
     });
-    expect(theirsLog.changes).toEqual([]);
+    expect(theirsLog.changes.map((c) => `${c.subject}:${c.kind}`).sort()).toEqual(
+      [...Array(6).fill('GOLD_ENTITY:ADDED'), 'GOLD_ENTITY:MERGED', ...Array(4).fill('GOLD_RELATIONSHIP:ADDED')].sort(),
+    );
+    const ours = new Set(sinceStart.changes.flatMap((c) => (c.goldEntity ? [c.goldEntity.id] : [])));
+    expect(theirsLog.changes.some((c) => c.goldEntity && ours.has(c.goldEntity.id))).toBe(false);
 
     // The MCP tool what_changed includes Gold changes.
     const client = await mcpClient(t.url, lister);
