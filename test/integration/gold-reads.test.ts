@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { Client } from 'pg';
-import { dataOf, mcpClient } from '../support/mcp-client';
+import { dataOf, errorOf, mcpClient } from '../support/mcp-client';
 import { expandGoldFrontier } from '../../src/graph/cypher/gold-related';
 import { countNeo4jRoundTrips } from '../support/neo4j-round-trips';
 import { SeedEntity, SeedMention, SeedRelationship, seedSilver, SeededSilver } from '../support/silver-seed';
@@ -429,6 +429,44 @@ describe('Gold reads: preferences, relatedContext and Gold changes', () => {
       ]);
     } finally {
       await client.close();
+    }
+  });
+
+  it('answers the MCP related_context tool with the same subgraph, top facts and their events; refused without "read"', async () => {
+    const client = await mcpClient(t.url, reader);
+    try {
+      const data = dataOf<{
+        root: string | null;
+        entities: Array<{ id: string; namespace: string; name: string }>;
+        relationships: Array<{ sourceId: string; targetId: string; type: string }>;
+        facts: Array<{ entityId: string; id: string; sourceEventIds: string[] }>;
+      }>(await client.callTool({ name: 'related_context', arguments: { namespace: ns, topic: 'Lisbon', depth: 2 } }));
+      const g = await related('Lisbon', 2);
+      expect(data.root).toBe(g.root?.id);
+      expect(data.entities.map((e) => e.id)).toEqual(g.entities.map((e) => e.id));
+      expect(data.relationships.map((r) => `${r.sourceId}-${r.type}-${r.targetId}`).sort()).toEqual(
+        g.relationships.map((r) => `${r.source.id}-${r.type}-${r.target.id}`).sort(),
+      );
+      expect(data.facts.map((f) => f.id)).toEqual(g.facts.slice(0, 30).map((f) => f.fact.id));
+      expect(data.facts.every((f) => f.sourceEventIds.length > 0 && f.sourceEventIds.every((id) => seeded.eventIds.includes(id)))).toBe(true);
+      expect(new Set(data.entities.map((e) => e.namespace))).toEqual(new Set([ns]));
+      const none = dataOf<{ root: string | null; entities: unknown[] }>(
+        await client.callTool({ name: 'related_context', arguments: { namespace: ns, topic: 'Zebediah' } }),
+      );
+      expect(none).toMatchObject({ root: null, entities: [] });
+      expect(errorOf(await client.callTool({ name: 'related_context', arguments: { namespace: ns, topic: 'Bob', depth: 4 } })).code).toBe('BAD_USER_INPUT');
+    } finally {
+      await client.close();
+    }
+    const refused = await mcpClient(t.url, lister);
+    try {
+      const err = await refused.callTool({ name: 'related_context', arguments: { namespace: ns, topic: 'Bob' } }).then(
+        () => null,
+        (e: unknown) => e as { requiredScope?: string },
+      );
+      expect(err?.requiredScope).toBe('read');
+    } finally {
+      await refused.close();
     }
   });
 
