@@ -12,6 +12,7 @@ import { CreateGold1764400000300 } from './1764400000300-create-gold';
 import { GoldOverlays1764400000100 } from './1764400000100-gold-overlays';
 import { GoldReview1764400000500 } from './1764400000500-gold-review';
 import { ErasureReachesGold1764400000700 } from './1764400000700-erasure-reaches-gold';
+import { GoldChangeLogIndex1764400000550 } from './1764400000550-gold-change-log-index';
 
 /** Every migration, oldest first. Listed explicitly so no glob depends on the build layout. */
 export const migrations = [
@@ -28,5 +29,6 @@ export const migrations = [
   CreateGold1764400000300,
   GoldOverlays1764400000100,
   GoldReview1764400000500,
+  GoldChangeLogIndex1764400000550,
   ErasureReachesGold1764400000700,
 ];

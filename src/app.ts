@@ -37,6 +37,7 @@ import { AboutService, DEFAULT_ABOUT_OPTIONS } from './gold/about/about.service'
 import { ConflictService } from './gold/review/conflict.service';
 import { ReviewRepository } from './gold/review/review.repository';
 import { ReviewService } from './gold/review/review.service';
+import { GoldReadService } from './gold/reads/gold-read.service';
 import { PromotionRepository } from './gold/promotion/promotion.repository';
 import { PromotionService } from './gold/promotion/promotion.service';
 import { offlineEntityJudge } from './gold/promotion/resolution-rules';
@@ -220,6 +221,7 @@ export async function startApp(
       () => embedder().catch(() => null),
       new ConflictService(sql, reviewRepository, { reviewConfidence: config.gold.reviewConfidence, objectOverlap: 0.6, batchSize: config.gold.batchSize }),
     );
+    const about = new AboutService(new AboutRepository(sql), driver, facts, DEFAULT_ABOUT_OPTIONS, review);
     const services: Services = {
       tokens: tokenService,
       ingest: new IngestService(eventRepository, systemClock, config.limits, (o) => metrics.observeIngest(o)),
@@ -251,8 +253,9 @@ export async function startApp(
       erasure: new ErasureService(eventRepository, new ErasureRepository(sql), approvalRepository),
       gold: new GoldService(sql, promotionRepository, jobRepository, { maxPageSize: config.limits.maxPageSize, fallbackType: ontology.fallbackEntityType }),
       overlays: new OverlayService(sql, overlayRepository, factRepository, eventRepository, approvalGate),
-      about: new AboutService(new AboutRepository(sql), driver, facts, DEFAULT_ABOUT_OPTIONS, review),
+      about,
       review,
+      goldReads: new GoldReadService(driver, facts, about, config.limits, review),
     };
 
     const warn = (m: string) => log.warn(m);

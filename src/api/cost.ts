@@ -19,6 +19,13 @@ const LIST_SIZE: Readonly<Record<string, number>> = {
   // ProvenanceService limits: 500 entities, 2,000 relationships per subgraph.
   'Subgraph.entities': 500,
   'Subgraph.relationships': 2000,
+  // GoldReadService limits (gold/reads/gold-read.service.ts): RELATED_CONTEXT_MAX_ENTITIES / _RELATIONSHIPS, RELATED_CONTEXT_FACTS,
+  // PREFERENCES_MAX, REPLACED_MAX.
+  'GoldSubgraph.entities': 100,
+  'GoldSubgraph.relationships': 200,
+  'GoldSubgraph.facts': 100,
+  'GoldEntity.preferences': 20,
+  'Preference.replaced': 10,
   'GraphConsistencyReport.counts': 10,
 };
 
@@ -45,6 +52,7 @@ const BASE_COST: Readonly<Record<string, number>> = {
   'Query.derivedFrom': 500,
   'Query.neighbourhood': 2000,
   'Query.shortestPath': 2000,
+  'Query.relatedContext': 2000,
   'Query.changes': 200,
   'Query.graphConsistency': 20000,
   'Query.conversation': 100,

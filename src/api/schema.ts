@@ -18,6 +18,7 @@ import { GoldEntityResolver, GoldRelationshipResolver } from '../gold/promotion/
 import { EventContentResolver, FactOverlayResolver, OverlayResolver } from '../gold/overlay/overlay.resolver';
 import { AboutResolver } from '../gold/about/about.resolver';
 import { ReviewResolver } from '../gold/review/review.resolver';
+import { GoldChangeResolver, GoldPreferenceResolver, RelatedContextResolver } from '../gold/reads/gold-reads.resolver';
 
 export const resolvers = [
   EventResolver,
@@ -40,6 +41,9 @@ export const resolvers = [
   GoldRelationshipResolver,
   AboutResolver,
   ReviewResolver,
+  RelatedContextResolver,
+  GoldPreferenceResolver,
+  GoldChangeResolver,
 ] as const;
 
 /** The one GraphQL schema: the code-first resolvers plus the generated graph exploration API. */

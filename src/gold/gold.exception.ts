@@ -6,6 +6,8 @@ export enum GoldExceptionCode {
   NOT_FOUND = 'NOT_FOUND',
   /** A review item decided already (resolveReview): items are decided once. */
   ALREADY_DECIDED = 'ALREADY_DECIDED',
+  /** A Gold subgraph (relatedContext) would hold more entities or relationships than MAX_SUBGRAPH_NODES / MAX_SUBGRAPH_EDGES. */
+  SUBGRAPH_TOO_LARGE = 'SUBGRAPH_TOO_LARGE',
 }
 
 function goldKind(code: GoldExceptionCode): AppErrorKind {
@@ -16,6 +18,8 @@ function goldKind(code: GoldExceptionCode): AppErrorKind {
       return AppErrorKind.NOT_FOUND;
     case GoldExceptionCode.ALREADY_DECIDED:
       return AppErrorKind.CONFLICT;
+    case GoldExceptionCode.SUBGRAPH_TOO_LARGE:
+      return AppErrorKind.LIMIT_EXCEEDED;
     default:
       return assertUnreachable(code);
   }

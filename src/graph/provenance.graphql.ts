@@ -17,11 +17,22 @@ export enum ChangeKind {
   ADDED = 'ADDED',
   SUPERSEDED = 'SUPERSEDED',
   RETIRED = 'RETIRED',
+  UPDATED = 'UPDATED',
+  MERGED = 'MERGED',
+  SPLIT = 'SPLIT',
 }
 registerEnumType(ChangeKind, {
   name: 'ChangeKind',
-  description: 'ADDED: recorded; SUPERSEDED: replaced by a newer fact; RETIRED: no longer believed (UPDATE, rebuild).',
+  description:
+    'Facts: ADDED (recorded), SUPERSEDED (replaced by a newer fact), RETIRED (no longer believed: UPDATE, rebuild). Gold entities and relationships: ADDED (created by promotion or a split), UPDATED (new content), MERGED (a Silver entity joined it), SPLIT (members moved out by splitGoldEntity), RETIRED.',
 });
+
+export enum ChangeSubject {
+  FACT = 'FACT',
+  GOLD_ENTITY = 'GOLD_ENTITY',
+  GOLD_RELATIONSHIP = 'GOLD_RELATIONSHIP',
+}
+registerEnumType(ChangeSubject, { name: 'ChangeSubject', description: 'What a change is about: a Silver fact, a Gold entity or a Gold relationship.' });
 
 @ObjectType({ description: 'One event (and span) a fact rests on, and how it is reached from the fact asked about.' })
 export class ProvenanceStep {
@@ -67,9 +78,15 @@ export class Subgraph {
   @Field(() => [Relationship], { description: 'A path: in path order, each edge may point either way.' }) relationships!: Relationship[];
 }
 
-@ObjectType({ description: 'A change to a fact of a namespace.' })
+@ObjectType({ description: 'A change to a fact, a Gold entity or a Gold relationship of a namespace.' })
 export class Change {
+  @Field(() => String) namespace!: string;
+  @Field(() => ChangeSubject, { description: 'FACT unless changes was asked for Gold subjects.' }) subject!: ChangeSubject;
   @Field(() => ChangeKind) kind!: ChangeKind;
   @Field(() => Date, { description: 'When it happened (system time).' }) at!: Date;
-  @Field(() => Fact) fact!: Fact;
+  @Field(() => Fact, { nullable: true, description: 'The fact of a FACT change (always set for it); null for Gold changes.' }) fact!: Fact | null;
+  @Field(() => String, { nullable: true, description: 'Gold changes: why, as the promotion log records it.' }) reason!: string | null;
+  goldEntityId!: string | null;
+  goldRelationshipId!: string | null;
+  silverIds!: string[];
 }

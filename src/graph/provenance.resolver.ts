@@ -4,7 +4,7 @@ import { RequestContext } from '../api/context';
 import { Event } from '../bronze/event.graphql';
 import { Entity, Fact, Relationship } from '../silver/fact.graphql';
 import { RelatedEdge } from './cypher/graph-read';
-import { Change, ChangeKind, Derivation, DerivedFact, Provenance, ProvenanceStep, ProvenanceVia, Subgraph } from './provenance.graphql';
+import { Change, ChangeKind, ChangeSubject, Derivation, DerivedFact, Provenance, ProvenanceStep, ProvenanceVia, Subgraph } from './provenance.graphql';
 import { SubgraphResult } from './provenance.service';
 
 const toRelationship = (e: RelatedEdge): Relationship =>
@@ -82,14 +82,27 @@ export class ProvenanceResolver {
     return path ? toSubgraph(path) : null;
   }
 
-  @Query(() => [Change], { description: 'Facts of a namespace added, superseded or retired after since, oldest first (needs "list"); first defaults to 100.' })
+  @Query(() => [Change], {
+    description:
+      'What changed in a namespace after since, oldest first (needs "list"); first defaults to 100. subjects (default [FACT]): facts added, superseded or retired; GOLD_ENTITY and GOLD_RELATIONSHIP: Gold rows created, updated, merged, split or retired by promotion (their goldEntity / goldRelationship, silverEntities and reason).',
+  })
   async changes(
     @Arg('namespace', () => String) namespace: string,
     @Arg('since', () => Date) since: Date,
     @Arg('first', () => Int, { nullable: true }) first: number | null,
+    @Arg('subjects', () => [ChangeSubject], { nullable: true, defaultValue: [ChangeSubject.FACT] }) subjects: ChangeSubject[] | null,
     @Ctx() ctx: RequestContext,
   ): Promise<Change[]> {
-    const rows = await ctx.services.provenance.changes(ctx.auth, ctx.loaders, namespace, since, first);
-    return rows.map((c) => Object.assign(new Change(), { kind: c.kind as ChangeKind, at: c.at, fact: Fact.from(c.fact) }));
+    const rows = await ctx.services.provenance.changes(ctx.auth, ctx.loaders, namespace, since, first, subjects ?? [ChangeSubject.FACT]);
+    return rows.map((c) =>
+      Object.assign(new Change(), {
+        namespace: c.namespace,
+        subject: c.subject as ChangeSubject,
+        kind: c.kind as ChangeKind,
+        at: c.at,
+        fact: c.fact ? Fact.from(c.fact) : null,
+        ...c.gold,
+      }),
+    );
   }
 }

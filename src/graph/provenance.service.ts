@@ -6,7 +6,7 @@ import type { AppConfig } from '../common/config';
 import { requireUuid } from '../common/input';
 import { FactReader } from '../silver/fact-reader';
 import { Entity, Fact } from '../silver/silver.types';
-import { ChangeKind, ChangeRepository } from './change.repository';
+import { ChangeKind, ChangeRepository, ChangeRow, ChangeSubject } from './change.repository';
 import { DerivedFactRow, readDerivedFromEvent } from './cypher/derived-from-event';
 import { expandFrontier, RelatedFilter } from './cypher/entity-neighbourhood';
 import { readShortestPath } from './cypher/entity-shortest-path';
@@ -78,9 +78,14 @@ export interface SubgraphResult {
 }
 
 export interface ChangeResult {
+  namespace: string;
+  subject: ChangeSubject;
   kind: ChangeKind;
   at: Date;
-  fact: Fact;
+  /** The fact of a FACT change; null for Gold changes. */
+  fact: Fact | null;
+  /** Gold changes: the Gold row's id, the Silver ids and the reason of the promotion log (ChangeRow). */
+  gold: Pick<ChangeRow, 'goldEntityId' | 'goldRelationshipId' | 'silverIds' | 'reason'>;
 }
 
 export interface TraversalFilter {
@@ -266,22 +271,38 @@ export class ProvenanceService {
     return { root: from, entities: path.entityIds.map((id) => entities.get(id) as Entity), relationships: path.edges };
   }
 
-  /** Facts added, superseded or retired in a namespace after `since`, oldest first (needs "list"). */
-  async changes(auth: AuthContext, loaders: ProvenanceLoaders, namespace: string, since: Date, first: number | null | undefined): Promise<ChangeResult[]> {
+  /**
+   * What changed in a namespace after `since`, oldest first (needs "list"): facts added,
+   * superseded or retired, and (when `subjects` asks for them) Gold entities and relationships
+   * created, updated, merged, split or retired by promotion. `subjects` defaults to facts only,
+   * what `changes` returned before Gold existed.
+   */
+  async changes(
+    auth: AuthContext,
+    loaders: ProvenanceLoaders,
+    namespace: string,
+    since: Date,
+    first: number | null | undefined,
+    subjects: readonly ChangeSubject[] = ['FACT'],
+  ): Promise<ChangeResult[]> {
     auth.require(Capability.LIST, namespace);
     const limit = first ?? 100;
     if (!Number.isInteger(limit) || limit < 1 || limit > this.limits.maxPageSize) {
       throw new GraphException(GraphExceptionCode.INVALID_ARGUMENT, `first must be between 1 and ${this.limits.maxPageSize}`);
     }
-    const rows = await this.changeLog.since(namespace, since, limit);
+    if (subjects.length === 0)
+      throw new GraphException(GraphExceptionCode.INVALID_ARGUMENT, 'subjects must name at least one of FACT, GOLD_ENTITY, GOLD_RELATIONSHIP');
+    const rows = await this.changeLog.since(namespace, since, limit, [...new Set(subjects)]);
     const facts = await loadIn(
       loaders.factById,
-      rows.map((r) => r.factId),
+      rows.flatMap((r) => (r.factId ? [r.factId] : [])),
       namespace,
     );
-    return rows.flatMap((r) => {
-      const fact = facts.get(r.factId);
-      return fact ? [{ kind: r.kind, at: r.at, fact }] : [];
+    return rows.flatMap(({ subject, kind, at, factId, goldEntityId, goldRelationshipId, silverIds, reason }): ChangeResult[] => {
+      const gold = { goldEntityId, goldRelationshipId, silverIds, reason };
+      if (subject !== 'FACT') return [{ namespace, subject, kind, at, fact: null, gold }];
+      const fact = factId ? facts.get(factId) : undefined;
+      return fact ? [{ namespace, subject, kind, at, fact, gold }] : [];
     });
   }
 }

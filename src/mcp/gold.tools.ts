@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { Capability } from '../access/capability';
 import { GoldEntity } from '../gold/promotion/gold.graphql';
+import { topFacts } from '../gold/reads/gold-read.service';
 import { defineTool, McpTool } from './tool-kit';
 
 /** How many facts `about` returns at most: the top ones (highest confidence, then the most recent). */
@@ -70,5 +71,73 @@ export const aboutTool: McpTool = defineTool({
     const head = `${entity.name} (${entity.type}${entity.aliases.length > 0 ? `, also ${entity.aliases.join(', ')}` : ''}) [gold ${entity.id}]`;
     const lines = out.map((f) => `- ${f.statement} (since ${f.validFrom.slice(0, 10)}, confidence ${f.confidence.toFixed(2)}, fact ${f.id})`);
     return { text: [head, ...(lines.length > 0 ? lines : ['no facts about it'])].join('\n'), data: { entity, facts: out } };
+  },
+});
+
+/** How many facts related_context returns at most for the whole subgraph (best first). */
+export const RELATED_CONTEXT_TOOL_FACTS = 30;
+
+export const relatedContextTool: McpTool = defineTool({
+  name: 'related_context',
+  title: 'What is related to X?',
+  capability: Capability.READ,
+  namespaced: true,
+  description:
+    'The curated (Gold) entities around a topic: the entity the topic names (as in about), the entities within depth relationship hops of it (1 to 3, default 1), the relationships between them, and the top facts about them (highest confidence first) with the events they rest on. Without asOf: what is believed true now; with asOf: what was true then. An unknown topic gives an empty result. Needs the "read" capability on the namespace.',
+  input: z.object({
+    namespace: z.string().describe('The memory namespace, e.g. "team-a/alice".'),
+    topic: z.string().describe('The name of a person, place or thing, e.g. "Acme Corp".'),
+    depth: z.number().int().optional().meta({ description: 'Relationship hops from the topic, 1 to 3 (default 1).', minimum: 1, maximum: 3 }),
+    asOf: z.iso.datetime({ offset: true }).optional().describe('Valid at this time (ISO 8601 date-time with offset).'),
+  }),
+  output: z.object({
+    root: z.string().nullable().describe('The id of the Gold entity the topic stands for; null when none.'),
+    entities: z.array(aboutEntityOut.omit({ mergedFrom: true })),
+    relationships: z.array(
+      z.object({ id: z.string(), type: z.string(), sourceId: z.string(), targetId: z.string(), validFrom: z.string(), validTo: z.string().nullable() }),
+    ),
+    facts: z.array(aboutFactOut.extend({ entityId: z.string().describe('The entity of the result the fact is about.') })),
+  }),
+  annotations: { readOnlyHint: true, openWorldHint: false },
+  async run({ auth, ctx }, a) {
+    const asOf = a.asOf ? new Date(a.asOf) : null;
+    const s = await ctx.services.goldReads.relatedContext(auth, ctx.loaders, a.namespace, a.topic, a.depth ?? 1, asOf);
+    const lists = await Promise.all(
+      s.entities.map(async (g) => ({ entityId: g.id, facts: await ctx.loaders.goldFactsByEntity.load({ entityId: g.id, asOf }) })),
+    );
+    const top = topFacts(
+      lists.map((l) => ({ ...l, facts: l.facts.filter((f) => f.namespace === s.namespace) })),
+      RELATED_CONTEXT_TOOL_FACTS,
+    );
+    const sources = await ctx.loaders.sourcesByFactId.loadMany(top.map((x) => x.fact.id));
+    const entities = s.entities.map((g) => ({ id: g.id, namespace: g.namespace, type: g.type, name: g.name, aliases: g.aliases, confidence: g.confidence }));
+    const relationships = s.relationships.map((r) => ({
+      id: r.id,
+      type: r.type,
+      sourceId: r.sourceGoldId,
+      targetId: r.targetGoldId,
+      validFrom: r.validFrom.toISOString(),
+      validTo: r.validTo?.toISOString() ?? null,
+    }));
+    const facts = top.map(({ entityId, fact: f }, i) => {
+      const src = sources[i];
+      return {
+        entityId,
+        id: f.id,
+        statement: f.statement,
+        validFrom: f.validFrom.toISOString(),
+        validTo: f.validTo?.toISOString() ?? null,
+        confidence: f.confidence,
+        sourceEventIds: src && !(src instanceof Error) ? [...new Set(src.map((x) => x.eventId))] : [],
+      };
+    });
+    if (!s.root) return { text: `nothing known about "${a.topic}" in ${a.namespace}`, data: { root: null, entities: [], relationships: [], facts: [] } };
+    const name = new Map(entities.map((e) => [e.id, e.name]));
+    const lines = [
+      ...entities.map((e) => `${e.name} (${e.type}) [gold ${e.id}]`),
+      ...relationships.map((r) => `${name.get(r.sourceId)} -${r.type}-> ${name.get(r.targetId)}`),
+      ...facts.map((f) => `- ${f.statement} (confidence ${f.confidence.toFixed(2)}, fact ${f.id})`),
+    ];
+    return { text: lines.join('\n'), data: { root: s.root.id, entities, relationships, facts } };
   },
 });

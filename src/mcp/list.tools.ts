@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { Capability } from '../access/capability';
+import { CHANGE_SUBJECTS } from '../graph/change.repository';
 import { FactFilter } from '../silver/silver.types';
 import { defineTool, McpTool } from './tool-kit';
 import { entityLine, entityOut, factLine, factOut, pageInfoOut, toEntityOut, toFactOut } from './tool-output';
@@ -91,20 +92,34 @@ export function listEntitiesTool(maxPageSize: number): McpTool {
   });
 }
 
-const changeOut = z.object({
-  kind: z.enum(['ADDED', 'SUPERSEDED', 'RETIRED']).describe('ADDED: learnt; SUPERSEDED: replaced by a newer fact; RETIRED: no longer believed.'),
-  at: z.string(),
-  fact: factOut,
+const goldChangeOut = z.object({
+  kind: z.enum(['entity', 'relationship']),
+  id: z.string().describe('The Gold entity or relationship id.'),
+  name: z.string().nullable().describe('The Gold entity\'s name now, or the relationship as "source -type-> target" (null when not readable).'),
+  reason: z.string().nullable().describe('Why, as the promotion log records it.'),
+  silverIds: z.array(z.string()).describe('The Silver entities (for relationships: Silver relationships) the decision concerns.'),
 });
 
-/** Facts added, superseded or retired since a time: provenance.changes, the GraphQL `changes` query. */
+const changeOut = z.object({
+  subject: z.enum(['FACT', 'GOLD_ENTITY', 'GOLD_RELATIONSHIP']),
+  kind: z
+    .enum(['ADDED', 'SUPERSEDED', 'RETIRED', 'UPDATED', 'MERGED', 'SPLIT'])
+    .describe(
+      'Facts: ADDED (learnt), SUPERSEDED (replaced by a newer fact), RETIRED (no longer believed). Gold: ADDED (created), UPDATED, MERGED (a mention joined it), SPLIT, RETIRED.',
+    ),
+  at: z.string(),
+  fact: factOut.nullable().describe('FACT changes: the fact; null for Gold changes.'),
+  gold: goldChangeOut.nullable().describe('Gold changes: the curated entity or relationship; null for fact changes.'),
+});
+
+/** What changed since a time: provenance.changes over facts and Gold, the GraphQL `changes` query with every subject. */
 export const whatChangedTool: McpTool = defineTool({
   name: 'what_changed',
   title: 'What changed',
   capability: Capability.LIST,
   namespaced: true,
   description:
-    'What the memory learnt or revised in a namespace since a time, oldest first: facts ADDED, SUPERSEDED (replaced by a newer one) or RETIRED. Needs the "list" capability on the namespace.',
+    'What the memory learnt or revised in a namespace since a time, oldest first: facts ADDED, SUPERSEDED (replaced by a newer one) or RETIRED, and curated (Gold) entities and relationships ADDED, UPDATED, MERGED, SPLIT or RETIRED by promotion. Needs the "list" capability on the namespace.',
   input: z.object({
     namespace: namespaceArg,
     since: dateTime('Changes strictly after this time'),
@@ -116,11 +131,32 @@ export const whatChangedTool: McpTool = defineTool({
   output: z.object({ changes: z.array(changeOut) }),
   annotations: { readOnlyHint: true, openWorldHint: false },
   async run({ auth, ctx }, a) {
-    const rows = await ctx.services.provenance.changes(auth, ctx.loaders, a.namespace, new Date(a.since), a.first);
+    const rows = await ctx.services.provenance.changes(auth, ctx.loaders, a.namespace, new Date(a.since), a.first, CHANGE_SUBJECTS);
     const links = auth.can(Capability.READ, a.namespace);
-    const changes = rows.map((c) => ({ kind: c.kind, at: c.at.toISOString(), fact: toFactOut(c.fact, links) }));
-    const text =
-      changes.length > 0 ? changes.map((c) => `${c.at} ${c.kind}: ${factLine(c.fact)}`).join('\n') : `nothing changed in ${a.namespace} since ${a.since}`;
+    const entityIds = rows.flatMap((c) => (c.gold.goldEntityId ? [c.gold.goldEntityId] : []));
+    const relationships = await ctx.loaders.goldRelationshipById.loadMany(rows.flatMap((c) => (c.gold.goldRelationshipId ? [c.gold.goldRelationshipId] : [])));
+    const ends = relationships.flatMap((r) => (r && !(r instanceof Error) ? [r.sourceGoldId, r.targetGoldId] : []));
+    const entities = await ctx.loaders.goldEntityById.loadMany([...new Set([...entityIds, ...ends])]);
+    const nameOf = new Map(entities.flatMap((g) => (g && !(g instanceof Error) && g.namespace === a.namespace ? [[g.id, g.name] as const] : [])));
+    const relName = new Map(
+      relationships.flatMap((r) =>
+        r && !(r instanceof Error) && r.namespace === a.namespace
+          ? [[r.id, `${nameOf.get(r.sourceGoldId) ?? r.sourceGoldId} -${r.type}-> ${nameOf.get(r.targetGoldId) ?? r.targetGoldId}`] as const]
+          : [],
+      ),
+    );
+    const changes = rows.map((c) => {
+      const { goldEntityId, goldRelationshipId, reason, silverIds } = c.gold;
+      const gold = goldEntityId
+        ? { kind: 'entity' as const, id: goldEntityId, name: nameOf.get(goldEntityId) ?? null, reason, silverIds }
+        : goldRelationshipId
+          ? { kind: 'relationship' as const, id: goldRelationshipId, name: relName.get(goldRelationshipId) ?? null, reason, silverIds }
+          : null;
+      return { subject: c.subject, kind: c.kind, at: c.at.toISOString(), fact: c.fact ? toFactOut(c.fact, links) : null, gold };
+    });
+    const line = (c: (typeof changes)[number]) =>
+      c.fact ? factLine(c.fact) : `gold ${c.gold?.kind} ${c.gold?.name ?? c.gold?.id} [${c.gold?.id}]${c.gold?.reason ? `: ${c.gold.reason}` : ''}`;
+    const text = changes.length > 0 ? changes.map((c) => `${c.at} ${c.kind}: ${line(c)}`).join('\n') : `nothing changed in ${a.namespace} since ${a.since}`;
     return { text, data: { changes } };
   },
 });

@@ -4,7 +4,7 @@ import { contextFor, Services } from '../api/context';
 import { listEntitiesTool, listFactsTool, whatChangedTool } from './list.tools';
 import { addMemoryTool, searchMemoryTool } from './memory.tools';
 import { getFactTool, getProvenanceTool } from './read.tools';
-import { aboutTool } from './gold.tools';
+import { aboutTool, relatedContextTool } from './gold.tools';
 import { McpLimits, McpTool } from './tool-kit';
 
 export const MCP_SERVER_INFO = { name: 'medallion-memory', version: '0.1.0' } as const;
@@ -27,6 +27,7 @@ export function mcpTools(limits: McpLimits): McpTool[] {
     listEntitiesTool(limits.maxPageSize),
     whatChangedTool,
     aboutTool,
+    relatedContextTool,
   ];
 }
 

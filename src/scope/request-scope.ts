@@ -28,6 +28,7 @@ import { GoldEntityRow, GoldRelationshipRow } from '../gold/promotion/promotion.
 import { AboutService } from '../gold/about/about.service';
 import { AboutHit, AboutKey } from '../gold/about/about.repository';
 import { ReviewService } from '../gold/review/review.service';
+import { GoldReadService, PreferenceRow } from '../gold/reads/gold-read.service';
 
 /**
  * The request scope every transport shares (GraphQL over HTTP and graphql-ws today, MCP next):
@@ -66,6 +67,8 @@ export interface Services {
   readonly about: AboutService;
   /** The review queue of Gold conflicts, and the Gold supersessions reads honour (docs/gold-review.md). */
   readonly review: ReviewService;
+  /** Preferences and relatedContext over Gold (docs/gold-reads.md). */
+  readonly goldReads: GoldReadService;
 }
 
 /** Per-request (or per graphql-ws operation) loaders: their caches never outlive one operation. */
@@ -94,6 +97,9 @@ export interface Loaders {
   readonly goldEntityByName: DataLoader<AboutKey, AboutHit | null, string>;
   /** Facts about a Gold entity's members, valid now or at asOf: one Neo4j round trip per batch and asOf. */
   readonly goldFactsByEntity: DataLoader<{ entityId: string; asOf: Date | null }, Fact[], string>;
+  /** Preferences of a Gold entity (with what they replaced), held now or at asOf: one Neo4j round trip per batch and asOf. */
+  readonly goldPreferencesByEntity: DataLoader<{ entityId: string; asOf: Date | null }, PreferenceRow[], string>;
+  readonly goldRelationshipById: DataLoader<string, GoldRelationshipRow | null>;
 }
 
 /** One operation of one caller, whatever the transport. */
@@ -164,7 +170,7 @@ export function recheckingAuth(
 
 /** The loaders of one operation. Fact loaders read through the FactReader, so their text is what callers may see. */
 export function createLoaders(services: Services): Loaders {
-  const { events, facts, silver, gold, about } = services;
+  const { events, facts, silver, gold, about, goldReads } = services;
   return {
     eventById: new DataLoader(async (ids) => byId(ids, await events.byIds(ids))),
     toolEvents: new DataLoader(
@@ -218,6 +224,8 @@ export function createLoaders(services: Services): Loaders {
     goldFactsByEntity: new DataLoader(async (keys) => (await perAsOf((ids, asOf) => about.factsOf(ids, asOf))(keys)).map((rows) => rows.map((r) => r.fact)), {
       cacheKeyFn: entityAsOfKey,
     }),
+    goldPreferencesByEntity: new DataLoader((keys) => perAsOf((ids, asOf) => goldReads.preferencesOf(ids, asOf))(keys), { cacheKeyFn: entityAsOfKey }),
+    goldRelationshipById: new DataLoader(async (ids) => byId(ids, await gold.relationshipsByIds(ids))),
   };
 }
 

@@ -288,7 +288,7 @@ describe('Gold promotion: entity resolution, idempotence, rebuilds, split', () =
     ).toBe(bob.id);
     expect((await gqlOk<{ goldEntity: unknown }>(t.url, stranger, `query($id: ID!) { goldEntity(id: $id) { id } }`, { id: bob.id })).goldEntity).toBeNull();
     // Every Gold operation in the schema is in the list below: a new one fails this test until it is added.
-    const covered = ['goldEntity', 'goldEntities', 'promote', 'splitGoldEntity', 'about', 'reviewQueue', 'resolveReview'];
+    const covered = ['goldEntity', 'goldEntities', 'promote', 'splitGoldEntity', 'about', 'reviewQueue', 'resolveReview', 'relatedContext'];
     const schema = await buildAppSchema();
     const goldOps = [schema.getQueryType(), schema.getMutationType()].flatMap((type) =>
       Object.values(type?.getFields() ?? {})
@@ -299,6 +299,8 @@ describe('Gold promotion: entity resolution, idempotence, rebuilds, split', () =
     for (const op of [
       `query { goldEntities(namespace: "${ns}") { edges { node { id } } } }`,
       `query { about(namespace: "${ns}", name: "Bob") { id } }`,
+      `query { relatedContext(namespace: "${ns}", topic: "Bob", depth: 2) { entities { id } } }`,
+      `query { changes(namespace: "${ns}", since: "2000-01-01T00:00:00Z", subjects: [GOLD_ENTITY, GOLD_RELATIONSHIP]) { kind goldEntity { id } } }`,
       `mutation { promote(namespace: "${ns}") { id } }`,
       `mutation { splitGoldEntity(id: "${bob.id}", silverEntityIds: ["${bob.mergedFrom[0]?.id}"], reason: "not mine") { id } }`,
       `query { reviewQueue(namespace: "${ns}") { edges { node { id } } } }`,

@@ -72,6 +72,7 @@ describe('MCP access: bearer tokens per request, capabilities as scopes, namespa
       { tool: 'list_entities', needs: 'list', args: { namespace: mine } },
       { tool: 'what_changed', needs: 'list', args: { namespace: mine, since: '2026-01-01T00:00:00Z' } },
       { tool: 'about', needs: 'read', args: { namespace: mine, name: 'Bob' } },
+      { tool: 'related_context', needs: 'read', args: { namespace: mine, topic: 'Bob' } },
     ];
     const all = ['INGEST', 'SEARCH', 'READ', 'LIST'];
     for (const c of cases) {
@@ -102,6 +103,7 @@ describe('MCP access: bearer tokens per request, capabilities as scopes, namespa
         ['list_facts', { namespace: theirs }],
         ['list_entities', { namespace: theirs }],
         ['what_changed', { namespace: theirs, since: '2026-01-01T00:00:00Z' }],
+        ['related_context', { namespace: theirs, topic: 'Atlantis' }],
       ] as const) {
         const err = await refusal(client, tool, args);
         expect(err.errorDescription).toContain(theirs);

@@ -62,6 +62,7 @@ describe('medallion mcp: a stdio MCP server for desktop clients, forwarding to t
         'list_entities',
         'what_changed',
         'about',
+        'related_context',
       ]);
       expect(tools.find((x) => x.name === 'add_memory')?.inputSchema.required).toEqual(['namespace', 'key', 'messages']);
 

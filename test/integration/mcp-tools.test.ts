@@ -85,6 +85,7 @@ describe('MCP tools over Streamable HTTP: the same services, limits and errors a
       'list_entities',
       'what_changed',
       'about',
+      'related_context',
     ]);
     const search = tools.find((x) => x.name === 'search_memory');
     expect(search?.description).toMatch(/"search" capability/);
@@ -261,7 +262,7 @@ describe('MCP tools over Streamable HTTP: the same services, limits and errors a
   it('serves 2025-era clients (initialize handshake, stateless) from the same tools', async () => {
     const legacy = await mcpClient(t.url, token, 'legacy');
     try {
-      expect((await legacy.listTools()).tools).toHaveLength(8);
+      expect((await legacy.listTools()).tools).toHaveLength(9);
       const hits = dataOf<{ hits: Hit[] }>(await legacy.callTool({ name: 'search_memory', arguments: { namespace: ns, query: 'Berlin' } })).hits;
       expect(hits.some((h) => /Berlin/.test(h.fact?.statement ?? h.event?.content ?? ''))).toBe(true);
     } finally {

@@ -63,6 +63,10 @@ export class GoldService {
     return this.repo.goldEntitiesByIds(ids.filter(isUuid));
   }
 
+  relationshipsByIds(ids: readonly string[]): Promise<GoldRelationshipRow[]> {
+    return this.repo.goldRelationshipsByIds(ids.filter(isUuid));
+  }
+
   relationshipsOf(goldIds: readonly string[], asOf: Date | null): Promise<GoldRelationshipRow[]> {
     return this.repo.goldRelationshipsOf(goldIds, asOf);
   }
