@@ -36,7 +36,6 @@ import { AboutRepository } from './gold/about/about.repository';
 import { AboutService } from './gold/about/about.service';
 import { PromotionRepository } from './gold/promotion/promotion.repository';
 import { PromotionService } from './gold/promotion/promotion.service';
-import { offlineEntityJudge } from './gold/promotion/resolution-rules';
 import { GoldProjectionJob } from './graph/gold-projection.job';
 import { CandidateRepository } from './silver/candidate.repository';
 import { DeriveJob, DeriveObserver, deriveStep } from './silver/derive.job';
@@ -48,7 +47,7 @@ import { describeReport, ReanchorService } from './gold/overlay/reanchor.service
 import { LineageRepository } from './silver/lineage.repository';
 import { ApprovalGate } from './gold/approval.port';
 import { FactRepository } from './silver/fact.repository';
-import { loadEmbedder, loadModels } from './silver/models';
+import { loadEmbedder, loadEntityJudge, loadModels } from './silver/models';
 import { lazyEmbedder, SearchService } from './graph/search.service';
 import { loadOntology } from './silver/ontology-file';
 import { PipelineService } from './silver/pipeline.service';
@@ -206,8 +205,12 @@ export async function startApp(
     const approvalGate = opts.approvals ?? new PostgresApprovalGate(approvalRepository);
     const ontology = loadOntology(config.models.ontologyFile);
     const promotionRepository = new PromotionRepository(sql);
-    const promotion = new PromotionService(sql, promotionRepository, { ...config.gold, fallbackType: ontology.fallbackEntityType }, offlineEntityJudge, () =>
-      embedder().catch(() => null),
+    const promotion = new PromotionService(
+      sql,
+      promotionRepository,
+      { ...config.gold, fallbackType: ontology.fallbackEntityType },
+      loadEntityJudge(config, (m) => log.info(m)),
+      () => embedder().catch(() => null),
     );
     const services: Services = {
       tokens: tokenService,
