@@ -42,15 +42,22 @@ const sepKey = (a: string, b: string): string => (a < b ? `${a}|${b}` : `${b}|${
  */
 export async function resolveEntities(input: ResolverInput, settings: ResolverSettings, judge: EntityJudge, embedder: Embedder | null): Promise<Resolution> {
   const byId = new Map(input.entities.map((e) => [e.id, e]));
+  // Each entity's partners, the first similarity seen for each (a Set per entity: a linear search
+  // of the list per pair made building this quadratic in the number of partners).
   const adj = new Map<string, Array<{ id: string; trigram: number }>>();
+  const seen = new Map<string, Set<string>>();
   for (const p of input.pairs) {
     if (p.a === p.b || !byId.has(p.a) || !byId.has(p.b)) continue;
     for (const [x, y] of [
       [p.a, p.b],
       [p.b, p.a],
     ] as const) {
+      const ids = seen.get(x) ?? new Set<string>();
+      if (ids.has(y)) continue;
+      ids.add(y);
+      seen.set(x, ids);
       const list = adj.get(x) ?? [];
-      if (!list.some((q) => q.id === y)) list.push({ id: y, trigram: p.trigram });
+      list.push({ id: y, trigram: p.trigram });
       adj.set(x, list);
     }
   }
