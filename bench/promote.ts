@@ -116,7 +116,7 @@ export function silverNames(n: number, seed = 12): { rows: SeedRow[]; variants: 
   return { rows, variants };
 }
 
-async function seedSilver(owner: Client, namespace: string, rows: readonly SeedRow[]): Promise<void> {
+export async function seedSilver(owner: Client, namespace: string, rows: readonly SeedRow[]): Promise<void> {
   const run = randomUUID();
   await owner.query(
     `INSERT INTO silver.derivation_runs (id, namespace, kind, extraction_model, judge_model, embedding_model, worker_id, event_count)

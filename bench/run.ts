@@ -9,6 +9,7 @@ import { deriveLocomo } from './derive-locomo';
 import { ingestThroughput } from './ingest';
 import { ingestLatency } from './ingest-latency';
 import { promoteBench } from './promote';
+import { promotePairsBench } from './promote-pairs';
 import { provenanceBench } from './provenance';
 import { recallBench } from './recall';
 import { searchBench } from './search';
@@ -31,6 +32,7 @@ const BENCHMARKS: Record<string, () => Promise<void>> = {
   attacks: attacksBench,
   'entity-resolution': entityResolutionBench,
   promote: promoteBench,
+  'promote-pairs': promotePairsBench,
 };
 
 async function main(): Promise<void> {

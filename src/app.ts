@@ -40,7 +40,6 @@ import { ReviewService } from './gold/review/review.service';
 import { GoldReadService } from './gold/reads/gold-read.service';
 import { PromotionRepository } from './gold/promotion/promotion.repository';
 import { PromotionService } from './gold/promotion/promotion.service';
-import { offlineEntityJudge } from './gold/promotion/resolution-rules';
 import { GoldProjectionJob } from './graph/gold-projection.job';
 import { CandidateRepository } from './silver/candidate.repository';
 import { DeriveJob, DeriveObserver, deriveStep } from './silver/derive.job';
@@ -52,7 +51,7 @@ import { describeReport, ReanchorService } from './gold/overlay/reanchor.service
 import { LineageRepository } from './silver/lineage.repository';
 import { ApprovalGate } from './gold/approval.port';
 import { FactRepository } from './silver/fact.repository';
-import { loadEmbedder, loadModels } from './silver/models';
+import { loadEmbedder, loadEntityJudge, loadModels } from './silver/models';
 import { DEFAULT_SEARCH_SETTINGS, lazyEmbedder, SearchService } from './graph/search.service';
 import { loadOntology } from './silver/ontology-file';
 import { PipelineService } from './silver/pipeline.service';
@@ -217,7 +216,7 @@ export async function startApp(
       sql,
       promotionRepository,
       { ...config.gold, fallbackType: ontology.fallbackEntityType },
-      offlineEntityJudge,
+      loadEntityJudge(config, (m) => log.info(m)),
       () => embedder().catch(() => null),
       new ConflictService(sql, reviewRepository, { reviewConfidence: config.gold.reviewConfidence, objectOverlap: 0.6, batchSize: config.gold.batchSize }),
     );

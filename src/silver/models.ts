@@ -5,6 +5,8 @@ import { RuleJudge } from '../infra/offline-models/rule-judge';
 import { createOpenAIModels, OpenAIModelsOptions } from '../infra/openai/openai-models';
 import { DeriveModels } from './derive.service';
 import { Embedder } from './model-ports';
+import { EntityJudge } from '../gold/promotion/promotion.types';
+import { offlineEntityJudge } from '../gold/promotion/resolution-rules';
 
 /** The OpenAI-compatible adapter options the configuration names (models left unset are not built). */
 function openAIOptions(config: AppConfig, models: { extraction: boolean; embedding: boolean }): OpenAIModelsOptions {
@@ -47,4 +49,16 @@ export function loadModels(config: AppConfig, embedder: Embedder, log: (msg: str
   const judge = remote.judge ?? new RuleJudge(judgeOptionsForEmbedder(embedder));
   log(`models: extractor ${extractor.model}, judge ${judge.model}`);
   return { extractor, judge, embedder };
+}
+
+/**
+ * Gold promotion's judge for hard entity pairs, chosen by the configuration that chooses the
+ * Silver judge: with EXTRACTION_MODEL set, the OpenAI-compatible model JUDGE_MODEL (default: the
+ * extraction model) with the `judge-entities` prompt; otherwise the offline rules.
+ */
+export function loadEntityJudge(config: AppConfig, log: (msg: string) => void): EntityJudge {
+  const remote = createOpenAIModels(openAIOptions(config, { extraction: true, embedding: false }));
+  const judge = remote.entityJudge ?? offlineEntityJudge;
+  log(`models: entity judge ${judge.model}${judge.promptVersion ? ` (prompt ${judge.promptVersion})` : ''}`);
+  return judge;
 }

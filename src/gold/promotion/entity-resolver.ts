@@ -1,5 +1,5 @@
 import { Embedder } from '../../silver/model-ports';
-import { Assignment, CandidatePair, EntityJudge, EntityJudgeInput, ResolutionScores, SilverCandidate } from './promotion.types';
+import { Assignment, CandidatePair, EntityJudge, EntityJudgeDecision, EntityJudgeInput, ResolutionScores, SilverCandidate } from './promotion.types';
 import { cooccurrence, cosine, keysOf, namesCompatible, nameText } from './resolution-rules';
 
 export interface ResolverSettings {
@@ -42,15 +42,22 @@ const sepKey = (a: string, b: string): string => (a < b ? `${a}|${b}` : `${b}|${
  */
 export async function resolveEntities(input: ResolverInput, settings: ResolverSettings, judge: EntityJudge, embedder: Embedder | null): Promise<Resolution> {
   const byId = new Map(input.entities.map((e) => [e.id, e]));
+  // Each entity's partners, the first similarity seen for each (a Set per entity: a linear search
+  // of the list per pair made building this quadratic in the number of partners).
   const adj = new Map<string, Array<{ id: string; trigram: number }>>();
+  const seen = new Map<string, Set<string>>();
   for (const p of input.pairs) {
     if (p.a === p.b || !byId.has(p.a) || !byId.has(p.b)) continue;
     for (const [x, y] of [
       [p.a, p.b],
       [p.b, p.a],
     ] as const) {
+      const ids = seen.get(x) ?? new Set<string>();
+      if (ids.has(y)) continue;
+      ids.add(y);
+      seen.set(x, ids);
       const list = adj.get(x) ?? [];
-      if (!list.some((q) => q.id === y)) list.push({ id: y, trigram: p.trigram });
+      list.push({ id: y, trigram: p.trigram });
       adj.set(x, list);
     }
   }
@@ -73,67 +80,91 @@ export async function resolveEntities(input: ResolverInput, settings: ResolverSe
   };
   const judgedTypes = new Map<string, string>();
   const assignments: Assignment[] = [];
+  type Partner = { id: string; trigram: number; e: SilverCandidate };
+  const partnersOf = (u: SilverCandidate, usable: (p: { id: string }) => boolean): Partner[] =>
+    (adj.get(u.id) ?? [])
+      .filter(usable)
+      .sort((a, b) => b.trigram - a.trigram || a.id.localeCompare(b.id))
+      .map((p) => ({ ...p, e: byId.get(p.id) as SilverCandidate }));
+  /** Steps 1–4 (same type only): the first that holds, or null when the pair is left to the judge. */
+  const automatic = (u: SilverCandidate, partners: readonly Partner[]): { step: 'exact' | 'alias' | 'trigram' | 'cooccurrence'; p: Partner } | null => {
+    const uKeys = keysOf(u);
+    const sameType = partners.filter((p) => p.e.type === u.type);
+    const exact = sameType.find((p) => p.e.nameKey === u.nameKey);
+    if (exact) return { step: 'exact', p: exact };
+    const alias = sameType.find((p) => [...keysOf(p.e)].some((k) => uKeys.has(k)));
+    if (alias) return { step: 'alias', p: alias };
+    const trigram = sameType.find((p) => p.trigram >= settings.mergeTrigram && (cos(u, p.e) ?? 0) >= settings.mergeCosine);
+    if (trigram) return { step: 'trigram', p: trigram };
+    const cooc = sameType.find(
+      (p) => p.trigram >= settings.candidateTrigram && cooccurrence(u.conversationIds, p.e.conversationIds) > 0 && namesCompatible(u.nameKey, p.e.nameKey),
+    );
+    return cooc ? { step: 'cooccurrence', p: cooc } : null;
+  };
+  // Hard cases: similar names (any type) or the same name under another type.
+  const hardOf = (u: SilverCandidate, partners: readonly Partner[]): Partner[] =>
+    partners.filter((p) => p.trigram >= settings.candidateTrigram || p.e.nameKey === u.nameKey);
+  const question = (u: SilverCandidate, p: Partner): EntityJudgeInput => ({
+    entity: { id: u.id, type: u.type, name: u.name, aliases: u.aliases },
+    partner: { id: p.id, type: p.e.type, name: p.e.name, aliases: p.e.aliases },
+    trigram: p.trigram,
+    cosine: cos(u, p.e),
+    cooccurrence: cooccurrence(u.conversationIds, p.e.conversationIds),
+    fallbackType: settings.fallbackType,
+  });
+
+  // The judge's questions are asked up front, in one batched call: a question depends only on the
+  // pair, and which pairs reach the judge depends only on the processing order, except that a
+  // partner in a cluster split apart from the entity drops out. Those few are asked on demand.
+  const decided = new Map<string, EntityJudgeDecision>();
+  const qKey = (q: EntityJudgeInput) => `${q.entity.id}|${q.partner.id}`;
+  const ask = async (qs: EntityJudgeInput[]): Promise<void> => {
+    const todo = qs.filter((q) => !decided.has(qKey(q)));
+    if (todo.length === 0) return;
+    const answers = await judge.decide(todo);
+    todo.forEach((q, i) => decided.set(qKey(q), answers[i] ?? { same: false, type: null, reason: 'no decision' }));
+  };
+  const rank = new Map(pending.map((e, i) => [e.id, i]));
+  const placedBefore = (u: SilverCandidate) => (p: { id: string }) =>
+    byId.get(p.id)?.goldId != null || (rank.get(p.id) ?? Infinity) < (rank.get(u.id) as number);
+  const upfront: EntityJudgeInput[] = [];
+  for (const u of pending) {
+    const partners = partnersOf(u, placedBefore(u));
+    if (automatic(u, partners)) continue;
+    for (const p of hardOf(u, partners)) upfront.push(question(u, p));
+  }
+  await ask(upfront);
 
   for (const u of pending) {
     const separated = (cluster: string) => (clusters.get(cluster) ?? []).some((m) => input.separations.has(sepKey(u.id, m)));
-    const partners = (adj.get(u.id) ?? [])
-      .filter((p) => clusterOf.has(p.id) && !separated(clusterOf.get(p.id) as string))
-      .sort((a, b) => b.trigram - a.trigram || a.id.localeCompare(b.id))
-      .map((p) => ({ ...p, e: byId.get(p.id) as SilverCandidate }));
+    const partners = partnersOf(u, (p) => clusterOf.has(p.id) && !separated(clusterOf.get(p.id) as string));
     const uKeys = keysOf(u);
-    const scoresOf = (p: (typeof partners)[number]): ResolutionScores => ({
+    const scoresOf = (p: Partner): ResolutionScores => ({
       trigram: round(p.trigram),
       cooccurrence: round(cooccurrence(u.conversationIds, p.e.conversationIds)),
       ...(cos(u, p.e) === null ? {} : { cosine: round(cos(u, p.e) as number) }),
     });
-    const place = (
-      p: (typeof partners)[number] | null,
-      a: Omit<Assignment, 'silverId' | 'cluster' | 'partnerId' | 'rejected'>,
-      rejected: Assignment['rejected'] = [],
-    ) => {
+    const place = (p: Partner | null, a: Omit<Assignment, 'silverId' | 'cluster' | 'partnerId' | 'rejected'>, rejected: Assignment['rejected'] = []) => {
       const cluster = p ? (clusterOf.get(p.id) as string) : `new:${u.id}`;
       clusterOf.set(u.id, cluster);
       clusters.set(cluster, [...(clusters.get(cluster) ?? []), u.id]);
       assignments.push({ silverId: u.id, cluster, partnerId: p?.id ?? null, rejected, ...a });
     };
-    const sameType = partners.filter((p) => p.e.type === u.type);
-    const exact = sameType.find((p) => p.e.nameKey === u.nameKey);
-    if (exact) {
-      place(exact, { step: 'exact', scores: scoresOf(exact), reason: `same normalised name "${u.nameKey}"`, judgeModel: null, promptVersion: null });
+    const auto = automatic(u, partners);
+    if (auto) {
+      const p = auto.p;
+      const reason =
+        auto.step === 'exact'
+          ? `same normalised name "${u.nameKey}"`
+          : auto.step === 'alias'
+            ? `shared name or alias "${[...keysOf(p.e)].filter((k) => uKeys.has(k)).join('", "')}"`
+            : auto.step === 'trigram'
+              ? `trigram ${round(p.trigram)} ≥ ${settings.mergeTrigram} and cosine ${round(cos(u, p.e) ?? 0)} ≥ ${settings.mergeCosine}`
+              : 'compatible names mentioned in the same conversations';
+      place(p, { step: auto.step, scores: scoresOf(p), reason, judgeModel: null, promptVersion: null });
       continue;
     }
-    const alias = sameType.find((p) => [...keysOf(p.e)].some((k) => uKeys.has(k)));
-    if (alias) {
-      const shared = [...keysOf(alias.e)].filter((k) => uKeys.has(k));
-      place(alias, { step: 'alias', scores: scoresOf(alias), reason: `shared name or alias "${shared.join('", "')}"`, judgeModel: null, promptVersion: null });
-      continue;
-    }
-    const trigram = sameType.find((p) => p.trigram >= settings.mergeTrigram && (cos(u, p.e) ?? 0) >= settings.mergeCosine);
-    if (trigram) {
-      place(trigram, {
-        step: 'trigram',
-        scores: scoresOf(trigram),
-        reason: `trigram ${round(trigram.trigram)} ≥ ${settings.mergeTrigram} and cosine ${round(cos(u, trigram.e) ?? 0)} ≥ ${settings.mergeCosine}`,
-        judgeModel: null,
-        promptVersion: null,
-      });
-      continue;
-    }
-    const cooc = sameType.find(
-      (p) => p.trigram >= settings.candidateTrigram && cooccurrence(u.conversationIds, p.e.conversationIds) > 0 && namesCompatible(u.nameKey, p.e.nameKey),
-    );
-    if (cooc) {
-      place(cooc, {
-        step: 'cooccurrence',
-        scores: scoresOf(cooc),
-        reason: 'compatible names mentioned in the same conversations',
-        judgeModel: null,
-        promptVersion: null,
-      });
-      continue;
-    }
-    // Hard cases: similar names (any type) or the same name under another type.
-    const hard = partners.filter((p) => p.trigram >= settings.candidateTrigram || p.e.nameKey === u.nameKey);
+    const hard = hardOf(u, partners);
     if (hard.length === 0) {
       place(null, {
         step: 'new',
@@ -144,23 +175,17 @@ export async function resolveEntities(input: ResolverInput, settings: ResolverSe
       });
       continue;
     }
-    const questions: EntityJudgeInput[] = hard.map((p) => ({
-      entity: { id: u.id, type: u.type, name: u.name, aliases: u.aliases },
-      partner: { id: p.id, type: p.e.type, name: p.e.name, aliases: p.e.aliases },
-      trigram: p.trigram,
-      cosine: cos(u, p.e),
-      cooccurrence: cooccurrence(u.conversationIds, p.e.conversationIds),
-      fallbackType: settings.fallbackType,
-    }));
-    const decisions = await judge.decide(questions);
+    const questions = hard.map((p) => question(u, p));
+    await ask(questions);
+    const decisions = questions.map((q) => decided.get(qKey(q)) as EntityJudgeDecision);
     const yes = decisions.findIndex((d) => d.same);
-    const chosen = yes >= 0 ? clusterOf.get((hard[yes] as (typeof hard)[number]).id) : undefined;
+    const chosen = yes >= 0 ? clusterOf.get((hard[yes] as Partner).id) : undefined;
     const rejected = hard.flatMap((p, i) =>
       decisions[i]?.same || clusterOf.get(p.id) === chosen ? [] : [{ partnerId: p.id, reason: decisions[i]?.reason ?? 'no decision', scores: scoresOf(p) }],
     );
     if (yes >= 0) {
-      const p = hard[yes] as (typeof hard)[number];
-      const d = decisions[yes] as { type: string | null; reason: string };
+      const p = hard[yes] as Partner;
+      const d = decisions[yes] as EntityJudgeDecision;
       place(p, { step: 'judge', scores: scoresOf(p), reason: d.reason, judgeModel: judge.model, promptVersion: judge.promptVersion }, rejected);
       if (d.type) judgedTypes.set(clusterOf.get(u.id) as string, d.type);
     } else {

@@ -132,6 +132,33 @@ const IN_PLAY = `
     LEFT JOIN gold.entity_members m ON m.silver_entity_id = e.id AND m.removed_at IS NULL
    WHERE e.namespace = $1 AND (e.retired_at IS NULL OR m.gold_entity_id IS NOT NULL)`;
 
+/**
+ * The candidate pairs (see `PromotionRepository.pairs`); `pg_trgm.similarity_threshold` is set by
+ * the caller. Two branches: the trigram index (one GIN lookup per pending entity), and shared
+ * keys as a hash join over every in-play entity's keys unnested (name key, or an alias key), which
+ * pairs p with o when a key of one is an alias key of the other (`o.alias_keys && (p.alias_keys ||
+ * p.name_key) OR p.alias_keys && ARRAY[o.name_key]`, written as a join: that condition as a join
+ * filter was a nested loop over every pair of the namespace, see bench/results/promote-pairs.json).
+ * Two equal name keys are a pair through the trigram branch.
+ */
+const PAIRS_SQL = `WITH inplay AS MATERIALIZED (${IN_PLAY}),
+         pending AS MATERIALIZED (SELECT * FROM inplay WHERE gold_entity_id IS NULL AND NOT retired),
+         keys AS MATERIALIZED (
+           SELECT id, name_key AS k, false AS alias FROM inplay
+           UNION ALL
+           SELECT i.id, k, true FROM inplay i CROSS JOIN LATERAL unnest(i.alias_keys) AS k)
+         SELECT DISTINCT ON (a, b) a, b, t FROM (
+           SELECT p.id::text AS a, o.id::text AS b, similarity(p.name_key, o.name_key)::float8 AS t
+             FROM pending p JOIN silver.entities o ON o.namespace = $1 AND o.id <> p.id AND o.name_key % p.name_key
+            WHERE o.id IN (SELECT id FROM inplay)
+           UNION ALL
+           SELECT p.id::text, o.id::text, similarity(p.name_key, o.name_key)::float8
+             FROM pending p
+             JOIN keys pk ON pk.id = p.id
+             JOIN keys ok ON ok.k = pk.k AND ok.id <> p.id AND (ok.alias OR pk.alias)
+             JOIN inplay o ON o.id = ok.id
+         ) x ORDER BY a, b`;
+
 /** SQL of Gold promotion: what it reads of Silver and Gold, and the batch writes (with their outbox rows). */
 export class PromotionRepository {
   constructor(private readonly sql: Sql) {}
@@ -178,22 +205,16 @@ export class PromotionRepository {
   async pairs(namespace: string, threshold: number): Promise<CandidatePair[]> {
     return this.sql.transaction(async (tx) => {
       await tx.execute(`SELECT set_config('pg_trgm.similarity_threshold', $1, true)`, [String(threshold)]);
-      return tx.rows(
-        `WITH inplay AS (${IN_PLAY}),
-         pending AS (SELECT * FROM inplay WHERE gold_entity_id IS NULL AND NOT retired)
-         SELECT DISTINCT ON (a, b) a, b, t FROM (
-           SELECT p.id::text AS a, o.id::text AS b, similarity(p.name_key, o.name_key)::float8 AS t
-             FROM pending p JOIN silver.entities o ON o.namespace = $1 AND o.id <> p.id AND o.name_key % p.name_key
-            WHERE o.id IN (SELECT id FROM inplay)
-           UNION ALL
-           SELECT p.id::text, o.id::text, similarity(p.name_key, o.name_key)::float8
-             FROM pending p JOIN silver.entities o ON o.namespace = $1 AND o.id <> p.id
-                  AND (o.alias_keys && (p.alias_keys || p.name_key) OR p.alias_keys && ARRAY[o.name_key])
-            WHERE o.id IN (SELECT id FROM inplay)
-         ) x ORDER BY a, b`,
-        [namespace],
-        (r) => ({ a: col.string(r, 'a'), b: col.string(r, 'b'), trigram: col.number(r, 't') }),
-      );
+      return tx.rows(PAIRS_SQL, [namespace], (r) => ({ a: col.string(r, 'a'), b: col.string(r, 'b'), trigram: col.number(r, 't') }));
+    });
+  }
+
+  /** EXPLAIN (ANALYZE, BUFFERS) of the candidate-pairs query, as text (bench/promote-pairs.ts). */
+  async explainPairs(namespace: string, threshold: number): Promise<string> {
+    return this.sql.transaction(async (tx) => {
+      await tx.execute(`SELECT set_config('pg_trgm.similarity_threshold', $1, true)`, [String(threshold)]);
+      const lines = await tx.rows(`EXPLAIN (ANALYZE, BUFFERS) ${PAIRS_SQL}`, [namespace], (r) => col.string(r, 'QUERY PLAN'));
+      return lines.join('\n');
     });
   }
 

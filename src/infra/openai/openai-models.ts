@@ -1,5 +1,6 @@
 import { createOpenAIRuntime, OpenAIModelsOptions } from './openai-client';
 import { KNOWN_EMBEDDING_DIMENSIONS, OpenAIEmbedder } from './openai-embedder';
+import { OpenAIEntityJudge } from './openai-entity-judge';
 import { OpenAIExtractor } from './openai-extractor';
 import { OpenAIJudge } from './openai-judge';
 
@@ -8,10 +9,13 @@ export type { OpenAIModelsOptions } from './openai-client';
 export { KNOWN_EMBEDDING_DIMENSIONS, OpenAIEmbedder } from './openai-embedder';
 export { OpenAIExtractor } from './openai-extractor';
 export { OpenAIJudge } from './openai-judge';
+export { OpenAIEntityJudge } from './openai-entity-judge';
 
 export interface OpenAIModels {
   extractor?: OpenAIExtractor;
   judge?: OpenAIJudge;
+  /** Gold promotion's judge for hard entity pairs: the same judge model (docs/gold.md). */
+  entityJudge?: OpenAIEntityJudge;
   embedder?: OpenAIEmbedder;
 }
 
@@ -24,7 +28,10 @@ export function createOpenAIModels(options: OpenAIModelsOptions): OpenAIModels {
   const runtime = createOpenAIRuntime(options);
   const models: OpenAIModels = {};
   if (options.extractionModel) models.extractor = new OpenAIExtractor(runtime, options.extractionModel);
-  if (options.judgeModel) models.judge = new OpenAIJudge(runtime, options.judgeModel);
+  if (options.judgeModel) {
+    models.judge = new OpenAIJudge(runtime, options.judgeModel);
+    models.entityJudge = new OpenAIEntityJudge(runtime, options.judgeModel);
+  }
   if (options.embeddingModel) {
     const model = options.embeddingModel;
     const dimensions = options.embeddingDimensions ?? KNOWN_EMBEDDING_DIMENSIONS[model.replace(/:latest$/, '')];

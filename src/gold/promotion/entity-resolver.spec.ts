@@ -1,0 +1,67 @@
+import { resolveEntities, ResolverSettings } from './entity-resolver';
+import { EntityJudge, EntityJudgeInput, SilverCandidate } from './promotion.types';
+import { offlineEntityDecision } from './resolution-rules';
+
+const settings: ResolverSettings = { candidateTrigram: 0.3, mergeTrigram: 0.6, mergeCosine: 0.85, fallbackType: 'concept' };
+
+let clock = 0;
+const entity = (id: string, name: string, type: string, over: Partial<SilverCandidate> = {}): SilverCandidate => ({
+  id,
+  type,
+  name,
+  nameKey: name.toLowerCase(),
+  aliases: [],
+  aliasKeys: [],
+  confidence: 0.9,
+  eventIds: [`ev-${id}`],
+  conversationIds: ['c1'],
+  recordedAt: new Date(Date.UTC(2026, 0, 1) + clock++ * 1000),
+  retired: false,
+  goldId: null,
+  ...over,
+});
+
+/** The offline rules, recording every call it gets. */
+const recordingJudge = (): EntityJudge & { calls: EntityJudgeInput[][] } => {
+  const calls: EntityJudgeInput[][] = [];
+  return { model: 'recording', promptVersion: 'test@1', calls, decide: async (qs) => (calls.push(qs), qs.map(offlineEntityDecision)) };
+};
+const pairsOf = (qs: EntityJudgeInput[]) => qs.map((q) => `${q.entity.id}~${q.partner.id}`);
+
+describe('entity resolver: the judge is asked in one batch', () => {
+  it('asks every hard question of a run in one call, and only the hard ones', async () => {
+    const es = [
+      entity('bob', 'Bob', 'person'),
+      entity('bobSmith', 'Bob Smith', 'person'), // co-occurrence with Bob: no question
+      entity('lower', 'bob', 'concept'), // same name, fallback type: hard
+      entity('jon', 'Jon Smith', 'person', { conversationIds: ['w1'] }), // similar to Bob Smith, no shared context: hard
+    ];
+    const pairs = [
+      { a: 'bobSmith', b: 'bob', trigram: 0.4 },
+      { a: 'lower', b: 'bob', trigram: 1 },
+      { a: 'lower', b: 'bobSmith', trigram: 0.4 },
+      { a: 'jon', b: 'bobSmith', trigram: 0.43 },
+    ];
+    const judge = recordingJudge();
+    const r = await resolveEntities({ entities: es, pairs, separations: new Set() }, settings, judge, null);
+    expect(judge.calls).toHaveLength(1);
+    expect(pairsOf(judge.calls[0] ?? []).sort()).toEqual(['jon~bobSmith', 'lower~bob', 'lower~bobSmith']);
+    expect(r.assignments.map((a) => `${a.silverId}:${a.step}`)).toEqual(['bob:new', 'bobSmith:cooccurrence', 'lower:judge', 'jon:new']);
+    expect(r.assignments.find((a) => a.silverId === 'lower')).toMatchObject({ judgeModel: 'recording', promptVersion: 'test@1' });
+    expect(r.judgedTypes.get('new:bob')).toBe('person');
+  });
+
+  it('asks on demand a question a split made necessary, and never joins the split-apart cluster', async () => {
+    // "Bob" (pending) was split apart from the Gold entity g1's "Bob": the exact step cannot use it,
+    // so its other candidate, "bob" (concept) of g2, goes to the judge, unforeseen by the batch.
+    const es = [entity('old', 'Bob', 'person', { goldId: 'g1' }), entity('other', 'bob', 'concept', { goldId: 'g2' }), entity('u', 'Bob', 'person')];
+    const pairs = [
+      { a: 'u', b: 'old', trigram: 1 },
+      { a: 'u', b: 'other', trigram: 1 },
+    ];
+    const judge = recordingJudge();
+    const r = await resolveEntities({ entities: es, pairs, separations: new Set(['old|u']) }, settings, judge, null);
+    expect(judge.calls.map(pairsOf)).toEqual([['u~other']]);
+    expect(r.assignments).toEqual([expect.objectContaining({ silverId: 'u', cluster: 'g2', step: 'judge', partnerId: 'other' })]);
+  });
+});
