@@ -4,7 +4,8 @@ import { dataOf, errorOf, mcpClient, textOf } from '../support/mcp-client';
 import { countNeo4jRoundTrips } from '../support/neo4j-round-trips';
 import { seedSilver, SeededSilver } from '../support/silver-seed';
 import { uniqueNamespace } from '../support/stores';
-import { createToken, eventually, gql, gqlOk, startTestApp, TestApp } from '../support/test-app';
+import { createToken, gql, gqlOk, startTestApp, TestApp } from '../support/test-app';
+import { outboxDrained, runPromotion } from '../support/gold';
 
 const ABOUT = `query($ns: String!, $name: String!, $asOf: DateTime) { about(namespace: $ns, name: $name, asOf: $asOf) {
   id name type aliases mergedFrom { id name }
@@ -56,29 +57,8 @@ describe('about: "what do I know about X?" over Gold', () => {
   const newFact = randomUUID();
   let reader: string;
 
-  const promoteAndWait = async (namespace: string) => {
-    const { promote } = await gqlOk<{ promote: { id: string } }>(t.url, t.adminToken, `mutation($ns: String!) { promote(namespace: $ns) { id } }`, {
-      ns: namespace,
-    });
-    const job = await eventually(
-      async () => {
-        const r = await gqlOk<{ job: { status: string } }>(t.url, t.adminToken, `query($id: ID!) { job(id: $id) { status } }`, { id: promote.id });
-        return r.job.status === 'succeeded' || r.job.status === 'failed' ? r.job : null;
-      },
-      'the promote job to finish',
-      90_000,
-    );
-    expect(job.status).toBe('succeeded');
-  };
-  const settled = (namespace: string) =>
-    eventually(
-      async () => {
-        const { rows } = await db.query(`SELECT count(*)::int AS n FROM ops.outbox WHERE processed_at IS NULL AND namespace = $1`, [namespace]);
-        return rows[0].n === 0;
-      },
-      'the outbox to drain',
-      90_000,
-    );
+  const promoteAndWait = async (namespace: string) => expect((await runPromotion(t, namespace)).status).toBe('succeeded');
+  const settled = (namespace: string) => outboxDrained(db, namespace);
   const about = async (name: string, asOf: string | null = null, token = reader) =>
     (await gqlOk<{ about: About | null }>(t.url, token, ABOUT, { ns, name, asOf })).about;
 

@@ -6,7 +6,8 @@ import { ModelException, ModelExceptionCode } from '../../src/silver/model.excep
 import { defaultHandler, OpenAIStubServer, RecordedRequest, startOpenAIStubServer, StubHandler, stubReply } from '../support/openai-stub-server';
 import { seedSilver } from '../support/silver-seed';
 import { uniqueNamespace } from '../support/stores';
-import { eventually, gqlOk, startTestApp, TestApp } from '../support/test-app';
+import { startTestApp, TestApp } from '../support/test-app';
+import { runPromotion } from '../support/gold';
 
 // The entity judge's model is faked only at its HTTP boundary: the real `openai` client talks to a
 // local OpenAI-compatible server that answers each request from the questions it carries.
@@ -173,18 +174,7 @@ describe('Gold promotion with the OpenAI-compatible entity judge configured', ()
     await stub?.close();
   });
 
-  const promoteAndWait = async (ns: string): Promise<string> => {
-    const { promote } = await gqlOk<{ promote: { id: string } }>(t.url, t.adminToken, `mutation($ns: String!) { promote(namespace: $ns) { id } }`, { ns });
-    const job = await eventually(
-      async () => {
-        const { job } = await gqlOk<{ job: { status: string } }>(t.url, t.adminToken, `query($id: ID!) { job(id: $id) { status } }`, { id: promote.id });
-        return job.status === 'succeeded' || job.status === 'failed' ? job : null;
-      },
-      'the promote job to finish',
-      90_000,
-    );
-    return job.status;
-  };
+  const promoteAndWait = async (ns: string): Promise<string> => (await runPromotion(t, ns)).status;
   const logOf = async (ns: string) =>
     (
       await db.query<{ action: string; step: string; silver_ids: string[]; judge_model: string | null; prompt_version: string | null; reason: string }>(

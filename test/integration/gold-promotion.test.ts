@@ -6,6 +6,7 @@ import { cypher, dumpNamespace } from '../support/graph-dump';
 import { reDeriveSilver, seedSilver } from '../support/silver-seed';
 import { uniqueNamespace } from '../support/stores';
 import { createToken, eventually, gql, gqlOk, startTestApp, TestApp } from '../support/test-app';
+import { outboxDrained, runPromotion } from '../support/gold';
 
 const GOLD = `query($ns: String!) { goldEntities(namespace: $ns, first: 100) { edges { node {
   id type name aliases version confidence sourceCount mergedFrom { id name type } } } } }`;
@@ -35,30 +36,10 @@ describe('Gold promotion: entity resolution, idempotence, rebuilds, split', () =
     await t.stop();
   });
 
-  const promoteAndWait = async (ns: string, token = t.adminToken): Promise<{ status: string; message: string | null }> => {
-    const { promote } = await gqlOk<{ promote: { id: string } }>(t.url, token, `mutation($ns: String!) { promote(namespace: $ns) { id status } }`, { ns });
-    return eventually(
-      async () => {
-        const { job } = await gqlOk<{ job: { status: string; message: string | null } }>(t.url, token, `query($id: ID!) { job(id: $id) { status message } }`, {
-          id: promote.id,
-        });
-        return job.status === 'succeeded' || job.status === 'failed' ? job : null;
-      },
-      'the promote job to finish',
-      90_000,
-    );
-  };
+  const promoteAndWait = (ns: string, token = t.adminToken) => runPromotion(t, ns, token);
   const gold = async (ns: string): Promise<GoldNode[]> =>
     (await gqlOk<{ goldEntities: { edges: Array<{ node: GoldNode }> } }>(t.url, t.adminToken, GOLD, { ns })).goldEntities.edges.map((e) => e.node);
-  const settled = (ns: string) =>
-    eventually(
-      async () => {
-        const { rows } = await db.query(`SELECT count(*)::int AS n FROM ops.outbox WHERE processed_at IS NULL AND namespace = $1`, [ns]);
-        return rows[0].n === 0;
-      },
-      'the outbox to drain',
-      90_000,
-    );
+  const settled = (namespace: string) => outboxDrained(db, namespace);
   const tableCounts = async (ns: string) => {
     const { rows } = await db.query(
       `SELECT (SELECT count(*) FROM gold.entities WHERE namespace = $1)::int AS entities,

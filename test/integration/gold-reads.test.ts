@@ -5,7 +5,8 @@ import { expandGoldFrontier } from '../../src/graph/cypher/gold-related';
 import { countNeo4jRoundTrips } from '../support/neo4j-round-trips';
 import { SeedEntity, SeedMention, SeedRelationship, seedSilver, SeededSilver } from '../support/silver-seed';
 import { uniqueNamespace } from '../support/stores';
-import { createToken, eventually, gql, gqlOk, startTestApp, TestApp } from '../support/test-app';
+import { createToken, gql, gqlOk, startTestApp, TestApp } from '../support/test-app';
+import { outboxDrained, runPromotion } from '../support/gold';
 
 interface FactOut {
   id: string;
@@ -112,29 +113,8 @@ describe('Gold reads: preferences, relatedContext and Gold changes', () => {
   const acmeLikesBob = randomUUID();
   const worksAt = randomUUID();
 
-  const promoteAndWait = async (namespace: string) => {
-    const { promote } = await gqlOk<{ promote: { id: string } }>(t.url, t.adminToken, `mutation($ns: String!) { promote(namespace: $ns) { id } }`, {
-      ns: namespace,
-    });
-    const job = await eventually(
-      async () => {
-        const r = await gqlOk<{ job: { status: string } }>(t.url, t.adminToken, `query($id: ID!) { job(id: $id) { status } }`, { id: promote.id });
-        return r.job.status === 'succeeded' || r.job.status === 'failed' ? r.job : null;
-      },
-      'the promote job to finish',
-      90_000,
-    );
-    expect(job.status).toBe('succeeded');
-  };
-  const settled = (namespace: string) =>
-    eventually(
-      async () => {
-        const { rows } = await db.query(`SELECT count(*)::int AS n FROM ops.outbox WHERE processed_at IS NULL AND namespace = $1`, [namespace]);
-        return rows[0].n === 0;
-      },
-      'the outbox to drain',
-      90_000,
-    );
+  const promoteAndWait = async (namespace: string) => expect((await runPromotion(t, namespace)).status).toBe('succeeded');
+  const settled = (namespace: string) => outboxDrained(db, namespace);
   const dbNow = async () => ((await db.query(`SELECT now() AS t`)).rows[0].t as Date).toISOString();
   const related = async (topic: string, depth: number | null, token = reader, namespace = ns) =>
     (await gqlOk<{ relatedContext: SubgraphOut }>(t.url, token, RELATED, { ns: namespace, topic, depth })).relatedContext;

@@ -6,7 +6,8 @@ import { HashingEmbedder } from '../../src/infra/offline-models/hashing-embedder
 import { countNeo4jRoundTrips } from '../support/neo4j-round-trips';
 import { seedSilver, SeededSilver } from '../support/silver-seed';
 import { uniqueNamespace } from '../support/stores';
-import { eventually, gqlOk, startTestApp, TestApp } from '../support/test-app';
+import { gqlOk, startTestApp, TestApp } from '../support/test-app';
+import { outboxDrained, runPromotion } from '../support/gold';
 
 const SEARCH = `query($ns: String!, $q: String!, $asOf: DateTime) {
   searchMemory(namespace: $ns, query: $q, limit: 20, asOf: $asOf) { kind channels fact { id namespace statement } } }`;
@@ -74,29 +75,8 @@ describe('searchMemory over Gold: the graph channel expands over resolved entiti
     ]);
     return id;
   };
-  const settled = (namespace: string) =>
-    eventually(
-      async () => {
-        const { rows } = await db.query(`SELECT count(*)::int AS n FROM ops.outbox WHERE processed_at IS NULL AND namespace = $1`, [namespace]);
-        return rows[0].n === 0;
-      },
-      `the outbox of ${namespace} to drain`,
-      90_000,
-    );
-  const promoteAndWait = async (namespace: string) => {
-    const { promote } = await gqlOk<{ promote: { id: string } }>(t.url, t.adminToken, `mutation($ns: String!) { promote(namespace: $ns) { id } }`, {
-      ns: namespace,
-    });
-    const job = await eventually(
-      async () => {
-        const r = await gqlOk<{ job: { status: string } }>(t.url, t.adminToken, `query($id: ID!) { job(id: $id) { status } }`, { id: promote.id });
-        return r.job.status === 'succeeded' || r.job.status === 'failed' ? r.job : null;
-      },
-      'the promote job to finish',
-      90_000,
-    );
-    expect(job.status).toBe('succeeded');
-  };
+  const settled = (namespace: string) => outboxDrained(db, namespace);
+  const promoteAndWait = async (namespace: string) => expect((await runPromotion(t, namespace)).status).toBe('succeeded');
   const search = async (namespace: string, q: string, asOf: string | null = null) =>
     (await gqlOk<{ searchMemory: Hit[] }>(t.url, t.adminToken, SEARCH, { ns: namespace, q, asOf })).searchMemory;
   const hitOf = (hits: Hit[], factId: string) => hits.find((h) => h.fact?.id === factId);
