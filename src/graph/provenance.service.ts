@@ -1,4 +1,5 @@
-import neo4j, { Driver, ManagedTransaction } from 'neo4j-driver';
+import { Driver, ManagedTransaction } from 'neo4j-driver';
+import { readTransaction } from '../infra/neo4j/neo4j-client';
 import { AuthContext } from '../access/auth-context';
 import { Capability } from '../access/capability';
 import { BronzeEvent } from '../bronze/event.types';
@@ -124,13 +125,8 @@ export class ProvenanceService {
     private readonly limits: ProvenanceLimits,
   ) {}
 
-  private async read<T>(work: (tx: ManagedTransaction) => Promise<T>): Promise<T> {
-    const session = this.driver.session({ defaultAccessMode: neo4j.session.READ });
-    try {
-      return await session.executeRead(work);
-    } finally {
-      await session.close();
-    }
+  private read<T>(work: (tx: ManagedTransaction) => Promise<T>): Promise<T> {
+    return readTransaction(this.driver, work);
   }
 
   /** The start row when it exists and the caller may `read` its namespace; otherwise null. */

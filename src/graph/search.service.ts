@@ -1,4 +1,5 @@
-import neo4j, { Driver } from 'neo4j-driver';
+import { Driver } from 'neo4j-driver';
+import { readTransaction } from '../infra/neo4j/neo4j-client';
 import { AuthContext } from '../access/auth-context';
 import { Capability } from '../access/capability';
 import { BronzeEvent } from '../bronze/event.types';
@@ -346,12 +347,7 @@ export class SearchService {
     this.counts.set(`${label}\u0000${model}\u0000${namespace}`, { n, at: Date.now() });
   }
 
-  private async read<T>(work: (tx: CypherRunner) => Promise<T>): Promise<T> {
-    const session = this.driver.session({ defaultAccessMode: neo4j.session.READ });
-    try {
-      return await session.executeRead(work);
-    } finally {
-      await session.close();
-    }
+  private read<T>(work: (tx: CypherRunner) => Promise<T>): Promise<T> {
+    return readTransaction(this.driver, work);
   }
 }

@@ -1,4 +1,5 @@
-import neo4j, { Driver, ManagedTransaction } from 'neo4j-driver';
+import { Driver, ManagedTransaction } from 'neo4j-driver';
+import { readTransaction } from '../../infra/neo4j/neo4j-client';
 import { AuthContext } from '../../access/auth-context';
 import { Capability } from '../../access/capability';
 import { NESTED_LIST_MAX } from '../../api/cost';
@@ -74,13 +75,8 @@ export class AboutService {
     );
   }
 
-  private async read<T>(work: (tx: ManagedTransaction) => Promise<T>): Promise<T> {
-    const session = this.driver.session({ defaultAccessMode: neo4j.session.READ });
-    try {
-      return await session.executeRead(work);
-    } finally {
-      await session.close();
-    }
+  private read<T>(work: (tx: ManagedTransaction) => Promise<T>): Promise<T> {
+    return readTransaction(this.driver, work);
   }
 }
 

@@ -1,4 +1,5 @@
-import neo4j, { Driver, ManagedTransaction } from 'neo4j-driver';
+import { Driver, ManagedTransaction } from 'neo4j-driver';
+import { readTransaction } from '../../infra/neo4j/neo4j-client';
 import { AuthContext } from '../../access/auth-context';
 import { goldPreferenceIds } from '../../graph/cypher/gold-preferences';
 import { expandGoldFrontier } from '../../graph/cypher/gold-related';
@@ -176,13 +177,8 @@ export class GoldReadService {
     return { namespace, topic, asOf, root, entities, relationships };
   }
 
-  private async read<T>(work: (tx: ManagedTransaction) => Promise<T>): Promise<T> {
-    const session = this.driver.session({ defaultAccessMode: neo4j.session.READ });
-    try {
-      return await session.executeRead(work);
-    } finally {
-      await session.close();
-    }
+  private read<T>(work: (tx: ManagedTransaction) => Promise<T>): Promise<T> {
+    return readTransaction(this.driver, work);
   }
 }
 

@@ -1,4 +1,4 @@
-import neo4j, { Driver, Session } from 'neo4j-driver';
+import neo4j, { Driver, ManagedTransaction, Session } from 'neo4j-driver';
 import { namespaceKey } from './namespace-key';
 
 export interface Neo4jConnection {
@@ -94,6 +94,16 @@ export async function pingNeo4j(driver: Driver, timeoutMs = 2_000): Promise<void
   const session = driver.session({ defaultAccessMode: neo4j.session.READ });
   try {
     await session.run('RETURN 1', {}, { timeout: timeoutMs });
+  } finally {
+    await session.close();
+  }
+}
+
+/** Runs `work` in one managed read transaction (retried by the driver on transient errors) of a fresh session. */
+export async function readTransaction<T>(driver: Driver, work: (tx: ManagedTransaction) => Promise<T>): Promise<T> {
+  const session = driver.session({ defaultAccessMode: neo4j.session.READ });
+  try {
+    return await session.executeRead(work);
   } finally {
     await session.close();
   }
