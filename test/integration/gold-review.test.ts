@@ -238,6 +238,20 @@ describe('Gold conflict rules at promotion and the review queue', () => {
     expect(await factIds(reader, '2026-01-05T00:00:00Z')).toContain(ids.coffee);
   });
 
+  it('GoldEntity.preferences leaves out the preference superseded at Gold, from the winner on', async () => {
+    const PREFS = `query($id: ID!, $asOf: DateTime) { goldEntity(id: $id) { preferences(asOf: $asOf) { fact { id } } } }`;
+    const prefs = async (asOf: string | null) =>
+      (await gqlOk<{ goldEntity: { preferences: Array<{ fact: { id: string } }> } }>(t.url, reader, PREFS, { id: bobGold, asOf })).goldEntity.preferences.map(
+        (p) => p.fact.id,
+      );
+    const now = await prefs(null);
+    expect(now).toContain(ids.neovim);
+    expect(now).not.toContain(ids.vim);
+    const feb = await prefs('2026-02-15T00:00:00Z');
+    expect(feb).toContain(ids.vim);
+    expect(feb).not.toContain(ids.neovim);
+  });
+
   it('a low-confidence contradiction waits in the queue; a reviewer’s KEEP is applied on facts and about and logged, once', async () => {
     const pending = await queue(reviewer.token, ns, 'PENDING');
     expect(pending.map((i) => i.status)).toEqual(['PENDING', 'PENDING']);
