@@ -294,12 +294,12 @@ export async function startApp(
         pollMs: config.derive.pollMs,
         reanchorOverlays: async (namespace, jobId) => describeReport(await reanchor.reanchorNamespace(namespace, jobId)),
       });
-      const worker = new JobWorker(jobRepository, new ScheduleRepository(sql), handlers, { workerId: config.derive.workerId, parse: parsePayload, log: warn });
+      const schedules = new ScheduleRepository(sql);
+      const worker = new JobWorker(jobRepository, schedules, handlers, { workerId: config.derive.workerId, parse: parsePayload, log: warn });
       // Promotion every GOLD_PROMOTE_EVERY_SECONDS for each namespace with Silver entities
       // (docs/gold.md): checked at start and then once a minute, so a namespace that gets its
       // first entities while the worker runs is scheduled too.
       const keepSchedules = scheduleKeeper(config.gold.promoteEverySeconds, async () => {
-        const schedules = new ScheduleRepository(sql);
         await schedules.ensure('promote', await promotionRepository.namespacesWithEntities(), {}, config.gold.promoteEverySeconds);
       });
       await keepSchedules();

@@ -2,6 +2,7 @@ import { Client } from 'pg';
 import { buildAppSchema } from '../../src/api/schema';
 import { Sql } from '../../src/infra/postgres/sql';
 import { GoldProjectionJob } from '../../src/graph/gold-projection.job';
+import { PromotionRepository } from '../../src/gold/promotion/promotion.repository';
 import { cypher, dumpNamespace } from '../support/graph-dump';
 import { reDeriveSilver, seedSilver } from '../support/silver-seed';
 import { uniqueNamespace } from '../support/stores';
@@ -114,6 +115,13 @@ describe('Gold promotion: entity resolution, idempotence, rebuilds, split', () =
       { ns },
     );
     expect(consistency.graphConsistency).toEqual({ ok: true, missingInNeo4j: [], extraInNeo4j: [] });
+  });
+
+  it('lists the namespaces with live Silver entities (what the worker schedules), the same as a DISTINCT over every row', async () => {
+    const listed = await new PromotionRepository(Sql.of(t.app.ds)).namespacesWithEntities();
+    const all = (await db.query(`SELECT DISTINCT namespace FROM silver.entities WHERE retired_at IS NULL ORDER BY 1`)).rows.map((r) => r.namespace);
+    expect(all.length).toBeGreaterThan(0);
+    expect(listed).toEqual(all);
   });
 
   it('keeps two people with similar names and different contexts apart (the judge says why)', async () => {

@@ -95,20 +95,34 @@ export class GoldReadService {
     const found = await this.read((tx) => goldPreferenceIds(tx, ids, asOf, PREFERENCES_MAX, REPLACED_MAX));
     const rows = await this.facts.byIds([...new Set(found.flatMap((p) => [p.factId, ...p.replacedIds]))]);
     const byId = new Map(rows.map((f) => [f.id, f]));
-    // A preference put aside at Gold (a rule or a reviewer chose another) is not held: one SQL statement.
-    if (this.claims) {
-      const heads = found.flatMap((p) => byId.get(p.factId) ?? []);
-      const shown = new Set((await withoutSupersededAtGold(this.claims, heads, asOf)).map((f) => f.id));
-      for (const f of heads) if (!shown.has(f.id)) byId.delete(f.id);
-    }
-    const out: PreferenceRow[] = [];
-    for (const p of found) {
+    // Re-checked in Postgres: a fact retired or superseded there but not yet in the graph is not a preference now.
+    const held = found.flatMap((p) => {
       const fact = byId.get(p.factId);
-      // Re-checked in Postgres: a fact retired or superseded there but not yet in the graph is not a preference now.
-      if (!fact || !isHeldAt(fact, asOf) || !isPreference(fact)) continue;
-      const candidates = p.replacedIds.flatMap((id) => byId.get(id) ?? []);
-      out.push({ entityId: p.goldId, fact, replaced: replacedChain(fact, candidates, REPLACED_MAX) });
-    }
+      return fact && isHeldAt(fact, asOf) && isPreference(fact) ? [{ p, fact }] : [];
+    });
+    // Nor is one put aside at Gold (a rule or a reviewer chose another): one SQL statement.
+    const shown = this.claims
+      ? new Set(
+          (
+            await withoutSupersededAtGold(
+              this.claims,
+              held.map((h) => h.fact),
+              asOf,
+            )
+          ).map((f) => f.id),
+        )
+      : null;
+    const out: PreferenceRow[] = held
+      .filter((h) => !shown || shown.has(h.fact.id))
+      .map(({ p, fact }) => ({
+        entityId: p.goldId,
+        fact,
+        replaced: replacedChain(
+          fact,
+          p.replacedIds.flatMap((id) => byId.get(id) ?? []),
+          REPLACED_MAX,
+        ),
+      }));
     return out.sort((a, b) => byConfidenceThenRecency(a.fact, b.fact));
   }
 
