@@ -40,6 +40,13 @@ export async function promotePairsBench(): Promise<void> {
     const sql = Sql.of(db.ds);
     const repo = new PromotionRepository(sql);
     const settings = { candidateTrigram: 0.3, mergeTrigram: 0.6, mergeCosine: 0.85, fallbackType: 'concept' };
+    // BENCH_PROMOTE_PER_ENTITY: the cap on trigram candidates per entity (default 25, as GOLD_CANDIDATES_PER_ENTITY; 0: none).
+    const perEntityEnv = Number(process.env.BENCH_PROMOTE_PER_ENTITY ?? 25);
+    const pairOptions = {
+      threshold: settings.candidateTrigram,
+      perEntity: perEntityEnv === 0 ? null : perEntityEnv,
+      concurrency: Number(process.env.BENCH_PROMOTE_PAIR_CONCURRENCY ?? 2),
+    };
     const results: Record<string, unknown> = {};
     for (const n of sizes) {
       const namespace = `promote-pairs-${n}`;
@@ -50,11 +57,11 @@ export async function promotePairsBench(): Promise<void> {
       const candidates = await repo.candidates(namespace);
       const candidatesMs = nowMs() - t;
       t = nowMs();
-      const pairs = await repo.pairs(namespace, settings.candidateTrigram);
+      const pairs = await repo.pairs(namespace, pairOptions);
       const pairsMs = nowMs() - t;
       // EXPLAIN ANALYZE runs the query again: only at the first size (every size with BENCH_PROMOTE_EXPLAIN=all).
       if (n === sizes[0] || process.env.BENCH_PROMOTE_EXPLAIN === 'all') {
-        const plan = await repo.explainPairs(namespace, settings.candidateTrigram);
+        const plan = await repo.explainPairs(namespace, pairOptions);
         fs.writeFileSync(path.join('bench', 'results', `promote-pairs-plan-${n}.txt`), `${plan}\n`);
       }
       t = nowMs();
@@ -65,6 +72,7 @@ export async function promotePairsBench(): Promise<void> {
       results[String(n)] = {
         silverEntities: rows.length,
         candidatePairs: pairs.length,
+        pairOptions,
         candidatesQueryMs: round(candidatesMs),
         pairsQueryMs: round(pairsMs),
         resolveMs: round(resolveMs),

@@ -4,9 +4,8 @@ import { Driver } from 'neo4j-driver';
 import { Client } from 'pg';
 import { GoldEntityNodeRow } from '../src/graph/cypher/gold-nodes';
 import { GoldProjectionJob, toGoldEntityNode } from '../src/graph/gold-projection.job';
-import { resolveEntities } from '../src/gold/promotion/entity-resolver';
 import { PromotionRepository } from '../src/gold/promotion/promotion.repository';
-import { PromotionService } from '../src/gold/promotion/promotion.service';
+import { PromotionResult, PromotionService } from '../src/gold/promotion/promotion.service';
 import { offlineEntityJudge } from '../src/gold/promotion/resolution-rules';
 import { HashingEmbedder } from '../src/infra/offline-models/hashing-embedder';
 import { namespaceKey } from '../src/infra/neo4j/namespace-key';
@@ -208,12 +207,22 @@ const load = (): string =>
     .trim()
     .replace(/^.*load average: /, '');
 
+/** The promotion service, keeping the result of its last run (its phase timings and pair count). */
+class RecordingPromotion extends PromotionService {
+  last: PromotionResult | null = null;
+
+  override async promote(...args: Parameters<PromotionService['promote']>): Promise<PromotionResult> {
+    this.last = await super.promote(...args);
+    return this.last;
+  }
+}
+
 async function measure(env: BenchEnv, owner: Client, n: number): Promise<Record<string, unknown>> {
   const namespace = `promote-bench-${n}`;
   const app = env.app;
   const sql = Sql.of(app.ds);
   const settings = { ...app.config.gold, fallbackType: 'concept' };
-  const promotion = new PromotionService(sql, new PromotionRepository(sql), settings, offlineEntityJudge, async () => new HashingEmbedder());
+  const promotion = new RecordingPromotion(sql, new PromotionRepository(sql), settings, offlineEntityJudge, async () => new HashingEmbedder());
   const jobs = new JobRepository(sql);
   const worker = new JobWorker(
     jobs,
@@ -229,20 +238,6 @@ async function measure(env: BenchEnv, owner: Client, n: number): Promise<Record<
   const seedMs = nowMs() - t;
   const loadBefore = load();
   process.stdout.write(`  seeded ${rows.length} Silver entities in ${round(seedMs / 1000, 1)} s (load ${loadBefore})\n`);
-
-  // 0. Where a run's time goes: its reads and the resolver, once on the same data before the job (not counted in it).
-  const repo = new PromotionRepository(sql);
-  t = nowMs();
-  const candidates = await repo.candidates(namespace);
-  const candidatesMs = nowMs() - t;
-  t = nowMs();
-  const pairs = await repo.pairs(namespace, settings.candidateTrigram);
-  const pairsMs = nowMs() - t;
-  t = nowMs();
-  await resolveEntities({ entities: candidates, pairs, separations: new Set() }, settings, offlineEntityJudge, new HashingEmbedder());
-  const resolveMs = nowMs() - t;
-  const phases = { candidatesQueryMs: round(candidatesMs), pairsQueryMs: round(pairsMs), candidatePairs: pairs.length, resolveInProcessMs: round(resolveMs) };
-  process.stdout.write(`  phases: ${JSON.stringify(phases)}\n`);
 
   // 1. The promote job.
   const neo = countNeo4jRoundTrips(app.neo4j);
@@ -324,7 +319,7 @@ async function measure(env: BenchEnv, owner: Client, n: number): Promise<Record<
       batchSize: settings.batchSize,
       batches,
       seedSeconds: round(seedMs / 1000, 1),
-      phasesMeasuredBeforeTheJob: phases,
+      phasesOfTheJob: { candidatePairs: promotion.last?.candidatePairs ?? null, ...(promotion.last?.timings ?? {}) },
       promoteJob: {
         ms: round(promoteMs),
         silverEntitiesPerSecond: round(rows.length / (promoteMs / 1000), 1),

@@ -87,6 +87,10 @@ export interface AppConfig {
     readonly mergeTrigram: number;
     readonly mergeCosine: number;
     readonly batchSize: number;
+    /** The most similar names the trigram step keeps per unassigned entity; null (0 in the environment): all of them. */
+    readonly candidatesPerEntity: number | null;
+    /** Candidate-pair queries of a promotion run at once. */
+    readonly pairConcurrency: number;
     /** A conflict among a Gold entity's facts with any fact below this confidence goes to the review queue (docs/gold-review.md). */
     readonly reviewConfidence: number;
   };
@@ -199,6 +203,8 @@ const envSchema = z.object({
   GOLD_MERGE_TRIGRAM: z.coerce.number().min(0).max(1).default(0.6),
   GOLD_MERGE_COSINE: z.coerce.number().min(0).max(1).default(0.85),
   GOLD_BATCH_SIZE: intIn(1, 10_000).default(500),
+  GOLD_CANDIDATES_PER_ENTITY: intIn(0, 10_000).default(25),
+  GOLD_PAIR_CONCURRENCY: intIn(1, 16).default(2),
   GOLD_REVIEW_CONFIDENCE: z.coerce.number().min(0).max(1).default(0.7),
   SEARCH_GRAPH_GOLD: z.enum(['true', 'false'], { error: 'expected true or false' }).default('true'),
   OVERLAY_REANCHOR_ACCEPT: z.coerce.number().min(0).max(1).default(0.75),
@@ -305,6 +311,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
       mergeTrigram: e.GOLD_MERGE_TRIGRAM,
       mergeCosine: e.GOLD_MERGE_COSINE,
       batchSize: e.GOLD_BATCH_SIZE,
+      candidatesPerEntity: e.GOLD_CANDIDATES_PER_ENTITY === 0 ? null : e.GOLD_CANDIDATES_PER_ENTITY,
+      pairConcurrency: e.GOLD_PAIR_CONCURRENCY,
       reviewConfidence: e.GOLD_REVIEW_CONFIDENCE,
     }),
     models: Object.freeze({

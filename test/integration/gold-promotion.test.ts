@@ -124,6 +124,44 @@ describe('Gold promotion: entity resolution, idempotence, rebuilds, split', () =
     expect(listed).toEqual(all);
   });
 
+  it('candidate pairs: the cap keeps each entity its most similar names, and chunking changes nothing', async () => {
+    const ns = uniqueNamespace('pairs');
+    const names = ['Robert', 'Roberta', 'Roberto', 'Roberts', 'Robertson', 'Robart', 'Rober', 'Robertino', 'Bertrand'];
+    await seedSilver(t, ns, {
+      entities: names.map((name, i) => ({ key: `e${i}`, name, type: 'person' })),
+      mentions: names.map((_, i) => ({ entity: `e${i}`, conversation: `c${i}` })),
+    });
+    const repo = new PromotionRepository(Sql.of(t.app.ds));
+    const sorted = (ps: Array<{ a: string; b: string; trigram: number }>) => [...ps].sort((x, y) => x.a.localeCompare(y.a) || x.b.localeCompare(y.b));
+    const all = await repo.pairs(ns, { threshold: 0.3, perEntity: null });
+    const progress: Array<[number, number]> = [];
+    const chunked = await repo.pairs(ns, {
+      threshold: 0.3,
+      perEntity: null,
+      chunkSize: 2,
+      concurrency: 3,
+      onChunk: async (done, total) => void progress.push([done, total]),
+    });
+    expect(sorted(chunked)).toEqual(sorted(all));
+    expect(progress).toHaveLength(5);
+    expect(progress.at(-1)).toEqual([names.length, names.length]);
+
+    // Every entity is the `a` of its own candidates; similar names pair both ways.
+    const byA = new Map<string, Array<{ b: string; trigram: number }>>();
+    for (const p of all) byA.set(p.a, [...(byA.get(p.a) ?? []), p]);
+    const crowded = [...byA.values()].filter((ps) => ps.length > 2);
+    expect(crowded.length).toBeGreaterThan(3);
+
+    const capped = await repo.pairs(ns, { threshold: 0.3, perEntity: 2, chunkSize: 4, concurrency: 2 });
+    const cappedByA = new Map<string, Array<{ b: string; trigram: number }>>();
+    for (const p of capped) cappedByA.set(p.a, [...(cappedByA.get(p.a) ?? []), p]);
+    for (const [a, ps] of byA) {
+      const best = [...ps].sort((x, y) => y.trigram - x.trigram || x.b.localeCompare(y.b)).slice(0, 2);
+      const kept = [...(cappedByA.get(a) ?? [])].sort((x, y) => y.trigram - x.trigram || x.b.localeCompare(y.b));
+      expect(kept.map((p) => p.b)).toEqual(best.map((p) => p.b));
+    }
+  });
+
   it('keeps two people with similar names and different contexts apart (the judge says why)', async () => {
     const ns = uniqueNamespace('smiths');
     await seedSilver(t, ns, {

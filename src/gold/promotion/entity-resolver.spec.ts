@@ -65,3 +65,34 @@ describe('entity resolver: the judge is asked in one batch', () => {
     expect(r.assignments).toEqual([expect.objectContaining({ silverId: 'u', cluster: 'g2', step: 'judge', partnerId: 'other' })]);
   });
 });
+
+describe('entity resolver: an entity is placed against its own candidates', () => {
+  it("places the rest of a resumed run as the whole run did, when a cap kept an earlier entity out of a later one's candidates", async () => {
+    // "Bob Smith" is among "Bob"'s candidates, but "Bob"'s name is not among "Bob Smith"'s (the
+    // cap kept only "Bob Smithe"): the pair Bob → Bob Smith must not place "Bob Smith", or a run
+    // resumed after "Bob" was committed (a member now, no candidates of its own) would differ.
+    const bob = entity('bob', 'Bob', 'person');
+    const bobSmith = entity('bobSmith', 'Bob Smith', 'person');
+    const smithe = entity('smithe', 'Bob Smithe', 'person', { conversationIds: ['c9'] });
+    const pairs = [
+      { a: 'bob', b: 'bobSmith', trigram: 0.4 },
+      { a: 'bobSmith', b: 'smithe', trigram: 0.8 },
+      { a: 'smithe', b: 'bobSmith', trigram: 0.8 },
+    ];
+    const whole = await resolveEntities({ entities: [bob, bobSmith, smithe], pairs, separations: new Set() }, settings, recordingJudge(), null);
+    const bobCluster = whole.assignments.find((a) => a.silverId === 'bob')?.cluster as string;
+    const resumed = await resolveEntities(
+      { entities: [{ ...bob, goldId: 'g-bob' }, bobSmith, smithe], pairs: pairs.filter((p) => p.a !== 'bob'), separations: new Set() },
+      settings,
+      recordingJudge(),
+      null,
+    );
+    const placed = (r: typeof whole, cluster: string) =>
+      r.assignments.filter((a) => a.silverId !== 'bob').map((a) => ({ id: a.silverId, step: a.step, withBob: a.cluster === cluster }));
+    expect(placed(resumed, 'g-bob')).toEqual(placed(whole, bobCluster));
+    expect(placed(whole, bobCluster)).toEqual([
+      { id: 'bobSmith', step: 'new', withBob: false },
+      { id: 'smithe', step: 'new', withBob: false },
+    ]);
+  });
+});

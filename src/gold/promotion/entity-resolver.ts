@@ -16,6 +16,7 @@ export interface ResolverSettings {
 export interface ResolverInput {
   /** Every Silver entity in play: members of Gold entities (goldId set) and unassigned live ones. */
   entities: readonly SilverCandidate[];
+  /** Each unassigned entity's candidates: `a` is the entity, `b` a candidate (PromotionRepository.pairs). */
   pairs: readonly CandidatePair[];
   /** `a|b` (sorted ids) of pairs a person split apart. */
   separations: ReadonlySet<string>;
@@ -42,24 +43,23 @@ const sepKey = (a: string, b: string): string => (a < b ? `${a}|${b}` : `${b}|${
  */
 export async function resolveEntities(input: ResolverInput, settings: ResolverSettings, judge: EntityJudge, embedder: Embedder | null): Promise<Resolution> {
   const byId = new Map(input.entities.map((e) => [e.id, e]));
-  // Each entity's partners, the first similarity seen for each (a Set per entity: a linear search
-  // of the list per pair made building this quadratic in the number of partners).
+  // Each entity's candidates, the first similarity seen for each (a Set per entity: a linear search
+  // of the list per pair made building this quadratic in the number of partners). Directed: an
+  // entity is placed against its own candidates only, never against those that named it as theirs,
+  // so a run that resumes after some batches committed (those entities are members now, and no
+  // longer look for candidates) gives each of the rest the partners the whole run gave it, even
+  // when the candidates per entity are capped (GOLD_CANDIDATES_PER_ENTITY).
   const adj = new Map<string, Array<{ id: string; trigram: number }>>();
   const seen = new Map<string, Set<string>>();
   for (const p of input.pairs) {
     if (p.a === p.b || !byId.has(p.a) || !byId.has(p.b)) continue;
-    for (const [x, y] of [
-      [p.a, p.b],
-      [p.b, p.a],
-    ] as const) {
-      const ids = seen.get(x) ?? new Set<string>();
-      if (ids.has(y)) continue;
-      ids.add(y);
-      seen.set(x, ids);
-      const list = adj.get(x) ?? [];
-      list.push({ id: y, trigram: p.trigram });
-      adj.set(x, list);
-    }
+    const ids = seen.get(p.a) ?? new Set<string>();
+    if (ids.has(p.b)) continue;
+    ids.add(p.b);
+    seen.set(p.a, ids);
+    const list = adj.get(p.a) ?? [];
+    list.push({ id: p.b, trigram: p.trigram });
+    adj.set(p.a, list);
   }
   const clusterOf = new Map<string, string>();
   const clusters = new Map<string, string[]>();

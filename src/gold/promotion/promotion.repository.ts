@@ -1,3 +1,4 @@
+import { ConcurrencyLimiter } from '../../common/concurrency';
 import { col, Sql, SqlRow } from '../../infra/postgres/sql';
 import { CandidatePair, SilverCandidate } from './promotion.types';
 
@@ -133,24 +134,32 @@ const IN_PLAY = `
    WHERE e.namespace = $1 AND (e.retired_at IS NULL OR m.gold_entity_id IS NOT NULL)`;
 
 /**
- * The candidate pairs (see `PromotionRepository.pairs`); `pg_trgm.similarity_threshold` is set by
- * the caller. Two branches: the trigram index (one GIN lookup per pending entity), and shared
- * keys as a hash join over every in-play entity's keys unnested (name key, or an alias key), which
- * pairs p with o when a key of one is an alias key of the other (`o.alias_keys && (p.alias_keys ||
- * p.name_key) OR p.alias_keys && ARRAY[o.name_key]`, written as a join: that condition as a join
- * filter was a nested loop over every pair of the namespace, see bench/results/promote-pairs.json).
- * Two equal name keys are a pair through the trigram branch.
+ * The candidate pairs of some unassigned entities (`$2`, ids; see `PromotionRepository.pairs`);
+ * `pg_trgm.similarity_threshold` is set by the caller. Two branches: the trigram index (one GIN
+ * lookup per pending entity, its `$3` most similar in-play names kept, all of them when `$3` is
+ * NULL), and shared keys as a hash join over every in-play entity's keys unnested (name key, or an
+ * alias key), which pairs p with o when a key of one is an alias key of the other
+ * (`o.alias_keys && (p.alias_keys || p.name_key) OR p.alias_keys && ARRAY[o.name_key]`, written as
+ * a join: that condition as a join filter was a nested loop over every pair of the namespace, see
+ * bench/results/promote-pairs.json). Two equal name keys are a pair through the trigram branch
+ * (similarity 1 sorts them first). Every pair starts at a pending entity: `a` is the one the
+ * resolver places, `b` its candidate.
  */
 const PAIRS_SQL = `WITH inplay AS MATERIALIZED (${IN_PLAY}),
-         pending AS MATERIALIZED (SELECT * FROM inplay WHERE gold_entity_id IS NULL AND NOT retired),
+         pending AS MATERIALIZED (SELECT * FROM inplay WHERE gold_entity_id IS NULL AND NOT retired AND id = ANY($2::uuid[])),
          keys AS MATERIALIZED (
            SELECT id, name_key AS k, false AS alias FROM inplay
            UNION ALL
            SELECT i.id, k, true FROM inplay i CROSS JOIN LATERAL unnest(i.alias_keys) AS k)
          SELECT DISTINCT ON (a, b) a, b, t FROM (
-           SELECT p.id::text AS a, o.id::text AS b, similarity(p.name_key, o.name_key)::float8 AS t
-             FROM pending p JOIN silver.entities o ON o.namespace = $1 AND o.id <> p.id AND o.name_key % p.name_key
-            WHERE o.id IN (SELECT id FROM inplay)
+           SELECT p.id::text AS a, o.id::text AS b, o.t
+             FROM pending p CROSS JOIN LATERAL (
+               SELECT o.id, similarity(p.name_key, o.name_key)::float8 AS t
+                 FROM silver.entities o
+                WHERE o.namespace = $1 AND o.id <> p.id AND o.name_key % p.name_key
+                  AND (o.retired_at IS NULL OR EXISTS (SELECT 1 FROM gold.entity_members m WHERE m.silver_entity_id = o.id AND m.removed_at IS NULL))
+                ORDER BY t DESC, o.id
+                LIMIT $3::int) o
            UNION ALL
            SELECT p.id::text, o.id::text, similarity(p.name_key, o.name_key)::float8
              FROM pending p
@@ -158,6 +167,20 @@ const PAIRS_SQL = `WITH inplay AS MATERIALIZED (${IN_PLAY}),
              JOIN keys ok ON ok.k = pk.k AND ok.id <> p.id AND (ok.alias OR pk.alias)
              JOIN inplay o ON o.id = ok.id
          ) x ORDER BY a, b`;
+
+/** How the candidate pairs of a run are computed (`PromotionRepository.pairs`). */
+export interface PairOptions {
+  /** pg_trgm similarity from which two names are candidates. */
+  threshold: number;
+  /** The most similar names kept per unassigned entity by the trigram branch; null: all of them. */
+  perEntity: number | null;
+  /** Unassigned entities per query (default 1000). */
+  chunkSize?: number;
+  /** Queries at once, each on its own connection (default 1). */
+  concurrency?: number;
+  /** After each query: entities compared so far, of how many. */
+  onChunk?: (done: number, total: number) => Promise<void>;
+}
 
 /** SQL of Gold promotion: what it reads of Silver and Gold, and the batch writes (with their outbox rows). */
 export class PromotionRepository {
@@ -198,22 +221,54 @@ export class PromotionRepository {
   }
 
   /**
-   * Pairs of in-play entities whose normalised names are similar by pg_trgm (`%` at `threshold`,
-   * on the trigram index) or share a name or alias key, each with its similarity. Only pairs with
-   * an unassigned live entity on one side: the members of Gold entities are not re-resolved.
+   * The candidate pairs of a run: each unassigned live entity (`a`) with the in-play entities
+   * (`b`) whose normalised names are similar by pg_trgm (`%` at `threshold`, on the trigram index;
+   * the `perEntity` most similar) or that share a name or alias key, each with its similarity.
+   * Members of Gold entities are not re-resolved, so they are never `a`. The unassigned entities
+   * are compared in chunks (`chunkSize`, `concurrency` queries at once), so a large namespace
+   * reports progress between queries; the pairs are the same whatever the chunking.
    */
-  async pairs(namespace: string, threshold: number): Promise<CandidatePair[]> {
+  async pairs(namespace: string, opts: PairOptions): Promise<CandidatePair[]> {
+    const pending = await this.sql.rows(
+      `SELECT id::text AS id FROM (${IN_PLAY}) i WHERE gold_entity_id IS NULL AND NOT retired ORDER BY id`,
+      [namespace],
+      (r) => col.string(r, 'id'),
+    );
+    const size = Math.max(1, opts.chunkSize ?? 1000);
+    const chunks: string[][] = [];
+    for (let i = 0; i < pending.length; i += size) chunks.push(pending.slice(i, i + size));
+    const limiter = new ConcurrencyLimiter(Math.max(1, opts.concurrency ?? 1));
+    let done = 0;
+    const results = await Promise.all(
+      chunks.map((ids) =>
+        limiter.run(async () => {
+          const pairs = await this.chunkPairs(namespace, ids, opts);
+          done += ids.length;
+          await opts.onChunk?.(done, pending.length);
+          return pairs;
+        }),
+      ),
+    );
+    return results.flat();
+  }
+
+  private chunkPairs(namespace: string, ids: readonly string[], opts: PairOptions): Promise<CandidatePair[]> {
     return this.sql.transaction(async (tx) => {
-      await tx.execute(`SELECT set_config('pg_trgm.similarity_threshold', $1, true)`, [String(threshold)]);
-      return tx.rows(PAIRS_SQL, [namespace], (r) => ({ a: col.string(r, 'a'), b: col.string(r, 'b'), trigram: col.number(r, 't') }));
+      await tx.execute(`SELECT set_config('pg_trgm.similarity_threshold', $1, true)`, [String(opts.threshold)]);
+      return tx.rows(PAIRS_SQL, [namespace, ids, opts.perEntity], (r) => ({ a: col.string(r, 'a'), b: col.string(r, 'b'), trigram: col.number(r, 't') }));
     });
   }
 
-  /** EXPLAIN (ANALYZE, BUFFERS) of the candidate-pairs query, as text (bench/promote-pairs.ts). */
-  async explainPairs(namespace: string, threshold: number): Promise<string> {
+  /** EXPLAIN (ANALYZE, BUFFERS) of the candidate-pairs query over the first `chunkSize` unassigned entities, as text (bench/promote-pairs.ts). */
+  async explainPairs(namespace: string, opts: PairOptions): Promise<string> {
+    const ids = await this.sql.rows(
+      `SELECT id::text AS id FROM (${IN_PLAY}) i WHERE gold_entity_id IS NULL AND NOT retired ORDER BY id LIMIT $2`,
+      [namespace, Math.max(1, opts.chunkSize ?? 1000)],
+      (r) => col.string(r, 'id'),
+    );
     return this.sql.transaction(async (tx) => {
-      await tx.execute(`SELECT set_config('pg_trgm.similarity_threshold', $1, true)`, [String(threshold)]);
-      const lines = await tx.rows(`EXPLAIN (ANALYZE, BUFFERS) ${PAIRS_SQL}`, [namespace], (r) => col.string(r, 'QUERY PLAN'));
+      await tx.execute(`SELECT set_config('pg_trgm.similarity_threshold', $1, true)`, [String(opts.threshold)]);
+      const lines = await tx.rows(`EXPLAIN (ANALYZE, BUFFERS) ${PAIRS_SQL}`, [namespace, ids, opts.perEntity], (r) => col.string(r, 'QUERY PLAN'));
       return lines.join('\n');
     });
   }

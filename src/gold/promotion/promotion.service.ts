@@ -22,6 +22,10 @@ export interface PromotionSettings extends ResolverSettings {
   minSources: number;
   /** Gold entities (or relationships) per write transaction, Neo4j write and progress step. */
   batchSize: number;
+  /** The most similar names the trigram step keeps per unassigned entity (25); null: every one above `candidateTrigram`. */
+  candidatesPerEntity: number | null;
+  /** Candidate-pair queries at once, each on its own connection (2). */
+  pairConcurrency: number;
 }
 
 export interface PromotionHooks {
@@ -47,6 +51,10 @@ export interface PromotionResult {
   conflictsDecided: number;
   /** Conflicts sent to the review queue in this run. */
   reviewQueued: number;
+  /** Candidate pairs the resolver was given. */
+  candidatePairs: number;
+  /** Where the run's time went (ms): reading the candidates, the pairs queries, resolving, writing the batches, the conflict pass. */
+  timings: { candidatesMs: number; pairsMs: number; resolveMs: number; writeMs: number; conflictsMs: number };
 }
 
 interface EntityPlan {
@@ -78,11 +86,26 @@ export class PromotionService {
 
   async promote(namespace: string, hooks: PromotionHooks = {}): Promise<PromotionResult> {
     const runId = hooks.runId ?? randomUUID();
+    let t = performance.now();
+    const lap = (): number => {
+      const now = performance.now();
+      const ms = Math.round(now - t);
+      t = now;
+      return ms;
+    };
     const entities = await this.repo.candidates(namespace);
-    const pairs = await this.repo.pairs(namespace, this.settings.candidateTrigram);
+    const candidatesMs = lap();
+    const pairs = await this.repo.pairs(namespace, {
+      threshold: this.settings.candidateTrigram,
+      perEntity: this.settings.candidatesPerEntity,
+      concurrency: this.settings.pairConcurrency,
+      onChunk: async (done, total) => hooks.progress?.({ done, total, message: `comparing names: ${done} of ${total} unassigned entities` }),
+    });
+    const pairsMs = lap();
     const separations = await this.repo.separations(namespace);
     const existing = new Map((await this.repo.goldEntities(namespace)).map((g) => [g.id, g]));
     const resolution = await resolveEntities({ entities, pairs, separations }, this.settings, this.judge, await this.embedder());
+    const resolveMs = lap();
     const byId = new Map(entities.map((e) => [e.id, e]));
     const assignedIn = new Map<string, Assignment[]>();
     for (const a of resolution.assignments) assignedIn.set(a.cluster, [...(assignedIn.get(a.cluster) ?? []), a]);
@@ -144,9 +167,11 @@ export class PromotionService {
       batches += 1;
       await hooks.progress?.({ done, total, message: `relationships: ${done - plans.length} of ${relPlans.length}` });
     }
+    const writeMs = lap();
     const claims = (await this.conflicts?.run(namespace, runId, { fence: hooks.fence, createdBy: hooks.createdBy ?? null })) ?? { decided: 0, queued: 0 };
     if (claims.decided + claims.queued > 0)
       await hooks.progress?.({ done, total, message: `conflicts: ${claims.decided} decided, ${claims.queued} queued for review` });
+    const conflictsMs = lap();
     return {
       runId,
       candidates: resolution.assignments.length,
@@ -159,6 +184,8 @@ export class PromotionService {
       deferred,
       conflictsDecided: claims.decided,
       reviewQueued: claims.queued,
+      candidatePairs: pairs.length,
+      timings: { candidatesMs, pairsMs, resolveMs, writeMs, conflictsMs },
     };
   }
 

@@ -2,6 +2,9 @@ import OpenAI, { APIConnectionError, APIConnectionTimeoutError, APIError, APIUse
 import { z } from 'zod';
 import { ModelException, ModelExceptionCode } from '../../silver/model.exception';
 import type { ParseOutcome, PromptMessage } from '../../silver/prompts/extract-facts.prompt';
+import { ConcurrencyLimiter } from '../../common/concurrency';
+
+export { ConcurrencyLimiter };
 
 /**
  * Settings shared by the OpenAI-compatible adapters (OpenAI, Ollama, vLLM, LM Studio, llama.cpp
@@ -33,29 +36,6 @@ export interface OpenAIModelsOptions {
   embeddingBatchSize?: number;
   /** Sampling temperature for chat calls; not sent when unset (some reasoning models reject it). */
   temperature?: number;
-}
-
-/** A counting semaphore: at most `limit` tasks run at once, the rest wait in FIFO order. */
-export class ConcurrencyLimiter {
-  private active = 0;
-  private readonly waiting: Array<() => void> = [];
-
-  constructor(readonly limit: number) {
-    if (!Number.isInteger(limit) || limit < 1) throw new RangeError(`concurrency must be an integer >= 1, got ${limit}`);
-  }
-
-  async run<T>(task: () => Promise<T>): Promise<T> {
-    if (this.active < this.limit) this.active++;
-    else await new Promise<void>((resolve) => this.waiting.push(resolve));
-    try {
-      return await task();
-    } finally {
-      // Hand the slot straight to the next waiter, so a newcomer cannot overtake it.
-      const next = this.waiting.shift();
-      if (next) next();
-      else this.active--;
-    }
-  }
 }
 
 /** The client, limiter and retry policy shared by one set of adapters. */
