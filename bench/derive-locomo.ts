@@ -107,6 +107,35 @@ function cpuSeconds(pid: number | undefined): number {
   }
 }
 
+/**
+ * CPU seconds (user + system, with reaped children) of every process on the machine, grouped:
+ * `postgres` and `neo4j` (java) by command name, the worker and this process by pid, the rest
+ * as `other`. Two snapshots give where a run's CPU went (Linux; empty elsewhere).
+ */
+function cpuByGroup(workerPid: number | undefined): Record<string, number> {
+  const out: Record<string, number> = {};
+  let dirs: string[];
+  try {
+    dirs = fs.readdirSync('/proc').filter((d) => /^\d+$/.test(d));
+  } catch {
+    return out;
+  }
+  for (const d of dirs) {
+    try {
+      const stat = fs.readFileSync(`/proc/${d}/stat`, 'utf8');
+      const comm = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
+      const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      const ticks = Number(f[11]) + Number(f[12]) + Number(f[13]) + Number(f[14]);
+      const pid = Number(d);
+      const group = pid === workerPid ? 'worker' : pid === process.pid ? 'benchAndApi' : comm === 'postgres' ? 'postgres' : comm === 'java' ? 'neo4j' : 'other';
+      out[group] = (out[group] ?? 0) + ticks / 100;
+    } catch {
+      // the process ended between the listing and the read
+    }
+  }
+  return out;
+}
+
 async function until(what: string, timeoutMs: number, probe: () => Promise<boolean>): Promise<void> {
   const deadline = nowMs() + timeoutMs;
   while (!(await probe())) {
@@ -131,10 +160,9 @@ export async function deriveLocomo(): Promise<void> {
   const limit = Number(process.env.BENCH_LOCOMO_CONVERSATIONS ?? samples.length);
   const byNs = locomoEvents(samples.slice(0, limit), 'bench-locomo');
   const total = [...byNs.values()].reduce((n, e) => n + e.length, 0);
-  const env = {
-    DERIVE_BATCH_SIZE: process.env.DERIVE_BATCH_SIZE ?? '100',
-    ...(process.env.OFFLINE_EMBEDDER ? { OFFLINE_EMBEDDER: process.env.OFFLINE_EMBEDDER } : {}),
-  };
+  // The worker's settings: DERIVE_BATCH_SIZE 100 unless set, and any DERIVE_*, GOLD_*, OFFLINE_* or MODEL_* of this process.
+  const passed = Object.entries(process.env).filter((kv): kv is [string, string] => /^(DERIVE|GOLD|OFFLINE|MODEL)_/.test(kv[0]) && kv[1] !== undefined);
+  const env: Record<string, string> = { DERIVE_BATCH_SIZE: '100', ...Object.fromEntries(passed) };
   await withBenchStores(async (b) => {
     const api = await b.startApp({}, { api: true, worker: false });
     const worker = spawnWorker(b, env);
@@ -154,6 +182,7 @@ export async function deriveLocomo(): Promise<void> {
       };
       const start = nowMs();
       const cpuAtStart = cpuSeconds(worker.child.pid);
+      const groupsAtStart = cpuByGroup(worker.child.pid);
       const loadAtStart = os.loadavg()[0] as number;
       for (const events of byNs.values()) for (let i = 0; i < events.length; i += 500) await call(INGEST, { input: events.slice(i, i + 500) });
       const ingestSeconds = (nowMs() - start) / 1000;
@@ -165,6 +194,10 @@ export async function deriveLocomo(): Promise<void> {
       });
       const seconds = (nowMs() - start) / 1000;
       const workerCpu = cpuSeconds(worker.child.pid) - cpuAtStart;
+      const groupsAtEnd = cpuByGroup(worker.child.pid);
+      const cpuMsPerEventByProcess = Object.fromEntries(
+        Object.entries(groupsAtEnd).map(([g, s]) => [g, round(((s - (groupsAtStart[g] ?? 0)) * 1000) / total, 1)]),
+      );
       const [runs] = (await api.app.ds.query(
         `SELECT count(*)::int AS batches, coalesce(sum(event_count), 0)::int AS events, coalesce(sum(fact_count), 0)::int AS facts, coalesce(sum(model_calls), 0)::int AS model_calls
            FROM silver.derivation_runs WHERE namespace = ANY($1)`,
@@ -175,12 +208,16 @@ export async function deriveLocomo(): Promise<void> {
         input: `${LOCOMO} (${byNs.size} conversations, ${total} turns, one event per turn)`,
         embedder: /models: embedder ([^"\s]+)/.exec(log)?.[1] ?? 'unknown',
         batchSize: Number(env.DERIVE_BATCH_SIZE),
+        embedderSessions: Number(env.OFFLINE_EMBEDDER_SESSIONS ?? 2),
+        workerSettings: Object.fromEntries(passed),
         events: total,
         ingestSeconds: round(ingestSeconds),
         secondsUntilSettled: round(seconds),
         eventsPerSec: round(total / seconds, 1),
         workerCpuSeconds: round(workerCpu),
         workerCpuMsPerEvent: round((workerCpu * 1000) / total, 1),
+        // Every process's CPU over the run per event (other: anything else on the machine, e.g. another bench).
+        cpuMsPerEventByProcess,
         // Other work on the machine shares its cores: the load average says how much.
         loadAverage1m: { atStart: round(loadAtStart), atEnd: round(os.loadavg()[0] as number) },
         derivationRuns: runs,

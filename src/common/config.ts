@@ -104,6 +104,8 @@ export interface AppConfig {
     readonly offlineEmbedder: 'e5-small' | 'bge-small' | 'minilm' | 'hashing';
     /** onnxruntime intra-op threads of the offline embedder (0: onnxruntime's choice, all cores). */
     readonly offlineEmbedderThreads: number;
+    /** onnxruntime sessions of the offline embedder, each on its own thread, that share a call's texts. */
+    readonly offlineEmbedderSessions: number;
     /** JSON file with the bounded ontology; unset: the built-in one. */
     readonly ontologyFile: string | undefined;
   };
@@ -216,6 +218,7 @@ const envSchema = z.object({
   MODEL_CONCURRENCY: intIn(1, 64).default(4),
   OFFLINE_EMBEDDER: z.enum(['e5-small', 'bge-small', 'minilm', 'hashing']).default('e5-small'),
   OFFLINE_EMBEDDER_THREADS: intIn(0, 64).default(1),
+  OFFLINE_EMBEDDER_SESSIONS: intIn(1, 16).default(2),
   ONTOLOGY_FILE: optionalString,
 });
 
@@ -323,6 +326,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
       concurrency: e.MODEL_CONCURRENCY,
       offlineEmbedder: e.OFFLINE_EMBEDDER,
       offlineEmbedderThreads: e.OFFLINE_EMBEDDER_THREADS,
+      offlineEmbedderSessions: e.OFFLINE_EMBEDDER_SESSIONS,
       ontologyFile: e.ONTOLOGY_FILE ? path.resolve(e.ONTOLOGY_FILE) : undefined,
     }),
   });

@@ -32,7 +32,13 @@ export async function loadEmbedder(config: AppConfig, log: (msg: string) => void
   const remote = createOpenAIModels(openAIOptions(config, { extraction: false, embedding: true }));
   const embedder =
     remote.embedder ??
-    (await loadOfflineEmbedder({ cacheDir: config.cacheDir, log, prefer: config.models.offlineEmbedder, threads: config.models.offlineEmbedderThreads }));
+    (await loadOfflineEmbedder({
+      cacheDir: config.cacheDir,
+      log,
+      prefer: config.models.offlineEmbedder,
+      threads: config.models.offlineEmbedderThreads,
+      sessions: config.models.offlineEmbedderSessions,
+    }));
   log(`models: embedder ${embedder.model}`);
   return embedder;
 }

@@ -31,6 +31,8 @@ export interface LoadOfflineEmbedderOptions {
   prefer?: OfflineEmbedderChoice;
   /** onnxruntime intra-op threads (default 1; 0: all cores). */
   threads?: number;
+  /** onnxruntime sessions that share a call's texts, each on its own thread (default 1). */
+  sessions?: number;
 }
 
 export async function loadOfflineEmbedder(opts: LoadOfflineEmbedderOptions): Promise<Embedder> {
@@ -39,7 +41,7 @@ export async function loadOfflineEmbedder(opts: LoadOfflineEmbedderOptions): Pro
   if (choice === 'hashing') return new HashingEmbedder();
   const spec = ONNX_EMBEDDING_MODELS[OFFLINE_EMBEDDERS[choice]];
   try {
-    return await OnnxEmbedder.load(spec, { cacheDir: opts.cacheDir, log, threads: opts.threads });
+    return await OnnxEmbedder.load(spec, { cacheDir: opts.cacheDir, log, threads: opts.threads, sessions: opts.sessions });
   } catch (err) {
     const fallback = new HashingEmbedder();
     log(

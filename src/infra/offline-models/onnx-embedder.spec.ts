@@ -118,15 +118,18 @@ describe('OnnxEmbedder e5-small-v2-q8: the vector cache and the thread count cha
   const texts = ['Caroline: I went to a LGBTQ support group yesterday', 'Melanie: That is great!', 'x', 'Melanie: That is great!'];
   let cached: OnnxEmbedder;
   let uncachedAllCores: OnnxEmbedder;
+  let threeSessions: OnnxEmbedder;
 
   beforeAll(async () => {
     cached = await OnnxEmbedder.load(spec, { cacheDir, threads: 1 });
     uncachedAllCores = await OnnxEmbedder.load(spec, { cacheDir, threads: 0, cacheTexts: 0 });
+    threeSessions = await OnnxEmbedder.load(spec, { cacheDir, threads: 1, sessions: 3, cacheTexts: 0 });
   }, 300_000);
 
   afterAll(async () => {
     await cached?.close();
     await uncachedAllCores?.close();
+    await threeSessions?.close();
   });
 
   it('encodes a text repeated in a call once, and a text seen before not at all', async () => {
@@ -153,5 +156,18 @@ describe('OnnxEmbedder e5-small-v2-q8: the vector cache and the thread count cha
     expect([...c].reverse()).toEqual(a);
     // Without a cache both calls ran onnxruntime on the 3 distinct texts.
     expect(uncachedAllCores.stats.encoded - before).toBe(6);
+  });
+
+  it('shares a call among several sessions and gives the same vectors, in order, also for calls at once', async () => {
+    const many = Array.from({ length: 12 }, (_, i) => `${texts[i % 3]} (turn ${i}${' and more'.repeat(i % 4)})`);
+    const alone = await cached.embed(many);
+    const runBefore = [...threeSessions.batchesPerSession];
+    const [together, reversed] = await Promise.all([threeSessions.embed(many), threeSessions.embed([...many].reverse())]);
+    expect(together).toEqual(alone);
+    expect([...reversed].reverse()).toEqual(alone);
+    // One text per batch for the quantised model: 24 batches, every session took some.
+    const ran = threeSessions.batchesPerSession.map((n, i) => n - (runBefore[i] as number));
+    expect(ran.reduce((a, b) => a + b, 0)).toBe(24);
+    expect(ran.every((n) => n > 0)).toBe(true);
   });
 });

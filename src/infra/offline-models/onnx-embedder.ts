@@ -15,7 +15,7 @@ import type { Embedder } from '../../silver/model-ports';
 import { BertTokenizer } from './bert-tokenizer';
 import type { OnnxEmbeddingModel } from './embedding-models';
 import { ensureModelFiles } from './model-artifact';
-import { OnnxSession } from './onnx-session';
+import { OnnxSessionPool } from './onnx-session';
 
 export interface OnnxEmbedderLoadOptions {
   cacheDir: string;
@@ -26,6 +26,8 @@ export interface OnnxEmbedderLoadOptions {
   batchTokens?: number;
   /** onnxruntime intra-op threads (default 1; 0: onnxruntime's choice, all cores); see OnnxSessionOptions. */
   threads?: number;
+  /** onnxruntime sessions, each on its own worker thread, that share a call's texts (default 1; OnnxSessionPool). */
+  sessions?: number;
   /** Vectors kept for texts seen before (default 4096, ~6 MB at 384 dimensions; 0: none). */
   cacheTexts?: number;
 }
@@ -54,7 +56,7 @@ export class OnnxEmbedder implements Embedder {
 
   private constructor(
     private readonly spec: OnnxEmbeddingModel,
-    private readonly session: OnnxSession,
+    private readonly session: OnnxSessionPool,
     readonly tokenizer: BertTokenizer,
     private readonly batchSize: number,
     private readonly batchTokens: number,
@@ -71,7 +73,7 @@ export class OnnxEmbedder implements Embedder {
     const files = await ensureModelFiles(spec, { cacheDir: opts.cacheDir, log });
     const started = Date.now();
     const tokenizer = BertTokenizer.fromFile(files.tokenizerPath);
-    const session = await OnnxSession.open(files.onnxPath, `embedder ${spec.model}`, { threads: opts.threads });
+    const session = await OnnxSessionPool.open(files.onnxPath, `embedder ${spec.model}`, { threads: opts.threads, sessions: opts.sessions });
     const batchSize = Math.min(opts.batchSize ?? 32, spec.maxBatch ?? Number.POSITIVE_INFINITY);
     const embedder = new OnnxEmbedder(spec, session, tokenizer, batchSize, opts.batchTokens ?? 8192, opts.cacheTexts ?? 4096);
     try {
@@ -82,8 +84,15 @@ export class OnnxEmbedder implements Embedder {
       await session.close();
       throw err;
     }
-    log(`embedder: ${spec.model} (${spec.artifact.artifactId} ${spec.artifact.version}) loaded on onnxruntime-node in ${Date.now() - started} ms`);
+    log(
+      `embedder: ${spec.model} (${spec.artifact.artifactId} ${spec.artifact.version}) loaded on onnxruntime-node (${session.size} session${session.size === 1 ? '' : 's'}) in ${Date.now() - started} ms`,
+    );
     return embedder;
+  }
+
+  /** Batches each onnxruntime session has run (one entry per session). */
+  get batchesPerSession(): readonly number[] {
+    return this.session.batchesRun;
   }
 
   /** Stored texts (events, facts): the model's passage form. */

@@ -149,3 +149,80 @@ export class OnnxSession {
     await this.worker.terminate();
   }
 }
+
+/**
+ * Several sessions of one model, each on its own worker thread with its own intra-op threads:
+ * a call's batches are shared out among them (the least loaded session takes the next batch,
+ * counted in padded tokens, calls in flight included) and run at the same time, so one `embed`
+ * of many texts uses as many cores as there are sessions, without intra-op threads that spin.
+ * Vectors do not change: each batch runs whole on one session, and a session's vector does not
+ * depend on its thread (see OnnxSessionOptions).
+ */
+export class OnnxSessionPool {
+  /** Padded tokens each session has been given and not yet answered. */
+  private readonly load: number[];
+  /** Batches each session has run since it opened (tests read it). */
+  readonly batchesRun: number[];
+
+  private constructor(private readonly sessions: OnnxSession[]) {
+    this.load = sessions.map(() => 0);
+    this.batchesRun = sessions.map(() => 0);
+  }
+
+  /** Opens `sessions` (default 1) sessions of the model; fails, closing those opened, when one cannot open. */
+  static async open(onnxPath: string, label: string, opts: OnnxSessionOptions & { sessions?: number } = {}): Promise<OnnxSessionPool> {
+    const n = Math.max(1, opts.sessions ?? 1);
+    const opened = await Promise.allSettled(Array.from({ length: n }, () => OnnxSession.open(onnxPath, label, opts)));
+    const failed = opened.find((r): r is PromiseRejectedResult => r.status === 'rejected');
+    if (failed) {
+      await Promise.all(opened.map((r) => (r.status === 'fulfilled' ? r.value.close() : undefined)));
+      throw failed.reason;
+    }
+    return new OnnxSessionPool(opened.map((r) => (r as PromiseFulfilledResult<OnnxSession>).value));
+  }
+
+  get size(): number {
+    return this.sessions.length;
+  }
+
+  /** As OnnxSession.pool: one vector per row of each batch, in order. */
+  async pool(batches: number[][][], pooling: Pooling): Promise<Float32Array[][]> {
+    if (this.sessions.length === 1) {
+      this.batchesRun[0] = (this.batchesRun[0] as number) + batches.length;
+      return (this.sessions[0] as OnnxSession).pool(batches, pooling);
+    }
+    const share: number[][] = this.sessions.map(() => []);
+    const cost = batches.map((b) => b.length * Math.max(0, ...b.map((x) => x.length)));
+    const given = this.load.slice();
+    // Longest first, each to the least loaded session: shares of nearly equal work.
+    for (const i of batches.map((_, i) => i).sort((a, b) => (cost[b] as number) - (cost[a] as number))) {
+      const s = given.indexOf(Math.min(...given));
+      (share[s] as number[]).push(i);
+      given[s] = (given[s] as number) + (cost[i] as number);
+    }
+    const out: Float32Array[][] = new Array(batches.length);
+    await Promise.all(
+      share.map(async (idx, s) => {
+        if (idx.length === 0) return;
+        idx.sort((a, b) => a - b);
+        const tokens = idx.reduce((n, i) => n + (cost[i] as number), 0);
+        this.load[s] = (this.load[s] as number) + tokens;
+        try {
+          const vectors = await (this.sessions[s] as OnnxSession).pool(
+            idx.map((i) => batches[i] as number[][]),
+            pooling,
+          );
+          idx.forEach((i, k) => (out[i] = vectors[k] as Float32Array[]));
+          this.batchesRun[s] = (this.batchesRun[s] as number) + idx.length;
+        } finally {
+          this.load[s] = (this.load[s] as number) - tokens;
+        }
+      }),
+    );
+    return out;
+  }
+
+  async close(): Promise<void> {
+    await Promise.all(this.sessions.map((s) => s.close()));
+  }
+}
