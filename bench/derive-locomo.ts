@@ -208,7 +208,7 @@ export async function deriveLocomo(): Promise<void> {
         input: `${LOCOMO} (${byNs.size} conversations, ${total} turns, one event per turn)`,
         embedder: /models: embedder ([^"\s]+)/.exec(log)?.[1] ?? 'unknown',
         batchSize: Number(env.DERIVE_BATCH_SIZE),
-        embedderSessions: Number(env.OFFLINE_EMBEDDER_SESSIONS ?? 2),
+        embedderSessions: Number(env.OFFLINE_EMBEDDER_SESSIONS ?? 2), // the worker-only default
         workerSettings: Object.fromEntries(passed),
         events: total,
         ingestSeconds: round(ingestSeconds),

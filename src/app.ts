@@ -205,7 +205,10 @@ export async function startApp(
     const facts = new FactReader(factRepository, opts.factTextView, overlayRepository);
     const pipeline = new PipelineService(ds, jobRepository);
     // One embedder per process, loaded on first use: search queries and derived facts share it.
-    const embedder = lazyEmbedder(() => loadEmbedder(config, (m) => log.info(m)));
+    // A worker-only process gives it two onnxruntime sessions (docs/silver.md "Throughput"); where
+    // the API runs too, a second session's thread took the CPU that requests needed (bench/recall:
+    // search p95 154 → 232 ms and ingest 18.8 → 33.9 s with two).
+    const embedder = lazyEmbedder(() => loadEmbedder(config, (m) => log.info(m), { sessions: opts.worker && !opts.api ? 2 : 1 }));
     const approvalRepository = new ApprovalRepository(sql);
     const approvalGate = opts.approvals ?? new PostgresApprovalGate(approvalRepository);
     const ontology = loadOntology(config.models.ontologyFile);

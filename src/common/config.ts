@@ -104,8 +104,11 @@ export interface AppConfig {
     readonly offlineEmbedder: 'e5-small' | 'bge-small' | 'minilm' | 'hashing';
     /** onnxruntime intra-op threads of the offline embedder (0: onnxruntime's choice, all cores). */
     readonly offlineEmbedderThreads: number;
-    /** onnxruntime sessions of the offline embedder, each on its own thread, that share a call's texts. */
-    readonly offlineEmbedderSessions: number;
+    /**
+     * onnxruntime sessions of the offline embedder, each on its own thread, that share a call's
+     * texts; undefined: 2 in a process that only runs the workers, 1 where the API runs too.
+     */
+    readonly offlineEmbedderSessions: number | undefined;
     /** JSON file with the bounded ontology; unset: the built-in one. */
     readonly ontologyFile: string | undefined;
   };
@@ -218,7 +221,7 @@ const envSchema = z.object({
   MODEL_CONCURRENCY: intIn(1, 64).default(4),
   OFFLINE_EMBEDDER: z.enum(['e5-small', 'bge-small', 'minilm', 'hashing']).default('e5-small'),
   OFFLINE_EMBEDDER_THREADS: intIn(0, 64).default(1),
-  OFFLINE_EMBEDDER_SESSIONS: intIn(1, 16).default(2),
+  OFFLINE_EMBEDDER_SESSIONS: intIn(1, 16).optional(),
   ONTOLOGY_FILE: optionalString,
 });
 

@@ -28,7 +28,7 @@ function openAIOptions(config: AppConfig, models: { extraction: boolean; embeddi
  * The embedder: EMBEDDING_MODEL through the OpenAI-compatible adapter, else the offline one. One
  * instance serves both the workers (facts) and the API (search queries), so both use one model.
  */
-export async function loadEmbedder(config: AppConfig, log: (msg: string) => void): Promise<Embedder> {
+export async function loadEmbedder(config: AppConfig, log: (msg: string) => void, defaults: { sessions?: number } = {}): Promise<Embedder> {
   const remote = createOpenAIModels(openAIOptions(config, { extraction: false, embedding: true }));
   const embedder =
     remote.embedder ??
@@ -37,7 +37,7 @@ export async function loadEmbedder(config: AppConfig, log: (msg: string) => void
       log,
       prefer: config.models.offlineEmbedder,
       threads: config.models.offlineEmbedderThreads,
-      sessions: config.models.offlineEmbedderSessions,
+      sessions: config.models.offlineEmbedderSessions ?? defaults.sessions,
     }));
   log(`models: embedder ${embedder.model}`);
   return embedder;
