@@ -209,6 +209,8 @@ describe('Gold promotion: entity resolution, idempotence, rebuilds, split', () =
     expect(firstGold.map((g) => g.name).sort()).toEqual(['Acme Corp', 'Bob']);
     const again = await promoteAndWait(ns);
     expect(again.message).toMatch(/0 Gold entities created, 0 updated, 0 retired, 2 clusters deferred; relationships 0 created, 0 updated; 0 batches/);
+    // Where the run's time went, for an operator reading jobProgress.
+    expect(again.message).toMatch(/; \d+ candidate pairs; ms: read \d+, compare \d+, resolve \d+, write \d+, conflicts \d+$/);
     await settled(ns);
     expect(await tableCounts(ns)).toEqual(first);
     expect(await gold(ns)).toEqual(firstGold);

@@ -21,7 +21,7 @@ export function promoteJob(promotion: PromotionService): JobHandler<JobPayloads,
       });
       return {
         kind: 'success',
-        message: `${r.candidates} candidates: ${r.created} Gold entities created, ${r.updated} updated, ${r.retired} retired, ${r.deferred} clusters deferred; relationships ${r.relationshipsCreated} created, ${r.relationshipsUpdated} updated; ${r.batches} batches; conflicts ${r.conflictsDecided} decided, ${r.reviewQueued} queued for review`,
+        message: `${r.candidates} candidates: ${r.created} Gold entities created, ${r.updated} updated, ${r.retired} retired, ${r.deferred} clusters deferred; relationships ${r.relationshipsCreated} created, ${r.relationshipsUpdated} updated; ${r.batches} batches; conflicts ${r.conflictsDecided} decided, ${r.reviewQueued} queued for review; ${r.candidatePairs} candidate pairs; ms: read ${r.timings.candidatesMs}, compare ${r.timings.pairsMs}, resolve ${r.timings.resolveMs}, write ${r.timings.writeMs}, conflicts ${r.timings.conflictsMs}`,
         progressDone: r.created + r.updated + r.retired + r.relationshipsCreated + r.relationshipsUpdated,
       };
     },
