@@ -97,16 +97,6 @@ function spawnWorker(b: BenchStores, env: Record<string, string>): Worker {
   return { child, output, exited: new Promise((resolve) => child.on('exit', (code) => resolve(code))) };
 }
 
-/** CPU seconds (user + system) a live process has used so far, from /proc (Linux; NaN elsewhere). */
-function cpuSeconds(pid: number | undefined): number {
-  try {
-    const fields = fs.readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.split(' ') ?? [];
-    return (Number(fields[11]) + Number(fields[12])) / 100; // utime, stime in USER_HZ (100 on Linux)
-  } catch {
-    return Number.NaN;
-  }
-}
-
 /**
  * CPU seconds (user + system, with reaped children) of every process on the machine, grouped:
  * `postgres` and `neo4j` (java) by command name, the worker and this process by pid, the rest
@@ -181,7 +171,6 @@ export async function deriveLocomo(): Promise<void> {
         return body.data as T;
       };
       const start = nowMs();
-      const cpuAtStart = cpuSeconds(worker.child.pid);
       const groupsAtStart = cpuByGroup(worker.child.pid);
       const loadAtStart = os.loadavg()[0] as number;
       for (const events of byNs.values()) for (let i = 0; i < events.length; i += 500) await call(INGEST, { input: events.slice(i, i + 500) });
@@ -193,8 +182,8 @@ export async function deriveLocomo(): Promise<void> {
         return s.every((x) => x.pipelineStatus.pending === 0);
       });
       const seconds = (nowMs() - start) / 1000;
-      const workerCpu = cpuSeconds(worker.child.pid) - cpuAtStart;
       const groupsAtEnd = cpuByGroup(worker.child.pid);
+      const workerCpu = (groupsAtEnd.worker ?? Number.NaN) - (groupsAtStart.worker ?? Number.NaN);
       const cpuMsPerEventByProcess = Object.fromEntries(
         Object.entries(groupsAtEnd).map(([g, s]) => [g, round(((s - (groupsAtStart[g] ?? 0)) * 1000) / total, 1)]),
       );

@@ -229,11 +229,7 @@ export class PromotionRepository {
    * reports progress between queries; the pairs are the same whatever the chunking.
    */
   async pairs(namespace: string, opts: PairOptions): Promise<CandidatePair[]> {
-    const pending = await this.sql.rows(
-      `SELECT id::text AS id FROM (${IN_PLAY}) i WHERE gold_entity_id IS NULL AND NOT retired ORDER BY id`,
-      [namespace],
-      (r) => col.string(r, 'id'),
-    );
+    const pending = await this.pendingIds(namespace, null);
     const size = Math.max(1, opts.chunkSize ?? 1000);
     const chunks: string[][] = [];
     for (let i = 0; i < pending.length; i += size) chunks.push(pending.slice(i, i + size));
@@ -253,23 +249,34 @@ export class PromotionRepository {
   }
 
   private chunkPairs(namespace: string, ids: readonly string[], opts: PairOptions): Promise<CandidatePair[]> {
-    return this.sql.transaction(async (tx) => {
-      await tx.execute(`SELECT set_config('pg_trgm.similarity_threshold', $1, true)`, [String(opts.threshold)]);
-      return tx.rows(PAIRS_SQL, [namespace, ids, opts.perEntity], (r) => ({ a: col.string(r, 'a'), b: col.string(r, 'b'), trigram: col.number(r, 't') }));
-    });
+    return this.atThreshold(opts.threshold, (tx) =>
+      tx.rows(PAIRS_SQL, [namespace, ids, opts.perEntity], (r) => ({ a: col.string(r, 'a'), b: col.string(r, 'b'), trigram: col.number(r, 't') })),
+    );
   }
 
   /** EXPLAIN (ANALYZE, BUFFERS) of the candidate-pairs query over the first `chunkSize` unassigned entities, as text (bench/promote-pairs.ts). */
   async explainPairs(namespace: string, opts: PairOptions): Promise<string> {
-    const ids = await this.sql.rows(
-      `SELECT id::text AS id FROM (${IN_PLAY}) i WHERE gold_entity_id IS NULL AND NOT retired ORDER BY id LIMIT $2`,
-      [namespace, Math.max(1, opts.chunkSize ?? 1000)],
+    const ids = await this.pendingIds(namespace, Math.max(1, opts.chunkSize ?? 1000));
+    const lines = await this.atThreshold(opts.threshold, (tx) =>
+      tx.rows(`EXPLAIN (ANALYZE, BUFFERS) ${PAIRS_SQL}`, [namespace, ids, opts.perEntity], (r) => col.string(r, 'QUERY PLAN')),
+    );
+    return lines.join('\n');
+  }
+
+  /** The unassigned live entities of a namespace, by id (at most `limit`; null: all). */
+  private pendingIds(namespace: string, limit: number | null): Promise<string[]> {
+    return this.sql.rows(
+      `SELECT id::text AS id FROM (${IN_PLAY}) i WHERE gold_entity_id IS NULL AND NOT retired ORDER BY id LIMIT $2::int`,
+      [namespace, limit],
       (r) => col.string(r, 'id'),
     );
+  }
+
+  /** `work` in one transaction with `pg_trgm.similarity_threshold` set to `threshold` for it alone. */
+  private atThreshold<T>(threshold: number, work: (tx: Sql) => Promise<T>): Promise<T> {
     return this.sql.transaction(async (tx) => {
-      await tx.execute(`SELECT set_config('pg_trgm.similarity_threshold', $1, true)`, [String(opts.threshold)]);
-      const lines = await tx.rows(`EXPLAIN (ANALYZE, BUFFERS) ${PAIRS_SQL}`, [namespace, ids, opts.perEntity], (r) => col.string(r, 'QUERY PLAN'));
-      return lines.join('\n');
+      await tx.execute(`SELECT set_config('pg_trgm.similarity_threshold', $1, true)`, [String(threshold)]);
+      return work(tx);
     });
   }
 

@@ -187,10 +187,6 @@ export class OnnxSessionPool {
 
   /** As OnnxSession.pool: one vector per row of each batch, in order. */
   async pool(batches: number[][][], pooling: Pooling): Promise<Float32Array[][]> {
-    if (this.sessions.length === 1) {
-      this.batchesRun[0] = (this.batchesRun[0] as number) + batches.length;
-      return (this.sessions[0] as OnnxSession).pool(batches, pooling);
-    }
     const share: number[][] = this.sessions.map(() => []);
     const cost = batches.map((b) => b.length * Math.max(0, ...b.map((x) => x.length)));
     const given = this.load.slice();

@@ -4,8 +4,6 @@ import { ModelException, ModelExceptionCode } from '../../silver/model.exception
 import type { ParseOutcome, PromptMessage } from '../../silver/prompts/extract-facts.prompt';
 import { ConcurrencyLimiter } from '../../common/concurrency';
 
-export { ConcurrencyLimiter };
-
 /**
  * Settings shared by the OpenAI-compatible adapters (OpenAI, Ollama, vLLM, LM Studio, llama.cpp
  * server). Every model is optional: an adapter is built only for the models that are named.

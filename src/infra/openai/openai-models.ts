@@ -4,7 +4,6 @@ import { OpenAIEntityJudge } from './openai-entity-judge';
 import { OpenAIExtractor } from './openai-extractor';
 import { OpenAIJudge } from './openai-judge';
 
-export { ConcurrencyLimiter } from './openai-client';
 export type { OpenAIModelsOptions } from './openai-client';
 export { KNOWN_EMBEDDING_DIMENSIONS, OpenAIEmbedder } from './openai-embedder';
 export { OpenAIExtractor } from './openai-extractor';
