@@ -108,9 +108,14 @@ describe('foldEventsIntoFacts', () => {
 
 describe('toLuceneQuery', () => {
   it('keeps only lowercased words, so operators and syntax become text', () => {
-    expect(toLuceneQuery('neovim" AND (vim OR ~* :\\ [Berlin TO Z] NOT')).toBe('neovim and vim or berlin to z not');
+    expect(toLuceneQuery('neovim" AND (vim OR ~* :\\ [Berlin TO Z] NOT')).toBe('neovim vim berlin z not');
     expect(toLuceneQuery('  ?! ')).toBeNull();
-    expect(toLuceneQuery('a b a c', 2)).toBe('a b');
+    expect(toLuceneQuery('x b x c', 2)).toBe('x b');
+  });
+
+  it('leaves out stop words, unless the query has nothing else', () => {
+    expect(toLuceneQuery('What did Caroline do at the LGBTQ support group?')).toBe('caroline lgbtq support group');
+    expect(toLuceneQuery('Who are you?')).toBe('who are you');
   });
 
   it('escapes every reserved character', () => {

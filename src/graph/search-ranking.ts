@@ -1,3 +1,4 @@
+import { eng as ENGLISH_STOP_WORDS } from 'stopword';
 import { Fact } from '../silver/silver.types';
 import { isVisible } from '../silver/visibility';
 import { ScoredId } from './cypher/search-facts';
@@ -134,17 +135,26 @@ export function escapeLucene(term: string): string {
   return term.replace(LUCENE_SPECIAL, (c) => `\\${c}`);
 }
 
+/** Words that carry no topic ("what", "did", "the", …): a keyword query is better off without them (docs/search.md). */
+const STOP_WORDS: ReadonlySet<string> = new Set(ENGLISH_STOP_WORDS);
+
 /**
  * A safe Lucene query for free text: its words (letters and digits, lowercased so AND/OR/NOT are
- * never operators), escaped, de-duplicated, at most `maxTerms`, ORed. Null when no word is left.
+ * never operators) without English stop words, escaped, de-duplicated, at most `maxTerms`, ORed.
+ * The analyzers keep most question words ("what", "did"), which then match half the log; a query
+ * made only of stop words ("who are you?") keeps them all. Null when no word is left.
  */
 export function toLuceneQuery(text: string, maxTerms = 32): string | null {
-  const words =
-    text
-      .normalize('NFKC')
-      .toLowerCase()
-      .match(/[\p{L}\p{N}_]+/gu) ?? [];
-  const terms = [...new Set(words)].slice(0, maxTerms).map(escapeLucene);
+  const words = [
+    ...new Set(
+      text
+        .normalize('NFKC')
+        .toLowerCase()
+        .match(/[\p{L}\p{N}_]+/gu) ?? [],
+    ),
+  ];
+  const topical = words.filter((w) => !STOP_WORDS.has(w));
+  const terms = (topical.length > 0 ? topical : words).slice(0, maxTerms).map(escapeLucene);
   return terms.length > 0 ? terms.join(' ') : null;
 }
 
