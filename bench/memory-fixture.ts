@@ -205,8 +205,11 @@ async function write(driver: Driver, work: (tx: ManagedTransaction) => Promise<v
 /** The same node and edge shapes the projector writes, with its own functions, in UNWIND batches. */
 async function projectChunk(driver: Driver, ns: string, embedder: HashingEmbedder, c: Chunk): Promise<void> {
   const model = embedder.model;
+  // Neighbouring turns of a conversation within the chunk, as graph-source.repository.ts finds them.
+  const turn = new Map(c.events.map((e) => [`${e.conversationId}\u0000${e.sequenceNum}`, e.id]));
+  const neighbour = (e: (typeof c.events)[number], step: number): string | null => turn.get(`${e.conversationId}\u0000${e.sequenceNum + step}`) ?? null;
   for (let i = 0; i < c.events.length; i += NEO4J_BATCH) {
-    // Events as the projector writes them: content (event_content_fulltext) and its embedding (event_embedding).
+    // Events as the projector writes them: content and the turn before (event_text_fulltext) and its embedding (event_embedding).
     const rows = c.events.slice(i, i + NEO4J_BATCH).map((e) => ({
       id: e.id,
       namespace: ns,
@@ -222,6 +225,8 @@ async function projectChunk(driver: Driver, ns: string, embedder: HashingEmbedde
       ingestedAt: new Date(e.occurredAt.getTime() + 2_000).toISOString(),
       embedding: embedder.embedOne(e.content).map(Math.fround),
       embeddingModel: model,
+      previousEventId: neighbour(e, -1),
+      nextEventId: neighbour(e, 1),
     }));
     await write(driver, (tx) => mergeEventNodes(tx, rows));
   }

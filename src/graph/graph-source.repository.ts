@@ -93,6 +93,8 @@ const toEventNode = (r: SqlRow): EventNodeRow => ({
   ingestedAt: col.string(r, 'ingestedAt'),
   embedding: vectorOrNull(r, 'embedding'),
   embeddingModel: col.stringOrNull(r, 'embeddingModel'),
+  previousEventId: col.stringOrNull(r, 'previousEventId'),
+  nextEventId: col.stringOrNull(r, 'nextEventId'),
 });
 
 const keyOf = (r: SqlRow): string => col.string(r, 'k');
@@ -137,14 +139,29 @@ const RELATIONSHIP_SELECT = `
     FROM silver.relationships r`;
 
 /**
+ * The turn before or after an event (`dir` '<' or '>'): the nearest event of the same namespace,
+ * conversation and session (sessions match when both are null) by sequence number that is not
+ * erased. Events without a conversation or sequence number have no neighbours. Served by
+ * bronze.events_ns_conversation_idx.
+ */
+const NEIGHBOUR = (dir: '<' | '>') => `
+  (SELECT n.id::text FROM bronze.events n
+    WHERE e.conversation_id IS NOT NULL AND e.sequence_num IS NOT NULL
+      AND n.namespace = e.namespace AND n.conversation_id = e.conversation_id AND n.session_id IS NOT DISTINCT FROM e.session_id
+      AND n.sequence_num ${dir} e.sequence_num AND ${NOT_TOMBSTONED('n.id')}
+    ORDER BY n.sequence_num ${dir === '<' ? 'DESC' : 'ASC'}, n.occurred_at ${dir === '<' ? 'DESC' : 'ASC'}, n.id LIMIT 1)`;
+
+/**
  * A Bronze event as the projection writes it, with its stored embedding of `$model` (null when
- * there is none yet); with `$model` null, its newest stored embedding of any model.
+ * there is none yet; with `$model` null, its newest stored embedding of any model) and the ids of
+ * its neighbouring turns (the keyword channel indexes each event with the turn before it).
  */
 const EVENT_SELECT = (model: string) => `
   SELECT e.id::text AS id, e.namespace, e.source, e.kind, e.conversation_id AS "conversationId", e.session_id AS "sessionId",
          e.sequence_num AS "sequenceNum", e.role, e.actor, e.content,
          ${ISO('e.occurred_at')} AS "occurredAt", ${ISO('e.ingested_at')} AS "ingestedAt",
-         x.embedding::float8[] AS embedding, x.model AS "embeddingModel"
+         x.embedding::float8[] AS embedding, x.model AS "embeddingModel",
+         ${NEIGHBOUR('<')} AS "previousEventId", ${NEIGHBOUR('>')} AS "nextEventId"
     FROM bronze.events e
     LEFT JOIN LATERAL (SELECT x.embedding, x.model FROM silver.event_embeddings x
                         WHERE x.event_id = e.id AND (${model} IS NULL OR x.model = ${model})

@@ -109,6 +109,10 @@ describe('destroyEvent: the approved erasure of one Bronze event', () => {
     const found = hits.flatMap((h) => [h.event?.id, ...h.evidence.map((e) => e.id)]);
     expect(found).toContain(erased);
     expect(hits.flatMap((h) => h.channels)).toEqual(expect.arrayContaining(['event_keyword', 'event_vector']));
+    // The next turn holds the erased one's text as its keyword context (event-nodes.ts).
+    expect(await neo(`MATCH (e:Event {id: $id}) RETURN e.contextEventId AS before, e.context CONTAINS $w AS holds`, { id: survivor, w: WORD })).toEqual([
+      { before: erased, holds: true },
+    ]);
   });
 
   let goldZ: string;
@@ -212,12 +216,18 @@ describe('destroyEvent: the approved erasure of one Bronze event', () => {
     expect(await neo(`MATCH (e:Event {id: $id}) RETURN e.id AS id`, { id: erased })).toEqual([]);
     expect(await neo(`MATCH (f:Fact {id: $id}) RETURN f.id AS id`, { id: zFact })).toEqual([]);
     expect(
-      await neo(`MATCH (n) WHERE n.namespace = $ns AND (n.content CONTAINS $w OR n.statement CONTAINS $w OR n.name CONTAINS $w) RETURN n.id AS id`, {
-        ns,
-        w: WORD,
-      }),
+      await neo(
+        `MATCH (n) WHERE n.namespace = $ns AND (n.content CONTAINS $w OR n.context CONTAINS $w OR n.statement CONTAINS $w OR n.name CONTAINS $w) RETURN n.id AS id`,
+        {
+          ns,
+          w: WORD,
+        },
+      ),
     ).toEqual([]);
     expect(await neo(`MATCH (:Fact {id: $id})-[:DERIVED_FROM]->(e:Event) RETURN e.id AS id`, { id: berlinFact })).toEqual([{ id: survivor }]);
+    expect(await neo(`MATCH (e:Event {id: $id}) RETURN e.context AS context, e.contextEventId AS before`, { id: survivor })).toEqual([
+      { context: null, before: null },
+    ]);
     const hits = await search(WORD);
     expect(hits.filter((h) => h.fact?.id === zFact || h.event?.id === erased || h.evidence.some((e) => e.id === erased))).toEqual([]);
     expect(JSON.stringify(hits).toLowerCase()).not.toContain(WORD.toLowerCase());
@@ -333,10 +343,13 @@ describe('destroyEvent: the approved erasure of one Bronze event', () => {
     await waitJob(graph.rebuildGraph.id);
     expect(await neo(`MATCH (e:Event {id: $id}) RETURN e.id AS id`, { id: erased })).toEqual([]);
     expect(
-      await neo(`MATCH (n) WHERE n.namespace = $ns AND (n.content CONTAINS $w OR n.statement CONTAINS $w OR n.name CONTAINS $w) RETURN n.id AS id`, {
-        ns,
-        w: WORD,
-      }),
+      await neo(
+        `MATCH (n) WHERE n.namespace = $ns AND (n.content CONTAINS $w OR n.context CONTAINS $w OR n.statement CONTAINS $w OR n.name CONTAINS $w) RETURN n.id AS id`,
+        {
+          ns,
+          w: WORD,
+        },
+      ),
     ).toEqual([]);
     expect(Number((await neo(`MATCH (e:Event) WHERE e.namespace = $ns RETURN count(e) AS n`, { ns }))[0]?.n)).toBe(1);
     expect((await gqlOk<{ graphConsistency: { ok: boolean } }>(t.url, admin, CONSISTENCY, { ns })).graphConsistency).toMatchObject({ ok: true });

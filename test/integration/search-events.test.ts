@@ -170,6 +170,37 @@ describe('searchMemory over raw events (the Bronze channel, through the projecti
     expect(theirs.every((h) => (h.fact ?? h.event)?.namespace === noisy)).toBe(true);
   });
 
+  it('finds a reply by the words of the turn before it, below that turn, and no longer once those words are redacted', async () => {
+    const conv = uniqueNamespace('recall-context');
+    const turn = (seq: number, text: string) =>
+      anEvent(conv).inConversation('trip', seq).inSession('s1').by('USER').saying(text).at('2026-04-02T18:00:00.000Z').build();
+    await ingest([
+      turn(1, 'What did you bring back from Kyoto?'),
+      turn(2, 'Mostly green tea and a paper lantern!'),
+      turn(3, 'Nice, I will come by to see the lantern.'),
+    ]);
+    await eventually(async () => (await status(conv)).outboxLag === 0, 'the turns to be projected', 60_000);
+    const byKeyword = async () =>
+      (await gqlOk<{ searchMemory: Hit[] }>(t.url, token, SEARCH, { ns: conv, q: 'Kyoto', limit: 10, filter: { kinds: ['EVENT'] } })).searchMemory
+        .filter((h) => h.channels.includes('event_keyword'))
+        .map((h) => h.event?.content);
+    // The question holds the word; the reply has it only as context, so it comes second; the third turn's context is the reply.
+    expect(await byKeyword()).toEqual(['What did you bring back from Kyoto?', 'Mostly green tea and a paper lantern!']);
+
+    const question = (await pg.query<{ id: string }>(`SELECT id::text AS id FROM bronze.events WHERE namespace = $1 AND sequence_num = 1`, [conv])).rows[0]?.id;
+    const ADD = `mutation($input: OverlayInput!) { addOverlay(input: $input) { id } }`;
+    await gqlOk(t.url, t.adminToken, ADD, { input: { eventId: question, kind: 'REDACTION', exact: 'Kyoto', reason: 'the trip is private' } });
+    // The redacted question is re-projected and its successor's context follows it: neither is found by the word.
+    await eventually(async () => (await byKeyword()).length === 0, 'the redacted word to leave the event keyword channel', 60_000);
+    const kept = await t.app.neo4j.executeQuery(
+      `MATCH (e:Event) WHERE e.namespace = $ns AND (e.content CONTAINS 'Kyoto' OR e.context CONTAINS 'Kyoto') RETURN e.id AS id`,
+      {
+        ns: conv,
+      },
+    );
+    expect(kept.records).toEqual([]);
+  });
+
   it('shows a search-only caller the hits and their evidence, and nothing beyond them', async () => {
     const searchOnly = (await createToken(t, [{ namespacePattern: ns, capabilities: ['SEARCH'] }], 'search-only')).token;
     const BEYOND = `query($ns: String!, $q: String!) { searchMemory(namespace: $ns, query: $q, limit: 10) {

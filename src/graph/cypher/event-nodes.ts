@@ -13,13 +13,17 @@ export interface EventNodeRow {
   sequenceNum: number | null;
   role: string | null;
   actor: string | null;
-  /** Verbatim content: the keyword channel of searchMemory indexes it (event_content_fulltext). */
+  /** Verbatim content (with overlays applied): the keyword channel of searchMemory indexes it (event_text_fulltext). */
   content: string;
   occurredAt: string;
   ingestedAt: string;
   /** The content's embedding and its model (null until embedded): the vector channel over raw events. */
   embedding: number[] | null;
   embeddingModel: string | null;
+  /** The turn before this one in its conversation and session (graph-source.repository.ts), if any. */
+  previousEventId: string | null;
+  /** The turn after it, if any. */
+  nextEventId: string | null;
 }
 
 export interface EventNode {
@@ -36,6 +40,14 @@ export interface EventNode {
 /**
  * Idempotent upsert of `(:Event)` nodes, one UNWIND per batch. An event projected without an
  * embedding (embedder unavailable) keeps the one it already has rather than losing it.
+ *
+ * Each event also carries the text of the turn before it (`context`, from `contextEventId`),
+ * which the keyword channel matches at a lower weight: a reply ("Thanks, I'm excited!") is found
+ * by the words of what it answers (docs/search.md). The text is copied from the neighbour's node,
+ * so it is what readers see (overlays applied), and it follows the neighbour: an event pulls its
+ * predecessor's content and pushes its own into its successor, so neighbours projected in either
+ * order, or re-projected after an overlay, agree. Cypher runs each clause for every row before the
+ * next, so neighbours within the batch are merged before they are read.
  */
 export async function mergeEventNodes(tx: CypherRunner, rows: readonly EventNodeRow[]): Promise<void> {
   if (rows.length === 0) return;
@@ -44,9 +56,17 @@ export async function mergeEventNodes(tx: CypherRunner, rows: readonly EventNode
      MERGE (e:Event {id: r.id})
      SET e.namespace = r.namespace, e.nsKey = r.nsKey, e.source = r.source, e.kind = r.kind, e.conversationId = r.conversationId,
          e.sessionId = r.sessionId, e.sequenceNum = r.sequenceNum, e.role = r.role, e.actor = r.actor, e.content = r.content,
-         e.occurredAt = datetime(r.occurredAt), e.ingestedAt = datetime(r.ingestedAt), e.projectedAt = datetime()
+         e.occurredAt = datetime(r.occurredAt), e.ingestedAt = datetime(r.ingestedAt), e.projectedAt = datetime(),
+         e.contextEventId = r.previousEventId
      FOREACH (_ IN CASE WHEN r.embedding IS NULL THEN [] ELSE [1] END |
-       SET e.embedding = r.embedding, e.embeddingModel = r.embeddingModel)`,
+       SET e.embedding = r.embedding, e.embeddingModel = r.embeddingModel)
+     WITH e, r
+     OPTIONAL MATCH (before:Event {id: r.previousEventId}) WHERE before.namespace = e.namespace
+     SET e.context = before.content
+     WITH e, r
+     OPTIONAL MATCH (after:Event {id: r.nextEventId}) WHERE after.namespace = e.namespace
+     FOREACH (_ IN CASE WHEN after IS NULL THEN [] ELSE [1] END |
+       SET after.contextEventId = e.id, after.context = e.content)`,
     { rows: rows.map((r) => ({ ...r, nsKey: namespaceKey(r.namespace) })) },
   );
 }

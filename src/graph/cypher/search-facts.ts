@@ -106,13 +106,17 @@ export async function countedExact(
   return { embedded, hits: embedded <= exactMax ? scoredIdList(row?.get('hits') ?? []) : null };
 }
 
+/** A field of a fulltext query: its name, or its name and a boost (a weight on its BM25 score, 1 by default). */
+export type LuceneField = string | { name: string; boost: number };
+
 /**
  * A Lucene query over `fields` that only matches the namespace's nodes: the namespace key is a
  * required clause, so the index never returns another namespace's matches. `terms` must already
- * be a safe query (`toLuceneQuery`).
+ * be a safe query (`toLuceneQuery`). A node's score is the sum of its fields' scores.
  */
-export function scopedLucene(namespace: string, fields: readonly string[], terms: string): string {
-  return `+nsKey:${namespaceKey(namespace)} +(${fields.map((f) => `${f}:(${terms})`).join(' ')})`;
+export function scopedLucene(namespace: string, fields: readonly LuceneField[], terms: string): string {
+  const clause = (f: LuceneField): string => (typeof f === 'string' ? `${f}:(${terms})` : `${f.name}:(${terms})^${f.boost}`);
+  return `+nsKey:${namespaceKey(namespace)} +(${fields.map(clause).join(' ')})`;
 }
 
 /** How many facts of the namespace carry an embedding of `model` (decides exact vs. index search). */

@@ -60,6 +60,11 @@ export const NEO4J_SCHEMA: readonly string[] = [
   'CREATE INDEX gold_related_id IF NOT EXISTS FOR ()-[r:GOLD_RELATED]-() ON (r.id)',
   // The graph channel of memory search matches Gold names and aliases too (docs/search.md), scoped by nsKey like the Silver names.
   'CREATE FULLTEXT INDEX gold_entity_name_ns_fulltext IF NOT EXISTS FOR (g:GoldEntity) ON EACH [g.name, g.aliases, g.nsKey]',
+  // The event keyword channel also matches the turn before each event (`context`, at a lower
+  // weight; docs/search.md); `contextEventId` finds the turn whose context an erased event was.
+  "CREATE FULLTEXT INDEX event_text_fulltext IF NOT EXISTS FOR (e:Event) ON EACH [e.content, e.context, e.nsKey] OPTIONS { indexConfig: { `fulltext.analyzer`: 'english' } }",
+  'CREATE INDEX event_context_event_id IF NOT EXISTS FOR (e:Event) ON (e.contextEventId)',
+  'DROP INDEX event_content_fulltext IF EXISTS',
 ];
 
 export async function applyNeo4jSchema(driver: Driver): Promise<void> {
