@@ -1,0 +1,92 @@
+import { randomUUID } from 'node:crypto';
+import { Driver, ManagedTransaction } from 'neo4j-driver';
+import { deleteErasedNodes } from '../../src/graph/cypher/erased-nodes';
+import { EventNodeRow, mergeEventNodes } from '../../src/graph/cypher/event-nodes';
+import { applyNeo4jSchema, createNeo4jDriver } from '../../src/infra/neo4j/neo4j-client';
+import { testStores, uniqueNamespace } from '../support/stores';
+
+/**
+ * The turn before each event, as the event keyword channel indexes it (`context`): the projector's
+ * own Cypher against the real Neo4j, with the neighbour ids Postgres would give at each step
+ * (graph-source.repository.ts), so turns projected out of order, a turn landing between two
+ * others, erasures and another namespace's node are each covered.
+ */
+describe('event context in the projection (the turn before, for the keyword channel)', () => {
+  let driver: Driver;
+  const ns = uniqueNamespace('context');
+  const ids = { a: randomUUID(), b: randomUUID(), c: randomUUID(), d: randomUUID() };
+  const text = { a: 'What did you bring back from Kyoto?', b: 'Mostly green tea.', c: 'And a paper lantern.', d: 'See you at the lantern festival.' };
+
+  const row = (key: keyof typeof ids, previous: keyof typeof ids | null, next: keyof typeof ids | null, namespace = ns): EventNodeRow => ({
+    id: ids[key],
+    namespace,
+    source: 'test',
+    kind: 'MESSAGE',
+    conversationId: 'trip',
+    sessionId: null,
+    sequenceNum: ['a', 'b', 'c', 'd'].indexOf(key) + 1,
+    role: 'USER',
+    actor: null,
+    content: text[key],
+    occurredAt: '2026-04-02T18:00:00.000Z',
+    ingestedAt: '2026-04-02T18:00:01.000Z',
+    embedding: null,
+    embeddingModel: null,
+    previousEventId: previous ? ids[previous] : null,
+    nextEventId: next ? ids[next] : null,
+  });
+  const write = async (work: (tx: ManagedTransaction) => Promise<void>): Promise<void> => {
+    const session = driver.session();
+    try {
+      await session.executeWrite(work);
+    } finally {
+      await session.close();
+    }
+  };
+  const contexts = async (): Promise<Record<string, string | null>> => {
+    const res = await driver.executeQuery(`MATCH (e:Event) WHERE e.namespace = $ns RETURN e.content AS content, e.context AS context`, { ns });
+    return Object.fromEntries(res.records.map((r) => [r.get('content') as string, (r.get('context') as string | null) ?? null]));
+  };
+
+  beforeAll(async () => {
+    driver = createNeo4jDriver(testStores().neo4j);
+    await applyNeo4jSchema(driver);
+  });
+  afterAll(async () => {
+    await driver.executeQuery(`MATCH (e:Event) WHERE e.namespace IN [$ns, $other] DETACH DELETE e`, { ns, other: `${ns}-other` });
+    await driver?.close();
+  });
+
+  it('gives each turn the one before it, whichever arrives first, and a turn landing between two others', async () => {
+    // c arrives first, then a (the first turn), then d: Postgres sees a, c, d; b is not there yet.
+    await write((tx) => mergeEventNodes(tx, [row('c', null, null)]));
+    await write((tx) => mergeEventNodes(tx, [row('a', null, 'c'), row('d', 'c', null)]));
+    expect(await contexts()).toEqual({ [text.a]: null, [text.c]: text.a, [text.d]: text.c });
+    // b lands between a and c: c now follows b.
+    await write((tx) => mergeEventNodes(tx, [row('b', 'a', 'c')]));
+    expect(await contexts()).toEqual({ [text.a]: null, [text.b]: text.a, [text.c]: text.b, [text.d]: text.c });
+  });
+
+  it('follows a re-projected turn (an overlay changes what readers see)', async () => {
+    await write((tx) => mergeEventNodes(tx, [{ ...row('b', 'a', 'c'), content: 'Mostly [redacted].' }]));
+    expect((await contexts())[text.c]).toBe('Mostly [redacted].');
+    await write((tx) => mergeEventNodes(tx, [row('b', 'a', 'c')]));
+    expect((await contexts())[text.c]).toBe(text.b);
+  });
+
+  it('never takes the text of another namespace, whatever id it is given', async () => {
+    await write((tx) => mergeEventNodes(tx, [{ ...row('d', null, null, `${ns}-other`), id: randomUUID(), previousEventId: ids.c }]));
+    const res = await driver.executeQuery(`MATCH (e:Event) WHERE e.namespace = $other RETURN e.context AS context`, { other: `${ns}-other` });
+    expect(res.records.map((r) => r.get('context') as unknown)).toEqual([null]);
+  });
+
+  it('relinks the next turn past an erased one, also when two adjacent turns are erased together, and keeps none of their text', async () => {
+    await write((tx) => deleteErasedNodes(tx, 'Event', [ids.b]));
+    expect(await contexts()).toEqual({ [text.a]: null, [text.c]: text.a, [text.d]: text.c });
+    // c before a in the list: the later statement must still fix d, which c's relinking pointed at a.
+    await write((tx) => deleteErasedNodes(tx, 'Event', [ids.c, ids.a]));
+    expect(await contexts()).toEqual({ [text.d]: null });
+    const left = await driver.executeQuery(`MATCH (e:Event) WHERE e.namespace = $ns RETURN e.contextEventId AS before`, { ns });
+    expect(left.records.map((r) => r.get('before') as unknown)).toEqual([null]);
+  });
+});
