@@ -13,6 +13,7 @@ import { GoldOverlays1764400000100 } from './1764400000100-gold-overlays';
 import { GoldReview1764400000500 } from './1764400000500-gold-review';
 import { ErasureReachesGold1764400000700 } from './1764400000700-erasure-reaches-gold';
 import { GoldChangeLogIndex1764400000550 } from './1764400000550-gold-change-log-index';
+import { EventContextReprojection1764400000800 } from './1764400000800-event-context-reprojection';
 
 /** Every migration, oldest first. Listed explicitly so no glob depends on the build layout. */
 export const migrations = [
@@ -31,4 +32,5 @@ export const migrations = [
   GoldReview1764400000500,
   GoldChangeLogIndex1764400000550,
   ErasureReachesGold1764400000700,
+  EventContextReprojection1764400000800,
 ];

@@ -1,4 +1,6 @@
 import { Client } from 'pg';
+import { QueryRunner } from 'typeorm';
+import { EventContextReprojection1764400000800 } from '../../migrations/1764400000800-event-context-reprojection';
 import { DEFAULT_SEARCH_SETTINGS, lazyEmbedder, SearchLoaders, SearchService } from '../../src/graph/search.service';
 import { loadEmbedder } from '../../src/silver/models';
 import { anEvent } from '../builders/event-input';
@@ -199,6 +201,30 @@ describe('searchMemory over raw events (the Bronze channel, through the projecti
       },
     );
     expect(kept.records).toEqual([]);
+  });
+
+  it('gives turns projected before contexts existed their context through the upgrade migration', async () => {
+    const old = uniqueNamespace('recall-upgrade');
+    await ingest(
+      ['Are you going to the pottery class?', 'Yes, every Tuesday.'].map((text, i) =>
+        anEvent(old)
+          .inConversation('c', i + 1)
+          .by('USER')
+          .saying(text)
+          .at('2026-04-03T18:00:00.000Z')
+          .build(),
+      ),
+    );
+    await eventually(async () => (await status(old)).outboxLag === 0, 'the turns to be projected', 60_000);
+    // As an earlier version projected them: no context.
+    await t.app.neo4j.executeQuery(`MATCH (e:Event) WHERE e.namespace = $ns REMOVE e.context, e.contextEventId`, { ns: old });
+    const reply = async () =>
+      (
+        await t.app.neo4j.executeQuery(`MATCH (e:Event) WHERE e.namespace = $ns AND e.content STARTS WITH 'Yes' RETURN e.context AS context`, { ns: old })
+      ).records[0]?.get('context') as string | null;
+    expect(await reply()).toBeNull();
+    await new EventContextReprojection1764400000800().up({ query: (sql: string) => pg.query(sql) } as unknown as QueryRunner);
+    await eventually(async () => (await reply()) === 'Are you going to the pottery class?', 'the re-projected reply to carry its context', 60_000);
   });
 
   it('shows a search-only caller the hits and their evidence, and nothing beyond them', async () => {

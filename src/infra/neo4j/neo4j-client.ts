@@ -72,7 +72,9 @@ export async function applyNeo4jSchema(driver: Driver): Promise<void> {
   try {
     for (const statement of NEO4J_SCHEMA) await session.run(statement);
     await backfillNamespaceKeys(session);
-    await session.run('CALL db.awaitIndexes(60)');
+    // A new index over existing nodes (event_text_fulltext after an upgrade) is built in the
+    // background and refuses queries until it is online: wait for it, up to 10 minutes.
+    await session.run('CALL db.awaitIndexes(600)');
   } finally {
     await session.close();
   }
