@@ -60,7 +60,7 @@ function labelOf(query: string): string {
   const q = query.replace(/\s+/g, ' ');
   if (/queryNodes\('fact_statement/.test(q)) return 'fact keyword';
   if (/queryNodes\('entity_name/.test(q)) return 'entity names';
-  if (/queryNodes\('event_content/.test(q)) return 'event keyword';
+  if (/queryNodes\('event_text/.test(q)) return 'event keyword';
   if (/queryNodes\('fact_embedding/.test(q)) return 'fact vector index';
   if (/queryNodes\('event_embedding/.test(q)) return 'event vector index';
   if (/UNWIND \$seedIds/.test(q)) return 'graph expansion';

@@ -1,5 +1,6 @@
 import { Client } from 'pg';
 import { DEFAULT_SEARCH_SETTINGS, SearchService } from '../../src/graph/search.service';
+import { applyNeo4jSchema } from '../../src/infra/neo4j/neo4j-client';
 import { HashingEmbedder } from '../../src/infra/offline-models/hashing-embedder';
 import { Fact } from '../../src/silver/silver.types';
 import { anEvent } from '../builders/event-input';
@@ -118,11 +119,33 @@ describe('searchMemory: hybrid (vector + keyword + graph) search over the projec
 
   it('projects embeddings onto (:Fact) nodes', async () => {
     const res = await t.app.neo4j.executeQuery(
-      `MATCH (f:Fact) WHERE f.namespace = $ns RETURN f.statement AS s, size(f.embedding) AS dims, f.embeddingModel AS model`,
+      `MATCH (f:Fact) WHERE f.namespace = $ns RETURN f.statement AS s, size(f.embedding) AS size, f.embeddingDims AS dims, f.embeddingModel AS model`,
       { ns },
     );
     expect(res.records.length).toBeGreaterThanOrEqual(5);
-    for (const r of res.records) expect([r.get('dims'), r.get('model')]).toEqual([384, 'hashing-ngrams-384@1']);
+    for (const r of res.records) expect([r.get('size'), r.get('dims'), r.get('model')]).toEqual([384, 384, 'hashing-ngrams-384@1']);
+  });
+
+  it('still finds facts and turns projected with 64-bit vectors by an earlier version, once the schema upgrade rewrites them', async () => {
+    const old = uniqueNamespace('search-old-vectors');
+    await ingest([anEvent(old).inConversation('c', 1).by('USER').saying('I keep my bicycle in the garden shed').at('2026-03-01T09:00:00.000Z').build()]);
+    await settled(old);
+    const vectorChannels = async () =>
+      (await gqlOk<{ searchMemory: AnyHit[] }>(t.url, token, SEARCH, { ns: old, q: 'where is the bicycle kept?' })).searchMemory
+        .flatMap((h) => h.channels)
+        .filter((c) => c === 'vector' || c === 'event_vector')
+        .sort();
+    expect(await vectorChannels()).toEqual(['event_vector', 'vector']);
+    // As an earlier version stored them: a list of 64-bit floats, and no embeddingDims.
+    await t.app.neo4j.executeQuery(
+      `MATCH (n) WHERE (n:Fact OR n:Event) AND n.namespace = $ns SET n.embedding = [x IN n.embedding | toFloat(x)] REMOVE n.embeddingDims`,
+      { ns: old },
+    );
+    expect(await vectorChannels()).toEqual([]);
+    await applyNeo4jSchema(t.app.neo4j);
+    expect(await vectorChannels()).toEqual(['event_vector', 'vector']);
+    const dims = await t.app.neo4j.executeQuery(`MATCH (n) WHERE (n:Fact OR n:Event) AND n.namespace = $ns RETURN n.embeddingDims AS dims`, { ns: old });
+    expect(dims.records.map((r) => r.get('dims'))).toEqual([384, 384]);
   });
 
   it('finds the current editor fact first, above the stale turn it superseded; its own turn is folded into it', async () => {

@@ -39,7 +39,9 @@ export interface EventNode {
 
 /**
  * Idempotent upsert of `(:Event)` nodes, one UNWIND per batch. An event projected without an
- * embedding (embedder unavailable) keeps the one it already has rather than losing it.
+ * embedding (embedder unavailable) keeps the one it already has rather than losing it. The
+ * embedding is stored as 32-bit floats with its length in `embeddingDims`, as for facts
+ * (`mergeFactNodes`).
  *
  * Each event also carries the text of the turn before it (`context`, from `contextEventId`),
  * which the keyword channel matches at a lower weight: a reply ("Thanks, I'm excited!") is found
@@ -58,8 +60,12 @@ export async function mergeEventNodes(tx: CypherRunner, rows: readonly EventNode
          e.sessionId = r.sessionId, e.sequenceNum = r.sequenceNum, e.role = r.role, e.actor = r.actor, e.content = r.content,
          e.occurredAt = datetime(r.occurredAt), e.ingestedAt = datetime(r.ingestedAt), e.projectedAt = datetime(),
          e.contextEventId = r.previousEventId
-     FOREACH (_ IN CASE WHEN r.embedding IS NULL THEN [] ELSE [1] END |
-       SET e.embedding = r.embedding, e.embeddingModel = r.embeddingModel)
+     WITH e, r
+     CALL (e, r) {
+       WITH * WHERE r.embedding IS NOT NULL
+       CALL db.create.setNodeVectorProperty(e, 'embedding', r.embedding)
+       SET e.embeddingModel = r.embeddingModel, e.embeddingDims = size(r.embedding)
+     }
      WITH e, r
      OPTIONAL MATCH (before:Event {id: r.previousEventId}) WHERE before.namespace = e.namespace
      SET e.context = before.content

@@ -34,7 +34,12 @@ export interface FactNodeRow {
   sources: FactSourceRow[];
 }
 
-/** Idempotent upsert of `(:Fact)` nodes; the edges are `syncFactEdges`'s job. */
+/**
+ * Idempotent upsert of `(:Fact)` nodes; the edges are `syncFactEdges`'s job. The embedding is
+ * stored as 32-bit floats (`db.create.setNodeVectorProperty`, what the model produced and Silver
+ * keeps) with its length in `embeddingDims`, which the exact vector channel filters on without
+ * reading the vector (`backfillVectorStorage` in infra/neo4j/neo4j-client.ts upgrades older nodes).
+ */
 export async function mergeFactNodes(tx: CypherRunner, rows: readonly FactNodeRow[]): Promise<void> {
   if (rows.length === 0) return;
   await tx.run(
@@ -44,7 +49,10 @@ export async function mergeFactNodes(tx: CypherRunner, rows: readonly FactNodeRo
          f.object = r.object, f.isNegation = r.isNegation, f.confidence = r.confidence, f.importance = r.importance,
          f.validFrom = datetime(r.validFrom), f.validTo = datetime(r.validTo), f.recordedAt = datetime(r.recordedAt),
          f.retiredAt = datetime(r.retiredAt), f.extractionModel = r.extractionModel,
-         f.embedding = r.embedding, f.embeddingModel = r.embeddingModel`,
+         f.embeddingModel = r.embeddingModel, f.embeddingDims = size(r.embedding)
+     FOREACH (_ IN CASE WHEN r.embedding IS NULL THEN [1] ELSE [] END | REMOVE f.embedding)
+     WITH f, r WHERE r.embedding IS NOT NULL
+     CALL db.create.setNodeVectorProperty(f, 'embedding', r.embedding)`,
     {
       rows: rows.map(({ sources: _s, subjectEntityId: _a, objectEntityId: _b, supersededBy: _c, ...node }) => ({
         ...node,

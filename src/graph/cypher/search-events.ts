@@ -40,7 +40,7 @@ export async function countAllEvents(tx: CypherRunner): Promise<number> {
 export function exactEventVectorSearch(tx: CypherRunner, scope: EventSearchScope, model: string, vector: number[], k: number): Promise<ScoredId[]> {
   return scoredIds(
     tx,
-    `MATCH (e:Event) WHERE e.namespace = $ns AND e.embeddingModel = $model AND size(e.embedding) = size($vector) AND ${EVENT_FILTER}
+    `MATCH (e:Event) WHERE e.namespace = $ns AND e.embeddingModel = $model AND e.embeddingDims = size($vector) AND ${EVENT_FILTER}
      WITH e, vector.similarity.cosine(e.embedding, $vector) AS score
      ${RETURN_EVENT}`,
     { ...params(scope), model, vector, k: neo4j.int(k) },
@@ -59,7 +59,7 @@ export function countedExactEventVectorSearch(
   return countedExact(
     tx,
     'Event',
-    `WITH n AS e WHERE size(e.embedding) = size($vector) AND ${EVENT_FILTER}
+    `WITH n AS e WHERE e.embeddingDims = size($vector) AND ${EVENT_FILTER}
      WITH e AS n, vector.similarity.cosine(e.embedding, $vector) AS score`,
     `{id: n.id, score: score,
       supersededBy: [(old:Fact)-[:DERIVED_FROM]->(n) WHERE old.validTo IS NOT NULL | [(newer:Fact)-[:SUPERSEDES]->(old) | newer.id]]}`,

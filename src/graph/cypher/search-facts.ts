@@ -135,7 +135,7 @@ export async function countAllFacts(tx: CypherRunner): Promise<number> {
 export function exactVectorSearch(tx: CypherRunner, scope: FactSearchScope, model: string, vector: number[], k: number): Promise<ScoredId[]> {
   return ids(
     tx,
-    `MATCH (f:Fact) WHERE f.embeddingModel = $model AND size(f.embedding) = size($vector) AND ${FACT_FILTER}
+    `MATCH (f:Fact) WHERE f.embeddingModel = $model AND f.embeddingDims = size($vector) AND ${FACT_FILTER}
      WITH f, vector.similarity.cosine(f.embedding, $vector) AS score
      ${RETURN_FACT}`,
     { ...scopeParams(scope), model, vector, k: neo4j.int(k) },
@@ -157,7 +157,7 @@ export function countedExactVectorSearch(
   return countedExact(
     tx,
     'Fact',
-    `WITH n AS f WHERE size(f.embedding) = size($vector) AND ${FACT_FILTER}
+    `WITH n AS f WHERE f.embeddingDims = size($vector) AND ${FACT_FILTER}
      WITH f AS n, vector.similarity.cosine(f.embedding, $vector) AS score`,
     `{id: n.id, score: score, events: [(n)-[:DERIVED_FROM]->(ev:Event) | ev.id]}`,
     { ...scopeParams(scope), model, vector, k: neo4j.int(k), exactMax: neo4j.int(exactMax) },
