@@ -223,29 +223,31 @@ export class SearchService {
     const terms = toLuceneQuery(query);
     const eventScope: EventSearchScope = { namespace: scope.namespace, asOf: scope.asOf };
 
-    // The query is embedded while the keyword statements already run. Two read transactions, run
-    // concurrently: one for the fact channels (vector, keyword, entity names, then the graph
-    // expansion from their seeds), one for the event channels (vector, keyword); inside each, the
+    // The query is embedded while the keyword statements already run. Three read transactions,
+    // run concurrently (a transaction's statements run one after another on the server, separate
+    // transactions on separate cores): the fact channels (keyword; vector once the query is
+    // embedded; then the graph expansion from their seeds), the entity names (ordered by similarity
+    // to the query, so after its embedding), and the event channels (keyword, vector). Inside each,
     // statements are sent without waiting for one another (the driver pipelines them).
     const vectors = this.queryVector(query);
-    const [facts, events] = await Promise.all([
+    const [facts, named, events] = await Promise.all([
       withFacts
         ? this.read(async (tx) => {
             const keywordHits = terms ? keywordSearch(tx, scope, terms, depth) : Promise.resolve(NO_HITS);
-            const namedHits = terms
-              ? entityNameSearch(tx, scope, terms, MAX_NAME_MATCHED_ENTITIES, depth, this.settings.graphOverGold)
-              : Promise.resolve(NO_HITS);
             const vectorHits = vectors.then((v) =>
               v ? this.vectorChannel(tx, 'Fact', scope.namespace, v.model, factVectorSearch(scope, v.model, v.vector), depth) : NO_HITS,
             );
-            const [vector, keyword, named] = await Promise.all([vectorHits, keywordHits, namedHits]);
+            const [vector, keyword] = await Promise.all([vectorHits, keywordHits]);
             const seeds = fuseByReciprocalRank({ vector, keyword })
               .slice(0, GRAPH_SEEDS)
               .map((h) => h.id);
             const expanded = seeds.length > 0 ? await expandFromSeeds(tx, scope, seeds, depth, this.settings.graphOverGold) : NO_HITS;
-            return { vector, keyword, graph: [...named, ...expanded.filter((e) => !named.some((n) => n.id === e.id))] };
+            return { vector, keyword, expanded };
           })
-        : { vector: NO_HITS, keyword: NO_HITS, graph: NO_HITS },
+        : { vector: NO_HITS, keyword: NO_HITS, expanded: NO_HITS },
+      withFacts && terms
+        ? vectors.then((v) => this.read((tx) => entityNameSearch(tx, scope, terms, MAX_NAME_MATCHED_ENTITIES, depth, this.settings.graphOverGold, v)))
+        : NO_HITS,
       withEvents
         ? this.read(async (tx) => {
             const keywordHits = terms ? eventKeywordSearch(tx, eventScope, terms, depth) : Promise.resolve(NO_HITS);
@@ -257,7 +259,8 @@ export class SearchService {
           })
         : { vector: NO_HITS, keyword: NO_HITS },
     ]);
-    return { limit, lists: { vector: facts.vector, keyword: facts.keyword, graph: facts.graph, event_vector: events.vector, event_keyword: events.keyword } };
+    const graph = [...named, ...facts.expanded.filter((e) => !named.some((n) => n.id === e.id))];
+    return { limit, lists: { vector: facts.vector, keyword: facts.keyword, graph, event_vector: events.vector, event_keyword: events.keyword } };
   }
 
   private validate(args: SearchMemoryArgs): { limit: number; query: string; scope: FactSearchScope; withFacts: boolean; withEvents: boolean } {

@@ -186,7 +186,37 @@ describe('searchMemory over Gold: the graph channel expands over resolved entiti
     expect(await graphList(service(true), { namespace: bare, query: 'rock climbing' })).not.toContain(said[bare]?.carpenter);
   });
 
-  it('costs no extra round trip: 2 Neo4j transactions and 6 statements, as without Gold', async () => {
+  it("orders a named entity's facts by their similarity to the question, not by id", async () => {
+    // "Bob" has a fact for each topic: the name says whose facts, the question says which.
+    const named = uniqueNamespace('sgold-named');
+    const s = await seedSilver(t, named, bobs());
+    seeded[named] = s;
+    const topics = [
+      'Plays the cello in an orchestra',
+      'Grows tomatoes in the garden',
+      'Repairs old bicycles',
+      'Bakes sourdough bread',
+      'Runs marathons in the spring',
+    ];
+    const ids: string[] = [];
+    for (const statement of topics) ids.push(await addFact(named, s.ids.bob as string, statement, { from: '2021-01-01T00:00:00Z' }));
+    // Embedded as derivation embeds them (the seeded facts carry no vector).
+    const embedder = new HashingEmbedder();
+    const vectors = await embedder.embed(topics);
+    for (const [i, id] of ids.entries())
+      await db.query(`UPDATE silver.facts SET embedding = $2, embedding_model = $3 WHERE id = $1`, [id, vectors[i], embedder.model]);
+    await db.query(
+      `INSERT INTO ops.outbox (namespace, aggregate_type, aggregate_id, op, payload) SELECT $1, 'fact', id, 'upsert', jsonb_build_object('id', id) FROM unnest($2::text[]) id`,
+      [named, ids],
+    );
+    await settled(named);
+    for (const [i, topic] of topics.entries()) {
+      const graph = await graphList(t.app.services.search, { namespace: named, query: `Bob ${topic.toLowerCase()}?` });
+      expect({ topic, first: graph[0] }).toEqual({ topic, first: ids[i] });
+    }
+  });
+
+  it('costs no extra round trip: 3 Neo4j transactions and 6 statements, as without Gold', async () => {
     await search(ns, 'rock climbing'); // embedder loaded
     const { counter, restore } = countNeo4jRoundTrips(t.app.neo4j);
     try {
@@ -195,7 +225,7 @@ describe('searchMemory over Gold: the graph channel expands over resolved entiti
         counter.reset();
         const hits = await search(namespace, 'rock climbing');
         expect(hits.some((h) => h.channels.includes('graph'))).toBe(true);
-        expect({ namespace, transactions: counter.transactions, statements: counter.statements }).toEqual({ namespace, transactions: 2, statements: 6 });
+        expect({ namespace, transactions: counter.transactions, statements: counter.statements }).toEqual({ namespace, transactions: 3, statements: 6 });
       }
     } finally {
       restore();

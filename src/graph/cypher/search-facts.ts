@@ -216,12 +216,18 @@ const WITH_GOLD_SIBLINGS = `CALL (e) {
      }`;
 
 /**
- * Facts ABOUT the namespace's entities whose name or alias matches the query words (best entity
- * match first). With `overGold` (the default), a match reaches every live Silver member of its
- * Gold entity: a Silver entity matched by name brings its Gold entity's other members, and a Gold
- * entity matched by its name or aliases (`gold_entity_name_ns_fulltext`, the best `maxEntities`)
- * brings all of its members; each member's facts take the score of the match that reached them
- * (the best, when several did). Still one statement: the Gold lookups are subqueries.
+ * Facts ABOUT the namespace's entities whose name or alias matches the query words. With
+ * `overGold` (the default), a match reaches every live Silver member of its Gold entity: a Silver
+ * entity matched by name brings its Gold entity's other members, and a Gold entity matched by its
+ * name or aliases (`gold_entity_name_ns_fulltext`, the best `maxEntities`) brings all of its
+ * members. Still one statement: the Gold lookups are subqueries.
+ *
+ * A name says which entity the question is about, not which of its facts answer it: "What did
+ * Caroline research?" matches Caroline, who has a fact for most of her turns. So with the query's
+ * embedding (`similarTo`), the matched entities' facts are ordered by their similarity to the
+ * query, and the channel's vote goes to the facts that are both about the named entity and close
+ * to the question; without it, by the best name match's score. Entities with more than
+ * `MAX_EXPANSION_DEGREE` facts are hubs ("the user") and match nothing, as in the expansion.
  */
 export function entityNameSearch(
   tx: CypherRunner,
@@ -230,6 +236,7 @@ export function entityNameSearch(
   maxEntities: number,
   k: number,
   overGold = true,
+  similarTo: { model: string; vector: number[] } | null = null,
 ): Promise<ScoredId[]> {
   const silverMatches = `CALL db.index.fulltext.queryNodes('entity_name_ns_fulltext', $lucene, {limit: $candidates}) YIELD node AS e, score
      WITH e, score WHERE e.namespace = $ns AND e.retiredAt IS NULL
@@ -248,18 +255,27 @@ export function entityNameSearch(
      }
      WITH m AS e, max(score) AS score`
     : silverMatches;
+  const ranked = similarTo
+    ? `WITH f, CASE WHEN f.embeddingModel = $model AND f.embeddingDims = size($vector)
+                THEN vector.similarity.cosine(f.embedding, $vector) ELSE 0.0 END AS score`
+    : `WITH f, score`;
   return ids(
     tx,
     `${matched}
+     WITH e, score WHERE COUNT { (e)<-[:ABOUT]-() } <= $maxDegree
      MATCH (f:Fact)-[:ABOUT]->(e) WHERE ${FACT_FILTER}
      WITH f, max(score) AS score
+     ${ranked}
      ${RETURN_FACT}`,
     {
       ...scopeParams(scope),
       lucene: scopedLucene(scope.namespace, ['name', 'aliases'], terms),
       candidates: neo4j.int(maxEntities * 2),
       maxEntities: neo4j.int(maxEntities),
+      maxDegree: neo4j.int(MAX_EXPANSION_DEGREE),
       k: neo4j.int(k),
+      model: similarTo?.model ?? null,
+      vector: similarTo?.vector ?? null,
     },
   );
 }
