@@ -1,5 +1,5 @@
 import fs from 'node:fs';
-import { ChannelLists, ChannelWeights, DEFAULT_CHANNEL_WEIGHTS, rankMemoryHits } from '../src/graph/search-ranking';
+import { ChannelLists, ChannelWeights, DEFAULT_CHANNEL_WEIGHTS, fusedCandidates, rankMemoryHits } from '../src/graph/search-ranking';
 import { recallAt, summariseRecall } from './locomo';
 
 /**
@@ -16,7 +16,10 @@ export function recallWith(dump: Dump, weights: Partial<ChannelWeights>, limit =
   const rows = dump.questions
     .filter((q) => q.category >= 1 && q.category <= 4)
     .map((q) => {
-      const hits = rankMemoryHits(q.lists, () => true, weights).slice(0, limit);
+      // As search does: only the fused candidates it re-checks against Postgres can be hits.
+      const { facts, events } = fusedCandidates(q.lists, limit * 3, weights);
+      const candidates = new Set([...facts, ...events].map((h) => h.id));
+      const hits = rankMemoryHits(q.lists, (id) => candidates.has(id), weights).slice(0, limit);
       const sources = new Map<string, string[]>();
       for (const c of ['vector', 'keyword', 'graph'] as const) for (const h of q.lists[c]) sources.set(h.id, h.events ?? []);
       const retrieved = hits.flatMap((h) => (h.kind === 'FACT' ? (sources.get(h.id) ?? []) : [h.id])).map((id) => dump.dia[id] ?? id);

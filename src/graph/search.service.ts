@@ -31,11 +31,10 @@ import {
   ChannelLists,
   ChannelWeights,
   DEFAULT_CHANNEL_WEIGHTS,
-  FACT_CHANNELS,
+  fusedCandidates,
   fuseByReciprocalRank,
   matchesSearchFilter,
   rankMemoryHits,
-  RRF_K,
   SearchChannel,
   SearchFilterInput,
   toLuceneQuery,
@@ -179,11 +178,8 @@ export class SearchService {
 
   async search(auth: AuthContext, args: SearchMemoryArgs, load: SearchLoaders): Promise<MemoryHitRow[]> {
     const { limit, lists } = await this.channels(auth, args);
-    const fused = fuseByReciprocalRank(lists, RRF_K, this.settings.channelWeights);
-    const factIds = new Set(FACT_CHANNELS.flatMap((c) => lists[c].map((h) => h.id)));
     // Postgres is the truth: drop hits the projection has not caught up with (moved out of the filter, gone).
-    const factCandidates = fused.filter((h) => factIds.has(h.id)).slice(0, limit * 3);
-    const eventCandidates = fused.filter((h) => !factIds.has(h.id)).slice(0, limit * 3);
+    const { facts: factCandidates, events: eventCandidates } = fusedCandidates(lists, limit * 3, this.settings.channelWeights);
     const [facts, events] = await Promise.all([load.facts(factCandidates.map((h) => h.id)), load.events(eventCandidates.map((h) => h.id))]);
     const visibleFacts = new Map<string, Fact>();
     factCandidates.forEach((h, i) => {
