@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { Client } from 'pg';
 import { AuthContext } from '../../src/access/auth-context';
+import { MAX_EXPANSION_DEGREE } from '../../src/graph/cypher/search-facts';
 import { DEFAULT_SEARCH_SETTINGS, SearchMemoryArgs, SearchService } from '../../src/graph/search.service';
 import { HashingEmbedder } from '../../src/infra/offline-models/hashing-embedder';
 import { countNeo4jRoundTrips } from '../support/neo4j-round-trips';
@@ -215,6 +216,21 @@ describe('searchMemory over Gold: the graph channel expands over resolved entiti
       expect({ topic, first: graph[0] }).toEqual({ topic, first: ids[i] });
     }
   });
+
+  it("a name matching a hub (over 500 facts) brings none of the hub's facts, while a smaller namesake's still come", async () => {
+    const hubNs = uniqueNamespace('sgold-hub');
+    const s = await seedSilver(t, hubNs, bobs());
+    seeded[hubNs] = s;
+    const hubFacts = new Set<string>();
+    for (let i = 0; i <= MAX_EXPANSION_DEGREE; i++)
+      hubFacts.add(await addFact(hubNs, s.ids.bob as string, `Said thing number ${i}`, { from: '2021-01-01T00:00:00Z' }));
+    const carpenter = await addFact(hubNs, s.ids.bobSmith as string, 'Works as a carpenter', { from: '2021-01-01T00:00:00Z' });
+    await settled(hubNs);
+    // "Bob" matches the hub "Bob" and "Bob Smith"; "thing" gives the hub's facts as seeds, which are not expanded either.
+    const graph = await graphList(service(false), { namespace: hubNs, query: 'Bob thing' });
+    expect(graph).toContain(carpenter);
+    expect(graph.filter((id) => hubFacts.has(id))).toEqual([]);
+  }, 120_000);
 
   it('costs no extra round trip: 3 Neo4j transactions and 6 statements, as without Gold', async () => {
     await search(ns, 'rock climbing'); // embedder loaded
