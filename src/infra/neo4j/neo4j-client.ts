@@ -24,7 +24,9 @@ export function createNeo4jDriver(conn: Neo4jConnection, opts: { maxRetryMs?: nu
 
 /**
  * Versioned schema statements, each idempotent (`IF NOT EXISTS`), applied at every start.
- * Append new statements; never edit a shipped one.
+ * Append new statements; never edit a shipped one, except that an index a later statement drops
+ * is no longer created (the end state is the same for every store, and a start no longer builds
+ * and drops it, which also raced when the API and the worker started together).
  */
 export const NEO4J_SCHEMA: readonly string[] = [
   'CREATE CONSTRAINT event_id IF NOT EXISTS FOR (e:Event) REQUIRE e.id IS UNIQUE',
@@ -40,18 +42,15 @@ export const NEO4J_SCHEMA: readonly string[] = [
   // MiniLM/hashing (384) and OpenAI (1536, 3072, ...) embeddings share it; search also requires the same embeddingModel.
   "CREATE VECTOR INDEX fact_embedding IF NOT EXISTS FOR (f:Fact) ON (f.embedding) OPTIONS { indexConfig: { `vector.similarity_function`: 'cosine' } }",
   'CREATE INDEX fact_namespace_embedding_model IF NOT EXISTS FOR (f:Fact) ON (f.namespace, f.embeddingModel)',
-  'CREATE FULLTEXT INDEX fact_statement_fulltext IF NOT EXISTS FOR (f:Fact) ON EACH [f.statement]',
-  'CREATE FULLTEXT INDEX entity_name_fulltext IF NOT EXISTS FOR (n:Entity) ON EACH [n.name, n.aliases]',
   // Recall over raw events and namespace-scoped keyword channels (docs/search.md). Every fulltext
   // index holds the namespace as one term (`nsKey`, infra/neo4j/namespace-key.ts) and every query
   // requires it, so Lucene scopes the match itself. Statements and contents use the english
   // analyzer (stop words, stemming: "uses" finds "use"); names keep the default analyzer.
-  "CREATE FULLTEXT INDEX event_content_fulltext IF NOT EXISTS FOR (e:Event) ON EACH [e.content, e.nsKey] OPTIONS { indexConfig: { `fulltext.analyzer`: 'english' } }",
   "CREATE FULLTEXT INDEX fact_statement_ns_fulltext IF NOT EXISTS FOR (f:Fact) ON EACH [f.statement, f.nsKey] OPTIONS { indexConfig: { `fulltext.analyzer`: 'english' } }",
   'CREATE FULLTEXT INDEX entity_name_ns_fulltext IF NOT EXISTS FOR (n:Entity) ON EACH [n.name, n.aliases, n.nsKey]',
   "CREATE VECTOR INDEX event_embedding IF NOT EXISTS FOR (e:Event) ON (e.embedding) OPTIONS { indexConfig: { `vector.similarity_function`: 'cosine' } }",
   'CREATE INDEX event_namespace_embedding_model IF NOT EXISTS FOR (e:Event) ON (e.namespace, e.embeddingModel)',
-  // Replaced by the namespace-scoped indexes above.
+  // Replaced by the namespace-scoped indexes above (unscoped statement and name indexes).
   'DROP INDEX fact_statement_fulltext IF EXISTS',
   'DROP INDEX entity_name_fulltext IF EXISTS',
   // Gold (docs/gold.md): resolved entities and their relationships, MERGEd by Postgres id.
@@ -64,15 +63,52 @@ export const NEO4J_SCHEMA: readonly string[] = [
   // weight; docs/search.md); `contextEventId` finds the turn whose context an erased event was.
   "CREATE FULLTEXT INDEX event_text_fulltext IF NOT EXISTS FOR (e:Event) ON EACH [e.content, e.context, e.nsKey] OPTIONS { indexConfig: { `fulltext.analyzer`: 'english' } }",
   'CREATE INDEX event_context_event_id IF NOT EXISTS FOR (e:Event) ON (e.contextEventId)',
+  // Replaced by event_text_fulltext (the event keyword channel's first index, on [content, nsKey]).
   'DROP INDEX event_content_fulltext IF EXISTS',
 ];
 
+/** Another process created or dropped the same schema rule between our check and our change. */
+function lostSchemaRace(err: unknown): boolean {
+  const code = (err as { code?: unknown } | null)?.code;
+  return (
+    typeof code === 'string' &&
+    ['EquivalentSchemaRuleAlreadyExists', 'IndexAlreadyExists', 'ConstraintAlreadyExists', 'IndexNotFound', 'ConstraintNotFound', 'IndexDropFailed'].some(
+      (c) => code === `Neo.ClientError.Schema.${c}` || code === `Neo.DatabaseError.Schema.${c}`,
+    )
+  );
+}
+
+/** Runs an idempotent statement again when a concurrent start deadlocked it (Neo.TransientError.*). */
+async function retryTransient(run: () => Promise<unknown>, attempts = 5): Promise<void> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      await run();
+      return;
+    } catch (err) {
+      const code = (err as { code?: unknown } | null)?.code;
+      if (attempt >= attempts || typeof code !== 'string' || !code.startsWith('Neo.TransientError.')) throw err;
+      await new Promise((r) => setTimeout(r, 100 * attempt));
+    }
+  }
+}
+
+/**
+ * Applies `NEO4J_SCHEMA` and the backfills. Every process (API, worker) runs it at start, often
+ * at the same moment: a schema rule another process created or dropped meanwhile counts as
+ * applied, and a backfill deadlocked by the other's is run again (both are idempotent).
+ */
 export async function applyNeo4jSchema(driver: Driver): Promise<void> {
   const session = driver.session();
   try {
-    for (const statement of NEO4J_SCHEMA) await session.run(statement);
-    await backfillNamespaceKeys(session);
-    await backfillVectorStorage(session);
+    for (const statement of NEO4J_SCHEMA) {
+      try {
+        await session.run(statement);
+      } catch (err) {
+        if (!lostSchemaRace(err)) throw err;
+      }
+    }
+    await retryTransient(() => backfillNamespaceKeys(session));
+    await retryTransient(() => backfillVectorStorage(session));
     // A new index over existing nodes (event_text_fulltext after an upgrade) is built in the
     // background and refuses queries until it is online: wait for it, up to 10 minutes.
     await session.run('CALL db.awaitIndexes(600)');
