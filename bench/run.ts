@@ -14,6 +14,7 @@ import { provenanceBench } from './provenance';
 import { recallBench } from './recall';
 import { searchBench } from './search';
 import { searchProfile } from './search-profile';
+import { scenariosBench } from './scenarios';
 
 /** `npm run bench -- [name ...]`: runs the named benchmarks (default: all) and writes bench/results/. */
 const BENCHMARKS: Record<string, () => Promise<void>> = {
@@ -27,6 +28,7 @@ const BENCHMARKS: Record<string, () => Promise<void>> = {
   'search-profile': searchProfile,
   provenance: provenanceBench,
   recall: recallBench,
+  scenarios: scenariosBench,
   embedders: embeddersBench,
   fuzz: fuzzBench,
   attacks: attacksBench,
