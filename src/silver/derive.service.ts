@@ -160,6 +160,7 @@ export class DeriveService {
           isNegation: d.fact.isNegation,
           validFrom: d.validFrom,
           replacesValue: d.fact.replacesValue,
+          sourceText: sourceSentence(byId, d.fact.sources[0]),
         },
         candidates: [...fromStore, ...fromBatch].sort((a, b) => b.similarity - a.similarity || a.id.localeCompare(b.id)).slice(0, this.settings.candidateLimit),
       };
@@ -282,4 +283,15 @@ export class DeriveService {
     });
     return { list: [...planned.values()], byIndex };
   }
+}
+
+/** The sentence of `span`'s event around the span (up to the neighbouring . ! ? or line break), or null. */
+export function sourceSentence(events: ReadonlyMap<string, { content: string }>, span: Span | undefined): string | null {
+  const content = span ? events.get(span.eventId)?.content : undefined;
+  if (!span || content === undefined) return null;
+  const before = content.slice(0, span.start);
+  const start = Math.max(before.search(/[.!?\n][^.!?\n]*$/) + 1, 0);
+  const rest = content.slice(span.end);
+  const stop = rest.search(/[.!?\n]/);
+  return content.slice(start, stop < 0 ? content.length : span.end + stop).trim() || null;
 }

@@ -122,6 +122,12 @@ export interface JudgeInput {
     isNegation: boolean;
     validFrom: Date;
     replacesValue: string | null;
+    /**
+     * The sentence of the source event the fact was read from ("Big news: we moved to Lisbon"),
+     * so a judge sees change words ("switched", "now", "actually") a statement may drop. Optional:
+     * null when unknown.
+     */
+    sourceText?: string | null;
   };
   candidates: JudgeCandidate[];
 }

@@ -103,3 +103,46 @@ describe('RuleJudge', () => {
     expect(decisions.map((d) => d.action)).toEqual(['ADD', 'SKIP']);
   });
 });
+
+describe('RuleJudge: updates and distinct look-alikes (issue 23)', () => {
+  const judge = new RuleJudge();
+  const other = (over: Partial<JudgeCandidate>) => aCandidate({ predicate: null, objectValue: null, factType: 'other', ...over });
+
+  it('a negated fact ends the older positive fact holding its object, whatever each predicate', () => {
+    const coffee = other({ id: 'coffee', statement: 'The user drinks about four cups of coffee a day', predicate: 'drink' });
+    const tea = other({ id: 'tea', statement: 'The user likes tea', predicate: 'likes' });
+    const d = judge.decideOne({
+      fact: aFact({ statement: 'The user no longer uses coffee', objectValue: 'coffee', isNegation: true }),
+      candidates: [tea, coffee],
+    });
+    expect(d).toMatchObject({ action: 'SUPERSEDE', targetId: 'coffee' });
+  });
+
+  it('a change statement supersedes the older fact sharing its topic, seen in its source sentence', () => {
+    const team = other({ id: 'team', statement: "The user's team has eight engineers", similarity: 0.87 });
+    const ship = other({ id: 'ship', statement: 'The user ships the billing service on Thursdays', similarity: 0.8 });
+    const fact = aFact({ statement: 'The user is twelve people on the team', predicate: 'be', objectValue: 'twelve people on the team', factType: 'other' });
+    expect(judge.decideOne({ fact: { ...fact, sourceText: 'we are twelve people on the team now after the reorg' }, candidates: [ship, team] })).toMatchObject({
+      action: 'SUPERSEDE',
+      targetId: 'team',
+    });
+    // Without a change word it is a new fact, not a replacement.
+    expect(judge.decideOne({ fact: { ...fact, sourceText: 'we are twelve people on the team' }, candidates: [ship, team] }).action).toBe('ADD');
+  });
+
+  it('"again" after a stop replaces the stop; a change does not touch an unrelated fact of the subject', () => {
+    const stop = other({ id: 'stop', statement: 'The user stopped going to the gym after the knee injury', predicate: 'stop' });
+    const sister = other({ id: 'sister', statement: "The user's sister visited last weekend", similarity: 0.78 });
+    const fact = aFact({ statement: 'The user started going to the gym again', predicate: 'start', objectValue: 'going to the gym again', factType: 'plan' });
+    expect(judge.decideOne({ fact, candidates: [sister, stop] })).toMatchObject({ action: 'SUPERSEDE', targetId: 'stop' });
+    expect(judge.decideOne({ fact, candidates: [sister] }).action).toBe('ADD');
+  });
+
+  it('keeps two distinct facts that embed almost alike: SKIP needs the same content, not a cosine alone', () => {
+    const peanuts = other({ id: 'peanuts', statement: 'The user is allergic to peanuts', similarity: 0.99 });
+    const cats = aFact({ statement: 'The user is allergic to cats', predicate: null, objectValue: null, factType: 'other' });
+    expect(judge.decideOne({ fact: cats, candidates: [peanuts] }).action).toBe('ADD');
+    const again = aFact({ statement: 'The user is allergic to peanuts', predicate: null, objectValue: null, factType: 'other' });
+    expect(judge.decideOne({ fact: again, candidates: [peanuts] })).toMatchObject({ action: 'SKIP', targetId: 'peanuts' });
+  });
+});

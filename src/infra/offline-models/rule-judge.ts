@@ -1,4 +1,4 @@
-import type { Judge, JudgeDecision, JudgeInput, ModelProvenance } from '../../silver/model-ports';
+import type { Judge, JudgeCandidate, JudgeDecision, JudgeInput, ModelProvenance } from '../../silver/model-ports';
 import { lookupTech } from './gazetteer';
 import { sameValue, tokenJaccard } from './normalise';
 
@@ -37,6 +37,28 @@ const group = predicateGroup;
 
 const CHANGE_WORDS = /\b(?:switched|moved|migrated|replaced|no longer|any ?more|instead|now|these days|stopped|gave up|changed)\b/i;
 
+/**
+ * Words that say a belief changed or was corrected, in the fact's statement or in the sentence it
+ * was read from: "I quit coffee", "we are twelve people now", "actually it's on Wednesday",
+ * "I started going again", "new number: …". Lower-case "new" only ("New York" is a name).
+ */
+const CHANGE_CUES =
+  /\b(?:switch(?:ed|ing)?|mov(?:ed|ing)|migrat(?:ed|ing)|replac(?:ed|ing)|no longer|any ?more|instead|now|these days|nowadays|stopp(?:ed|ing)|gave up|giving up|quit(?:ting)?|left|sold|chang(?:ed|ing)|actually|correction|corrected|again|started|took up|taken up|became|become|went|turned|updated?)\b/i;
+const NEW_CUE = /(?:^|[^\p{L}])new(?:[^\p{L}]|$)/u;
+
+/** Words that name no topic: a change shares a topic with an older fact by some other word. */
+const GENERIC = new Set(
+  (
+    'user assistant speaker i me my mine we our us you your he she they them his her their it its this that these those there here ' +
+    'be is are was were been being am have has had having do does did done get got go went going goes make made use used uses ' +
+    'say said tell told know think want like really just also very much many more most some any all every each one two ' +
+    'now then today yesterday tomorrow day days week weeks weekend month months year years time times ago last next ' +
+    'again still already ever never always often actually anymore longer new old instead only ' +
+    'switch switched move moved start started stop stopped quit left sold change changed took take up went become became turned ' +
+    'a an the of to in on at for with about from by as and or but not no so if than too'
+  ).split(' '),
+);
+
 type Fact = JudgeInput['fact'];
 
 /**
@@ -48,8 +70,12 @@ type Fact = JudgeInput['fact'];
  * 3. same subject and predicate group, different object, both positive, and the predicate is
  *    single-valued or the new fact is a change ("switched", "now") between interchangeable
  *    things (same gazetteer category, or unknown) → SUPERSEDE;
- * 4. similarity ≥ skipSimilarity → SKIP; ≥ updateSimilarity, same type, more words → UPDATE;
- * 5. else ADD.
+ * 4. a negated fact ends an older positive one holding its object's words → SUPERSEDE; a change
+ *    statement (its sentence says "now", "again", "actually", "quit", …) replaces the older fact of
+ *    the subject sharing its topic → SUPERSEDE;
+ * 5. similarity ≥ skipSimilarity and the same content words → SKIP; ≥ updateSimilarity, same
+ *    type, more words → UPDATE;
+ * 6. else ADD.
  */
 export class RuleJudge implements Judge {
   readonly model = 'offline-rules@1';
@@ -97,9 +123,14 @@ export class RuleJudge implements Judge {
         };
       }
     }
-    const near = sorted[0];
-    if (near && near.similarity >= this.skipSimilarity)
-      return { action: 'SKIP', targetId: near.id, reason: `near-identical (similarity ${near.similarity.toFixed(2)}) to "${near.statement}"` };
+    const negated = this.negatedOlder(fact, mine);
+    if (negated) return negated;
+    const changed = this.changedOlder(fact, mine);
+    if (changed) return changed;
+    // Near-identical by similarity alone is not enough: distinct facts can embed almost alike
+    // ("allergic to peanuts" / "allergic to cats"), so their content must say the same too.
+    const near = sorted.find((c) => c.similarity >= this.skipSimilarity && sameContent(c.statement, fact.statement));
+    if (near) return { action: 'SKIP', targetId: near.id, reason: `says the same (similarity ${near.similarity.toFixed(2)}) as "${near.statement}"` };
     const close = sorted.find(
       (c) =>
         c.similarity >= this.updateSimilarity && c.factType === fact.factType && c.isNegation === fact.isNegation && moreDetail(fact.statement, c.statement),
@@ -111,6 +142,46 @@ export class RuleJudge implements Judge {
         reason: `same meaning (similarity ${close.similarity.toFixed(2)}) with more detail than "${close.statement}"`,
       };
     return { action: 'ADD', targetId: null, reason: candidates.length === 0 ? 'no related fact' : 'no candidate states or conflicts with this' };
+  }
+
+  /**
+   * "The user no longer drinks coffee" ends an older positive fact of the same subject whose
+   * statement holds every word of the negated object ("The user drinks four cups of coffee a day"),
+   * whatever predicate each was read with.
+   */
+  private negatedOlder(fact: Fact, mine: readonly JudgeCandidate[]): JudgeDecision | null {
+    if (!fact.isNegation || !fact.objectValue) return null;
+    const object = topicWords(fact.objectValue);
+    if (object.length === 0) return null;
+    // Every candidate was stated before this fact (stored, or earlier in the batch); their world
+    // times may say otherwise ("I quit coffee last month"), and changeForDecision keeps validTo sane.
+    const old = mine.find((c) => !c.isNegation && containsAll(topicWords(c.statement), object));
+    return old ? { action: 'SUPERSEDE', targetId: old.id, reason: `"${fact.statement}" ends what "${old.statement}" states` } : null;
+  }
+
+  /**
+   * A change statement ("I started going to the gym again", "we are twelve people on the team now",
+   * "the flight is actually on Wednesday") replaces the older fact of the same subject that shares
+   * its topic: a word other than generic ones (or, lacking one, a similarity at the UPDATE bar).
+   * The candidate sharing the most topic words wins, then the most similar.
+   */
+  private changedOlder(fact: Fact, mine: readonly JudgeCandidate[]): JudgeDecision | null {
+    if (!isChangeText(fact)) return null;
+    const words = new Set([...topicWords(fact.statement), ...topicWords(fact.sourceText ?? '')]);
+    let best: { c: JudgeCandidate; shared: number } | null = null;
+    for (const c of mine) {
+      if (sameContent(c.statement, fact.statement)) continue;
+      if (c.isNegation && fact.isNegation) continue;
+      const shared = topicWords(c.statement).filter((w) => words.has(w)).length;
+      if (shared === 0 && c.similarity < this.updateSimilarity) continue;
+      if (!best || shared > best.shared || (shared === best.shared && c.similarity > best.c.similarity)) best = { c, shared };
+    }
+    if (!best) return null;
+    return {
+      action: 'SUPERSEDE',
+      targetId: best.c.id,
+      reason: `a change: "${fact.statement}" replaces "${best.c.statement}" (${best.shared > 0 ? `${best.shared} shared topic word(s)` : `similarity ${best.c.similarity.toFixed(2)}`})`,
+    };
   }
 
   private same(a: string | null, b: string | null): boolean {
@@ -125,6 +196,37 @@ function sameSubject(a: string | null, b: string | null): boolean {
 
 function isChange(fact: Fact): boolean {
   return fact.replacesValue !== null || CHANGE_WORDS.test(fact.statement);
+}
+
+/** The fact, or the sentence it was read from, says something changed or was corrected. */
+function isChangeText(fact: Fact): boolean {
+  const text = `${fact.statement} ${fact.sourceText ?? ''}`;
+  return fact.replacesValue !== null || CHANGE_CUES.test(text) || NEW_CUE.test(text);
+}
+
+/** Content words of a text, light-stemmed, without generic ones (the subject, pronouns, common verbs, time words). */
+export function topicWords(text: string): string[] {
+  return (text.toLowerCase().match(/[\p{L}\p{N}][\p{L}\p{N}'-]*/gu) ?? [])
+    .map((w) => w.replace(/'s$/, ''))
+    .filter((w) => !GENERIC.has(w) && (w.length > 2 || /\d/.test(w)))
+    .map((w) => (/\d/.test(w) ? w : w.replace(/(?:ing|ed|es|s)$/, '') || w));
+}
+
+function containsAll(words: readonly string[], wanted: readonly string[]): boolean {
+  const have = new Set(words);
+  return wanted.every((w) => have.has(w));
+}
+
+/**
+ * Two statements say the same thing: the same topic words, numbers and names. A similarity score
+ * alone cannot tell "allergic to peanuts" from "allergic to cats".
+ */
+export function sameContent(a: string, b: string): boolean {
+  const x = new Set(topicWords(a));
+  const y = new Set(topicWords(b));
+  if (x.size !== y.size) return false;
+  for (const w of x) if (!y.has(w)) return false;
+  return true;
 }
 
 /** Two values can replace each other: same gazetteer category, or at least one unknown to it. */
