@@ -110,8 +110,9 @@ const LIGHT_NOUNS = new Set(
     ' ',
   ),
 );
+// A full stop ends the phrase, except after an abbreviation ("Dr. Miller").
 const CUT =
-  /\s+(?:because|cause|'cause|so that|when|while|though|although|if|unless|whereas|until|but|which|since(?!\s+(?:19|20)\d\d))\b|\s+[-\u2013\u2014]+\s+|,\s*(?:which|who|and|but|so|though|as|plus|it|that|this|I|we)\b|\s+and\s+(?=(?:it|that|this|they|he|she|you|there|it's|that's)\b)|\s*[!?;]|\s*\.\s|\s*\.$|\s+\(/i;
+  /\s+(?:because|cause|'cause|so that|when|while|though|although|if|unless|whereas|until|but|which|since(?!\s+(?:19|20)\d\d))\b|\s+[-\u2013\u2014]+\s+|,\s*(?:which|who|and|but|so|though|as|plus|it|that|this|I|we)\b|\s+and\s+(?=(?:it|that|this|they|he|she|you|there|it's|that's)\b)|\s*[!?;]|(?<!\b(?:Dr|Mr|Mrs|Ms|Mx|Prof|St|Jr|Sr|Mt|vs|etc|approx|Inc|Ltd|Co))\s*\.\s|\s*\.$|\s+\(/i;
 const MAX_WORDS = 24;
 const DROPPED_PAST =
   /^(?:(?:just|even|also|finally|recently|actually)\s+)?(?:[a-z]+ed|made|took|went|got|saw|bought|found|met|ran|won|began|left|built|wrote|tried|gave|sent|spent|taught|drove|flew|lost|started|finished)\s+\w/i;

@@ -256,7 +256,7 @@ describe('RuleExtractor', () => {
         ['other', 'Caroline has been painting a lot lately', null],
         ['preference', "Caroline likes hiking with Caroline's family", null],
         ['event', 'Caroline graduated two weeks before 8 May 2023', '2023-04-24'],
-        ['event', 'Caroline adopted a puppy on 6 May 2023', '2023-05-06'],
+        ['event', 'Caroline adopted a puppy on Saturday, 6 May 2023', '2023-05-06'],
       ]);
     });
 
@@ -272,5 +272,48 @@ describe('RuleExtractor', () => {
       ]);
       expect(res.facts).toEqual([]);
     });
+  });
+});
+
+describe('RuleExtractor: what first-use answers need (issue 23)', () => {
+  const ex = new RuleExtractor();
+  const at = new Date('2026-11-20T10:00:00Z');
+  const run = (items: Array<{ role: string; content: string }>) =>
+    ex.extract(
+      items.map((m, i) => ({
+        id: `e${i}`,
+        content: m.content,
+        kind: 'message',
+        role: m.role,
+        actor: null,
+        occurredAt: at,
+        conversationId: 'c',
+        sequenceNum: i,
+      })),
+      { namespace: 'n', entityTypes: [], relationshipTypes: [], factTypes: [] },
+    );
+
+  it("keeps an assistant's report of what it did, with place and time, and drops its pleasantries", async () => {
+    const res = await run([
+      { role: 'user', content: 'Can you book dinner for Friday?' },
+      { role: 'assistant', content: "I've reserved a table for two at Nopa on Friday at 8 pm." },
+      { role: 'assistant', content: 'Good morning! How can I help?' },
+    ]);
+    expect(res.facts.map((f) => f.statement)).toEqual([expect.stringMatching(/^The assistant has reserved a table for two at Nopa on Friday, .* at 8 pm$/)]);
+  });
+
+  it('turns an instruction about how to answer into a preference of the user', async () => {
+    const res = await run([{ role: 'user', content: 'When you book flights for me, always pick an aisle seat' }]);
+    expect(res.facts).toEqual([
+      expect.objectContaining({
+        factType: 'preference',
+        statement: 'The user wants the assistant to always pick an aisle seat when the assistant book flights for the user',
+      }),
+    ]);
+  });
+
+  it('does not end a statement at an abbreviation', async () => {
+    const res = await run([{ role: 'user', content: 'My therapist is Dr. Miller, I see her every other Tuesday' }]);
+    expect(res.facts.map((f) => f.statement)).toContain("The user's therapist is Dr. Miller");
   });
 });

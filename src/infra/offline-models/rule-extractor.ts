@@ -13,6 +13,14 @@ import { generalClause, GeneralFact } from './general-clauses';
 import { addresseeOf, bodyStart, Parties, possessive, rewritePersons, speakerOf } from './speaker';
 import { relativePhrase, resolveTimes } from './time-phrase';
 
+/** An assistant sentence that reports an action or a finding: "I've booked …", "I set a reminder …", "I recommend …", "You agreed to …". */
+const ASSISTANT_REPORT =
+  /^(?:\W*(?:done|ok(?:ay)?|sure|great|all set)\b[\s,:!.-]*)?(?:i(?:'ve| have)?\s+(?:just\s+|also\s+)?(?:booked|reserved|ordered|set|scheduled|added|created|sent|saved|cancell?ed|moved|paid|bought|found|noted|updated|recommend(?:ed)?|suggest(?:ed)?)|you(?:'ve| have)?\s+(?:agreed|decided|chose|chosen|picked|booked|ordered|asked|said|told)|we\s+(?:agreed|decided))\b/i;
+
+/** "[When/If …,] [please] [always|never|don't] <verb> …": an instruction to the assistant. */
+const INSTRUCTION =
+  /^(?:(?<cond>(?:when|whenever|if)\s+you\b[^,]{1,80}),\s*)?(?:please\s+)?(?<act>(?:(?:always|never|don't|do not)\s+)?(?:keep|use|pick|choose|write|reply|answer|respond|call|address|book|send|give|avoid|remember|make|format|include|add|mention|stop|start|speak|talk|show|list|sort|round)\b.{2,160})$/i;
+
 const KIND_TYPE: Partial<Record<string, EntityType>> = { place: 'place', organization: 'organization', project: 'project', person: 'person' };
 
 interface EventCtx {
@@ -71,6 +79,7 @@ class BatchExtraction {
     for (const s of parsed.sentences) {
       const sentence = { text: s.text, start: s.start + from, end: s.end + from };
       if (/\?\s*$/.test(sentence.text)) continue; // questions state nothing
+      if (ev.role === 'user' && this.instruction(sentence, ectx)) continue;
       // General shapes fill sentences the specific rules say nothing about; where a rule spoke,
       // its reading of the sentence stands alone.
       let produced = 0;
@@ -116,7 +125,12 @@ class BatchExtraction {
       if ((rule === 'will' || rule === 'progressive') && !this.futureTime(text, e.ev.occurredAt)) continue;
       produced += this.draft(draft, clause, text, abs, e, hedged || draft.hedged, null);
     }
-    if (produced > 0 || e.ev.role !== 'user') return { produced, general: null };
+    if (produced > 0) return { produced, general: null };
+    // An assistant's turn states facts about the user's world only where it reports what it did or
+    // found ("I've reserved a table at Nopa", "I recommend the Hornet", "You agreed to launch on
+    // June 3"); its other sentences (offers, pleasantries) are not memory.
+    if (e.ev.role === 'assistant') return { produced, general: ASSISTANT_REPORT.test(text) ? this.generalOf(clause, text, e) : null };
+    if (e.ev.role !== 'user') return { produced, general: null };
     const third = applyThirdPerson(text);
     const before = this.out.facts.length;
     if (third) this.thirdPerson(third, clause, text, abs, e, hedged);
@@ -129,6 +143,47 @@ class BatchExtraction {
     };
     const resolve = (pronoun: string): string | null => this.registry.resolve(pronoun, e.index, clause.start, e.speaker())?.name ?? null;
     return { produced, general: generalClause(text, e.parties, e.ev.occurredAt, clause.prefix ? undefined : tagged, resolve) };
+  }
+
+  /**
+   * An instruction to the assistant ("Please keep replies in Spanish", "When you book flights for
+   * me, always pick an aisle seat", "Use metric units") is a preference of the user's about how to
+   * be answered or served: "The user wants the assistant to always pick an aisle seat when …".
+   */
+  private instruction(sentence: { text: string; start: number; end: number }, e: EventCtx): boolean {
+    const m = INSTRUCTION.exec(sentence.text.trim());
+    if (!m?.groups) return false;
+    const { cond, act } = m.groups as { cond?: string; act: string };
+    const parties = { ...e.parties, addressee: e.parties.addressee ?? 'the assistant' };
+    const what = rewritePersons(`${act.replace(/[.!\s]+$/, '')}${cond ? ` ${cond.trim().charAt(0).toLowerCase()}${cond.trim().slice(1)}` : ''}`, parties);
+    if (!what) return false;
+    const subject = e.speaker();
+    const source: Span = { eventId: e.ev.id, start: sentence.start, end: sentence.end };
+    this.registry.sight(subject, source, e.index);
+    const action = what.charAt(0).toLowerCase() + what.slice(1);
+    this.out.add({
+      statement: `${capitalise(e.speakerName)} wants ${parties.addressee} to ${action}`,
+      factType: 'preference',
+      subject,
+      predicate: 'prefers',
+      value: action,
+      objectEntity: null,
+      isNegation: false,
+      confidence: CONFIDENCE.general,
+      validFrom: null,
+      replaces: null,
+      source,
+    });
+    return true;
+  }
+
+  private generalOf(clause: Clause, text: string, e: EventCtx): GeneralFact | null {
+    const abs = (i: number): number => clause.start + Math.max(0, Math.min(i - clause.prefix.length, clause.text.length));
+    const tagged = (from: number) => {
+      const at = abs(from);
+      return e.tokens.filter((t) => t.start >= at && t.start < clause.end).map((t) => ({ ...t, start: t.start - at, end: t.end - at }));
+    };
+    return generalClause(text, e.parties, e.ev.occurredAt, clause.prefix ? undefined : tagged);
   }
 
   private general(g: GeneralFact, clause: Clause, e: EventCtx, hedged: boolean): void {

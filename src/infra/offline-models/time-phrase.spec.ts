@@ -6,7 +6,8 @@ const written = (text: string, mode: 'past' | 'any' = 'past') => writeOutTimes(t
 describe('time phrases', () => {
   it('writes relative days, weeks, months and years out against the reference date', () => {
     expect(written('went to a support group yesterday')).toBe('went to a support group on 7 May 2023');
-    expect(written('ran a race last Saturday')).toBe('ran a race on 6 May 2023');
+    expect(written('ran a race last Saturday')).toBe('ran a race on Saturday, 6 May 2023');
+    expect(written('reserved a table on Friday at 8 pm', 'any')).toBe('reserved a table on Friday, 5 May 2023 at 8 pm');
     expect(written('went to a parade last week')).toBe('went to a parade in the week before 8 May 2023');
     expect(written('graduated two weeks ago')).toBe('graduated two weeks before 8 May 2023');
     expect(written('painted it last year')).toBe('painted it in 2022');

@@ -49,7 +49,11 @@ export function relativePhrase(text: string, date: Date, ref: Date): string | nu
   }
   if (unit === 'month') return `in ${formatMonth(date)}`;
   if (unit === 'year') return `in ${date.getUTCFullYear()}`;
-  return `on ${formatDay(date)}`;
+  // Keep the words a question may use ("Friday", "8 pm") beside the resolved date.
+  const weekday = /\b(monday|tuesday|wednesday|thursday|friday|saturday|sunday)\b/.exec(t)?.[1];
+  const clock = /\bat\s+(\d{1,2}(?::\d{2})?\s*(?:am|pm)?|noon|midnight)\b/.exec(t)?.[1];
+  const day = weekday ? `${weekday.charAt(0).toUpperCase()}${weekday.slice(1)}, ${formatDay(date)}` : formatDay(date);
+  return `on ${day}${clock ? ` at ${clock}` : ''}`;
 }
 
 /**
