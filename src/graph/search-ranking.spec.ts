@@ -1,5 +1,5 @@
 import { Fact } from '../silver/silver.types';
-import { escapeLucene, foldEventsIntoFacts, fuseByReciprocalRank, matchesSearchFilter, RRF_K, toLuceneQuery } from './search-ranking';
+import { escapeLucene, eventInformation, foldEventsIntoFacts, fuseByReciprocalRank, matchesSearchFilter, RRF_K, toLuceneQuery } from './search-ranking';
 
 const fact = (over: Partial<Fact> = {}): Fact => ({
   id: 'f1',
@@ -108,7 +108,7 @@ describe('foldEventsIntoFacts', () => {
 
 describe('toLuceneQuery', () => {
   it('keeps only lowercased words, so operators and syntax become text', () => {
-    expect(toLuceneQuery('neovim" AND (vim OR ~* :\\ [Berlin TO Z] NOT')).toBe('neovim vim berlin z not');
+    expect(toLuceneQuery('neovim" AND (vim OR ~* :\\ [Berlin TO Z] NOT')).toBe('neovim vim berlin not');
     expect(toLuceneQuery('  ?! ')).toBeNull();
     expect(toLuceneQuery('x b x c', 2)).toBe('x b');
   });
@@ -148,5 +148,33 @@ describe('matchesSearchFilter', () => {
     expect(matchesSearchFilter(fact(), 'ns', { entityId: 'berlin' }, null)).toBe(false);
     expect(matchesSearchFilter(fact(), 'ns', { minImportance: 0.6 }, null)).toBe(false);
     expect(matchesSearchFilter(fact(), 'ns', { minImportance: 0.5 }, null)).toBe(true);
+  });
+});
+
+describe('small namespaces: generic words and empty turns decide nothing (issue 23)', () => {
+  it('leaves the generic subject "user" out of keyword queries, unless nothing else is left', () => {
+    expect(toLuceneQuery('Which seat does the user want on flights?')?.split(' ')).toEqual(expect.not.arrayContaining(['user']));
+    expect(toLuceneQuery('Which seat does the user want on flights?')).toContain('seat');
+    expect(toLuceneQuery("What is the user's blood type?")).toBe('blood type');
+    expect(toLuceneQuery('the user')).toBe('the user');
+  });
+
+  it('rates what a turn can say: nothing for "?", "ok", "lol" or an emoji, less for a bare question', () => {
+    for (const empty of ['?', 'ok', 'lol', '😂😂', 'Sam: ?', 'k']) expect(eventInformation(empty, 'Sam')).toBe(0.25);
+    expect(eventInformation('Sam: Does it work for you?', 'Sam')).toBeLessThan(eventInformation('Sam: It works for me on Friday.', 'Sam'));
+    expect(eventInformation('I parked on level 3, spot B12', null)).toBe(1);
+    // The speaker's name before the colon is not content; another prefix is.
+    expect(eventInformation('Sam: ok', 'Sam')).toBe(0.25);
+    expect(eventInformation('Note: ok', 'Sam')).toBeGreaterThan(0.25);
+  });
+
+  it('ranks an informative turn above an empty one that the channels placed first', () => {
+    const fused = [
+      { id: 'lol', score: 0.05, channels: ['event_keyword' as const] },
+      { id: 'fact-turn', score: 0.03, channels: ['event_vector' as const] },
+    ];
+    const info = (id: string) => (id === 'lol' ? eventInformation('Sam: lol', 'Sam') : 1);
+    expect(foldEventsIntoFacts(fused, new Map(), new Map(), info).map((h) => h.id)).toEqual(['fact-turn', 'lol']);
+    expect(foldEventsIntoFacts(fused, new Map()).map((h) => h.id)).toEqual(['lol', 'fact-turn']);
   });
 });

@@ -89,8 +89,12 @@ export function foldEventsIntoFacts(
   fused: readonly FusedHit[],
   factEvents: ReadonlyMap<string, readonly string[]>,
   staleEvents: ReadonlyMap<string, readonly string[]> = new Map(),
+  eventPrior: (id: string) => number = () => 1,
 ): MemoryCandidate[] {
-  const out: MemoryCandidate[] = fused.map((h) => ({ kind: factEvents.has(h.id) ? 'FACT' : 'EVENT', id: h.id, score: h.score, channels: [...h.channels] }));
+  const out: MemoryCandidate[] = fused.map((h) => {
+    const kind = factEvents.has(h.id) ? 'FACT' : 'EVENT';
+    return { kind, id: h.id, score: kind === 'EVENT' ? h.score * eventPrior(h.id) : h.score, channels: [...h.channels] };
+  });
   const carrier = new Map<string, MemoryCandidate>();
   for (const hit of out) {
     if (hit.kind !== 'FACT') continue;
@@ -132,14 +136,47 @@ export function fusedCandidates(lists: ChannelLists, perKind: number, weights: P
  * against Postgres (`visible`): weighted reciprocal rank fusion, then folding (a raw event carried
  * by a fact hit adds to it) and the stale-turn rule. Pure, so benchmarks and specs run it as is.
  */
-export function rankMemoryHits(lists: ChannelLists, visible: (id: string) => boolean, weights: Partial<ChannelWeights> = {}): MemoryCandidate[] {
+export function rankMemoryHits(
+  lists: ChannelLists,
+  visible: (id: string) => boolean,
+  weights: Partial<ChannelWeights> = {},
+  eventPrior: (id: string) => number = () => 1,
+): MemoryCandidate[] {
   const fused = fuseByReciprocalRank(lists, RRF_K, weights).filter((h) => visible(h.id));
   const factEvents = new Map<string, string[]>();
   for (const c of FACT_CHANNELS) for (const h of lists[c]) if (visible(h.id)) factEvents.set(h.id, h.events ?? []);
   const stale = new Map<string, string[]>();
   for (const c of EVENT_CHANNELS) for (const h of lists[c]) if ((h.supersededBy ?? []).length > 0) stale.set(h.id, h.supersededBy ?? []);
-  return foldEventsIntoFacts(fused, factEvents, stale);
+  return foldEventsIntoFacts(fused, factEvents, stale, eventPrior);
 }
+
+/**
+ * How much a raw turn can say, 0..1, from its text alone: a turn with no content word ("?", "ok",
+ * "lol", an emoji) says nothing, a bare question asks rather than tells, and one or two words say
+ * little. Search multiplies an event hit's fused score by it, so such turns cannot outrank an
+ * informative one through a shared name or a generic word. A leading "Name:" (the speaker, also
+ * in `actor`) is not content.
+ */
+export function eventInformation(content: string, actor: string | null): number {
+  let text = content.trim();
+  const prefix = /^([^:\n]{1,60}):\s*/.exec(text);
+  if (prefix && (actor === null || prefix[1]?.trim().toLowerCase() === actor.trim().toLowerCase())) text = text.slice(prefix[0].length);
+  const words = (
+    text
+      .normalize('NFKC')
+      .toLowerCase()
+      .match(/[\p{L}\p{N}][\p{L}\p{N}'-]*/gu) ?? []
+  ).filter((w) => !STOP_WORDS.has(w) && !LOW_INFORMATION.has(w));
+  if (words.length === 0) return 0.25;
+  const question = /\?\s*$/.test(text) && !/[.!]\s/.test(text);
+  const byWords = words.length === 1 ? 0.6 : words.length === 2 ? 0.8 : 1;
+  return byWords * (question ? 0.7 : 1);
+}
+
+/** Chat words that carry nothing (beside English stop words). */
+const LOW_INFORMATION: ReadonlySet<string> = new Set(
+  'ok okay k kk yes yeah ya yep yup no nope nah lol lmao haha hahaha hehe hmm hm wow oh ah cool nice great thanks thx ty sure right'.split(' '),
+);
 
 /** Lucene's reserved characters (the classic query parser), escaped with a backslash. */
 const LUCENE_SPECIAL = /[+\-&|!(){}[\]^"~*?:\\/]/g;
@@ -150,6 +187,14 @@ export function escapeLucene(term: string): string {
 
 /** Words that carry no topic ("what", "did", "the", …): a keyword query is better off without them (docs/search.md). */
 const STOP_WORDS: ReadonlySet<string> = new Set(ENGLISH_STOP_WORDS);
+
+/**
+ * The generic subjects of this memory's own statements: every fact from a user's message reads
+ * "The user …", so "user" in a question would match (and rank) all of them, and name the "user"
+ * entity in the graph channel. Left out of keyword queries like stop words; the question's other
+ * words decide.
+ */
+const ROLE_WORDS: ReadonlySet<string> = new Set(['user', "user's", 'users', 'assistant', "assistant's"]);
 
 /**
  * A safe Lucene query for free text: its words (letters and digits, lowercased so AND/OR/NOT are
@@ -166,7 +211,8 @@ export function toLuceneQuery(text: string, maxTerms = 32): string | null {
         .match(/[\p{L}\p{N}_]+/gu) ?? [],
     ),
   ];
-  const topical = words.filter((w) => !STOP_WORDS.has(w));
+  // One letter left of a contraction ("user's", "don't") is no topic either.
+  const topical = words.filter((w) => !STOP_WORDS.has(w) && !ROLE_WORDS.has(w) && !/^\p{L}$/u.test(w));
   const terms = (topical.length > 0 ? topical : words).slice(0, maxTerms).map(escapeLucene);
   return terms.length > 0 ? terms.join(' ') : null;
 }

@@ -31,6 +31,7 @@ import {
   ChannelLists,
   ChannelWeights,
   DEFAULT_CHANNEL_WEIGHTS,
+  eventInformation,
   fusedCandidates,
   fuseByReciprocalRank,
   matchesSearchFilter,
@@ -198,7 +199,11 @@ export class SearchService {
       )
         visibleEvents.set(h.id, e);
     });
-    const ranked = rankMemoryHits(lists, (id) => visibleFacts.has(id) || visibleEvents.has(id), this.settings.channelWeights);
+    const information = (id: string): number => {
+      const e = visibleEvents.get(id);
+      return e ? eventInformation(e.content, e.actor) : 1;
+    };
+    const ranked = rankMemoryHits(lists, (id) => visibleFacts.has(id) || visibleEvents.has(id), this.settings.channelWeights, information);
     return ranked
       .slice(0, limit)
       .map((h): MemoryHitRow =>
