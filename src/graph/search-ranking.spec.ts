@@ -88,7 +88,7 @@ describe('foldEventsIntoFacts', () => {
     expect(hits.filter((h) => h.kind === 'EVENT').map((h) => h.id)).toEqual(['e2', 'e1', 'e3']);
   });
 
-  it('ranks a stale turn below the current fact that superseded it, and only when that fact is a hit', () => {
+  it("hands a stale turn's relevance to the current fact that superseded it and ranks the turn right below, only when that fact is a hit", () => {
     const stale = new Map([
       ['e2', ['f2']],
       ['e3', ['gone']],
@@ -101,8 +101,10 @@ describe('foldEventsIntoFacts', () => {
       ]),
       stale,
     );
-    expect(hits.map((h) => h.id)).toEqual(['f1', 'e1', 'f2', 'e2', 'e3']);
-    expect(hits[3]?.score).toBeLessThan(hits[2]?.score as number);
+    // e2 was the best match (two channels); its successor f2 now leads, e2 right behind it.
+    expect(hits.map((h) => h.id)).toEqual(['f2', 'e2', 'f1', 'e1', 'e3']);
+    expect(hits[1]?.score).toBeLessThan(hits[0]?.score as number);
+    expect(hits.find((h) => h.id === 'f2')?.channels).toEqual(expect.arrayContaining(['event_vector', 'event_keyword']));
   });
 });
 

@@ -83,7 +83,7 @@ export interface MemoryCandidate {
  * `factEvents` holds the source events of the facts that passed the checks (only those can carry
  * an event); other facts must already be left out of `fused`. `staleEvents` maps an event to the
  * facts that superseded what it said: it is ranked below the best of them that is a hit (a
- * current fact outranks the stale turn it replaced). Order: score, then the fused order.
+ * current fact adds the stale turn's score and outranks it). Order: score, then the fused order.
  */
 export function foldEventsIntoFacts(
   fused: readonly FusedHit[],
@@ -107,12 +107,18 @@ export function foldEventsIntoFacts(
     for (const c of hit.channels) if (!fact.channels.includes(c)) fact.channels.push(c);
     return false;
   });
-  // A stale turn (what it said was superseded) ranks below the current fact that superseded it.
-  const factScore = new Map(kept.filter((h) => h.kind === 'FACT').map((h) => [h.id, h.score]));
+  // A stale turn (what it said was superseded) hands its relevance to the current fact that
+  // superseded it (a question about the old belief is a question about the belief: "which editor?"
+  // matches "I use vim" better than "I switched to neovim") and ranks below it.
+  const factHit = new Map(kept.filter((h) => h.kind === 'FACT').map((h) => [h.id, h]));
   for (const hit of kept) {
     if (hit.kind !== 'EVENT') continue;
-    const successors = (staleEvents.get(hit.id) ?? []).map((id) => factScore.get(id)).filter((x): x is number => x !== undefined);
-    if (successors.length > 0) hit.score = Math.min(hit.score, Math.max(...successors) * STALE_TURN_FACTOR);
+    const successors = (staleEvents.get(hit.id) ?? []).map((id) => factHit.get(id)).filter((x): x is MemoryCandidate => x !== undefined);
+    if (successors.length === 0) continue;
+    const best = successors.reduce((a, b) => (b.score > a.score ? b : a));
+    best.score += hit.score;
+    for (const c of hit.channels) if (!best.channels.includes(c)) best.channels.push(c);
+    hit.score = Math.min(hit.score, best.score * STALE_TURN_FACTOR);
   }
   const order = new Map(kept.map((h, i) => [h, i]));
   return kept.sort((a, b) => b.score - a.score || (order.get(a) as number) - (order.get(b) as number));
