@@ -312,6 +312,19 @@ describe('RuleExtractor: what first-use answers need (issue 23)', () => {
     ]);
   });
 
+  it('keeps an informative sentence no rule reads as said, below the promotion bar, but not a question or a reaction', async () => {
+    const res = await run([
+      { role: 'user', content: 'The grant proposal is due on December 15' },
+      { role: 'user', content: 'Sorry, correction: the flight to Tokyo is actually on Wednesday' },
+      { role: 'user', content: 'anyway what is the weather like' },
+      { role: 'user', content: 'That was amazing!' },
+    ]);
+    expect(res.facts.map((f) => [f.statement, f.predicate, f.confidence])).toEqual([
+      ['The grant proposal is due on December 15', 'said', 0.55],
+      [expect.stringMatching(/^Correction: the flight to Tokyo is actually on Wednesday, /), 'said', 0.55],
+    ]);
+  });
+
   it('does not end a statement at an abbreviation', async () => {
     const res = await run([{ role: 'user', content: 'My therapist is Dr. Miller, I see her every other Tuesday' }]);
     expect(res.facts.map((f) => f.statement)).toContain("The user's therapist is Dr. Miller");

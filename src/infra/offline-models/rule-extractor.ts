@@ -11,7 +11,7 @@ import { Clause, findTime, normaliseQuotes, parse, Parsed, splitClauses, timeRan
 import { cleanObject, splitItems } from './object-phrases';
 import { generalClause, GeneralFact } from './general-clauses';
 import { addresseeOf, bodyStart, Parties, possessive, rewritePersons, speakerOf } from './speaker';
-import { relativePhrase, resolveTimes } from './time-phrase';
+import { relativePhrase, resolveTimes, writeOutTimes } from './time-phrase';
 
 /** An assistant sentence that reports an action or a finding: "I've booked …", "I set a reminder …", "I recommend …", "You agreed to …". */
 const ASSISTANT_REPORT =
@@ -20,6 +20,23 @@ const ASSISTANT_REPORT =
 /** "[When/If …,] [please] [always|never|don't] <verb> …": an instruction to the assistant. */
 const INSTRUCTION =
   /^(?:(?<cond>(?:when|whenever|if)\s+you\b[^,]{1,80}),\s*)?(?:please\s+)?(?<act>(?:(?:always|never|don't|do not)\s+)?(?:keep|use|pick|choose|write|reply|answer|respond|call|address|book|send|give|avoid|remember|make|format|include|add|mention|stop|start|speak|talk|show|list|sort|round)\b.{2,160})$/i;
+
+/** A question without its question mark ("what is the weather like") states nothing either. */
+const QUESTION_START = /^(?:what|how|why|where|when|who|whom|whose|which|do|does|did|is|are|was|were|can|could|would|should|will|shall|may|might|have|has)\b/i;
+
+/**
+ * A sentence about the speaker, the addressee or something just mentioned: the general clauses read
+ * these, and where they chose to state nothing ("I totally agree", "I think it might rain") the
+ * sentence is chit-chat, not a statement to keep.
+ */
+const PRONOUN_START = /^(?:i|i'm|i've|i'd|i'll|me|we|we're|we've|you|you're|he|she|it|it's|that|that's|this|they|they're|there|there's|let's)\b/i;
+
+/** Words that do not make a sentence informative on their own. */
+const SAID_STOP = new Set(
+  'i me my we you it its this that the a an is are was be to of and or but so just really very too lol haha ok okay yes no yeah thanks thank please im good great nice cool fine sure well oh wow what how'.split(
+    ' ',
+  ),
+);
 
 const KIND_TYPE: Partial<Record<string, EntityType>> = { place: 'place', organization: 'organization', project: 'project', person: 'person' };
 
@@ -90,6 +107,7 @@ class BatchExtraction {
         if (r.general) pending.push([r.general, clause]);
       }
       if (produced === 0) for (const [g, clause] of pending) this.general(g, clause, ectx, HEDGES.test(sentence.text));
+      if (produced === 0 && pending.length === 0 && ev.role === 'user') this.saidStatement(sentence, ectx);
     }
   }
 
@@ -175,6 +193,43 @@ class BatchExtraction {
       source,
     });
     return true;
+  }
+
+  /**
+   * The last resort for an informative sentence no rule read ("The grant proposal is due on
+   * December 15", "the flight is actually on Wednesday", "new number: 555-0199"): the sentence
+   * itself, persons rewritten ("my" → "the user's") and relative times written out, as a fact of
+   * the speaker's at a confidence below promotion's. Without it such a turn had no fact, so it
+   * could neither supersede an older belief nor rank as one.
+   */
+  private saidStatement(sentence: { text: string; start: number; end: number }, e: EventCtx): void {
+    const text = sentence.text.trim().replace(/[.!\s]+$/, '');
+    const body = text.replace(/^(?:(?:ok(?:ay)?|so|well|oh|sorry|btw|fyi|anyway|also|and|but|wait|hey|hi|yeah|yes|no)\b[\s,:!-]*)+/i, '');
+    const words = (body.toLowerCase().match(/[\p{L}\p{N}][\p{L}\p{N}'-]*/gu) ?? []).filter((w) => !SAID_STOP.has(w));
+    if (words.length < 2 || /[[\]]/.test(body) || body.length > 240 || QUESTION_START.test(body) || PRONOUN_START.test(body)) return;
+    if (/!\s*$/.test(sentence.text)) return; // an exclamation is a reaction
+    // A request ("order more printer paper", "remind me about the dentist") asks; it does not state.
+    const first = e.tokens.find((t) => t.start >= sentence.start + (sentence.text.length - sentence.text.trimStart().length) + (text.length - body.length));
+    if (first && (first.tags.has('Imperative') || (first.tags.has('Infinitive') && !first.tags.has('Noun')))) return;
+    const written = rewritePersons(writeOutTimes(body, resolveTimes(body, e.ev.occurredAt, 'any')), e.parties);
+    if (!written) return;
+    const subject = e.speaker();
+    const source: Span = { eventId: e.ev.id, start: sentence.start, end: sentence.end };
+    this.registry.sight(subject, source, e.index);
+    const statement = capitalise(written);
+    this.out.add({
+      statement,
+      factType: 'other',
+      subject,
+      predicate: 'said',
+      value: statement,
+      objectEntity: null,
+      isNegation: false,
+      confidence: CONFIDENCE.said,
+      validFrom: null,
+      replaces: null,
+      source,
+    });
   }
 
   private generalOf(clause: Clause, text: string, e: EventCtx): GeneralFact | null {
