@@ -163,7 +163,9 @@ export async function rawTurnFusion(embedder: Embedder, conv: LocomoConversation
 /** Mean answer-word recall (categories 1-4, questions with answer words), overall and per category. */
 function answerFigures(rows: ReadonlyArray<{ category: number; value: number | null }>) {
   return summariseRecall(
-    rows.filter((r): r is { category: number; value: number } => r.category >= 1 && r.category <= 4 && r.value !== null).map((r) => ({ category: r.category, recall: r.value })),
+    rows
+      .filter((r): r is { category: number; value: number } => r.category >= 1 && r.category <= 4 && r.value !== null)
+      .map((r) => ({ category: r.category, recall: r.value })),
   );
 }
 
