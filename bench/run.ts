@@ -14,6 +14,7 @@ import { provenanceBench } from './provenance';
 import { recallBench } from './recall';
 import { searchBench } from './search';
 import { searchProfile } from './search-profile';
+import { silverReferenceBench } from './silver-reference';
 
 /** `npm run bench -- [name ...]`: runs the named benchmarks (default: all) and writes bench/results/. */
 const BENCHMARKS: Record<string, () => Promise<void>> = {
@@ -23,6 +24,7 @@ const BENCHMARKS: Record<string, () => Promise<void>> = {
   'derive-locomo': deriveLocomo,
   'extract-quality': extractQuality,
   'extract-coverage': extractCoverage,
+  'silver-reference': silverReferenceBench,
   search: searchBench,
   'search-profile': searchProfile,
   provenance: provenanceBench,
