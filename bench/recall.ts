@@ -138,6 +138,8 @@ export interface BaselineQuestion {
   category: number;
   recall: number;
   answerRecall: number | null;
+  /** The embedder's ranking alone (one of the two fused lists): reported beside the fusion, which it can beat. */
+  vector: { recall: number; answerRecall: number | null };
 }
 
 /** RRF's k and the depth of each ranked list the raw-turn fusion fuses (every turn of the conversation). */
@@ -155,8 +157,15 @@ export async function rawTurnFusion(embedder: Embedder, conv: LocomoConversation
   const vectors = await embedder.embed(conv.turns.map((t) => t.content));
   const queries = await embedder.embedQuery(questions.map((q) => q.question));
   return questions.map((q, i) => {
-    const top = rrfFuse([bm25.search(q.question, ids.length), rankByCosine(queries[i] as number[], vectors, ids)], FUSION_K).slice(0, 10);
-    return { category: q.category, recall: recallAt(top, q.evidence), answerRecall: wordRecall(answerWords(q.answer), turnText(conv.turns, top)) };
+    const byCosine = rankByCosine(queries[i] as number[], vectors, ids);
+    const top = rrfFuse([bm25.search(q.question, ids.length), byCosine], FUSION_K).slice(0, 10);
+    const wanted = answerWords(q.answer);
+    return {
+      category: q.category,
+      recall: recallAt(top, q.evidence),
+      answerRecall: wordRecall(wanted, turnText(conv.turns, top)),
+      vector: { recall: recallAt(byCosine, q.evidence), answerRecall: wordRecall(wanted, turnText(conv.turns, byCosine.slice(0, 10))) },
+    };
   });
 }
 
@@ -377,10 +386,14 @@ export async function recallBench(): Promise<void> {
         await (embedder as Embedder & { close?: () => Promise<void> }).close?.();
       }
       const fusion = summariseRecall(fusionAsked.filter((q) => q.category >= 1 && q.category <= 4).map((q) => ({ category: q.category, recall: q.recall })));
+      const vector = summariseRecall(
+        fusionAsked.filter((q) => q.category >= 1 && q.category <= 4).map((q) => ({ category: q.category, recall: q.vector.recall })),
+      );
       const words = {
         ours: answerFigures(asked.map((q) => ({ category: q.category, value: q.answerRecall }))),
         bm25: answerFigures(asked.map((q) => ({ category: q.category, value: q.bm25AnswerRecall }))),
         fusion: answerFigures(fusionAsked.map((q) => ({ category: q.category, value: q.answerRecall }))),
+        vector: answerFigures(fusionAsked.map((q) => ({ category: q.category, value: q.vector.answerRecall }))),
       };
       const diff = (a: number | undefined, b: number | undefined) => (a === undefined || b === undefined ? null : round(a - b, 3));
 
@@ -394,6 +407,8 @@ export async function recallBench(): Promise<void> {
           difference: round(ours.recallAt10 - bm25.recallAt10, 3),
           rawTurnFusion: fusion.recallAt10,
           differenceToFusion: round(ours.recallAt10 - fusion.recallAt10, 3),
+          rawTurnVector: vector.recallAt10,
+          differenceToVector: round(ours.recallAt10 - vector.recallAt10, 3),
           questions: ours.questions,
         },
         byCategory: Object.fromEntries(
@@ -405,19 +420,21 @@ export async function recallBench(): Promise<void> {
               bm25: bm25.byCategory[k]?.recallAt10,
               rawTurnFusion: fusion.byCategory[k]?.recallAt10,
               oursMinusFusion: diff(ours.byCategory[k]?.recallAt10, fusion.byCategory[k]?.recallAt10),
+              rawTurnVector: vector.byCategory[k]?.recallAt10,
               questions: ours.byCategory[k]?.questions,
             },
           ]),
         ),
         rawTurnFusion: {
           embedder: embedder.model,
-          note: `BM25 (as above) and the service's embedder over the raw turns (turns through embed, the question through embedQuery, cosine), each ranking every turn, fused by reciprocal rank (k = ${FUSION_K}, equal weights); its first 10 turns`,
+          note: `BM25 (as above) and the service's embedder over the raw turns (turns through embed, the question through embedQuery, cosine), each ranking every turn, fused by reciprocal rank (k = ${FUSION_K}, equal weights); its first 10 turns. rawTurnVector: the embedder's ranking alone, the fusion's second list`,
         },
         answerWordRecall: {
           questions: words.ours.questions,
           ours: words.ours.recallAt10,
           bm25: words.bm25.recallAt10,
           rawTurnFusion: words.fusion.recallAt10,
+          rawTurnVector: words.vector.recallAt10,
           oursMinusBm25: round(words.ours.recallAt10 - words.bm25.recallAt10, 3),
           byCategory: Object.fromEntries(
             Object.keys(words.ours.byCategory).map((k) => [
@@ -426,6 +443,7 @@ export async function recallBench(): Promise<void> {
                 ours: words.ours.byCategory[k]?.recallAt10,
                 bm25: words.bm25.byCategory[k]?.recallAt10,
                 rawTurnFusion: words.fusion.byCategory[k]?.recallAt10,
+                rawTurnVector: words.vector.byCategory[k]?.recallAt10,
                 oursMinusBm25: diff(words.ours.byCategory[k]?.recallAt10, words.bm25.byCategory[k]?.recallAt10),
                 questions: words.ours.byCategory[k]?.questions,
               },
