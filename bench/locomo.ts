@@ -26,6 +26,8 @@ export interface LocomoQuestion {
   category: number;
   /** Gold evidence turns that exist in the conversation (normalised ids). */
   evidence: string[];
+  /** LoCoMo's `answer` (a string or a number; absent in category 5, which has `adversarial_answer`), as text. */
+  answer: string | null;
 }
 
 export interface LocomoConversation {
@@ -76,7 +78,7 @@ interface RawTurn {
 interface RawSample {
   sample_id?: string;
   conversation: Record<string, unknown> & { speaker_a: string; speaker_b: string };
-  qa: Array<{ question: string; evidence?: string[]; category: number }>;
+  qa: Array<{ question: string; evidence?: string[]; category: number; answer?: string | number | null }>;
 }
 
 /** The conversations, or null (with the path it looked at) when the data set is absent. */
@@ -105,6 +107,7 @@ export function loadLocomo(file = locomoFile()): LocomoConversation[] | null {
       .map((q) => ({
         question: q.question,
         category: q.category,
+        answer: q.answer === undefined || q.answer === null ? null : String(q.answer),
         evidence: [
           ...new Set(
             (q.evidence ?? [])

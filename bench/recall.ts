@@ -3,7 +3,10 @@ import fs from 'node:fs';
 import { App } from '../src/app';
 import { Client } from 'pg';
 import { nowMs, percentile, report, round, summarize, withBenchStores } from './harness';
-import { LocomoConversation, loadLocomo, locomoFile, recallAt, summariseRecall, TurnBm25 } from './locomo';
+import { loadEmbedder } from '../src/silver/models';
+import type { Embedder } from '../src/silver/model-ports';
+import { LocomoConversation, LocomoTurn, loadLocomo, locomoFile, recallAt, summariseRecall, TurnBm25 } from './locomo';
+import { answerWords, rankByCosine, rrfFuse, wordRecall } from './measures';
 
 /** Runs one GraphQL operation as some caller; throws on errors. */
 export type Post = <T>(query: string, variables: Record<string, unknown>) => Promise<T>;
@@ -30,13 +33,20 @@ export function poster(url: string, token: string): Post {
 const INGEST = `mutation($input: [EventInput!]!) { ingestEvents(input: $input) { status reason } }`;
 const STATUS = `query($ns: String!) { pipelineStatus(namespace: $ns) { pending deadLetters outboxLag } }`;
 export const SEARCH = `query($ns: String!, $q: String!, $limit: Int) {
-  searchMemory(namespace: $ns, query: $q, limit: $limit) { kind channels evidence { sourceEventId } }
+  searchMemory(namespace: $ns, query: $q, limit: $limit) { kind channels evidence { sourceEventId } fact { statement } event { content } }
 }`;
 
 interface SearchHit {
   kind: 'FACT' | 'EVENT';
   channels: string[];
   evidence: Array<{ sourceEventId: string }>;
+  fact: { statement: string } | null;
+  event: { content: string } | null;
+}
+
+/** What an agent reads of a page of hits: the fact statements and event contents, in hit order. */
+export function hitText(hits: readonly SearchHit[]): string {
+  return hits.map((h) => h.fact?.statement ?? h.event?.content ?? '').join('\n');
 }
 
 /** One event per turn, as issue 9 specifies: "Speaker: text", actor = speaker, the session's date, conversation/session/sequence set. */
@@ -112,6 +122,60 @@ export interface AskedQuestion {
   graphHits: number;
   /** The hits in order, each as its kind and evidence ids: two runs returned the same page when these are equal. */
   page: string[];
+  /** Share of the answer's words (bench/measures answerWords) in the text of the first 10 hits; null without an answer (category 5). */
+  answerRecall: number | null;
+  /** The same over BM25's first 10 turns. */
+  bm25AnswerRecall: number | null;
+}
+
+/** The contents of the given turns, in the given order: what an agent reads of a raw-turn baseline's page. */
+export function turnText(turns: readonly LocomoTurn[], ids: readonly string[]): string {
+  const byId = new Map(turns.map((t) => [t.diaId, t.content]));
+  return ids.map((id) => byId.get(id) ?? '').join('\n');
+}
+
+export interface BaselineQuestion {
+  category: number;
+  recall: number;
+  answerRecall: number | null;
+  /** The embedder's ranking alone (one of the two fused lists): reported beside the fusion, which it can beat. */
+  vector: { recall: number; answerRecall: number | null };
+}
+
+/** RRF's k and the depth of each ranked list the raw-turn fusion fuses (every turn of the conversation). */
+export const FUSION_K = 60;
+
+/**
+ * The strongest raw-turn baseline built from our own parts: BM25 (TurnBm25) and the service's
+ * embedder over the raw turns (turns through `embed`, the question through `embedQuery`, cosine),
+ * each ranking every turn it scores, fused by reciprocal rank (k = 60, equal weights); the first
+ * 10 fused turns are its page. Questions in `conv.questions` order.
+ */
+export async function rawTurnFusion(embedder: Embedder, conv: LocomoConversation, questions = conv.questions): Promise<BaselineQuestion[]> {
+  const bm25 = new TurnBm25(conv.turns);
+  const ids = conv.turns.map((t) => t.diaId);
+  const vectors = await embedder.embed(conv.turns.map((t) => t.content));
+  const queries = await embedder.embedQuery(questions.map((q) => q.question));
+  return questions.map((q, i) => {
+    const byCosine = rankByCosine(queries[i] as number[], vectors, ids);
+    const top = rrfFuse([bm25.search(q.question, ids.length), byCosine], FUSION_K).slice(0, 10);
+    const wanted = answerWords(q.answer);
+    return {
+      category: q.category,
+      recall: recallAt(top, q.evidence),
+      answerRecall: wordRecall(wanted, turnText(conv.turns, top)),
+      vector: { recall: recallAt(byCosine, q.evidence), answerRecall: wordRecall(wanted, turnText(conv.turns, byCosine.slice(0, 10))) },
+    };
+  });
+}
+
+/** Mean answer-word recall (categories 1-4, questions with answer words), overall and per category. */
+function answerFigures(rows: ReadonlyArray<{ category: number; value: number | null }>) {
+  return summariseRecall(
+    rows
+      .filter((r): r is { category: number; value: number } => r.category >= 1 && r.category <= 4 && r.value !== null)
+      .map((r) => ({ category: r.category, recall: r.value })),
+  );
 }
 
 /** Every question through searchMemory(limit: 10), scored against its gold evidence, beside BM25 on the same turns. */
@@ -123,16 +187,20 @@ export async function askQuestions(post: Post, ns: string, conv: LocomoConversat
     const res = await post<{ searchMemory: SearchHit[] }>(SEARCH, { ns, q: q.question, limit: 10 });
     const ms = nowMs() - t0;
     const retrieved = res.searchMemory.flatMap((h) => h.evidence.map((e) => e.sourceEventId));
+    const bm25Top = bm25.search(q.question, 10);
+    const wanted = answerWords(q.answer);
     const kinds = { FACT: 0, EVENT: 0 };
     for (const h of res.searchMemory) kinds[h.kind] += 1;
     out.push({
       category: q.category,
       recall: recallAt(retrieved, q.evidence),
-      bm25: recallAt(bm25.search(q.question, 10), q.evidence),
+      bm25: recallAt(bm25Top, q.evidence),
       ms,
       kinds,
       graphHits: res.searchMemory.filter((h) => h.channels.includes('graph')).length,
       page: res.searchMemory.map((h) => `${h.kind}:${h.evidence.map((e) => e.sourceEventId).join(',')}`),
+      answerRecall: wordRecall(wanted, hitText(res.searchMemory.slice(0, 10))),
+      bm25AnswerRecall: wordRecall(wanted, turnText(turns, bm25Top)),
     });
   }
   return out;
@@ -209,7 +277,9 @@ function recallFigures(asked: readonly AskedQuestion[]) {
  * promoted once derivation has settled and the Gold projection drained, the questions are asked
  * through the service (graph channel over Gold), then again through a second API process on the
  * same stores with SEARCH_GRAPH_GOLD=false (graph channel over Silver alone), so both figures
- * come from the same Silver and Gold.
+ * come from the same Silver and Gold. Beside BM25 it reports the raw-turn fusion (BM25 and the
+ * service's embedder over the raw turns, RRF: `rawTurnFusion`) and the answer-word recall of the
+ * first 10 hits (what an agent reads) against BM25's and the fusion's first 10 turns.
  */
 export async function recallBench(): Promise<void> {
   const convs = loadLocomo();
@@ -306,11 +376,41 @@ export async function recallBench(): Promise<void> {
         : null;
       const graphHits = (xs: readonly AskedQuestion[]) => xs.reduce((a, q) => a + q.graphHits, 0);
 
+      // The raw-turn fusion baseline, after every latency above was taken: the service's embedder
+      // (loaded as the service loads it, a second instance in this process) over the raw turns.
+      const embedder = await loadEmbedder(app.config, () => undefined);
+      const fusionAsked: BaselineQuestion[] = [];
+      try {
+        for (const c of convs) fusionAsked.push(...(await rawTurnFusion(embedder, c)));
+      } finally {
+        await (embedder as Embedder & { close?: () => Promise<void> }).close?.();
+      }
+      const fusion = summariseRecall(fusionAsked.filter((q) => q.category >= 1 && q.category <= 4).map((q) => ({ category: q.category, recall: q.recall })));
+      const vector = summariseRecall(
+        fusionAsked.filter((q) => q.category >= 1 && q.category <= 4).map((q) => ({ category: q.category, recall: q.vector.recall })),
+      );
+      const words = {
+        ours: answerFigures(asked.map((q) => ({ category: q.category, value: q.answerRecall }))),
+        bm25: answerFigures(asked.map((q) => ({ category: q.category, value: q.bm25AnswerRecall }))),
+        fusion: answerFigures(fusionAsked.map((q) => ({ category: q.category, value: q.answerRecall }))),
+        vector: answerFigures(fusionAsked.map((q) => ({ category: q.category, value: q.vector.answerRecall }))),
+      };
+      const diff = (a: number | undefined, b: number | undefined) => (a === undefined || b === undefined ? null : round(a - b, 3));
+
       report('recall', {
         data: { file: 'locomo-dev.json (3 conversations; read in place)', conversations: convs.map((c) => c.sampleId), turns, questions: asked.length },
         models: { embedder: app.config.models.offlineEmbedder, openai: Boolean(app.config.openai.extractionModel || app.config.openai.embeddingModel) },
         graphChannel: withGold ? 'over Gold (promoted)' : 'no promotion (BENCH_RECALL_GOLD=false): over Silver',
-        recallAt10: { ours: ours.recallAt10, bm25: bm25.recallAt10, difference: round(ours.recallAt10 - bm25.recallAt10, 3), questions: ours.questions },
+        recallAt10: {
+          ours: ours.recallAt10,
+          bm25: bm25.recallAt10,
+          difference: round(ours.recallAt10 - bm25.recallAt10, 3),
+          rawTurnFusion: fusion.recallAt10,
+          differenceToFusion: round(ours.recallAt10 - fusion.recallAt10, 3),
+          rawTurnVector: vector.recallAt10,
+          differenceToVector: round(ours.recallAt10 - vector.recallAt10, 3),
+          questions: ours.questions,
+        },
         byCategory: Object.fromEntries(
           Object.keys(ours.byCategory).map((k) => [
             k,
@@ -318,10 +418,40 @@ export async function recallBench(): Promise<void> {
               ours: ours.byCategory[k]?.recallAt10,
               ...(silver ? { oursGraphOverSilver: silver.byCategory[k]?.recallAt10 } : {}),
               bm25: bm25.byCategory[k]?.recallAt10,
+              rawTurnFusion: fusion.byCategory[k]?.recallAt10,
+              oursMinusFusion: diff(ours.byCategory[k]?.recallAt10, fusion.byCategory[k]?.recallAt10),
+              rawTurnVector: vector.byCategory[k]?.recallAt10,
               questions: ours.byCategory[k]?.questions,
             },
           ]),
         ),
+        rawTurnFusion: {
+          embedder: embedder.model,
+          note: `BM25 (as above) and the service's embedder over the raw turns (turns through embed, the question through embedQuery, cosine), each ranking every turn, fused by reciprocal rank (k = ${FUSION_K}, equal weights); its first 10 turns. rawTurnVector: the embedder's ranking alone, the fusion's second list`,
+        },
+        answerWordRecall: {
+          questions: words.ours.questions,
+          ours: words.ours.recallAt10,
+          bm25: words.bm25.recallAt10,
+          rawTurnFusion: words.fusion.recallAt10,
+          rawTurnVector: words.vector.recallAt10,
+          oursMinusBm25: round(words.ours.recallAt10 - words.bm25.recallAt10, 3),
+          byCategory: Object.fromEntries(
+            Object.keys(words.ours.byCategory).map((k) => [
+              k,
+              {
+                ours: words.ours.byCategory[k]?.recallAt10,
+                bm25: words.bm25.byCategory[k]?.recallAt10,
+                rawTurnFusion: words.fusion.byCategory[k]?.recallAt10,
+                rawTurnVector: words.vector.byCategory[k]?.recallAt10,
+                oursMinusBm25: diff(words.ours.byCategory[k]?.recallAt10, words.bm25.byCategory[k]?.recallAt10),
+                questions: words.ours.byCategory[k]?.questions,
+              },
+            ]),
+          ),
+          definition:
+            "per question (categories 1-4 with an answer), the share of the answer's words found in the text of the first 10 hits (ours: fact statements and event contents as searchMemory returns them; BM25 and the fusion: their first 10 turns' contents), then the mean. Answer words: lowercase runs of letters or digits of LoCoMo's answer, stop words (package stopword, English) and single letters out, numbers kept, a light plural stem (bench/measures.ts) on both sides",
+        },
         goldEffect: silver
           ? {
               graphOverGold: ours.recallAt10,

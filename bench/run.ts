@@ -15,6 +15,7 @@ import { recallBench } from './recall';
 import { searchBench } from './search';
 import { searchProfile } from './search-profile';
 import { scenariosBench } from './scenarios';
+import { silverReferenceBench } from './silver-reference';
 
 /** `npm run bench -- [name ...]`: runs the named benchmarks (default: all) and writes bench/results/. */
 const BENCHMARKS: Record<string, () => Promise<void>> = {
@@ -24,6 +25,7 @@ const BENCHMARKS: Record<string, () => Promise<void>> = {
   'derive-locomo': deriveLocomo,
   'extract-quality': extractQuality,
   'extract-coverage': extractCoverage,
+  'silver-reference': silverReferenceBench,
   search: searchBench,
   'search-profile': searchProfile,
   provenance: provenanceBench,
