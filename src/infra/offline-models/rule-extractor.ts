@@ -25,11 +25,13 @@ const INSTRUCTION =
 const QUESTION_START = /^(?:what|how|why|where|when|who|whom|whose|which|do|does|did|is|are|was|were|can|could|would|should|will|shall|may|might|have|has)\b/i;
 
 /**
- * A sentence about the speaker, the addressee or something just mentioned: the general clauses read
- * these, and where they chose to state nothing ("I totally agree", "I think it might rain") the
- * sentence is chit-chat, not a statement to keep.
+ * A sentence with a person or a pronoun in it is about the speaker, the addressee or something just
+ * mentioned: the general clauses read these, and where they chose to state nothing ("I totally
+ * agree", "Hmm, I think I get it", "Before that it was mostly PHP") the sentence is chit-chat or
+ * needs its context, not a statement to keep.
  */
-const PRONOUN_START = /^(?:i|i'm|i've|i'd|i'll|me|we|we're|we've|you|you're|he|she|it|it's|that|that's|this|they|they're|there|there's|let's)\b/i;
+const PERSONAL =
+  /\b(?:i|i'm|i've|i'd|i'll|me|my|mine|we|we're|we've|our|us|you|you're|your|yours|he|she|him|her|his|hers|it|it's|its|they|they're|them|their|that|that's|this|these|those|there|let's)\b/i;
 
 /** Words that do not make a sentence informative on their own. */
 const SAID_STOP = new Set(
@@ -206,11 +208,14 @@ class BatchExtraction {
     const text = sentence.text.trim().replace(/[.!\s]+$/, '');
     const body = text.replace(/^(?:(?:ok(?:ay)?|so|well|oh|sorry|btw|fyi|anyway|also|and|but|wait|hey|hi|yeah|yes|no)\b[\s,:!-]*)+/i, '');
     const words = (body.toLowerCase().match(/[\p{L}\p{N}][\p{L}\p{N}'-]*/gu) ?? []).filter((w) => !SAID_STOP.has(w));
-    if (words.length < 2 || /[[\]]/.test(body) || body.length > 240 || QUESTION_START.test(body) || PRONOUN_START.test(body)) return;
+    if (words.length < 2 || /[[\]]/.test(body) || body.length > 240 || QUESTION_START.test(body) || PERSONAL.test(body)) return;
     if (/!\s*$/.test(sentence.text)) return; // an exclamation is a reaction
     // A request ("order more printer paper", "remind me about the dentist") asks; it does not state.
     const first = e.tokens.find((t) => t.start >= sentence.start + (sentence.text.length - sentence.text.trimStart().length) + (text.length - body.length));
     if (first && (first.tags.has('Imperative') || (first.tags.has('Infinitive') && !first.tags.has('Noun')))) return;
+    // A statement has a verb ("The grant proposal is due …"), or is a label and its value ("new number: 555-0199").
+    const inSentence = e.tokens.filter((t) => t.start >= sentence.start && t.end <= sentence.end);
+    if (!inSentence.some((t) => t.tags.has('Verb')) && !/^[^:]{2,40}:\s*\S*[\p{Lu}\p{N}]/u.test(body)) return;
     const written = rewritePersons(writeOutTimes(body, resolveTimes(body, e.ev.occurredAt, 'any')), e.parties);
     if (!written) return;
     const subject = e.speaker();
