@@ -139,7 +139,7 @@ describe('Gold on day one: named twice, promoted once the namespace settles, "Bo
     expect(merged.step).toBe('first_name');
     expect(merged.reason).toMatch(/bob.*first name of the only person named "bob smith"/);
     expect((jobs[jobs.length - 1]?.created_at.getTime() ?? Infinity) - first.created_at.getTime()).toBeLessThan(900_000);
-  });
+  }, 300_000);
 
   it('never merges "Bob" when two people named "Bob …" exist: each stays its own entity', async () => {
     const ns = uniqueNamespace('day-one-bobs');
@@ -172,7 +172,7 @@ describe('Gold on day one: named twice, promoted once the namespace settles, "Bo
     }
     const { rows } = await db.query(`SELECT count(*)::int AS n FROM gold.promotion_log WHERE namespace = $1 AND step = 'first_name'`, [ns]);
     expect(rows[0].n).toBe(0);
-  });
+  }, 300_000);
 
   it("brings a settled namespace's schedule forward only: never while events are pending, never later, never a disabled one", async () => {
     // Last test: the worker's job loop stops, so no schedule fires while this one moves them by hand.
