@@ -67,6 +67,7 @@ import { jobHandlers } from './jobs/job-registry';
 import { JobWorker } from './jobs/job-worker';
 import { ScheduleRepository } from './jobs/schedule.repository';
 import { scheduleKeeper } from './jobs/schedule-keeper';
+import { PromotionTrigger } from './gold/promotion/promotion-trigger';
 import { openDatabase } from './infra/postgres/database';
 import { PgListener } from './infra/pubsub/pg-listener';
 import { AppPubSub, CHANNELS, createAppPubSub, EventsIngestedNotification, FactsChangedNotification } from './infra/pubsub/topics';
@@ -218,7 +219,7 @@ export async function startApp(
     const promotion = new PromotionService(
       sql,
       promotionRepository,
-      { ...config.gold, fallbackType: ontology.fallbackEntityType },
+      { ...config.gold, fallbackType: ontology.fallbackEntityType, personType: ontology.entityTypes.includes('person') ? 'person' : null },
       loadEntityJudge(config, (m) => log.info(m)),
       () => embedder().catch(() => null),
       new ConflictService(sql, reviewRepository, { reviewConfidence: config.gold.reviewConfidence, objectOverlap: 0.6, batchSize: config.gold.batchSize }),
@@ -270,6 +271,11 @@ export async function startApp(
     if (opts.worker) {
       const models = loadModels(config, await embedder(), (m) => log.info(m));
       const deriveService = new DeriveService(models, new CandidateRepository(ds), { ...config.derive, ontology });
+      const promotionTrigger = new PromotionTrigger(sql, {
+        everySeconds: config.gold.promoteEverySeconds,
+        settleSeconds: config.gold.promoteSettleSeconds,
+        minGapSeconds: config.gold.promoteMinGapSeconds,
+      });
       const deriveJob = new DeriveJob(ds, eventRepository, deriveService, config.derive, warn);
       derive = new PollingLoop(
         deriveStep(
@@ -278,6 +284,9 @@ export async function startApp(
           (r) => {
             metrics.observeDerive(r);
             opts.onDerive?.(r);
+            // Promotion at the first run after the namespace settles (docs/gold.md, "When promotion runs").
+            if (r.kind === 'success' && r.events > 0 && promotionTrigger.enabled)
+              promotionTrigger.afterDerive(r.namespace).catch((err: unknown) => warn(`promotion trigger: ${err instanceof Error ? err.message : String(err)}`));
           },
           warn,
         ),
@@ -294,6 +303,7 @@ export async function startApp(
         graph: services.graph,
         reembed: services.reembed,
         promotion,
+        promotionTrigger,
         pollMs: config.derive.pollMs,
         reanchorOverlays: async (namespace, jobId) => describeReport(await reanchor.reanchorNamespace(namespace, jobId)),
       });

@@ -81,6 +81,10 @@ export interface AppConfig {
   readonly gold: {
     /** How often each namespace is promoted (seconds); 0: only on demand. */
     readonly promoteEverySeconds: number;
+    /** Seconds after a namespace's derivation queue drains that its promotion runs (0: only on the schedule's interval). */
+    readonly promoteSettleSeconds: number;
+    /** An early (settle) run fires at least this long after the namespace's previous promotion fired. */
+    readonly promoteMinGapSeconds: number;
     readonly minConfidence: number;
     readonly minSources: number;
     readonly candidateTrigram: number;
@@ -202,7 +206,9 @@ const envSchema = z.object({
   CANDIDATE_TRIGRAM_THRESHOLD: z.coerce.number().min(0).max(1).default(0.3),
   CANDIDATE_EMBEDDING_THRESHOLD: z.coerce.number().min(0).max(1).default(0.6),
   GOLD_PROMOTE_EVERY_SECONDS: intIn(0, 604_800).default(900),
-  GOLD_MIN_CONFIDENCE: z.coerce.number().min(0).max(1).default(0.7),
+  GOLD_PROMOTE_SETTLE_SECONDS: intIn(0, 86_400).default(5),
+  GOLD_PROMOTE_MIN_GAP_SECONDS: intIn(0, 86_400).default(60),
+  GOLD_MIN_CONFIDENCE: z.coerce.number().min(0).max(1).default(0.6),
   GOLD_MIN_SOURCES: intIn(1, 1000).default(2),
   GOLD_CANDIDATE_TRIGRAM: z.coerce.number().min(0).max(1).default(0.3),
   GOLD_MERGE_TRIGRAM: z.coerce.number().min(0).max(1).default(0.6),
@@ -311,6 +317,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     }),
     gold: Object.freeze({
       promoteEverySeconds: e.GOLD_PROMOTE_EVERY_SECONDS,
+      promoteSettleSeconds: e.GOLD_PROMOTE_SETTLE_SECONDS,
+      promoteMinGapSeconds: e.GOLD_PROMOTE_MIN_GAP_SECONDS,
       minConfidence: e.GOLD_MIN_CONFIDENCE,
       minSources: e.GOLD_MIN_SOURCES,
       candidateTrigram: e.GOLD_CANDIDATE_TRIGRAM,

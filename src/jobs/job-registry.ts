@@ -1,5 +1,6 @@
 import { promoteJob } from '../gold/promotion/promote.job';
 import { PromotionService } from '../gold/promotion/promotion.service';
+import { PromotionTrigger } from '../gold/promotion/promotion-trigger';
 import { GraphRebuildService } from '../graph/graph-rebuild.service';
 import { graphRebuildJob } from '../graph/graph-rebuild.job';
 import { reembedJob } from '../graph/reembed.job';
@@ -15,6 +16,8 @@ export interface JobDependencies {
   graph: GraphRebuildService;
   reembed: ReembedService;
   promotion: PromotionService;
+  /** Brings a namespace's promotion forward again when derivation committed there while a run went on (docs/gold.md). */
+  promotionTrigger?: PromotionTrigger;
   /** How often a job that waits on other workers (a Silver rebuild) looks again. */
   pollMs: number;
   /** Re-anchors a namespace's overlays after a Silver rebuild re-derived it (gold/overlay/reanchor.service.ts); returns a summary. */
@@ -27,6 +30,6 @@ export function jobHandlers(d: JobDependencies): JobHandlers<JobPayloads> {
     rebuild_silver: silverRebuildJob(d.sql, new RebuildRepository(d.sql), { checkEveryMs: d.pollMs }, d.reanchorOverlays),
     rebuild_graph: graphRebuildJob(d.graph),
     reembed: reembedJob(d.reembed),
-    promote: promoteJob(d.promotion),
+    promote: promoteJob(d.promotion, d.promotionTrigger),
   };
 }

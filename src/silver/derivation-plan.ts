@@ -42,6 +42,11 @@ export interface PlannedFact {
   explicitTime: boolean;
 }
 
+/** Where the batch names an entity (silver.entity_mentions): promotion counts these events as its evidence. */
+export interface PlannedMention extends Span {
+  entityId: string;
+}
+
 export interface PlannedRelationship {
   id: string;
   type: string;
@@ -70,6 +75,8 @@ export interface DerivationPlan {
   entities: PlannedEntity[];
   facts: PlannedFact[];
   relationships: PlannedRelationship[];
+  /** Every span the extractor found each entity named at (deduplicated). */
+  mentions: PlannedMention[];
   gateNotes: Array<{ rule: number; detail: string }>;
   models: DerivationModels;
   modelCalls: number;

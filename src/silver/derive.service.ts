@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { BronzeEvent } from '../bronze/event.types';
 import { CandidateFactRow, CandidateReader, ExistingEntity, nameKey } from './candidate.repository';
-import { DerivationPlan, PlannedEntity, PlannedFact, PlannedRelationship, PlannedSource } from './derivation-plan';
+import { DerivationPlan, PlannedEntity, PlannedFact, PlannedMention, PlannedRelationship, PlannedSource } from './derivation-plan';
 import { Embedder, ExtractedEntity, ExtractionEvent, Extractor, Judge, JudgeCandidate, JudgeInput, Span } from './model-ports';
 import { DEFAULT_ONTOLOGY, FACT_TYPES, Ontology } from './ontology';
 import { BatchDecision, settleBatchTargets } from './batch-targets';
@@ -240,6 +240,7 @@ export class DeriveService {
       entities: entities.list,
       facts,
       relationships,
+      mentions: mentionsOf(result.entities, entities.byIndex),
       gateNotes: notes,
       models: this.modelNames,
       modelCalls,
@@ -294,4 +295,18 @@ export function sourceSentence(events: ReadonlyMap<string, { content: string }>,
   const rest = content.slice(span.end);
   const stop = rest.search(/[.!?\n]/);
   return content.slice(start, stop < 0 ? content.length : span.end + stop).trim() || null;
+}
+
+/** The spans each extracted entity is named at, under the Silver entity it resolved to (one row per distinct span). */
+function mentionsOf(extracted: readonly ExtractedEntity[], byIndex: readonly PlannedEntity[]): PlannedMention[] {
+  const seen = new Set<string>();
+  return extracted.flatMap((e, i) => {
+    const entityId = (byIndex[i] as PlannedEntity).id;
+    return e.mentions.flatMap((m) => {
+      const key = `${entityId}|${m.eventId}|${m.start}|${m.end}`;
+      if (seen.has(key)) return [];
+      seen.add(key);
+      return [{ entityId, eventId: m.eventId, start: m.start, end: m.end }];
+    });
+  });
 }

@@ -1,7 +1,7 @@
 import { EntityManager } from 'typeorm';
 import { Sql } from '../infra/postgres/sql';
 import { DerivationPlan } from './derivation-plan';
-import { writeEntities } from './write/entities';
+import { writeEntities, writeMentions } from './write/entities';
 import { applyFactChanges, corroborateStoredFacts, insertFacts, insertFactSources } from './write/facts';
 import { insertDecisions } from './write/decisions';
 import { recordLineage } from './write/lineage';
@@ -22,7 +22,7 @@ export interface WriteOutcome {
 /**
  * Writes a DerivationPlan inside the caller's transaction: the queue rows first (all still
  * pending, or nothing is written), then the run, entities, facts and their sources, the judge's
- * decisions and their effects on older facts, relationships, lineage (rebuilds), outbox rows,
+ * decisions and their effects on older facts, relationships, where each entity is named, lineage (rebuilds), outbox rows,
  * and subscriber notifications. All or nothing.
  *
  * The pure rules decide and SQL applies: `planFactWrites` (src/silver/write/plan-writes.ts) turns
@@ -37,6 +37,7 @@ export async function writePlan(em: EntityManager, plan: DerivationPlan, meta: R
   const runId = await insertRun(tx, plan, meta, writes.inserts.length);
 
   await writeEntities(tx, ns, runId, plan.entities);
+  await writeMentions(tx, ns, plan.mentions);
   await insertFacts(tx, ns, runId, plan.models, writes.inserts);
   // Effects on the targets, decided in decision order (a later fact may supersede an earlier one of this batch).
   const changed = await applyFactChanges(tx, writes.changes);

@@ -288,10 +288,11 @@ describe('about: "what do I know about X?" over Gold', () => {
       expect(one.statements).toBe(1);
       expect(several.tx).toBe(one.tx);
       expect(several.statements).toBe(one.statements);
-      // The token, the name lookup, the members, the Gold relationships, the facts and their
-      // overlays, the facts superseded at Gold (docs/gold-review.md), their sources and the
-      // redactions on their quotes (the FactReader applies both), their events.
-      expect(one.sql).toBe(10);
+      // The token, the name lookup, the members, the Gold relationships, the facts stated where
+      // an event names a member (silver.entity_mentions), the facts and their overlays, the facts
+      // superseded at Gold (docs/gold-review.md), their sources and the redactions on their quotes
+      // (the FactReader applies both), their events.
+      expect(one.sql).toBe(11);
       expect(several.sql).toBe(one.sql);
     } finally {
       restore();

@@ -198,7 +198,8 @@ describe('Gold promotion: entity resolution, idempotence, rebuilds, split', () =
         ...threeBobs.mentions,
         { entity: 'once', conversation: 'c9' },
         { entity: 'weak', conversation: 'c7', confidence: 0.5 },
-        { entity: 'weak', conversation: 'c8', confidence: 0.6 },
+        // Below GOLD_MIN_CONFIDENCE (0.6), however corroborated.
+        { entity: 'weak', conversation: 'c8', confidence: 0.55 },
       ],
     });
     await promoteAndWait(ns);

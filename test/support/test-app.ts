@@ -33,6 +33,10 @@ export async function startTestApp(env: Record<string, string> = {}, opts: AppOp
     DATA_DIR: path.join(os.tmpdir(), 'medallion-test-data'),
     LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent',
     PROJECTOR_POLL_MS: '50',
+    // No promotion a few seconds after each namespace settles (docs/gold.md, "When promotion
+    // runs"): most tests do not expect Gold to appear on its own while they run (a graph rebuild
+    // would gain a Gold phase). A test of that behaviour passes the default back in.
+    GOLD_PROMOTE_SETTLE_SECONDS: '0',
     ...env,
   });
   // A test may bring its own Neo4j (NEO4J_URI in env), e.g. to stop and restart it.

@@ -1,4 +1,5 @@
 import { col, Sql } from '../../infra/postgres/sql';
+import { visibleSql } from '../../silver/visibility';
 import { GOLD_ENTITY_COLUMNS, GoldEntityRow, toGoldEntity } from '../promotion/promotion.repository';
 
 /** One "what do I know about X?" lookup: a namespace and the normalised name (`nameKey`). */
@@ -78,5 +79,39 @@ export class AboutRepository {
     );
     const byIndex = new Map(rows.map((r) => [r.index, r.hit]));
     return keys.map((_, i) => byIndex.get(i + 1) ?? null);
+  }
+
+  /**
+   * The facts stated where an event names a live member of each Gold entity (silver.entity_mentions:
+   * a fact source of the same event whose span overlaps the name), visible at `asOf` (current when
+   * null), at most `limit` per entity, best first. "I had lunch with Bob Smith" is a fact about the
+   * user whose sentence names Bob Smith: `about("Bob Smith")` shows it. One statement for all.
+   */
+  async mentionFactIds(goldIds: readonly string[], asOf: Date | null, limit: number): Promise<Array<{ goldId: string; factIds: string[] }>> {
+    if (goldIds.length === 0) return [];
+    const params: unknown[] = [goldIds, limit];
+    const visible = visibleSql('f', { asOf, includeRetired: false }, params);
+    const rows = await this.sql.rows(
+      `SELECT g.id::text AS gold_id, x.id::text AS fact_id
+         FROM unnest($1::uuid[]) AS g(id)
+         CROSS JOIN LATERAL (
+           SELECT f.id, f.confidence, f.valid_from FROM silver.facts f
+            WHERE f.id IN (
+                    SELECT s.fact_id FROM gold.entity_members m
+                      JOIN silver.entities e ON e.id = m.silver_entity_id AND e.retired_at IS NULL
+                      JOIN silver.entity_mentions em ON em.entity_id = e.id
+                      JOIN silver.fact_sources s ON s.event_id = em.event_id
+                       AND coalesce(s.span_start, 0) < em.span_end AND coalesce(s.span_end, 2147483647) > em.span_start
+                     WHERE m.gold_entity_id = g.id AND m.removed_at IS NULL)
+              AND f.namespace = (SELECT namespace FROM gold.entities WHERE id = g.id)
+              AND ${visible}
+            ORDER BY f.confidence DESC, f.valid_from DESC, f.id
+            LIMIT $2::int) x`,
+      params,
+      (r) => ({ goldId: col.string(r, 'gold_id'), factId: col.string(r, 'fact_id') }),
+    );
+    const out = new Map<string, string[]>();
+    for (const r of rows) out.set(r.goldId, [...(out.get(r.goldId) ?? []), r.factId]);
+    return [...out.entries()].map(([goldId, factIds]) => ({ goldId, factIds }));
   }
 }

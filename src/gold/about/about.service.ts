@@ -56,14 +56,23 @@ export class AboutService {
 
   /**
    * The facts about each Gold entity's live members, valid at `asOf` (current when null), best
-   * first: one Neo4j statement for all the entities, then one Postgres read through the
+   * first: one Neo4j statement for all the entities (facts with a member as subject or object)
+   * and, beside it, one SQL statement for the facts stated where an event names a member
+   * (silver.entity_mentions), then one Postgres read through the
    * FactReader (so overlays and text views apply), re-checked there by the same visibility rule,
    * less the facts superseded at Gold at `asOf` (one more SQL statement, docs/gold-review.md).
    */
   async factsOf(goldIds: readonly string[], asOf: Date | null): Promise<Array<{ entityId: string; fact: Fact }>> {
     const ids = [...new Set(goldIds)];
     if (ids.length === 0) return [];
-    const lists = await this.read((tx) => goldFactIds(tx, ids, asOf, NESTED_LIST_MAX));
+    const [graph, mentioned] = await Promise.all([
+      this.read((tx) => goldFactIds(tx, ids, asOf, NESTED_LIST_MAX)),
+      this.repo.mentionFactIds(ids, asOf, NESTED_LIST_MAX),
+    ]);
+    // The facts about a member (graph: subject or object) and those stated where an event names one.
+    const merged = new Map<string, Set<string>>();
+    for (const l of [...graph, ...mentioned]) merged.set(l.goldId, new Set([...(merged.get(l.goldId) ?? []), ...l.factIds]));
+    const lists = [...merged.entries()].map(([goldId, factIds]) => ({ goldId, factIds: [...factIds] }));
     const rows = await this.facts.byIds([...new Set(lists.flatMap((l) => l.factIds))]);
     const visible = rows.filter((f) => isVisible(f, { asOf, includeRetired: false }));
     const byId = new Map((this.claims ? await withoutSupersededAtGold(this.claims, visible, asOf) : visible).map((f) => [f.id, f]));
@@ -71,6 +80,7 @@ export class AboutService {
       l.factIds
         .flatMap((id) => byId.get(id) ?? [])
         .sort(byConfidenceThenRecency)
+        .slice(0, NESTED_LIST_MAX)
         .map((fact) => ({ entityId: l.goldId, fact })),
     );
   }

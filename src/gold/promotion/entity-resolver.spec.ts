@@ -96,3 +96,78 @@ describe('entity resolver: an entity is placed against its own candidates', () =
     ]);
   });
 });
+
+describe('entity resolver: the first-name step', () => {
+  // Each event its own context (no conversation): co-occurrence cannot merge them.
+  const alone = (id: string, name: string, type = 'person', over: Partial<SilverCandidate> = {}) =>
+    entity(id, name, type, { conversationIds: [`event:${id}`], ...over });
+
+  it('merges a lone first name into the only full name of the namespace that starts with it, without a shared context', async () => {
+    const es = [alone('smith', 'Bob Smith'), alone('bob', 'Bob')];
+    const r = await resolveEntities(
+      { entities: es, pairs: [{ a: 'bob', b: 'smith', trigram: 0.4 }], separations: new Set() },
+      settings,
+      recordingJudge(),
+      null,
+    );
+    expect(r.assignments.map((a) => `${a.silverId}:${a.step}`)).toEqual(['smith:new', 'bob:first_name']);
+    expect(r.assignments[1]?.reason).toBe('"bob" is the first name of the only person named "bob smith"');
+    expect(r.clusters.get('new:smith')).toEqual(['smith', 'bob']);
+  });
+
+  it('joins a full name to a Gold entity that holds the lone first name, whichever came first', async () => {
+    const es = [alone('bob', 'Bob', 'person', { goldId: 'g1' }), alone('smith', 'Mr. Bob Smith')];
+    const r = await resolveEntities(
+      { entities: es, pairs: [{ a: 'smith', b: 'bob', trigram: 0.3 }], separations: new Set() },
+      settings,
+      recordingJudge(),
+      null,
+    );
+    expect(r.assignments.map((a) => `${a.silverId}:${a.step}:${a.cluster}`)).toEqual(['smith:first_name:g1']);
+  });
+
+  it('never merges when two full names start with it, nor across types, nor for other types than persons', async () => {
+    const two = [alone('smith', 'Bob Smith'), alone('jones', 'Bob Jones'), alone('bob', 'Bob')];
+    const pairs = [
+      { a: 'bob', b: 'smith', trigram: 0.4 },
+      { a: 'bob', b: 'jones', trigram: 0.4 },
+    ];
+    const judge = recordingJudge();
+    const r = await resolveEntities({ entities: two, pairs, separations: new Set() }, settings, judge, null);
+    expect(r.assignments.map((a) => `${a.silverId}:${a.step}`)).toEqual(['smith:new', 'jones:new', 'bob:new']);
+    // The judge saw both pairs and kept them apart: no shared conversation.
+    expect(r.assignments[2]?.rejected.map((x) => x.partnerId).sort()).toEqual(['jones', 'smith']);
+
+    const types = [
+      alone('acme', 'Acme Corp', 'organization'),
+      alone('a', 'Acme', 'organization'),
+      alone('pbob', 'Bob Smith'),
+      alone('tbob', 'Bob', 'technology'),
+    ];
+    const r2 = await resolveEntities(
+      {
+        entities: types,
+        pairs: [
+          { a: 'a', b: 'acme', trigram: 0.5 },
+          { a: 'tbob', b: 'pbob', trigram: 0.4 },
+        ],
+        separations: new Set(),
+      },
+      settings,
+      recordingJudge(),
+      null,
+    );
+    expect(r2.assignments.every((a) => a.step === 'new')).toBe(true);
+  });
+
+  it('is off with personType null', async () => {
+    const es = [alone('smith', 'Bob Smith'), alone('bob', 'Bob')];
+    const r = await resolveEntities(
+      { entities: es, pairs: [{ a: 'bob', b: 'smith', trigram: 0.4 }], separations: new Set() },
+      { ...settings, personType: null },
+      recordingJudge(),
+      null,
+    );
+    expect(r.assignments.map((a) => a.step)).toEqual(['new', 'new']);
+  });
+});

@@ -1,6 +1,6 @@
 import { Embedder } from '../../silver/model-ports';
 import { Assignment, CandidatePair, EntityJudge, EntityJudgeDecision, EntityJudgeInput, ResolutionScores, SilverCandidate } from './promotion.types';
-import { cooccurrence, cosine, keysOf, namesCompatible, nameText } from './resolution-rules';
+import { cooccurrence, cosine, FirstNames, keysOf, namesCompatible, nameText } from './resolution-rules';
 
 export interface ResolverSettings {
   /** pg_trgm similarity from which two names are candidates at all (0.3). */
@@ -11,6 +11,8 @@ export interface ResolverSettings {
   mergeCosine: number;
   /** The ontology's fallback entity type. */
   fallbackType: string;
+  /** The entity type whose lone first names may join the one full name they start (the first-name step; default "person"); null: no such step. */
+  personType?: string | null;
 }
 
 export interface ResolverInput {
@@ -36,8 +38,9 @@ const sepKey = (a: string, b: string): string => (a < b ? `${a}|${b}` : `${b}|${
 /**
  * Entity resolution, in order: exact normalised name; alias overlap; trigram similarity above
  * `mergeTrigram` together with embedding cosine above `mergeCosine`; co-occurrence (compatible
- * names in shared conversations); the judge for what is left of the candidate pairs. Steps 1–4
- * need the same type; only the judge may merge across types. Unassigned entities are taken
+ * names in shared conversations); first name (a lone first name and the only full name of the
+ * namespace that starts with it, persons only); the judge for what is left of the candidate
+ * pairs. Steps 1–5 need the same type; only the judge may merge across types. Unassigned entities are taken
  * oldest first and join the cluster of an already placed partner, so a run after a crash, with
  * the first batches committed, places the rest as the whole run would have.
  */
@@ -86,8 +89,12 @@ export async function resolveEntities(input: ResolverInput, settings: ResolverSe
       .filter(usable)
       .sort((a, b) => b.trigram - a.trigram || a.id.localeCompare(b.id))
       .map((p) => ({ ...p, e: byId.get(p.id) as SilverCandidate }));
-  /** Steps 1–4 (same type only): the first that holds, or null when the pair is left to the judge. */
-  const automatic = (u: SilverCandidate, partners: readonly Partner[]): { step: 'exact' | 'alias' | 'trigram' | 'cooccurrence'; p: Partner } | null => {
+  /** Steps 1–5 (same type only): the first that holds, or null when the pair is left to the judge. */
+  const firstNames = new FirstNames(input.entities, settings.personType === undefined ? 'person' : settings.personType);
+  const automatic = (
+    u: SilverCandidate,
+    partners: readonly Partner[],
+  ): { step: 'exact' | 'alias' | 'trigram' | 'cooccurrence' | 'first_name'; p: Partner } | null => {
     const uKeys = keysOf(u);
     const sameType = partners.filter((p) => p.e.type === u.type);
     const exact = sameType.find((p) => p.e.nameKey === u.nameKey);
@@ -99,7 +106,9 @@ export async function resolveEntities(input: ResolverInput, settings: ResolverSe
     const cooc = sameType.find(
       (p) => p.trigram >= settings.candidateTrigram && cooccurrence(u.conversationIds, p.e.conversationIds) > 0 && namesCompatible(u.nameKey, p.e.nameKey),
     );
-    return cooc ? { step: 'cooccurrence', p: cooc } : null;
+    if (cooc) return { step: 'cooccurrence', p: cooc };
+    const first = sameType.find((p) => firstNames.joins(u, p.e));
+    return first ? { step: 'first_name', p: first } : null;
   };
   // Hard cases: similar names (any type) or the same name under another type.
   const hardOf = (u: SilverCandidate, partners: readonly Partner[]): Partner[] =>
@@ -160,7 +169,9 @@ export async function resolveEntities(input: ResolverInput, settings: ResolverSe
             ? `shared name or alias "${[...keysOf(p.e)].filter((k) => uKeys.has(k)).join('", "')}"`
             : auto.step === 'trigram'
               ? `trigram ${round(p.trigram)} ≥ ${settings.mergeTrigram} and cosine ${round(cos(u, p.e) ?? 0)} ≥ ${settings.mergeCosine}`
-              : 'compatible names mentioned in the same conversations';
+              : auto.step === 'cooccurrence'
+                ? 'compatible names mentioned in the same conversations'
+                : `"${firstNames.describe(u, p.e)}"`;
       place(p, { step: auto.step, scores: scoresOf(p), reason, judgeModel: null, promptVersion: null });
       continue;
     }

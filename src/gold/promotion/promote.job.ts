@@ -1,13 +1,17 @@
 import { JobHandler } from '../../jobs/job-handler';
 import { JobPayloads } from '../../jobs/job-kinds';
 import { PromotionService } from './promotion.service';
+import { PromotionTrigger } from './promotion-trigger';
 
 /**
  * `promote` jobs: one promotion run of a namespace (PromotionService), every batch fenced by the
  * job's lease and reported as progress. A run after a crash re-reads Silver and Gold: committed
- * batches are members already, the rest is resolved again, so nothing is written twice.
+ * batches are members already, the rest is resolved again, so nothing is written twice. When
+ * derivation committed in the namespace while the run went on, the run brings the namespace's
+ * schedule forward again (PromotionTrigger.afterPromotion): a schedule that came round meanwhile
+ * skipped its turn.
  */
-export function promoteJob(promotion: PromotionService): JobHandler<JobPayloads, 'promote'> {
+export function promoteJob(promotion: PromotionService, trigger?: PromotionTrigger): JobHandler<JobPayloads, 'promote'> {
   return {
     leaseSeconds: 300,
     retry: { maxAttempts: 3 },
@@ -19,6 +23,7 @@ export function promoteJob(promotion: PromotionService): JobHandler<JobPayloads,
         fence: (tx) => ctx.fence(tx),
         progress: (p, tx) => ctx.progress(p, tx),
       });
+      await trigger?.afterPromotion(job.namespace, job.startedAt);
       return {
         kind: 'success',
         message: `${r.candidates} candidates: ${r.created} Gold entities created, ${r.updated} updated, ${r.retired} retired, ${r.deferred} clusters deferred; relationships ${r.relationshipsCreated} created, ${r.relationshipsUpdated} updated; ${r.batches} batches; conflicts ${r.conflictsDecided} decided, ${r.reviewQueued} queued for review; ${r.candidatePairs} candidate pairs; ms: read ${r.timings.candidatesMs}, compare ${r.timings.pairsMs}, resolve ${r.timings.resolveMs}, write ${r.timings.writeMs}, conflicts ${r.timings.conflictsMs}`,

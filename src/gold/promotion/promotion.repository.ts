@@ -143,7 +143,10 @@ const IN_PLAY = `
  * a join: that condition as a join filter was a nested loop over every pair of the namespace, see
  * bench/results/promote-pairs.json). Two equal name keys are a pair through the trigram branch
  * (similarity 1 sorts them first). Every pair starts at a pending entity: `a` is the one the
- * resolver places, `b` its candidate.
+ * resolver places, `b` its candidate. A third branch pairs a lone first name with the names of
+ * two or more words that start with it, and the other way round, for persons (`$4`; the
+ * first-name step, whose names are often less similar than the trigram threshold: "bob" and
+ * "bob vanderberg" score 0.27), as a hash join on the first word.
  */
 const PAIRS_SQL = `WITH inplay AS MATERIALIZED (${IN_PLAY}),
          pending AS MATERIALIZED (SELECT * FROM inplay WHERE gold_entity_id IS NULL AND NOT retired AND id = ANY($2::uuid[])),
@@ -166,6 +169,13 @@ const PAIRS_SQL = `WITH inplay AS MATERIALIZED (${IN_PLAY}),
              JOIN keys pk ON pk.id = p.id
              JOIN keys ok ON ok.k = pk.k AND ok.id <> p.id AND (ok.alias OR pk.alias)
              JOIN inplay o ON o.id = ok.id
+           UNION ALL
+           SELECT p.id::text, o.id::text, similarity(p.name_key, o.name_key)::float8
+             FROM pending p
+             JOIN inplay o ON o.type = p.type AND o.id <> p.id AND NOT o.retired
+                          AND split_part(o.name_key, ' ', 1) = split_part(p.name_key, ' ', 1)
+                          AND (strpos(o.name_key, ' ') = 0) <> (strpos(p.name_key, ' ') = 0)
+            WHERE p.type = $4::text
          ) x ORDER BY a, b`;
 
 /** How the candidate pairs of a run are computed (`PromotionRepository.pairs`). */
@@ -180,7 +190,11 @@ export interface PairOptions {
   concurrency?: number;
   /** After each query: entities compared so far, of how many. */
   onChunk?: (done: number, total: number) => Promise<void>;
+  /** The type whose lone first names are paired with the full names they start (default "person"; null: none). */
+  personType?: string | null;
 }
+
+const personTypeOf = (opts: PairOptions): string | null => (opts.personType === undefined ? 'person' : opts.personType);
 
 /** SQL of Gold promotion: what it reads of Silver and Gold, and the batch writes (with their outbox rows). */
 export class PromotionRepository {
@@ -188,8 +202,9 @@ export class PromotionRepository {
 
   /**
    * Every Silver entity in play with its evidence: the highest confidence of the live facts and
-   * relationships that name it, their distinct events, and the contexts of those events (the
-   * conversation, or the event itself when it has none).
+   * relationships that name it and of the events that name it (silver.entity_mentions, each at the
+   * confidence of the best live fact stated around the name), their distinct events, and the
+   * contexts of those events (the conversation, or the event itself when it has none).
    */
   async candidates(namespace: string): Promise<SilverCandidate[]> {
     return this.sql.rows(
@@ -205,7 +220,16 @@ export class PromotionRepository {
           WHERE r.namespace = $1 AND r.retired_at IS NULL
          UNION ALL
          SELECT r.target_entity_id, s.event_id, r.confidence FROM silver.relationships r JOIN silver.relationship_sources s ON s.relationship_id = r.id
-          WHERE r.namespace = $1 AND r.retired_at IS NULL),
+          WHERE r.namespace = $1 AND r.retired_at IS NULL
+         UNION ALL
+         -- Where an event names the entity, at the confidence of the best live fact stated in the span
+         -- around that name (0 when none: a question, say); erased events do not count.
+         SELECT em.entity_id, em.event_id,
+                coalesce((SELECT max(f.confidence) FROM silver.fact_sources s JOIN silver.facts f ON f.id = s.fact_id
+                           WHERE s.event_id = em.event_id AND f.namespace = $1 AND f.retired_at IS NULL
+                             AND coalesce(s.span_start, 0) < em.span_end AND coalesce(s.span_end, 2147483647) > em.span_start), 0)
+           FROM silver.entity_mentions em
+          WHERE em.namespace = $1 AND NOT EXISTS (SELECT 1 FROM bronze.event_tombstones t WHERE t.event_id = em.event_id)),
        stats AS (
          SELECT m.entity_id, max(m.confidence)::float8 AS confidence, array_agg(DISTINCT m.event_id::text ORDER BY m.event_id::text) AS event_ids,
                 array_agg(DISTINCT coalesce(ev.conversation_id, 'event:' || m.event_id::text) ORDER BY coalesce(ev.conversation_id, 'event:' || m.event_id::text)) AS context_ids
@@ -250,7 +274,11 @@ export class PromotionRepository {
 
   private chunkPairs(namespace: string, ids: readonly string[], opts: PairOptions): Promise<CandidatePair[]> {
     return this.atThreshold(opts.threshold, (tx) =>
-      tx.rows(PAIRS_SQL, [namespace, ids, opts.perEntity], (r) => ({ a: col.string(r, 'a'), b: col.string(r, 'b'), trigram: col.number(r, 't') })),
+      tx.rows(PAIRS_SQL, [namespace, ids, opts.perEntity, personTypeOf(opts)], (r) => ({
+        a: col.string(r, 'a'),
+        b: col.string(r, 'b'),
+        trigram: col.number(r, 't'),
+      })),
     );
   }
 
@@ -258,7 +286,7 @@ export class PromotionRepository {
   async explainPairs(namespace: string, opts: PairOptions): Promise<string> {
     const ids = await this.pendingIds(namespace, Math.max(1, opts.chunkSize ?? 1000));
     const lines = await this.atThreshold(opts.threshold, (tx) =>
-      tx.rows(`EXPLAIN (ANALYZE, BUFFERS) ${PAIRS_SQL}`, [namespace, ids, opts.perEntity], (r) => col.string(r, 'QUERY PLAN')),
+      tx.rows(`EXPLAIN (ANALYZE, BUFFERS) ${PAIRS_SQL}`, [namespace, ids, opts.perEntity, personTypeOf(opts)], (r) => col.string(r, 'QUERY PLAN')),
     );
     return lines.join('\n');
   }

@@ -99,6 +99,7 @@ export class PromotionService {
       threshold: this.settings.candidateTrigram,
       perEntity: this.settings.candidatesPerEntity,
       concurrency: this.settings.pairConcurrency,
+      personType: this.settings.personType,
       onChunk: async (done, total) => hooks.progress?.({ done, total, message: `comparing names: ${done} of ${total} unassigned entities` }),
     });
     const pairsMs = lap();

@@ -29,7 +29,7 @@ export interface CandidatePair {
 }
 
 /** The resolution steps, in the order they are tried. */
-export type ResolutionStep = 'exact' | 'alias' | 'trigram' | 'cooccurrence' | 'judge' | 'new';
+export type ResolutionStep = 'exact' | 'alias' | 'trigram' | 'cooccurrence' | 'first_name' | 'judge' | 'new';
 
 export interface ResolutionScores {
   trigram?: number;

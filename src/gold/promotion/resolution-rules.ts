@@ -24,6 +24,57 @@ export function namesCompatible(a: string, b: string): boolean {
   return short.every((t) => long.has(t));
 }
 
+/**
+ * The first-name step: a lone first name ("Bob") is the person of the one full name of the
+ * namespace that starts with it ("Bob Smith"), when that is the only one. Counted over every live
+ * entity in play of the person type, by distinct name key, so "Bob" next to "Bob Smith" and
+ * "Bob Jones" joins neither (the judge still sees the pairs, and the offline judge keeps them
+ * apart unless they share a conversation). Fillers are ignored ("Mr. Bob Smith" starts with bob).
+ */
+export class FirstNames {
+  /** type|first token → the distinct name keys of two or more words that start with it. */
+  private readonly full = new Map<string, Set<string>>();
+
+  constructor(
+    entities: ReadonlyArray<Pick<SilverCandidate, 'type' | 'nameKey' | 'retired'>>,
+    private readonly personType: string | null,
+  ) {
+    for (const e of entities) {
+      if (e.retired || e.type !== personType) continue;
+      const tokens = nameTokens(e.nameKey);
+      if (tokens.length < 2) continue;
+      const k = `${e.type}|${tokens[0] as string}`;
+      const set = this.full.get(k) ?? new Set<string>();
+      set.add(tokens.join(' '));
+      this.full.set(k, set);
+    }
+  }
+
+  /** The lone first name of a pair and its full name, when `a` and `b` are one of each (same type), else null. */
+  private split(a: Pick<SilverCandidate, 'type' | 'nameKey'>, b: Pick<SilverCandidate, 'type' | 'nameKey'>): { first: string; full: string[] } | null {
+    if (this.personType === null || a.type !== this.personType || b.type !== a.type) return null;
+    const ta = nameTokens(a.nameKey);
+    const tb = nameTokens(b.nameKey);
+    const [short, long] = ta.length === 1 && tb.length >= 2 ? [ta, tb] : tb.length === 1 && ta.length >= 2 ? [tb, ta] : [null, null];
+    if (!short || !long || long[0] !== short[0]) return null;
+    return { first: short[0] as string, full: long };
+  }
+
+  /** True when one of the two is a lone first name and the other the only full name of its type starting with it. */
+  joins(a: Pick<SilverCandidate, 'type' | 'nameKey'>, b: Pick<SilverCandidate, 'type' | 'nameKey'>): boolean {
+    const s = this.split(a, b);
+    if (!s) return false;
+    const names = this.full.get(`${a.type}|${s.first}`);
+    return names !== undefined && names.size === 1 && names.has(s.full.join(' '));
+  }
+
+  /** The log's reason for a first-name merge. */
+  describe(a: Pick<SilverCandidate, 'type' | 'nameKey'>, b: Pick<SilverCandidate, 'type' | 'nameKey'>): string {
+    const s = this.split(a, b);
+    return s ? `${s.first}" is the first name of the only ${a.type} named "${s.full.join(' ')}` : 'first name';
+  }
+}
+
 /** Every key a candidate answers to: its name and its aliases. */
 export function keysOf(c: Pick<SilverCandidate, 'nameKey' | 'aliasKeys'>): Set<string> {
   return new Set([c.nameKey, ...c.aliasKeys]);

@@ -1,5 +1,5 @@
 import { Sql } from '../../infra/postgres/sql';
-import { PlannedEntity } from '../derivation-plan';
+import { PlannedEntity, PlannedMention } from '../derivation-plan';
 
 /** New entities of the batch, and new aliases on existing ones (at most two statements). */
 export async function writeEntities(tx: Sql, namespace: string, runId: string, entities: readonly PlannedEntity[]): Promise<void> {
@@ -24,4 +24,16 @@ export async function writeEntities(tx: Sql, namespace: string, runId: string, e
       [JSON.stringify(renamed.map((e) => ({ id: e.id, aliases: e.aliases, alias_keys: e.aliasKeys })))],
     );
   }
+}
+
+/** Where the batch names each entity (silver.entity_mentions), one statement; a span already recorded is kept as it is. */
+export async function writeMentions(tx: Sql, namespace: string, mentions: readonly PlannedMention[]): Promise<void> {
+  if (mentions.length === 0) return;
+  await tx.execute(
+    `INSERT INTO silver.entity_mentions (entity_id, event_id, namespace, span_start, span_end)
+     SELECT x.entity_id, x.event_id, $1, x.span_start, x.span_end
+       FROM jsonb_to_recordset($2::jsonb) AS x(entity_id uuid, event_id uuid, span_start int, span_end int)
+     ON CONFLICT DO NOTHING`,
+    [namespace, JSON.stringify(mentions.map((m) => ({ entity_id: m.entityId, event_id: m.eventId, span_start: m.start, span_end: m.end })))],
+  );
 }
