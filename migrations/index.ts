@@ -15,6 +15,7 @@ import { ErasureReachesGold1764400000700 } from './1764400000700-erasure-reaches
 import { GoldChangeLogIndex1764400000550 } from './1764400000550-gold-change-log-index';
 import { EventContextReprojection1764400000800 } from './1764400000800-event-context-reprojection';
 import { SilverEntityMentions1764400000910 } from './1764400000910-silver-entity-mentions';
+import { ErasureRederivesSharedFacts1764400000960 } from './1764400000960-erasure-rederives-shared-facts';
 
 /** Every migration, oldest first. Listed explicitly so no glob depends on the build layout. */
 export const migrations = [
@@ -35,4 +36,5 @@ export const migrations = [
   ErasureReachesGold1764400000700,
   EventContextReprojection1764400000800,
   SilverEntityMentions1764400000910,
+  ErasureRederivesSharedFacts1764400000960,
 ];

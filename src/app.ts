@@ -228,10 +228,15 @@ export async function startApp(
     const services: Services = {
       tokens: tokenService,
       ingest: new IngestService(eventRepository, systemClock, config.limits, (o) => metrics.observeIngest(o)),
-      events: new EventService(eventRepository, eventQueries, {
-        maxPageSize: config.limits.maxPageSize,
-        maxConversationEvents: config.limits.maxConversationEvents,
-      }),
+      events: new EventService(
+        eventRepository,
+        eventQueries,
+        {
+          maxPageSize: config.limits.maxPageSize,
+          maxConversationEvents: config.limits.maxConversationEvents,
+        },
+        (ids) => overlayRepository.spansOnEvents(ids),
+      ),
       eventNodes: new EventNodeService(driver),
       provenance: new ProvenanceService(driver, new ChangeRepository(ds), facts, provenanceLimits(config.limits)),
       pubSub,

@@ -15,7 +15,7 @@ import { EntityResolver, RelationshipResolver } from '../silver/entity.resolver'
 import { EventFactsResolver, FactResolver, FactSourceResolver } from '../silver/fact.resolver';
 import { PipelineResolver } from '../silver/pipeline.resolver';
 import { GoldEntityResolver, GoldRelationshipResolver } from '../gold/promotion/gold.resolver';
-import { EventContentResolver, FactOverlayResolver, OverlayResolver } from '../gold/overlay/overlay.resolver';
+import { EventContentResolver, FactOverlayResolver, OverlayResolver, OverlayTextResolver } from '../gold/overlay/overlay.resolver';
 import { AboutResolver } from '../gold/about/about.resolver';
 import { ReviewResolver } from '../gold/review/review.resolver';
 import { GoldChangeResolver, GoldPreferenceResolver, RelatedContextResolver } from '../gold/reads/gold-reads.resolver';
@@ -33,6 +33,7 @@ export const resolvers = [
   ProvenanceResolver,
   OverlayResolver,
   FactOverlayResolver,
+  OverlayTextResolver,
   EventContentResolver,
   TokenResolver,
   ApprovalResolver,

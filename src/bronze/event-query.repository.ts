@@ -59,7 +59,9 @@ export class EventQueryRepository {
     if (filter.sessionId) add((p) => `e.session_id = ${p}`, filter.sessionId);
     if (filter.from) add((p) => `e.occurred_at >= ${p}`, filter.from);
     if (filter.to) add((p) => `e.occurred_at < ${p}`, filter.to);
-    if (filter.contains) add((p) => `e.content ILIKE '%' || ${p} || '%'`, escapeLike(filter.contains));
+    // Candidates only: EventService.list keeps those whose content as the caller sees it matches (an event with a redaction is one).
+    if (filter.contains)
+      add((p) => `(e.content ILIKE '%' || ${p} || '%' OR EXISTS (SELECT 1 FROM gold.overlays o WHERE o.event_id = e.id))`, escapeLike(filter.contains));
     if (after) {
       params.push(after.micros, after.id);
       where.push(`(e.occurred_at, e.id) > (timestamptz 'epoch' + $${params.length - 1}::bigint * interval '1 microsecond', $${params.length}::uuid)`);

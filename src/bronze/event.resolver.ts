@@ -6,6 +6,7 @@ import { EventIngestedMessage } from '../infra/pubsub/topics';
 import { ConnectionPageInfo, Event, EventConnection, EventEdge, EventFilter, EventInput, IngestResult, Watermark } from './event.graphql';
 import { IngestOutcome, IngestStatus } from './event.types';
 import { JsonScalar } from './json-scalar';
+import { maySeeRawPayload } from '../silver/text-visibility';
 
 const toResult = (o: IngestOutcome): IngestResult =>
   Object.assign(new IngestResult(), {
@@ -75,15 +76,19 @@ export class EventResolver {
   @FieldResolver(() => JsonScalar, {
     nullable: true,
     description:
-      'The raw payload as sent (needs "read" on the namespace; null otherwise). JSON numbers beyond 2^53 may be rounded by JavaScript clients: rawPayloadText has them exactly.',
+      'The raw payload as sent (needs "read" on the namespace, and "admin" when the event has an active redaction; null otherwise). JSON numbers beyond 2^53 may be rounded by JavaScript clients: rawPayloadText has them exactly.',
   })
-  rawPayload(@Root() event: Event, @Ctx() ctx: RequestContext): unknown {
-    return ctx.services.events.mayTraverse(ctx.auth, event) ? event.rawPayload : null;
+  async rawPayload(@Root() event: Event, @Ctx() ctx: RequestContext): Promise<unknown> {
+    return (await payloadVisible(ctx, event)) ? event.rawPayload : null;
   }
 
-  @FieldResolver(() => String, { nullable: true, description: 'rawPayload exactly as stored, as JSON text (needs "read" on the namespace; null otherwise).' })
-  rawPayloadText(@Root() event: Event, @Ctx() ctx: RequestContext): string | null {
-    return ctx.services.events.mayTraverse(ctx.auth, event) ? event.rawPayloadText : null;
+  @FieldResolver(() => String, {
+    nullable: true,
+    description:
+      'rawPayload exactly as stored, as JSON text (needs "read" on the namespace, and "admin" when the event has an active redaction; null otherwise).',
+  })
+  async rawPayloadText(@Root() event: Event, @Ctx() ctx: RequestContext): Promise<string | null> {
+    return (await payloadVisible(ctx, event)) ? event.rawPayloadText : null;
   }
 
   @FieldResolver(() => Event, { nullable: true, description: 'For a TOOL_RESULT: the TOOL_CALL it answers.' })
@@ -109,4 +114,9 @@ export class EventResolver {
     // Read fresh (no loader cache across messages) and re-check the grant for this namespace.
     return Event.from(await ctx.services.events.deliveredEvent(await ctx.currentAuth(), message.id));
   }
+}
+
+/** The payload is verbatim input: "read" to follow the event, and no active redaction unless "admin" (text-visibility.ts). */
+async function payloadVisible(ctx: RequestContext, event: Event): Promise<boolean> {
+  return ctx.services.events.mayTraverse(ctx.auth, event) && maySeeRawPayload(ctx.auth, event, await ctx.loaders.redactionsByEventId.load(event.id));
 }

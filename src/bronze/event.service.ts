@@ -2,7 +2,9 @@ import { AuthContext } from '../access/auth-context';
 import { Capability } from '../access/capability';
 import { AccessException, AccessExceptionCode } from '../access/access.exception';
 import { BronzeException, BronzeExceptionCode } from './bronze.exception';
-import { decodeCursor, encodeCursor } from '../common/cursor';
+import { decodeCursor, encodeCursor, Position } from '../common/cursor';
+import { ComposeSpan } from '../gold/overlay/compose';
+import { matchesText, visibleEventContent } from '../silver/text-visibility';
 import { EventListFilter, EventQueryRepository, Watermark } from './event-query.repository';
 import { EventRepository } from './event.repository';
 import { BronzeEvent, EventKind } from './event.types';
@@ -30,6 +32,8 @@ export class EventService {
     private readonly events: EventRepository,
     private readonly queries: EventQueryRepository,
     private readonly limits: EventReadLimits,
+    /** Active redactions of events' content (gold/overlay/overlay.repository.ts spansOnEvents). */
+    private readonly redactions: (eventIds: readonly string[]) => Promise<ReadonlyArray<ComposeSpan & { targetId: string }>> = async () => [],
   ) {}
 
   /**
@@ -58,10 +62,31 @@ export class EventService {
     if (filter.from && filter.to && filter.from >= filter.to) {
       throw new BronzeException(BronzeExceptionCode.INVALID_ARGUMENT, 'filter.from must be before filter.to');
     }
-    const rows = await this.queries.list(namespace, filter, size + 1, after ? decodeCursor(after) : undefined);
+    const rows = await this.matching(auth, namespace, filter, size + 1, after ? decodeCursor(after) : undefined);
     const page = rows.slice(0, size);
     const edges = page.map((r) => ({ cursor: encodeCursor(r.position), node: r.event }));
     return { edges, hasNextPage: rows.length > size, endCursor: edges.at(-1)?.cursor ?? null };
+  }
+
+  /**
+   * A page of rows; with `contains`, only events whose content as this caller sees it (redactions
+   * applied unless "admin", text-visibility.ts) contains the text, so the filter is no oracle for
+   * redacted words. The repository returns candidates; pages are refilled until full.
+   */
+  private async matching(auth: AuthContext, namespace: string, filter: EventListFilter, limit: number, after?: Position) {
+    const needle = filter.contains;
+    if (!needle) return this.queries.list(namespace, filter, limit, after);
+    const out: Array<{ event: BronzeEvent; position: Position }> = [];
+    let from = after;
+    for (;;) {
+      const rows = await this.queries.list(namespace, filter, limit, from);
+      const spans = await this.redactions(rows.map((r) => r.event.id));
+      const byEvent = new Map<string, ComposeSpan[]>();
+      for (const s of spans) byEvent.set(s.targetId, [...(byEvent.get(s.targetId) ?? []), s]);
+      out.push(...rows.filter((r) => matchesText(visibleEventContent(auth, r.event, byEvent.get(r.event.id) ?? []), needle)));
+      if (rows.length < limit || out.length >= limit) return out.slice(0, limit);
+      from = rows.at(-1)?.position;
+    }
   }
 
   /** A conversation in order (needs `read`). */

@@ -1,6 +1,7 @@
 import { composeText, ComposeSpan } from '../gold/overlay/compose';
 import { Embedder } from '../silver/model-ports';
 import { redactQuote } from '../silver/fact-reader';
+import { composeDerived } from '../silver/text-visibility';
 import { EventNodeRow } from './cypher/event-nodes';
 import { FactNodeRow } from './cypher/fact-nodes';
 
@@ -25,7 +26,7 @@ function grouped(spans: ReadonlyArray<ComposeSpan & { targetId: string }>): Map<
 export async function composeForProjection<R extends FactNodeRow | EventNodeRow>(
   rows: readonly R[],
   textOf: (r: R) => string,
-  withText: (r: R, text: string, embedding: number[] | null, model: string | null) => R,
+  withText: (r: R, text: string, embedding: number[] | null, model: string | null, spans: readonly ComposeSpan[]) => R,
   spansFor: (ids: string[]) => Promise<ReadonlyArray<ComposeSpan & { targetId: string }>>,
   embedder: (() => Promise<Embedder>) | undefined,
   warn: (m: string) => void,
@@ -47,7 +48,9 @@ export async function composeForProjection<R extends FactNodeRow | EventNodeRow>
   } catch (err) {
     warn(`projection: embedding ${changed.length} overlaid texts failed, projected without vectors: ${err instanceof Error ? err.message : String(err)}`);
   }
-  return rows.map((r) => (texts.has(r.id) ? withText(r, texts.get(r.id) as string, vectors.get(r.id) ?? null, vectors.has(r.id) ? model : null) : r));
+  return rows.map((r) =>
+    texts.has(r.id) ? withText(r, texts.get(r.id) as string, vectors.get(r.id) ?? null, vectors.has(r.id) ? model : null, spans.get(r.id) ?? []) : r,
+  );
 }
 
 /** Overlaid facts composed (text and embedding), and their DERIVED_FROM quotes with their events' redactions applied. */
@@ -81,7 +84,8 @@ function composeStatements(
   return composeForProjection(
     rows,
     (r) => r.statement,
-    (r, statement, embedding, embeddingModel) => ({ ...r, statement, embedding, embeddingModel }),
+    // The object is composed like the statement (silver/text-visibility.ts), so `where: { object: … }` cannot find hidden words.
+    (r, statement, embedding, embeddingModel, spans) => ({ ...r, statement, object: composeDerived(r.object, r.statement, spans), embedding, embeddingModel }),
     (ids) => overlays.spansOnFacts(ids),
     embedder,
     warn,

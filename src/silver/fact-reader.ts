@@ -2,6 +2,7 @@ import { Position } from '../common/cursor';
 import { composeText, ComposeSpan, REDACTION_PLACEHOLDER, spansWithin } from '../gold/overlay/compose';
 import { FactRepository } from './fact.repository';
 import { Fact, FactFilter, FactSourceRow, JudgeDecisionRow } from './silver.types';
+import { composeDerived, matchesText } from './text-visibility';
 
 /** Which piece of a fact's text a caller is about to receive. */
 export type FactTextSite =
@@ -72,9 +73,12 @@ export class FactReader {
     const spans = grouped(await this.overlays.spansOnFacts([...new Set(facts.map((f) => f.id))]));
     return facts.map((fact) => {
       const machineStatement = fact.machineStatement ?? fact.statement;
-      const composed = composeText(machineStatement, spans.get(fact.id) ?? []);
-      const statement = this.view(composed, { field: 'statement', fact: { ...fact, statement: composed } });
-      return { ...fact, statement, machineStatement };
+      const factSpans = spans.get(fact.id) ?? [];
+      const composed = composeText(machineStatement, factSpans);
+      // Derived strings are composed like the statement (text-visibility.ts): a redacted object is hidden too.
+      const objectValue = composeDerived(fact.objectValue, machineStatement, factSpans);
+      const statement = this.view(composed, { field: 'statement', fact: { ...fact, statement: composed, objectValue } });
+      return { ...fact, statement, objectValue, machineStatement };
     });
   }
 
@@ -111,7 +115,19 @@ export class FactReader {
     limit: number,
     after?: Position,
   ): Promise<Array<{ fact: Fact; position: Position }>> {
-    return this.presentRows(await this.facts.list(namespace, filter, asOf, includeRetired, limit, after));
+    const needle = filter.contains;
+    if (!needle) return this.presentRows(await this.facts.list(namespace, filter, asOf, includeRetired, limit, after));
+    // `contains` matches the composed statement: the repository returns candidates (the Silver
+    // text matches, or an overlay changes it), kept here only when the text a caller sees matches.
+    const out: Array<{ fact: Fact; position: Position }> = [];
+    let from = after;
+    for (;;) {
+      const rows = await this.facts.list(namespace, filter, asOf, includeRetired, limit, from);
+      const shown = await this.presentRows(rows);
+      out.push(...shown.filter((r) => matchesText(r.fact.statement, needle)));
+      if (rows.length < limit || out.length >= limit) return out.slice(0, limit);
+      from = rows.at(-1)?.position;
+    }
   }
 
   async sourcesByFactIds(ids: readonly string[]): Promise<FactSourceRow[]> {

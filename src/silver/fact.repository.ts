@@ -93,7 +93,12 @@ export class FactRepository {
     if (filter.factTypes?.length) add((p) => `f.fact_type = ANY(${p}::text[])`, filter.factTypes);
     if (filter.subjectEntityId) add((p) => `f.subject_entity_id = ${p}::uuid`, filter.subjectEntityId);
     if (filter.predicate) add((p) => `f.predicate = ${p}`, filter.predicate);
-    if (filter.contains) add((p) => `f.statement ILIKE '%' || ${p} || '%'`, escapeLike(filter.contains));
+    // Candidates only: FactReader.list keeps those whose composed statement matches (text-visibility.ts).
+    if (filter.contains)
+      add(
+        (p) => `(f.statement ILIKE '%' || ${p} || '%' OR EXISTS (SELECT 1 FROM gold.overlays o WHERE o.fact_id = f.id AND o.kind <> 'ANNOTATION'))`,
+        escapeLike(filter.contains),
+      );
     if (filter.minImportance !== null && filter.minImportance !== undefined) add((p) => `f.importance >= ${p}`, filter.minImportance);
     if (after) {
       params.push(after.micros, after.id);

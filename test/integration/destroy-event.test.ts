@@ -132,7 +132,7 @@ describe('destroyEvent: the approved erasure of one Bronze event', () => {
     expect((await owner.query(`SELECT count(*)::int AS n FROM gold.overlays WHERE namespace = $1 AND exact ILIKE $2`, [ns, `%${WORD}%`])).rows[0].n).toBe(2);
   });
 
-  it('erases content and payload, leaves a tombstone, retires and scrubs the facts resting only on it, keeps the others without it', async () => {
+  it('erases content and payload, leaves a tombstone, retires and scrubs every fact resting on it, the shared ones included', async () => {
     const req = await gqlOk<{ requestApproval: { id: string } }>(
       t.url,
       admin,
@@ -194,7 +194,9 @@ describe('destroyEvent: the approved erasure of one Bronze event', () => {
       `SELECT f.retired_at, array(SELECT s.event_id::text FROM silver.fact_sources s WHERE s.fact_id = f.id) AS sources FROM silver.facts f WHERE f.id = $1`,
       [berlinFact],
     );
-    expect(b.rows[0]).toEqual({ retired_at: null, sources: [survivor] });
+    // A fact that also rested on a surviving event is erased too (its text may hold words only the
+    // erased event supported); the survivor is queued to be derived again from its own words.
+    expect(b.rows[0].retired_at).not.toBeNull();
     // Nothing of the word is left anywhere in Silver.
     const leftovers = (
       await owner.query(
@@ -224,7 +226,17 @@ describe('destroyEvent: the approved erasure of one Bronze event', () => {
         },
       ),
     ).toEqual([]);
-    expect(await neo(`MATCH (:Fact {id: $id})-[:DERIVED_FROM]->(e:Event) RETURN e.id AS id`, { id: berlinFact })).toEqual([{ id: survivor }]);
+    expect(await neo(`MATCH (f:Fact {id: $id}) RETURN f.id AS id`, { id: berlinFact })).toEqual([]);
+    // The survivor's Berlin fact, derived again from its own words.
+    const again = (
+      await owner.query(
+        `SELECT f.id::text AS id FROM silver.facts f WHERE f.namespace = $1 AND f.retired_at IS NULL AND f.statement ILIKE '%Berlin%'
+            AND EXISTS (SELECT 1 FROM silver.fact_sources s WHERE s.fact_id = f.id AND s.event_id = $2)`,
+        [ns, survivor],
+      )
+    ).rows as Array<{ id: string }>;
+    expect(again).toHaveLength(1);
+    expect(await neo(`MATCH (:Fact {id: $id})-[:DERIVED_FROM]->(e:Event) RETURN e.id AS id`, { id: again[0]?.id })).toEqual([{ id: survivor }]);
     expect(await neo(`MATCH (e:Event {id: $id}) RETURN e.context AS context, e.contextEventId AS before`, { id: survivor })).toEqual([
       { context: null, before: null },
     ]);

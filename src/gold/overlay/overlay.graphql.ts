@@ -41,11 +41,15 @@ export class Overlay {
   @Field(() => ID, { nullable: true, description: 'The fact it is on (null for an event redaction).' }) factId!: string | null;
   @Field(() => ID, { nullable: true, description: 'The event it is on (event redactions only).' }) eventId!: string | null;
   @Field(() => OverlayKind) kind!: OverlayKind;
-  @Field(() => QuoteSelector) selector!: QuoteSelector;
+  /** GraphQL field in OverlayTextResolver (what the caller may see of it). */
+  selector!: QuoteSelector;
   @Field(() => String, { description: 'SHA-256 (hex, UTF-8) of the text the selector was placed on.' }) textHash!: string;
-  @Field(() => String, { nullable: true, description: 'EDIT: the replacement; ANNOTATION: the note; REDACTION: null.' }) body!: string | null;
+  /** GraphQL field in OverlayTextResolver (what the caller may see of it). */
+  body!: string | null;
   @Field(() => String, { nullable: true }) reason!: string | null;
   @Field(() => String, { description: 'The principal who created it; others need an OVERWRITE_OVERLAY approval to change it.' }) author!: string;
+  /** The author's principal id (not a GraphQL field). */
+  authorId!: string;
   @Field(() => String, { description: 'Who wrote this version (a principal, or "rebuild" for re-anchoring).' }) changedBy!: string;
   @Field(() => Int, { description: 'Versions are append-only: every revision, retraction and re-anchoring adds one.' }) version!: number;
   @Field(() => OverlayStatusKind) status!: OverlayStatusKind;

@@ -3,7 +3,8 @@ import { RequestContext } from '../../api/context';
 import { Event } from '../../bronze/event.graphql';
 import { StorableTextArgs } from '../../common/storable-args.middleware';
 import { Fact } from '../../silver/fact.graphql';
-import { Overlay, OverlayInput } from './overlay.graphql';
+import { visibleEventContent, visibleMachineStatement, visibleOverlayText } from '../../silver/text-visibility';
+import { Overlay, OverlayInput, QuoteSelector } from './overlay.graphql';
 
 @Resolver(() => Overlay)
 @UseMiddleware(StorableTextArgs)
@@ -67,9 +68,13 @@ function clearFact(ctx: RequestContext, o: Overlay): void {
 
 @Resolver(() => Fact)
 export class FactOverlayResolver {
-  @FieldResolver(() => String, { description: 'The Silver text, as the engine derived it (statement is this text with the overlays applied).' })
-  machineStatement(@Root() f: Fact): string {
-    return f.machineStatement ?? f.statement;
+  @FieldResolver(() => String, {
+    nullable: true,
+    description:
+      'The Silver text, as the engine derived it (statement is this text with the overlays applied). Needs "admin" on the namespace (it shows what a redaction hides); null otherwise.',
+  })
+  machineStatement(@Root() f: Fact, @Ctx() ctx: RequestContext): string | null {
+    return visibleMachineStatement(ctx.auth, f);
   }
 
   @FieldResolver(() => [Overlay], { description: 'Overlays on this fact at their latest version (needs "read"; empty otherwise).' })
@@ -83,6 +88,42 @@ export class FactOverlayResolver {
 export class EventContentResolver {
   @FieldResolver(() => String, { description: 'Stored verbatim; spans redacted by an overlay show as [redacted] unless you hold "admin" on the namespace.' })
   async content(@Root() e: Event, @Ctx() ctx: RequestContext): Promise<string> {
-    return ctx.services.overlays.eventContent(ctx.auth, e, await ctx.loaders.redactionsByEventId.load(e.id));
+    return visibleEventContent(ctx.auth, e, await ctx.loaders.redactionsByEventId.load(e.id));
   }
+}
+
+/**
+ * An overlay's selector and body quote the machine text: on a target with an active redaction
+ * only "admin" and the overlay's author see them (text-visibility.ts).
+ */
+@Resolver(() => Overlay)
+export class OverlayTextResolver {
+  @FieldResolver(() => QuoteSelector, {
+    description:
+      'Where it sits. On a fact or event with an active redaction, exact/prefix/suffix show "[redacted]" unless you hold "admin" or wrote the overlay.',
+  })
+  async selector(@Root() o: Overlay, @Ctx() ctx: RequestContext): Promise<QuoteSelector> {
+    return Object.assign(new QuoteSelector(), (await shown(ctx, o)).selector);
+  }
+
+  @FieldResolver(() => String, {
+    nullable: true,
+    description: 'EDIT: the replacement; ANNOTATION: the note; REDACTION: null. "[redacted]" on a redacted target unless you hold "admin" or wrote it.',
+  })
+  async body(@Root() o: Overlay, @Ctx() ctx: RequestContext): Promise<string | null> {
+    return (await shown(ctx, o)).body;
+  }
+}
+
+async function shown(ctx: RequestContext, o: Overlay): Promise<Overlay> {
+  return visibleOverlayText(ctx.auth, o, await targetRedacted(ctx, o));
+}
+
+/** Whether the overlay's fact or event has an active redaction (one of the request's loaders). */
+async function targetRedacted(ctx: RequestContext, o: Overlay): Promise<boolean> {
+  if (o.eventId) return (await ctx.loaders.redactionsByEventId.load(o.eventId)).length > 0;
+  if (!o.factId) return false;
+  return (await ctx.loaders.overlaysByFactId.load(o.factId)).some(
+    (r) => r.kind === 'REDACTION' && r.factId === o.factId && (r.status === 'ANCHORED' || r.status === 'REANCHORED'),
+  );
 }

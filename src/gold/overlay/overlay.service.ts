@@ -9,9 +9,10 @@ import { FactRepository } from '../../silver/fact.repository';
 import { ApprovalGate } from '../approval.port';
 import { OverlayException, OverlayExceptionCode } from './overlay.exception';
 import { OverlayRepository, reprojectTarget as reproject, TextSpan } from './overlay.repository';
-import { composeText, ComposeSpan } from './compose';
+import { ComposeSpan } from './compose';
 import { OverlayKindName, OverlayRecord } from './overlay.types';
 import { placeSelector, textHash } from './quote-selector';
+import { visibleEventContent } from '../../silver/text-visibility';
 
 /** What a caller writes (GraphQL OverlayInput): exactly one of factId / eventId. */
 export interface OverlayWrite {
@@ -74,7 +75,7 @@ export class OverlayService {
    * its redacted spans hidden. Bronze keeps the bytes either way.
    */
   eventContent(auth: AuthContext, event: { namespace: string; content: string }, redactions: readonly ComposeSpan[]): string {
-    return redactions.length === 0 || auth.can(Capability.ADMIN, event.namespace) ? event.content : composeText(event.content, redactions);
+    return visibleEventContent(auth, event, redactions);
   }
 
   /** Overlays of a namespace waiting for a person (low-confidence re-anchoring, orphans); needs "review" or "overlay". */

@@ -122,6 +122,15 @@ export function factTextResolver(schema: GraphQLSchema, typeName: string, fieldN
       return fact.statement;
     };
   }
+  if (typeName === FACT && fieldName === 'object') {
+    // Composed like the statement (silver/text-visibility.ts), from Postgres through the reader.
+    return async (source, _args, ctx) => {
+      const id = idOf(source);
+      const fact = id ? await ctx.loaders.factById.load(id) : null;
+      if (!fact) throw new Error(`graph exploration: fact ${id ?? '(no id)'} is in Neo4j but not in Silver; run rebuildGraph`);
+      return fact.objectValue;
+    };
+  }
   if (typeName === DERIVED_FROM && fieldName === 'quote') {
     return async (source, _args, ctx) => {
       const ends = source && typeof source === 'object' ? endsOf.get(source) : undefined;

@@ -1,0 +1,102 @@
+import type { AuthContext } from '../access/auth-context';
+import { Capability } from '../access/capability';
+import { composeText, ComposeSpan, REDACTION_PLACEHOLDER, spansWithin } from '../gold/overlay/compose';
+
+/**
+ * What a principal may see of the text of a fact, an event or an overlay: the one place that
+ * decides it (docs/overlays.md "Who sees what"). Every read path (GraphQL fields, filters,
+ * subscriptions, MCP tools, graph exploration, the projection to Neo4j) asks here.
+ *
+ * - Everyone sees the composed text: a fact's statement and its derived strings (`object`) with
+ *   the overlays applied, an event's content with its redactions hidden.
+ * - `admin` on the namespace also sees the machine text (`Fact.machineStatement`) and an event's
+ *   content and payload verbatim; nobody else does.
+ * - An overlay's selector (`exact`, `prefix`, `suffix`) and `body` quote the machine text: on a
+ *   target with an active redaction they are shown only to `admin` and to the overlay's author.
+ * - `contains` filters match the composed text (`matchesText`), so they cannot serve as a yes/no
+ *   oracle for redacted words.
+ */
+
+type Span = ComposeSpan;
+
+const textChanging = (spans: readonly Span[]): Span[] => spans.filter((s) => s.kind !== 'ANNOTATION');
+const overlaps = (s: Span, from: number, to: number): boolean => s.start < to && from < s.end;
+
+function occurrences(text: string, part: string): number[] {
+  const at: number[] = [];
+  if (part.length === 0) return at;
+  const lower = text.toLowerCase();
+  const needle = part.toLowerCase();
+  for (let i = lower.indexOf(needle); i >= 0; i = lower.indexOf(needle, i + 1)) at.push(i);
+  return at;
+}
+
+/**
+ * A string derived from a fact's statement (its `object`), composed like the statement: the
+ * overlays that cover its occurrence in the Silver statement are applied to it (a redaction of
+ * the whole statement hides it too). When it does not occur in the statement, a fact with a
+ * redaction hides it whole (the offsets say nothing about it), and an edit leaves it as it is.
+ */
+export function composeDerived(value: string | null, machineStatement: string, spans: readonly Span[]): string | null {
+  const applied = textChanging(spans);
+  if (value === null || applied.length === 0) return value;
+  const at = occurrences(machineStatement, value);
+  if (at.length === 0) return applied.some((s) => s.kind === 'REDACTION') ? REDACTION_PLACEHOLDER : value;
+  // Several occurrences: the one a redaction touches decides (never the clean copy of a hidden word).
+  const redacted = at.find((p) => applied.some((s) => s.kind === 'REDACTION' && overlaps(s, p, p + value.length)));
+  const p = redacted ?? (at[0] as number);
+  return composeText(machineStatement.slice(p, p + value.length), spansWithin(applied, p, p + value.length));
+}
+
+/** Whether the caller sees machine text (Silver statement, event bytes and payload) of this namespace. */
+export function seesMachineText(auth: AuthContext, namespace: string): boolean {
+  return auth.can(Capability.ADMIN, namespace);
+}
+
+/** `Fact.machineStatement`: the Silver text for `admin` on the fact's namespace; null for everyone else. */
+export function visibleMachineStatement(auth: AuthContext, fact: { namespace: string; machineStatement?: string; statement: string }): string | null {
+  return seesMachineText(auth, fact.namespace) ? (fact.machineStatement ?? fact.statement) : null;
+}
+
+/** An event's content as this caller sees it: verbatim for `admin`, else with its redacted spans hidden. */
+export function visibleEventContent(auth: AuthContext, event: { namespace: string; content: string }, redactions: readonly Span[]): string {
+  return redactions.length === 0 || seesMachineText(auth, event.namespace) ? event.content : composeText(event.content, redactions);
+}
+
+/**
+ * Whether the caller may see an event's raw payload: it is the event's verbatim input, so an
+ * active redaction of the event hides it whole from everyone without `admin` (its offsets are
+ * into the content, not the payload).
+ */
+export function maySeeRawPayload(auth: AuthContext, event: { namespace: string }, redactions: readonly Span[]): boolean {
+  return redactions.length === 0 || seesMachineText(auth, event.namespace);
+}
+
+/** The machine-text parts of an overlay (its selector's quotes and body). */
+export interface OverlayText {
+  readonly namespace: string;
+  readonly authorId: string;
+  readonly selector: { readonly exact: string; readonly prefix: string; readonly suffix: string; readonly start: number; readonly end: number };
+  readonly body: string | null;
+}
+
+/**
+ * An overlay's selector and body as this caller sees them. They quote the machine text, so on a
+ * target with an active redaction (`targetRedacted`) only `admin` and the overlay's author see
+ * them; for everyone else the quotes and the body are `[redacted]` (offsets and kind stay, so the
+ * reader still knows a span was overlaid).
+ */
+export function visibleOverlayText<O extends OverlayText>(auth: AuthContext, overlay: O, targetRedacted: boolean): O {
+  if (!targetRedacted || seesMachineText(auth, overlay.namespace) || auth.principal?.principalId === overlay.authorId) return overlay;
+  const hide = (s: string) => (s.length === 0 ? s : REDACTION_PLACEHOLDER);
+  return {
+    ...overlay,
+    selector: { ...overlay.selector, exact: hide(overlay.selector.exact), prefix: hide(overlay.selector.prefix), suffix: hide(overlay.selector.suffix) },
+    body: overlay.body === null ? null : hide(overlay.body),
+  };
+}
+
+/** A `contains` filter on text as the caller sees it (case-insensitive, like the SQL ILIKE it refines). */
+export function matchesText(text: string, needle: string): boolean {
+  return text.toLowerCase().includes(needle.toLowerCase());
+}
