@@ -14,6 +14,7 @@ import { GoldReview1764400000500 } from './1764400000500-gold-review';
 import { ErasureReachesGold1764400000700 } from './1764400000700-erasure-reaches-gold';
 import { GoldChangeLogIndex1764400000550 } from './1764400000550-gold-change-log-index';
 import { EventContextReprojection1764400000800 } from './1764400000800-event-context-reprojection';
+import { UnforgeableApprovals1764400000900 } from './1764400000900-unforgeable-approvals';
 
 /** Every migration, oldest first. Listed explicitly so no glob depends on the build layout. */
 export const migrations = [
@@ -33,4 +34,5 @@ export const migrations = [
   GoldChangeLogIndex1764400000550,
   ErasureReachesGold1764400000700,
   EventContextReprojection1764400000800,
+  UnforgeableApprovals1764400000900,
 ];

@@ -172,11 +172,16 @@ export async function startApp(
   opts: AppOptions,
   log: AppLogger,
 ): Promise<App> {
+  let generated: string | undefined;
   const database = await openDatabase({
     ownerUrl: stores.postgresUrl,
     runtimeUrl: stores.postgresRuntimeUrl,
     window: { maxPastDays: config.limits.occurredAtMaxPastDays, maxFutureDays: config.limits.occurredAtMaxFutureDays },
     log: { info: (m, fields) => log.info(fields ?? {}, m), warn: (m) => log.warn(m), debug: (m) => log.debug(m) },
+    // The bootstrap admin is written by the owner: the runtime role cannot insert tokens.
+    atStart: async (owner) => {
+      ({ generated } = await new TokenService(new TokenRepository(owner)).ensureBootstrapAdmin(config.adminToken));
+    },
   });
   const { ds, counter } = database;
   const cleanups: Array<() => Promise<void>> = [() => database.close()];
@@ -187,7 +192,6 @@ export async function startApp(
     if (opts.api) await checkExploreCompat(driver);
 
     const tokenService = new TokenService(new TokenRepository(ds));
-    const { generated } = await tokenService.ensureBootstrapAdmin(config.adminToken);
     if (generated) announceAdminToken(config, generated, log);
 
     const pubSub: AppPubSub = createAppPubSub();
