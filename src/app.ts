@@ -5,6 +5,7 @@ import { Driver } from 'neo4j-driver';
 import { DataSource } from 'typeorm';
 import { TokenRepository } from './access/token.repository';
 import { TokenService } from './access/token.service';
+import { TokenRevocations } from './access/token-revocations';
 import { PostgresApprovalGate } from './access/approval-gate';
 import { ApprovalRepository } from './access/approval.repository';
 import { ApprovalService } from './access/approval.service';
@@ -198,6 +199,8 @@ export async function startApp(
     const listener = new PgListener(stores.postgresRuntimeUrl ?? stores.postgresUrl, (m) => log.warn(m));
     await listener.start();
     cleanups.push(() => listener.close());
+    const revocations = new TokenRevocations();
+    await revocations.listen(listener);
 
     const metrics = new AppMetrics(ds);
     const eventRepository = new EventRepository(ds);
@@ -360,6 +363,7 @@ export async function startApp(
           maxRequestBytes: config.limits.maxRequestBytes,
         },
         authRecheckMs: config.authRecheckMs,
+        revocations,
         mcp: { maxPageSize: config.limits.maxPageSize, maxBatchSize: config.limits.maxBatchSize },
         mcpAllowedHosts: config.mcpAllowedHosts,
         health: [
