@@ -228,6 +228,7 @@ export async function startHttpServer(deps: HttpServerDeps): Promise<HttpServerH
         services: deps.services,
         limits: deps.mcp,
         log: (m, e) => deps.log.error(m, e),
+        warn,
         bindHost: deps.host,
         allowedHosts: deps.mcpAllowedHosts,
         maxRequestBytes: deps.limits.maxRequestBytes,
