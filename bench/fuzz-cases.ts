@@ -267,11 +267,12 @@ function mcpCase(r: Rand, tools: readonly McpToolSpec[], i: number): FuzzCase {
 /** A GET of every route the service serves, and of some it does not. */
 function getCase(r: Rand, i: number, someQuery: string): FuzzCase {
   // A lone surrogate cannot be percent-encoded: send what a client's URL encoder would (U+FFFD).
-  const encodeURIComponent = (x: string): string =>
-    globalThis.encodeURIComponent(x.replace(/[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g, '\ufffd'));
+  const encodeURIComponent = (x: unknown): string =>
+    globalThis.encodeURIComponent(String(x).replace(/[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g, '\ufffd'));
   const q = (() => {
     try {
-      return (JSON.parse(someQuery) as { query?: string }).query ?? '{ viewer { name } }';
+      const query = (JSON.parse(someQuery) as { query?: unknown } | null)?.query;
+      return typeof query === 'string' ? query : '{ viewer { name } }';
     } catch {
       return '{ viewer { name } }';
     }
