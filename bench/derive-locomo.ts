@@ -78,6 +78,7 @@ function spawnWorker(b: BenchStores, env: Record<string, string>): Worker {
       PATH: process.env.PATH ?? '',
       HOME: process.env.HOME ?? '/tmp',
       DATABASE_URL: b.stores.postgresUrl,
+      ...(b.stores.postgresRuntimeUrl ? { DATABASE_RUNTIME_URL: b.stores.postgresRuntimeUrl } : { ALLOW_OWNER_RUNTIME: 'true' }),
       NEO4J_URI: b.stores.neo4j.uri,
       NEO4J_USER: b.stores.neo4j.user,
       NEO4J_PASSWORD: b.stores.neo4j.password,

@@ -23,6 +23,17 @@ export interface FuzzCase {
   readonly headers: Record<string, string>;
   /** Send the admin token (else none). */
   readonly authenticated: boolean;
+  /** What is spoken: GraphQL over POST /graphql (the default), MCP JSON-RPC at /mcp, or a GET route. */
+  readonly kind?: 'graphql' | 'mcp' | 'get';
+  readonly method?: 'GET' | 'POST' | 'DELETE';
+  /** Path and query; default /graphql. */
+  readonly path?: string;
+}
+
+/** An MCP tool as `tools/list` describes it: its name and its input's top-level properties and their JSON types. */
+export interface McpToolSpec {
+  readonly name: string;
+  readonly properties: ReadonlyArray<{ readonly name: string; readonly type: string }>;
 }
 
 type Rand = () => number;
@@ -201,20 +212,175 @@ function transportCase(r: Rand, i: number, someQuery: string): FuzzCase {
   };
 }
 
-/** `count` cases from `seed`: about 80% operations spread over every root field, 20% transport. */
-export function fuzzCases(schema: GraphQLSchema, seed: number, count: number): FuzzCase[] {
+/** A JSON text for an MCP argument of JSON type `type`, often wrong on purpose. */
+function mcpValue(r: Rand, type: string): string {
+  const roll = r();
+  if (roll < 0.08) return pick(r, ['null', '{}', '[]', '7', 'true', '"x"']);
+  switch (type) {
+    case 'integer':
+    case 'number':
+      return pick(r, NASTY_NUMBERS);
+    case 'boolean':
+      return pick(r, ['true', 'false', '"yes"']);
+    case 'array':
+      return `[${Array.from({ length: pick(r, [0, 1, 3, 200]) }, () => (r() < 0.5 ? JSON.stringify(pick(r, NASTY_STRINGS)) : `{"content":${JSON.stringify(pick(r, NASTY_STRINGS))},"key":"k"}`)).join(',')}]`;
+    case 'object':
+      return pick(r, ['{}', '{"a":1}', '{"d":{"d":{"d":{"d":{"d":1}}}}}']);
+    default:
+      return JSON.stringify(pick(r, NASTY_STRINGS));
+  }
+}
+
+/** One MCP request: a call of every tool with hostile arguments, or a broken JSON-RPC message. */
+function mcpCase(r: Rand, tools: readonly McpToolSpec[], i: number): FuzzCase {
+  const accept = r() < 0.9 ? 'application/json, text/event-stream' : pick(r, ['application/json', 'text/html', '*/*']);
+  const headers = { 'content-type': r() < 0.95 ? 'application/json' : 'text/plain', accept };
+  const tool = tools.length > 0 && r() < 0.75 ? (tools[i % tools.length] as McpToolSpec) : undefined;
+  if (tool) {
+    const props = tool.properties.filter(() => r() < 0.8).map((p) => `${JSON.stringify(p.name)}:${mcpValue(r, p.type)}`);
+    if (r() < 0.1) props.push('"colour":"blue"');
+    const args = r() < 0.05 ? pick(r, ['null', '[]', '"x"']) : `{${props.join(',')}}`;
+    return {
+      name: `#${i} mcp tools/call ${tool.name}`,
+      body: `{"jsonrpc":"2.0","id":${i},"method":"tools/call","params":{"name":${JSON.stringify(tool.name)},"arguments":${args}}}`,
+      headers,
+      authenticated: r() < 0.85,
+      kind: 'mcp',
+      path: '/mcp',
+    };
+  }
+  const bodies = [
+    `{"jsonrpc":"2.0","id":${i},"method":"initialize"}`,
+    `{"jsonrpc":"2.0","id":${i},"method":"initialize","params":${pick(r, ['null', '7', '{}', '[]', '{"protocolVersion":7}', '{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"f","version":"1"}}'])}}`,
+    `{"jsonrpc":"2.0","id":${i},"method":"tools/list"}`,
+    `{"jsonrpc":"2.0","id":${i},"method":"ping"}`,
+    `{"jsonrpc":"2.0","id":${i},"method":${JSON.stringify(pick(r, ['nope', 'resources/list', 'prompts/get', 'server/discover', 'tools/call', '']))},"params":${pick(r, ['{}', 'null', '{"name":"x"}', '[]'])}}`,
+    `{"jsonrpc":"1.0","id":1,"method":"ping"}`,
+    `{"jsonrpc":"2.0","method":"notifications/initialized"}`,
+    `[${Array.from({ length: pick(r, [0, 2, 150]) }, (_, k) => `{"jsonrpc":"2.0","id":${k},"method":"ping"}`).join(',')}]`,
+    pick(r, ['{', 'null', '7', '"x"', '[]', '{"id":{}}', 'not json']),
+    `{"jsonrpc":"2.0","id":${i},"method":"tools/call","params":{"name":${JSON.stringify(pick(r, NASTY_STRINGS))},"arguments":{}}}`,
+  ];
+  return { name: `#${i} mcp message`, body: pick(r, bodies), headers, authenticated: r() < 0.85, kind: 'mcp', path: '/mcp' };
+}
+
+/** A GET of every route the service serves, and of some it does not. */
+function getCase(r: Rand, i: number, someQuery: string): FuzzCase {
+  // A lone surrogate cannot be percent-encoded: send what a client's URL encoder would (U+FFFD).
+  const encodeURIComponent = (x: unknown): string =>
+    globalThis.encodeURIComponent(String(x).replace(/[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g, '\ufffd'));
+  const q = (() => {
+    try {
+      const query = (JSON.parse(someQuery) as { query?: unknown } | null)?.query;
+      return typeof query === 'string' ? query : '{ viewer { name } }';
+    } catch {
+      return '{ viewer { name } }';
+    }
+  })();
+  const path = pick(r, [
+    '/',
+    '/graphiql',
+    '/health',
+    '/metrics',
+    `/graphql?query=${encodeURIComponent(q)}`,
+    `/graphql?query=${encodeURIComponent('{ viewer { name } }')}&variables=${encodeURIComponent(pick(r, ['{', '[]', '{"a":1}', 'null']))}`,
+    `/graphql?query=${encodeURIComponent(pick(r, NASTY_STRINGS).slice(0, 2000))}`,
+    '/graphql',
+    '/mcp',
+    '/nope',
+    `/graphiql/${encodeURIComponent(pick(r, NASTY_STRINGS).slice(0, 200))}`,
+    '/%E0%A4%A',
+    `/health?${'x'.repeat(pick(r, [10, 5000]))}`,
+  ]);
+  return {
+    name: `#${i} GET ${path.slice(0, 60)}`,
+    body: '',
+    headers: r() < 0.5 ? { accept: pick(r, ['application/json', 'text/html', 'text/event-stream', '*/*']) } : {},
+    authenticated: r() < 0.7,
+    kind: 'get',
+    method: path === '/mcp' && r() < 0.3 ? 'DELETE' : 'GET',
+    path,
+  };
+}
+
+/**
+ * `count` cases from `seed`: about 65% GraphQL operations spread over every root field, 15%
+ * broken GraphQL transport, 12% MCP (every tool of `tools`, and broken JSON-RPC), 8% GET routes.
+ */
+export function fuzzCases(schema: GraphQLSchema, seed: number, count: number, tools: readonly McpToolSpec[] = []): FuzzCase[] {
   const r = prng(seed);
   const fields = rootFields(schema);
   const cases: FuzzCase[] = [];
   for (let i = 0; i < count; i++) {
-    if (r() < 0.8) {
+    const roll = r();
+    const last = (cases[cases.length - 1] ?? { body: '{}' }).body;
+    if (roll < 0.65) {
       const { op, field } = fields[i % fields.length] as (typeof fields)[number];
       cases.push(operationCase(r, op, field, i));
+    } else if (roll < 0.8) {
+      cases.push(transportCase(r, i, last));
+    } else if (roll < 0.92) {
+      cases.push(mcpCase(r, tools, i));
     } else {
-      cases.push(transportCase(r, i, (cases[cases.length - 1] ?? { body: '{}' }).body));
+      cases.push(getCase(r, i, last));
     }
   }
   return cases;
+}
+
+/** The MCP tools the running service lists, for `fuzzCases`. */
+export async function listMcpTools(url: string, token: string): Promise<McpToolSpec[]> {
+  const res = await fetch(`${url}/mcp`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', authorization: `Bearer ${token}` },
+    body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }),
+  });
+  const [message] = jsonRpcMessages(await res.text());
+  const tools = (message as { result?: { tools?: Array<{ name: string; inputSchema?: { properties?: Record<string, { type?: unknown }> } }> } } | undefined)
+    ?.result?.tools;
+  if (!tools || tools.length === 0) throw new Error(`tools/list gave no tools (HTTP ${res.status})`);
+  return tools.map((t) => ({
+    name: t.name,
+    properties: Object.entries(t.inputSchema?.properties ?? {}).map(([name, p]) => ({ name, type: typeof p.type === 'string' ? p.type : 'string' })),
+  }));
+}
+
+/** The JSON-RPC messages of an MCP answer: a JSON body (one message or a batch) or SSE `data:` lines. */
+function jsonRpcMessages(text: string): unknown[] {
+  const trimmed = text.trim();
+  if (trimmed === '') return [];
+  const datas = trimmed.startsWith('{') || trimmed.startsWith('[') ? [trimmed] : [...trimmed.matchAll(/^data: ?(.*)$/gm)].map((m) => m[1] ?? '');
+  return datas.flatMap((d) => {
+    const v = JSON.parse(d) as unknown;
+    return Array.isArray(v) ? v : [v];
+  });
+}
+
+/** An MCP answer: no 5xx, bounded, and no -32603 Internal error or INTERNAL_SERVER_ERROR tool result. */
+export function judgeMcp(status: number, text: string, maxBytes: number): FuzzVerdict {
+  if (status >= 500) return { ok: false, problem: `HTTP ${status}: ${text.slice(0, 300)}` };
+  if (text.length > maxBytes) return { ok: false, problem: `answer of ${text.length} bytes` };
+  if (/node_modules|\bat \S+ \(\//.test(text)) return { ok: false, problem: `internals in the answer: ${text.slice(0, 200)}` };
+  let messages: unknown[];
+  try {
+    messages = jsonRpcMessages(text);
+  } catch {
+    return { ok: false, problem: `not JSON-RPC (HTTP ${status}): ${text.slice(0, 200)}` };
+  }
+  for (const m of messages as Array<{ error?: { code?: unknown }; result?: { structuredContent?: { error?: { code?: unknown } } } }>) {
+    if (m?.error?.code === -32603) return { ok: false, problem: `INTERNAL (-32603): ${JSON.stringify(m).slice(0, 300)}` };
+    if (m?.result?.structuredContent?.error?.code === 'INTERNAL_SERVER_ERROR')
+      return { ok: false, problem: `INTERNAL tool result: ${JSON.stringify(m).slice(0, 300)}` };
+  }
+  return { ok: true };
+}
+
+/** A GET answer: no 5xx and nothing of the service's internals. */
+export function judgeGet(status: number, text: string): FuzzVerdict {
+  if (status >= 500) return { ok: false, problem: `HTTP ${status}: ${text.slice(0, 300)}` };
+  if (/node_modules|\bat \S+ \(\//.test(text)) return { ok: false, problem: `internals in the answer: ${text.slice(0, 200)}` };
+  if (/"code":\s*"INTERNAL_SERVER_ERROR"/.test(text)) return { ok: false, problem: `INTERNAL: ${text.slice(0, 300)}` };
+  return { ok: true };
 }
 
 export interface FuzzVerdict {
@@ -247,12 +413,16 @@ export function judge(status: number, text: string, maxBytes: number): FuzzVerdi
 /** Sends one case and judges the answer. */
 export async function runCase(url: string, token: string, c: FuzzCase, maxBytes: number): Promise<FuzzVerdict> {
   try {
-    const res = await fetch(`${url}/graphql`, {
-      method: 'POST',
+    const method = c.method ?? 'POST';
+    const res = await fetch(`${url}${c.path ?? '/graphql'}`, {
+      method,
       headers: { ...c.headers, ...(c.authenticated ? { authorization: `Bearer ${token}` } : {}) },
-      body: c.body,
+      body: method === 'POST' ? c.body : undefined,
     });
-    return judge(res.status, await res.text(), maxBytes);
+    const text = await res.text();
+    if (c.kind === 'mcp') return judgeMcp(res.status, text, maxBytes);
+    if (c.kind === 'get') return judgeGet(res.status, text);
+    return judge(res.status, text, maxBytes);
   } catch (err) {
     const cause = err instanceof Error && err.cause instanceof Error ? ` (${err.cause.message})` : '';
     return { ok: false, problem: `request failed: ${err instanceof Error ? err.message : String(err)}${cause}` };

@@ -1,10 +1,11 @@
 import { buildAppSchema } from '../src/api/schema';
-import { fuzzCases, runCase } from './fuzz-cases';
+import { fuzzCases, listMcpTools, runCase } from './fuzz-cases';
 import { nowMs, report, round, withBenchApp } from './harness';
 
 /**
  * `npm run bench -- fuzz`: the fuzz suite's generator at length (FUZZ_CASES, default 20,000;
- * FUZZ_SEED). Reports the cases, failures by kind, the time per case and /health meanwhile.
+ * FUZZ_SEED) over every GraphQL root field, every MCP tool and the GET routes. Reports the cases
+ * per kind, INTERNAL answers, HTTP 5xx, other failures, the time per case and /health meanwhile.
  */
 export async function fuzzBench(): Promise<void> {
   const seed = Number(process.env.FUZZ_SEED ?? Date.now() % 1_000_000);
@@ -12,7 +13,7 @@ export async function fuzzBench(): Promise<void> {
   const schema = await buildAppSchema();
   await withBenchApp(
     async ({ url, adminToken }) => {
-      const cases = fuzzCases(schema, seed, count);
+      const cases = fuzzCases(schema, seed, count, await listMcpTools(url, adminToken));
       const failures: string[] = [];
       const healthMs: number[] = [];
       const t0 = nowMs();
@@ -30,9 +31,14 @@ export async function fuzzBench(): Promise<void> {
       }
       const elapsed = nowMs() - t0;
       for (const f of failures.slice(0, 50)) process.stdout.write(`FAIL ${f}\n`);
+      const kinds = { graphql: 0, mcp: 0, get: 0 };
+      for (const c of cases) kinds[c.kind ?? 'graphql'] += 1;
       report('fuzz', {
         seed,
         cases: count,
+        kinds,
+        internal: failures.filter((f) => /: INTERNAL/.test(f)).length,
+        http5xx: failures.filter((f) => /: HTTP 5\d\d/.test(f)).length,
         failures: failures.length,
         msPerCase: round(elapsed / count),
         healthMaxMs: round(Math.max(...healthMs)),

@@ -14,6 +14,7 @@ import { GoldReview1764400000500 } from './1764400000500-gold-review';
 import { ErasureReachesGold1764400000700 } from './1764400000700-erasure-reaches-gold';
 import { GoldChangeLogIndex1764400000550 } from './1764400000550-gold-change-log-index';
 import { EventContextReprojection1764400000800 } from './1764400000800-event-context-reprojection';
+import { UnforgeableApprovals1764400000900 } from './1764400000900-unforgeable-approvals';
 import { SilverEntityMentions1764400000910 } from './1764400000910-silver-entity-mentions';
 import { ErasureRederivesSharedFacts1764400000960 } from './1764400000960-erasure-rederives-shared-facts';
 
@@ -35,6 +36,7 @@ export const migrations = [
   GoldChangeLogIndex1764400000550,
   ErasureReachesGold1764400000700,
   EventContextReprojection1764400000800,
+  UnforgeableApprovals1764400000900,
   SilverEntityMentions1764400000910,
   ErasureRederivesSharedFacts1764400000960,
 ];

@@ -5,6 +5,7 @@ import { Driver } from 'neo4j-driver';
 import { DataSource } from 'typeorm';
 import { TokenRepository } from './access/token.repository';
 import { TokenService } from './access/token.service';
+import { TokenRevocations } from './access/token-revocations';
 import { PostgresApprovalGate } from './access/approval-gate';
 import { ApprovalRepository } from './access/approval.repository';
 import { ApprovalService } from './access/approval.service';
@@ -173,11 +174,16 @@ export async function startApp(
   opts: AppOptions,
   log: AppLogger,
 ): Promise<App> {
+  let generated: string | undefined;
   const database = await openDatabase({
     ownerUrl: stores.postgresUrl,
     runtimeUrl: stores.postgresRuntimeUrl,
     window: { maxPastDays: config.limits.occurredAtMaxPastDays, maxFutureDays: config.limits.occurredAtMaxFutureDays },
     log: { info: (m, fields) => log.info(fields ?? {}, m), warn: (m) => log.warn(m), debug: (m) => log.debug(m) },
+    // The bootstrap admin is written by the owner: the runtime role cannot insert tokens.
+    atStart: async (owner) => {
+      ({ generated } = await new TokenService(new TokenRepository(owner)).ensureBootstrapAdmin(config.adminToken));
+    },
   });
   const { ds, counter } = database;
   const cleanups: Array<() => Promise<void>> = [() => database.close()];
@@ -188,13 +194,14 @@ export async function startApp(
     if (opts.api) await checkExploreCompat(driver);
 
     const tokenService = new TokenService(new TokenRepository(ds));
-    const { generated } = await tokenService.ensureBootstrapAdmin(config.adminToken);
     if (generated) announceAdminToken(config, generated, log);
 
     const pubSub: AppPubSub = createAppPubSub();
     const listener = new PgListener(stores.postgresRuntimeUrl ?? stores.postgresUrl, (m) => log.warn(m));
     await listener.start();
     cleanups.push(() => listener.close());
+    const revocations = new TokenRevocations();
+    await revocations.listen(listener);
 
     const metrics = new AppMetrics(ds);
     const eventRepository = new EventRepository(ds);
@@ -371,6 +378,7 @@ export async function startApp(
           maxRequestBytes: config.limits.maxRequestBytes,
         },
         authRecheckMs: config.authRecheckMs,
+        revocations,
         mcp: { maxPageSize: config.limits.maxPageSize, maxBatchSize: config.limits.maxBatchSize },
         mcpAllowedHosts: config.mcpAllowedHosts,
         health: [

@@ -61,18 +61,18 @@ export type Decision = ApprovalStep.APPROVED | ApprovalStep.REJECTED;
 export class ApprovalRepository {
   constructor(private readonly sql: Sql) {}
 
-  /** The request and its REQUESTED log line, in one transaction. */
-  async create(req: NewApprovalRequest, by: Actor): Promise<ApprovalRequestRow> {
+  /**
+   * The request and its REQUESTED log line, in one transaction. Stored by `access.request_approval`
+   * (SECURITY DEFINER): the requester is whoever `secret` belongs to, never a name the caller passes.
+   */
+  async create(req: NewApprovalRequest, by: Actor, secret: string): Promise<ApprovalRequestRow> {
     return this.sql.transaction(async (tx) => {
-      const row = await tx.one(
-        `WITH r AS (
-           INSERT INTO access.approval_requests AS r (namespace, action, params, params_hash, reason, requested_by, requested_by_name, expires_at)
-           VALUES ($1, $2, $3::jsonb, $4, $5, $6::uuid, $7, now() + make_interval(secs => $8))
-           RETURNING *)
-         SELECT ${REQUEST_COLUMNS} FROM r`,
-        [req.namespace, req.action, JSON.stringify(req.params), req.paramsHash, req.reason, by.principalId, by.name, req.ttlSeconds],
-        toRequest,
+      const id = await tx.one(
+        `SELECT access.request_approval($1, $2, $3, $4::jsonb, $5, $6, $7)::text AS id`,
+        [secret, req.namespace, req.action, JSON.stringify(req.params), req.paramsHash, req.reason, req.ttlSeconds],
+        (r) => col.string(r, 'id'),
       );
+      const row = await tx.one(`SELECT ${REQUEST_COLUMNS} FROM access.approval_requests r WHERE r.id = $1::uuid`, [id], toRequest);
       await this.log(tx, row.id, row.namespace, ApprovalStep.REQUESTED, by, `reason: ${req.reason}`);
       return row;
     });
@@ -105,29 +105,21 @@ export class ApprovalRepository {
   }
 
   /**
-   * Approves or rejects: one UPDATE that holds only for a PENDING, unexpired request that `by`
-   * did not make, with its log line in the same transaction. Null when a condition failed.
+   * Approves or rejects through `access.decide_approval` (SECURITY DEFINER): the database proves
+   * the decider by `secret`, checks its `approve` grant and that it did not make the request, and
+   * sets the decision only for a PENDING, unexpired request, with its log line. Null when the
+   * request was not PENDING or had expired.
    */
-  async decide(id: string, decision: Decision, by: Actor, reason: string | null): Promise<ApprovalRequestRow | null> {
-    return this.sql.transaction(async (tx) => {
-      const row = await tx.maybeOne(
-        `WITH r AS (
-           UPDATE access.approval_requests r
-              SET status = $2, decided_by = $3::uuid, decided_by_name = $4, decided_at = now(), decision_reason = $5
-            WHERE r.id = $1::uuid AND r.status = 'PENDING' AND r.expires_at > now() AND r.requested_by <> $3::uuid
-            RETURNING *)
-         SELECT ${REQUEST_COLUMNS} FROM r`,
-        [id, decision, by.principalId, by.name, reason],
-        toRequest,
-      );
-      if (row) await this.log(tx, row.id, row.namespace, decision, by, reason);
-      return row;
-    });
+  async decide(id: string, decision: Decision, secret: string, reason: string | null): Promise<ApprovalRequestRow | null> {
+    const decided = await this.sql.one(`SELECT access.decide_approval($1::uuid, $2, $3, $4)::text AS id`, [id, secret, decision, reason], (r) =>
+      col.stringOrNull(r, 'id'),
+    );
+    return decided === null ? null : this.find(decided);
   }
 
   /** Stores EXPIRED on a request whose time ran out undecided, so the table says what reads say. */
   async markExpired(id: string): Promise<void> {
-    await this.sql.execute(`UPDATE access.approval_requests SET status = 'EXPIRED' WHERE id = $1::uuid AND status = 'PENDING' AND expires_at <= now()`, [id]);
+    await this.sql.execute(`SELECT access.expire_approval($1::uuid)`, [id]);
   }
 
   /**

@@ -73,6 +73,7 @@ export class ApprovalService {
     const row = await this.approvals.create(
       { namespace: input.namespace, action: input.action, params, paramsHash: paramsHash(params), reason, ttlSeconds: this.settings.ttlSeconds },
       actorOf(principal),
+      auth.credential(),
     );
     return (await this.withHistory([row]))[0] as ApprovalView;
   }
@@ -109,7 +110,7 @@ export class ApprovalService {
     if (request.requestedBy === principal.principalId) {
       return refuse(ApprovalExceptionCode.SELF_APPROVAL, `you requested ${id} yourself: a different principal holding "approve" must ${verb} it`);
     }
-    const decided = await this.approvals.decide(id, decision, actorOf(principal), reason);
+    const decided = await this.approvals.decide(id, decision, auth.credential(), reason);
     if (decided) return (await this.withHistory([decided]))[0] as ApprovalView;
     // The UPDATE's conditions did not hold: read again to say which.
     const now = await this.approvals.find(id);

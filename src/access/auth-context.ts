@@ -12,18 +12,42 @@ export interface Principal {
   readonly principalId: string;
   readonly name: string;
   readonly grants: readonly Grant[];
+  /** When the token stops being valid (null: never); long-lived connections close then (TokenRevocations). */
+  readonly expiresAt?: Date | null;
 }
 
 /** Who is calling and what they may do; built once per request or websocket connection. */
 export class AuthContext {
-  private constructor(readonly principal: Principal | undefined) {}
+  /** The token secret the caller presented: kept out of enumerable fields so it is never logged or serialised. */
+  readonly #secret: string | undefined;
 
-  static anonymous(): AuthContext {
-    return new AuthContext(undefined);
+  private constructor(
+    readonly principal: Principal | undefined,
+    secret: string | undefined,
+  ) {
+    this.#secret = secret;
   }
 
-  static of(principal: Principal): AuthContext {
-    return new AuthContext(principal);
+  static anonymous(): AuthContext {
+    return new AuthContext(undefined, undefined);
+  }
+
+  /** `secret`: the token the caller presented, for the database functions that prove who acts (docs/approvals.md). */
+  static of(principal: Principal, secret?: string): AuthContext {
+    return new AuthContext(principal, secret);
+  }
+
+  /**
+   * The caller's token secret. Writes to `access` (tokens, approval requests and decisions) pass it
+   * to the owner's SECURITY DEFINER functions, which hash it themselves: the runtime role, which
+   * can read every stored hash, cannot act as a principal without its secret.
+   */
+  credential(): string {
+    this.requirePrincipal();
+    if (this.#secret === undefined) {
+      throw new AccessException(AccessExceptionCode.UNAUTHENTICATED, 'this operation needs the API token itself: send "Authorization: Bearer <token>"');
+    }
+    return this.#secret;
   }
 
   get isAuthenticated(): boolean {

@@ -33,6 +33,7 @@ const toTokenRecord = (r: SqlRow): TokenRecord => ({
 
 const exists = (): true => true;
 const idOf = (r: SqlRow): string => col.string(r, 'id');
+const grantsJson = (grants: readonly Grant[]): string => JSON.stringify(grants.map((g) => ({ pattern: g.namespacePattern, caps: g.capabilities })));
 
 const SELECT_TOKEN = `
   SELECT t.id, t.principal_id, t.name, t.token_prefix, t.created_at, t.expires_at, t.revoked_at,
@@ -58,7 +59,7 @@ export class TokenRepository {
     if (!rec) return undefined;
     // Names are shown in every FORBIDDEN message: bound ones stored before names were checked.
     const name = rec.name.length > 200 ? `${rec.name.slice(0, 199).replace(/[\ud800-\udbff]$/, '')}…` : rec.name;
-    return { tokenId: rec.id, principalId: rec.principalId, name, grants: rec.grants };
+    return { tokenId: rec.id, principalId: rec.principalId, name, grants: rec.grants, expiresAt: rec.expiresAt };
   }
 
   async findById(id: string): Promise<TokenRecord | undefined> {
@@ -69,33 +70,41 @@ export class TokenRepository {
     return (await this.sql.maybeOne(`SELECT 1 FROM access.tokens WHERE is_bootstrap LIMIT 1`, [], exists)) !== null;
   }
 
-  async insert(input: {
-    principalId?: string;
-    principalName: string;
-    name: string;
-    hash: Buffer;
-    prefix: string;
-    grants: readonly Grant[];
-    expiresAt?: Date | null;
-    isBootstrap?: boolean;
-    createdBy?: string | null;
-  }): Promise<TokenRecord> {
+  /**
+   * A bootstrap admin token, inserted directly: only the owner's connection may (at start); the
+   * runtime role holds no INSERT on `access`.
+   */
+  async insertBootstrap(input: { principalName: string; name: string; hash: Buffer; prefix: string; grants: readonly Grant[] }): Promise<TokenRecord> {
     return this.sql.transaction(async (tx) => {
-      const principalId = input.principalId ?? (await tx.one(`INSERT INTO access.principals (name) VALUES ($1) RETURNING id`, [input.principalName], idOf));
+      const principalId = await tx.one(`INSERT INTO access.principals (name) VALUES ($1) RETURNING id`, [input.principalName], idOf);
       const tokenId = await tx.one(
-        `INSERT INTO access.tokens (principal_id, name, token_hash, token_prefix, is_bootstrap, created_by, expires_at)
-         VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING id`,
-        [principalId, input.name, input.hash, input.prefix, input.isBootstrap ?? false, input.createdBy ?? null, input.expiresAt ?? null],
+        `INSERT INTO access.tokens (principal_id, name, token_hash, token_prefix, is_bootstrap) VALUES ($1, $2, $3, $4, true) RETURNING id`,
+        [principalId, input.name, input.hash, input.prefix],
         idOf,
       );
       await tx.execute(
         `INSERT INTO access.grants (token_id, namespace_pattern, capabilities)
-         SELECT $1, g->>'pattern', ARRAY(SELECT jsonb_array_elements_text(g->'caps'))
-           FROM jsonb_array_elements($2::jsonb) g`,
-        [tokenId, JSON.stringify(input.grants.map((g) => ({ pattern: g.namespacePattern, caps: g.capabilities })))],
+         SELECT $1, g->>'pattern', ARRAY(SELECT jsonb_array_elements_text(g->'caps')) FROM jsonb_array_elements($2::jsonb) g`,
+        [tokenId, grantsJson(input.grants)],
       );
       return tx.one(`${SELECT_TOKEN} WHERE t.id = $1`, [tokenId], toTokenRecord);
     });
+  }
+
+  /**
+   * A token created by the holder of `creatorSecret`, through `access.create_token` (SECURITY
+   * DEFINER): the database checks again that the creator's live token covers every grant.
+   */
+  async create(
+    creatorSecret: string,
+    input: { principalId?: string; principalName: string; name: string; hash: Buffer; prefix: string; grants: readonly Grant[]; expiresAt?: Date | null },
+  ): Promise<TokenRecord> {
+    const tokenId = await this.sql.one(
+      `SELECT access.create_token($1, $2::uuid, $3, $4, $5, $6, $7::jsonb, $8)::text AS id`,
+      [creatorSecret, input.principalId ?? null, input.principalName, input.name, input.hash, input.prefix, grantsJson(input.grants), input.expiresAt ?? null],
+      idOf,
+    );
+    return this.sql.one(`${SELECT_TOKEN} WHERE t.id = $1`, [tokenId], toTokenRecord);
   }
 
   async principalExists(id: string): Promise<boolean> {
@@ -104,6 +113,7 @@ export class TokenRepository {
 
   /** Marks a token revoked; true when it was live. */
   async revoke(id: string): Promise<boolean> {
-    return (await this.sql.execute(`UPDATE access.tokens SET revoked_at = now() WHERE id = $1 AND revoked_at IS NULL`, [id])) > 0;
+    // access.revoke_token (SECURITY DEFINER) also NOTIFYs medallion_token_revoked: open subscriptions close at once.
+    return this.sql.one(`SELECT access.revoke_token($1::uuid) AS revoked`, [id], (r) => r.revoked === true);
   }
 }

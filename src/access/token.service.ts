@@ -52,7 +52,7 @@ export class TokenService {
     const token = header?.replace(/^Bearer\s+/i, '').trim();
     if (!token) return AuthContext.anonymous();
     const principal = await this.tokens.findActiveByHash(hashToken(token));
-    return principal ? AuthContext.of(principal) : AuthContext.anonymous();
+    return principal ? AuthContext.of(principal, token) : AuthContext.anonymous();
   }
 
   /** Who is calling (UNAUTHENTICATED without a valid token). */
@@ -80,12 +80,13 @@ export class TokenService {
         }
       }
     }
-    if (input.principalId) await this.checkPrincipal(auth, caller.principalId, input.principalId);
+    // An empty string is a malformed id too (BAD_USER_INPUT), not "no principal".
+    if (input.principalId !== null && input.principalId !== undefined) await this.checkPrincipal(auth, caller.principalId, input.principalId);
     if (input.expiresAt && input.expiresAt.getTime() <= Date.now()) {
       throw new AccessException(AccessExceptionCode.INVALID_GRANT, 'expiresAt must be in the future');
     }
     const token = generateToken();
-    const record = await this.tokens.insert({
+    const record = await this.tokens.create(auth.credential(), {
       principalId: input.principalId ?? undefined,
       principalName: name,
       name,
@@ -93,7 +94,6 @@ export class TokenService {
       prefix: tokenPrefixOf(token),
       grants: input.grants,
       expiresAt: input.expiresAt ?? null,
-      createdBy: caller.tokenId,
     });
     return { token, record };
   }
@@ -120,32 +120,31 @@ export class TokenService {
   /**
    * Makes sure a bootstrap admin token exists. With `configured` (ADMIN_TOKEN) that token is
    * installed; otherwise one is generated only when none exists yet. Returns a newly generated
-   * secret so the caller can show it once.
+   * secret so the caller can show it once. Runs on the owner's connection at start
+   * (`openDatabase`'s `atStart`): the runtime role cannot create tokens without a creator's secret.
    */
   async ensureBootstrapAdmin(configured: string | undefined): Promise<{ generated?: string }> {
     const grants: Grant[] = [{ namespacePattern: '*', capabilities: [Capability.ADMIN, Capability.APPROVE] }];
     if (configured) {
       if (!(await this.tokens.findActiveByHash(hashToken(configured)))) {
-        await this.tokens.insert({
+        await this.tokens.insertBootstrap({
           principalName: 'bootstrap-admin',
           name: 'bootstrap-admin (ADMIN_TOKEN)',
           hash: hashToken(configured),
           prefix: tokenPrefixOf(configured),
           grants,
-          isBootstrap: true,
         });
       }
       return {};
     }
     if (await this.tokens.hasBootstrapToken()) return {};
     const token = generateToken();
-    await this.tokens.insert({
+    await this.tokens.insertBootstrap({
       principalName: 'bootstrap-admin',
       name: 'bootstrap-admin (generated)',
       hash: hashToken(token),
       prefix: tokenPrefixOf(token),
       grants,
-      isBootstrap: true,
     });
     return { generated: token };
   }

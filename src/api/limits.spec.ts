@@ -90,6 +90,18 @@ describe('checkOperationLimits on the app schema', () => {
     expect(check(`{ ${paths} }`)).toMatchObject({ code: 'LIMIT_EXCEEDED' });
   });
 
+  it('prices sort lists by their keys: a long one is refused before it reaches Neo4j, a real one is not (issue 24)', () => {
+    const q = 'query($s: [GraphEventSort!]) { graphEvents(limit: 10, sort: $s) { id } }';
+    expect(check(q, { s: [{ occurredAt: 'DESC' }, { id: 'ASC' }] })).toBeUndefined();
+    // 3,000 sort items took 3.5-4.2 s per request and cost nothing; now they are LIMIT_EXCEEDED.
+    const long = Array.from({ length: 3000 }, (_, i) => (i % 2 === 0 ? { occurredAt: 'DESC' } : { id: 'ASC', namespace: 'ASC' }));
+    expect(check(q, { s: long })).toMatchObject({ code: 'LIMIT_EXCEEDED', limit: 'complexity' });
+    // Within one item too: every key counts.
+    expect(check(`{ graphEvents(limit: 1, sort: [${Array.from({ length: 20 }, () => '{ id: ASC, occurredAt: DESC }').join(', ')}]) { id } }`)).toMatchObject({
+      code: 'LIMIT_EXCEEDED',
+    });
+  });
+
   it('lets the standard introspection query through, but not a nested one', () => {
     const full = getIntrospectionQuery();
     expect(check(full)).toBeUndefined();

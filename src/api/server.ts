@@ -7,8 +7,9 @@ import { exactJsonBody, keepBodyTextWhenUnsafe } from './exact-body';
 import express, { RequestHandler } from 'express';
 import { ExecutionArgs, GraphQLError, GraphQLSchema, validate } from 'graphql';
 import { useServer } from 'graphql-ws/use/ws';
-import { WebSocketServer } from 'ws';
+import { WebSocket, WebSocketServer } from 'ws';
 import { AuthContext } from '../access/auth-context';
+import { TokenRevocations } from '../access/token-revocations';
 import { mcpHttpRouter } from '../mcp/mcp-http';
 import { McpLimits } from '../mcp/tool-kit';
 import { exploreArgumentError } from '../graph/explore/explore.args';
@@ -34,8 +35,10 @@ export interface HttpServerDeps {
   limits: QueryLimits & { maxRequestBytes: number };
   /** Checked on the raw request before validation; DEFAULT_REQUEST_BOUNDS when not given. */
   bounds?: RequestBounds;
-  /** How long a subscription may deliver on grants it has not re-checked. */
+  /** How long a subscription may deliver on grants it has not re-checked (the backstop to `revocations`). */
   authRecheckMs: number;
+  /** Closes a graphql-ws socket the moment its token is revoked (NOTIFY) or expires (timer). */
+  revocations?: TokenRevocations;
   health: readonly HealthCheck[];
   /** Serve MCP (Streamable HTTP) at /mcp with these limits (the GraphQL API's). */
   mcp?: McpLimits;
@@ -114,8 +117,22 @@ export async function startHttpServer(deps: HttpServerDeps): Promise<HttpServerH
 
   const bounds = deps.bounds ?? DEFAULT_REQUEST_BOUNDS;
   const warn: TransportLog = deps.log.warn ?? ((fields, msg) => deps.log.error(msg, fields));
+  /**
+   * Issue 24: a revoked or expired token's socket is closed at once (4403), ending every
+   * subscription on it; nothing more is sent after the close. One watch per socket and token.
+   */
+  const watchToken = (extra: { socket: WebSocket; watching?: { tokenId: string; stop: () => void } }, auth: AuthContext): void => {
+    const principal = auth.principal;
+    if (!deps.revocations || !principal || extra.watching?.tokenId === principal.tokenId) return;
+    extra.watching?.stop();
+    const stop = deps.revocations.watch(principal, (end) => {
+      if (extra.socket.readyState === extra.socket.OPEN)
+        extra.socket.close(4403, end === 'revoked' ? 'UNAUTHENTICATED: the API token was revoked' : 'UNAUTHENTICATED: the API token expired');
+    });
+    extra.watching = { tokenId: principal.tokenId, stop };
+  };
   const wsServer = new WebSocketServer({ server: httpServer, path: '/graphql', maxPayload: 1024 * 1024 });
-  const wsCleanup = useServer<Record<string, unknown>, { authorization?: string }>(
+  const wsCleanup = useServer<Record<string, unknown>, { authorization?: string; watching?: { tokenId: string; stop: () => void } }>(
     {
       schema: deps.schema,
       onConnect: async (ctx) => {
@@ -135,9 +152,11 @@ export async function startHttpServer(deps: HttpServerDeps): Promise<HttpServerH
         const limitError =
           checkOperationLimits(deps.schema, document, variables, operationName, deps.limits) ?? exploreArgumentError(deps.schema, document, variables);
         if (limitError) return [limitError];
+        watchToken(ctx.extra, auth);
         const contextValue = scopeFor(deps.services, auth, recheckingAuth(deps.services, ctx.extra.authorization, auth, deps.authRecheckMs));
         return { schema: deps.schema, document, variableValues: variables, operationName, contextValue };
       },
+      onClose: (ctx) => ctx.extra.watching?.stop(),
       onNext: (_ctx, _id, _payload, _args, result) => (result.errors ? { ...result, errors: result.errors.map((e) => formatError(e.toJSON(), e)) } : undefined),
       onError: (_ctx, _id, _payload, errors) => errors.map((e) => formatError(e.toJSON(), e)),
     },
@@ -209,6 +228,7 @@ export async function startHttpServer(deps: HttpServerDeps): Promise<HttpServerH
         services: deps.services,
         limits: deps.mcp,
         log: (m, e) => deps.log.error(m, e),
+        warn,
         bindHost: deps.host,
         allowedHosts: deps.mcpAllowedHosts,
         maxRequestBytes: deps.limits.maxRequestBytes,

@@ -13,6 +13,8 @@ export interface AppConfig {
   readonly databaseUrl: string | undefined;
   /** The role the service's runtime queries use (owns nothing in bronze); DATABASE_URL's role runs migrations. */
   readonly databaseRuntimeUrl: string | undefined;
+  /** ALLOW_OWNER_RUNTIME: with DATABASE_URL and no DATABASE_RUNTIME_URL, run every query as the owner (insecure, opt-in). */
+  readonly allowOwnerRuntime: boolean;
   readonly neo4j: { readonly uri: string; readonly user: string; readonly password: string } | undefined;
   /** Page cache of the local Neo4j started when NEO4J_URI is unset. */
   readonly neo4jPageCacheMb: number;
@@ -156,6 +158,7 @@ const envSchema = z.object({
   CACHE_DIR: optionalString,
   DATABASE_URL: urlWithScheme(['postgres', 'postgresql']),
   DATABASE_RUNTIME_URL: urlWithScheme(['postgres', 'postgresql']),
+  ALLOW_OWNER_RUNTIME: z.enum(['true', 'false'], { error: 'expected true or false' }).default('false'),
   NEO4J_URI: urlWithScheme(['bolt', 'bolt+s', 'bolt+ssc', 'neo4j', 'neo4j+s', 'neo4j+ssc']),
   NEO4J_USER: z.string().min(1).default('neo4j'),
   NEO4J_PASSWORD: optionalString,
@@ -231,6 +234,17 @@ const envSchema = z.object({
   ONTOLOGY_FILE: optionalString,
 });
 
+/**
+ * Secure by default on one's own server: the owner role could disable Bronze's triggers and write
+ * approval decisions directly, so the service does not run its queries as the owner unless told to.
+ */
+export const OWNER_RUNTIME_REFUSED =
+  'DATABASE_RUNTIME_URL: required when DATABASE_URL is set. The service runs its queries as a role that owns nothing, so it cannot ' +
+  "bypass Bronze's append-only triggers or forge approvals. Create it once as the owner: " +
+  `CREATE ROLE medallion_runtime LOGIN PASSWORD '…'; (no SUPERUSER, CREATEROLE or BYPASSRLS), then set ` +
+  'DATABASE_RUNTIME_URL=postgres://medallion_runtime:…@host:5432/<database>; the service grants it what it needs at start (docs/bronze.md). ' +
+  'To run everything as the owner anyway (not recommended), set ALLOW_OWNER_RUNTIME=true';
+
 /** Thrown at start when the environment is invalid; lists every bad variable at once. */
 export class ConfigError extends Error {
   constructor(readonly problems: string[]) {
@@ -252,6 +266,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
   if (!e.NEO4J_URI && e.NEO4J_PASSWORD) problems.push('NEO4J_URI: required when NEO4J_PASSWORD is set');
   if (e.DATABASE_RUNTIME_URL && !e.DATABASE_URL)
     problems.push('DATABASE_URL: required when DATABASE_RUNTIME_URL is set (DATABASE_URL is the owner that runs migrations)');
+  if (e.DATABASE_URL && !e.DATABASE_RUNTIME_URL && e.ALLOW_OWNER_RUNTIME !== 'true') problems.push(OWNER_RUNTIME_REFUSED);
   if (e.OPENAI_BASE_URL && !e.EXTRACTION_MODEL && !e.EMBEDDING_MODEL)
     problems.push('EXTRACTION_MODEL or EMBEDDING_MODEL: name at least one model when OPENAI_BASE_URL is set');
   if (problems.length > 0) throw new ConfigError(problems);
@@ -265,6 +280,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     cacheDir: path.resolve(e.CACHE_DIR ?? '.cache'),
     databaseUrl: e.DATABASE_URL,
     databaseRuntimeUrl: e.DATABASE_RUNTIME_URL,
+    allowOwnerRuntime: e.ALLOW_OWNER_RUNTIME === 'true',
     neo4j: e.NEO4J_URI ? Object.freeze({ uri: e.NEO4J_URI, user: e.NEO4J_USER, password: e.NEO4J_PASSWORD ?? '' }) : undefined,
     neo4jPageCacheMb: e.NEO4J_PAGECACHE_MB,
     javaHome: e.JAVA_HOME,

@@ -7,12 +7,40 @@ import { AuthContext } from '../access/auth-context';
 import { TokenService } from '../access/token.service';
 import { buildMcpServer, McpServerDeps } from './mcp-server';
 
+/**
+ * Whether the SDK's `onerror` is about what the client sent (malformed JSON-RPC, wrong headers or
+ * method, a request the protocol refuses): answered 4xx by the SDK, logged without a stack.
+ */
+export function isMcpClientError(err: unknown): boolean {
+  const code = (err as { code?: unknown } | null)?.code;
+  if (typeof code === 'number' && code >= -32700 && code <= -32600) return true;
+  const message = err instanceof Error ? err.message : String(err);
+  return /^(Parse error|Invalid Request|Invalid params|Method not found|Not Acceptable|Unsupported Media Type|Method not allowed|Bad Request|Conflict|Session not found|Invalid event ID|Payload Too Large|Request body)/i.test(
+    message,
+  );
+}
+
+/**
+ * Logs an SDK error: a client's mistake as code + message at warn (no stack: it is not a fault of
+ * the service, and a scan would otherwise fill the log with stacks); anything else with its stack.
+ */
+export function mcpErrorLogger(log: (msg: string, err: unknown) => void, warn: (fields: Record<string, unknown>, msg: string) => void): (err: unknown) => void {
+  return (err) => {
+    if (!isMcpClientError(err)) return log('MCP request failed', err);
+    const code = (err as { code?: unknown } | null)?.code;
+    const message = (err instanceof Error ? err.message : String(err)).slice(0, 300);
+    warn({ code: typeof code === 'number' || typeof code === 'string' ? code : 'CLIENT_ERROR', message }, 'MCP request refused');
+  };
+}
+
 export interface McpHttpDeps extends McpServerDeps {
   /** The address the service listens on (HOST): decides which Host and Origin headers are accepted. */
   readonly bindHost: string;
   /** Further host names clients reach the service by (MCP_ALLOWED_HOSTS), e.g. behind a proxy or DNS name. */
   readonly allowedHosts?: readonly string[];
   readonly maxRequestBytes: number;
+  /** Where client errors go (code and message only); unset: `log`. */
+  readonly warn?: (fields: Record<string, unknown>, msg: string) => void;
 }
 
 export interface McpHttpHandle {
@@ -82,11 +110,9 @@ export function authOf(authInfo: AuthInfo | undefined): AuthContext {
  */
 export function mcpHttpRouter(deps: McpHttpDeps): McpHttpHandle {
   const hosts = allowedHostnames(deps.bindHost, deps.allowedHosts);
-  const handler = createMcpHandler(({ authInfo }) => buildMcpServer(deps, authOf(authInfo)), {
-    onerror: (err) => deps.log('MCP request failed', err),
-    maxRequestBodySize: deps.maxRequestBytes,
-  });
-  const node = toNodeHandler(handler, { onerror: (err) => deps.log('MCP request failed', err), maxRequestBodySize: deps.maxRequestBytes });
+  const onerror = mcpErrorLogger(deps.log, deps.warn ?? ((fields, msg) => deps.log(msg, fields)));
+  const handler = createMcpHandler(({ authInfo }) => buildMcpServer(deps, authOf(authInfo)), { onerror, maxRequestBodySize: deps.maxRequestBytes });
+  const node = toNodeHandler(handler, { onerror, maxRequestBodySize: deps.maxRequestBytes });
   const router = express.Router();
   router.use(hostHeaderValidation(hosts), originValidation(hosts));
   router.use(requireBearerAuth({ verifier: tokenVerifier(deps.services.tokens) }));

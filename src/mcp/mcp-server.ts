@@ -45,5 +45,45 @@ export function buildMcpServer(deps: McpServerDeps, auth: AuthContext): McpServe
   const server = new McpServer(MCP_SERVER_INFO, { instructions: INSTRUCTIONS });
   const scope = () => ({ auth, ctx: contextFor(deps.services, auth), limits: deps.limits, log: deps.log });
   for (const tool of mcpTools(deps.limits)) tool.register(server, scope);
+  refuseInvalidParams(server);
   return server;
+}
+
+/** JSON-RPC "Invalid params". */
+const INVALID_PARAMS = -32602;
+
+type Outcome = { ok: boolean; reason?: string; message?: string };
+interface SdkInternals {
+  _requestHandlers?: Map<string, (request: unknown, ctx: unknown) => Promise<unknown>>;
+  _customSchemaRequestMethods?: Set<string>;
+  _negotiatedWireCodec?: () => { validateRequest(method: string, request: unknown): Outcome; validateInputRequest?(method: string, request: unknown): Outcome };
+}
+
+/**
+ * The SDK validates a spec request's params inside the handler and throws a plain Error when they
+ * do not fit (`initialize` without params, `tools/call` with params null, …), which it answers as
+ * -32603 Internal error. Each handler is wrapped to run the SDK's own validation first and answer
+ * a mismatch as -32602 Invalid params with the SDK's message. Reaches into SDK internals (checked
+ * at run time: when they are missing nothing is wrapped); test/e2e/input-limits.test.ts and the
+ * fuzz notice a change.
+ */
+function refuseInvalidParams(server: McpServer): void {
+  const inner = server.server as unknown as SdkInternals;
+  const handlers = inner._requestHandlers;
+  const codec = inner._negotiatedWireCodec?.bind(inner);
+  if (!(handlers instanceof Map) || !codec) return;
+  for (const [method, handler] of handlers) {
+    if (inner._customSchemaRequestMethods?.has(method)) continue;
+    handlers.set(method, async (request, ctx) => {
+      const c = codec();
+      let outcome = c.validateRequest(method, request);
+      if (!outcome.ok && outcome.reason === 'not-in-era' && c.validateInputRequest) outcome = c.validateInputRequest(method, request);
+      if (!outcome.ok && outcome.reason !== 'not-in-era') {
+        throw Object.assign(new Error(`Invalid params for ${method}: ${String(outcome.message ?? 'they do not match the method').slice(0, 500)}`), {
+          code: INVALID_PARAMS,
+        });
+      }
+      return handler(request, ctx);
+    });
+  }
 }

@@ -116,6 +116,14 @@ export function holdsAnywhere(auth: AuthContext, capability: Capability): boolea
   return auth.principal?.grants.some((g) => g.capabilities.some((c) => capabilityGrants(c, capability))) ?? false;
 }
 
+/** Longest echo of a caller's value in the 403 header (a namespace is at most 200 characters when valid). */
+const MAX_CHALLENGE_ECHO = 200;
+
+/** A caller's value as the header may echo it: cut at MAX_CHALLENGE_ECHO (an unbounded echo made 64 KB headers). */
+export function challengeEcho(s: string): string {
+  return s.length > MAX_CHALLENGE_ECHO ? `${s.slice(0, MAX_CHALLENGE_ECHO)}... (${s.length} characters)` : s;
+}
+
 /** RFC 6750 error-description characters only (printable ASCII without `"` and `\`). */
 function challengeText(s: string): string {
   return s.replace(/["\\]/g, "'").replace(/[^\u0020-\u007e]/g, '?');
@@ -136,7 +144,7 @@ export function capabilityChallenge(def: { name: string; capability: Capability;
       return {
         scopes: [def.capability],
         errorDescription: challengeText(
-          `token ${a.principal?.name ?? ''} lacks the ${def.capability} capability on namespace ${namespace} (${def.name}); ask an admin for a grant`,
+          `token ${a.principal?.name ?? ''} lacks the ${def.capability} capability on namespace ${challengeEcho(namespace)} (${def.name}); ask an admin for a grant`,
         ),
       };
     }

@@ -1,6 +1,6 @@
 import { GraphQLSchema } from 'graphql';
 import { buildAppSchema } from '../../src/api/schema';
-import { fuzzCases, runCase } from '../../bench/fuzz-cases';
+import { fuzzCases, listMcpTools, McpToolSpec, runCase } from '../../bench/fuzz-cases';
 import { startTestApp, TestApp } from '../support/test-app';
 
 /** FUZZ_SEED reproduces a run; the default seed keeps CI deterministic. */
@@ -9,21 +9,26 @@ const CASES = 2_000;
 /** No answer to a malformed request may be larger than this. */
 const MAX_ANSWER_BYTES = 256 * 1024;
 
-describe(`fuzz: ${CASES} malformed requests (seed ${SEED}) across every root field and argument`, () => {
+describe(`fuzz: ${CASES} malformed requests (seed ${SEED}) across every root field, MCP tool and GET route`, () => {
   let t: TestApp;
   let schema: GraphQLSchema;
+  let tools: McpToolSpec[];
   beforeAll(async () => {
     // No background workers: the fuzz judges the API's answers, not what a rebuild job does later.
     t = await startTestApp({ OFFLINE_EMBEDDER: 'hashing' }, { api: true, worker: false });
     schema = await buildAppSchema();
+    tools = await listMcpTools(t.url, t.adminToken);
   });
   afterAll(async () => t?.stop());
 
   it('answers each one as coded GraphQL JSON: no INTERNAL, no 5xx, no oversized answer', async () => {
-    const cases = fuzzCases(schema, SEED, CASES);
+    const cases = fuzzCases(schema, SEED, CASES, tools);
     const fields = new Set(cases.map((c) => /^#\d+ (?:query|mutation|subscription) (\w+)/.exec(c.name)?.[1]).filter(Boolean));
     const roots = [schema.getQueryType(), schema.getMutationType(), schema.getSubscriptionType()].flatMap((r) => Object.keys(r?.getFields() ?? {}));
     expect([...fields].sort()).toEqual([...roots].sort());
+    const called = new Set(cases.map((c) => /^#\d+ mcp tools\/call (\S+)/.exec(c.name)?.[1]).filter(Boolean));
+    expect([...called].sort()).toEqual(tools.map((x) => x.name).sort());
+    expect(cases.filter((c) => c.kind === 'get').length).toBeGreaterThan(50);
     const failures: string[] = [];
     const slow: Array<[number, string]> = [];
     for (let i = 0; i < cases.length; i += 8) {

@@ -9,6 +9,8 @@ export enum OverlayExceptionCode {
   NOT_FOUND = 'NOT_FOUND',
   /** Another principal's overlay without an approval, or the approval gate refused it. */
   NEEDS_APPROVAL = 'NEEDS_APPROVAL',
+  /** `body` or `reason` above its size limit (every read repeats them: a 2 MB body made 42 MB answers). */
+  TOO_LARGE = 'TOO_LARGE',
 }
 
 function overlayKind(code: OverlayExceptionCode): AppErrorKind {
@@ -20,6 +22,8 @@ function overlayKind(code: OverlayExceptionCode): AppErrorKind {
       return AppErrorKind.NOT_FOUND;
     case OverlayExceptionCode.NEEDS_APPROVAL:
       return AppErrorKind.FORBIDDEN;
+    case OverlayExceptionCode.TOO_LARGE:
+      return AppErrorKind.LIMIT_EXCEEDED;
     default:
       return assertUnreachable(code);
   }

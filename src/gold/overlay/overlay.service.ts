@@ -36,6 +36,10 @@ interface Target {
 }
 
 const REVIEW_PAGE = 500;
+/** Longest overlay `body` (an EDIT's replacement text or an ANNOTATION's note), in characters. */
+export const MAX_OVERLAY_BODY = 10_000;
+/** Longest overlay `reason`, in characters (as an approval's reason). */
+export const MAX_OVERLAY_REASON = 2_000;
 
 /**
  * Human overlays: add, revise, retract, list (docs/overlays.md). Each write is a new version in
@@ -217,6 +221,17 @@ export class OverlayService {
 }
 
 function checkShape(input: OverlayWrite): void {
+  for (const [field, value, max] of [
+    ['body', input.body, MAX_OVERLAY_BODY],
+    ['reason', input.reason, MAX_OVERLAY_REASON],
+  ] as const) {
+    if (value != null && value.length > max) {
+      throw new OverlayException(
+        OverlayExceptionCode.TOO_LARGE,
+        `input.${field} is ${value.length} characters; at most ${max} are allowed: shorten it (an overlay ${field === 'body' ? 'replaces or annotates a span, it is not a document store' : 'reason is a short note'})`,
+      );
+    }
+  }
   const hasFact = Boolean(input.factId);
   const hasEvent = Boolean(input.eventId);
   if (hasFact === hasEvent)

@@ -36,6 +36,21 @@ function ymd(v: unknown): [number, number, number, string] | undefined {
   return undefined;
 }
 
+/** Neo4j (like java.time) accepts UTC offsets of at most ±18:00; beyond that it fails the whole query. */
+const MAX_OFFSET_MINUTES = 18 * 60;
+
+/** The UTC offset of a date-time text or driver value, in minutes (undefined: none, or Z). */
+function offsetMinutes(v: unknown): number | undefined {
+  if (typeof v === 'string') {
+    const m = /T[^+-]*([+-])(\d{2}):?(\d{2})(?::?(\d{2}))?$/.exec(v);
+    if (!m) return undefined;
+    const minutes = Number(m[2]) * 60 + Number(m[3]) + (m[4] ? Number(m[4]) / 60 : 0);
+    return m[1] === '-' ? -minutes : minutes;
+  }
+  if (isDateTime(v) && v.timeZoneOffsetSeconds !== undefined && v.timeZoneOffsetSeconds !== null) return Number(v.timeZoneOffsetSeconds) / 60;
+  return undefined;
+}
+
 function realDay(y: number, m: number, d: number): boolean {
   if (m < 1 || m > 12 || d < 1) return false;
   const t = new Date(Date.UTC(2000, m - 1, d));
@@ -49,7 +64,7 @@ function realDay(y: number, m: number, d: number): boolean {
  * day (Neo4j would then compare against nothing). Walks value and type together without
  * recursion; the request bounds have already limited the argument's size.
  */
-export function impossibleDate(type: GraphQLInputType, value: unknown): string | undefined {
+export function impossibleDate(type: GraphQLInputType, value: unknown): { value: string; problem: string } | undefined {
   const stack: Array<{ t: GraphQLInputType; v: unknown }> = [{ t: type, v: value }];
   while (stack.length > 0) {
     const { t, v } = stack.pop() as { t: GraphQLInputType; v: unknown };
@@ -65,7 +80,11 @@ export function impossibleDate(type: GraphQLInputType, value: unknown): string |
       }
     } else if (isScalarType(nullable) && nullable.name === `${EXPLORE_PREFIX}DateTime`) {
       const parts = ymd(v);
-      if (parts && !realDay(parts[0], parts[1], parts[2])) return parts[3];
+      if (parts && !realDay(parts[0], parts[1], parts[2])) return { value: parts[3], problem: 'a day that month does not have: check the date' };
+      const offset = offsetMinutes(v);
+      if (offset !== undefined && Math.abs(offset) > MAX_OFFSET_MINUTES) {
+        return { value: String(v), problem: 'a UTC offset beyond ±18:00, which no time zone has: use an offset between -18:00 and +18:00, or Z' };
+      }
     }
   }
   return undefined;
@@ -104,7 +123,7 @@ export function exploreArgumentError(schema: GraphQLSchema, document: DocumentNo
         }
         const whereArg = field.args.find((a) => a.name === 'where');
         const impossible = error || !whereArg ? undefined : impossibleDate(whereArg.type, args.where);
-        if (impossible) error = badInput(`${name}: "where" holds the date-time ${impossible}, a day that month does not have: check the date`);
+        if (impossible) error = badInput(`${name}: "where" holds the date-time ${impossible.value.slice(0, 60)}, ${impossible.problem}`);
         for (const key of ['first', 'limit', 'offset'] as const) {
           const v = args[key];
           if (!error && typeof v === 'number' && v < 0) error = badInput(`${name}: "${key}" must be 0 or more (got ${v})`);

@@ -9,6 +9,11 @@ export interface DatabaseOptions {
   /** The runtime role (DATABASE_RUNTIME_URL, or the embedded `medallion_runtime`); unset: the owner. */
   runtimeUrl: string | undefined;
   window: OccurredAtWindow;
+  /**
+   * Runs on the owner's connection after migrations and grants, before it closes: writes only the
+   * owner may make (the bootstrap admin token; the runtime role cannot insert tokens).
+   */
+  atStart?: (owner: DataSource) => Promise<void>;
   log: { info(msg: string, fields?: Record<string, unknown>): void; warn(msg: string): void; debug(msg: string): void };
 }
 
@@ -42,11 +47,13 @@ export async function openDatabase(opts: DatabaseOptions): Promise<Database> {
       const role = await currentUser(runtime.ds);
       await assertRuntimeRoleIsNarrow(owner.ds, role);
       await grantRuntimePrivileges(owner.ds, role);
+      await opts.atStart?.(owner.ds);
       await owner.ds.destroy();
     } else {
       runtime = owner;
+      await opts.atStart?.(owner.ds);
       opts.log.warn(
-        "DATABASE_RUNTIME_URL is not set: the service runs as DATABASE_URL's role, which owns Bronze; only triggers keep Bronze append-only (see docs/bronze.md)",
+        "DATABASE_RUNTIME_URL is not set and ALLOW_OWNER_RUNTIME=true: the service runs as DATABASE_URL's role, which owns Bronze and access; only triggers keep Bronze append-only and approvals can be written directly (see docs/bronze.md)",
       );
     }
   } catch (err) {

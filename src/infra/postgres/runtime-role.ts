@@ -5,8 +5,21 @@ import { DataSource } from 'typeorm';
 export const DEFAULT_RUNTIME_ROLE = 'medallion_runtime';
 
 const SCHEMAS = ['bronze', 'silver', 'gold', 'ops', 'access'] as const;
-/** Schemas the runtime reads and writes (never deletes from): everything but Bronze. */
-const WRITABLE = ['silver', 'gold', 'ops', 'access'] as const;
+/** Schemas the runtime reads and writes (never deletes from): everything but Bronze and access. */
+const WRITABLE = ['silver', 'gold', 'ops'] as const;
+/**
+ * `access` writes the runtime makes through the owner's SECURITY DEFINER functions, each proving
+ * the acting principal by its token secret (migration 1764400000900, docs/approvals.md): the
+ * runtime role cannot mint a token, widen a grant or record an approval on its own.
+ */
+const ACCESS_FUNCTIONS = [
+  'access.create_token(text, uuid, text, text, bytea, text, jsonb, timestamptz)',
+  'access.revoke_token(uuid)',
+  'access.request_approval(text, text, text, jsonb, text, text, double precision)',
+  'access.decide_approval(uuid, text, text, text)',
+  'access.expire_approval(uuid)',
+  'access.consume_approval(uuid, text, text, text, text)',
+] as const;
 
 const quoteIdent = (name: string): string => `"${name.replace(/"/g, '""')}"`;
 
@@ -53,7 +66,8 @@ export function urlForRole(url: string, role: string, password: string): string 
  * Gives `role` exactly what the service's runtime queries need, and takes away anything more
  * (a grant from an older setup, `ALL` on a table): Bronze SELECT + INSERT on the two tables and
  * EXECUTE on the partition maker; SELECT, INSERT, UPDATE on every table (and USAGE on every
- * sequence) of silver, gold, ops and access. No DELETE or TRUNCATE anywhere, no CREATE on any
+ * sequence) of silver, gold and ops; in access SELECT, INSERT on the audit log only, and EXECUTE
+ * on the owner's functions that write tokens and decisions. No DELETE or TRUNCATE anywhere, no CREATE on any
  * schema. Run by the owner after migrations, on every start, so tables added later are covered.
  * One transaction under an advisory lock: concurrent starts would otherwise fail with
  * "tuple concurrently updated" on the same ACLs.
@@ -67,7 +81,7 @@ export async function grantRuntimePrivileges(owner: DataSource, role: string): P
     for (const statement of [
       `REVOKE ALL ON ALL TABLES IN SCHEMA ${all} FROM ${r}`,
       `REVOKE ALL ON ALL SEQUENCES IN SCHEMA ${all} FROM ${r}`,
-      `REVOKE ALL ON ALL FUNCTIONS IN SCHEMA bronze FROM ${r}`,
+      `REVOKE ALL ON ALL FUNCTIONS IN SCHEMA bronze, access FROM ${r}`,
       `REVOKE ALL ON SCHEMA ${all} FROM ${r}`,
       `GRANT USAGE ON SCHEMA ${all} TO ${r}`,
       `GRANT SELECT, INSERT ON TABLE bronze.events, bronze.event_keys TO ${r}`,
@@ -75,9 +89,13 @@ export async function grantRuntimePrivileges(owner: DataSource, role: string): P
       // Approved erasure (docs/approvals.md): tombstones are read-only, the owner's function writes them.
       `GRANT SELECT ON TABLE bronze.event_tombstones TO ${r}`,
       `GRANT EXECUTE ON FUNCTION bronze.destroy_event(uuid, uuid, uuid, text, text) TO ${r}`,
-      `GRANT EXECUTE ON FUNCTION access.consume_approval(uuid, text, text, text, text) TO ${r}`,
       `GRANT SELECT, INSERT, UPDATE ON ALL TABLES IN SCHEMA ${writable} TO ${r}`,
       `GRANT USAGE, SELECT ON ALL SEQUENCES IN SCHEMA ${writable} TO ${r}`,
+      // access: read everything, append to the audit log, write the rest only through the functions.
+      `GRANT SELECT ON ALL TABLES IN SCHEMA access TO ${r}`,
+      `GRANT INSERT ON TABLE access.approval_log TO ${r}`,
+      `GRANT USAGE, SELECT ON ALL SEQUENCES IN SCHEMA access TO ${r}`,
+      ...ACCESS_FUNCTIONS.map((f) => `GRANT EXECUTE ON FUNCTION ${f} TO ${r}`),
     ]) {
       await em.query(statement);
     }
