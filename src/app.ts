@@ -320,7 +320,11 @@ export async function startApp(
         warn,
       );
       const reembedJob = await services.reembed.enqueueIfModelChanged();
-      if (reembedJob) log.info({ job: reembedJob }, 'the embedding model changed: re-embedding facts and events (jobProgress shows progress)');
+      if (reembedJob)
+        log.info(
+          { job: reembedJob },
+          'the embedding model changed: re-embedding facts and events (the jobProgress subscription and the job(id) query show progress)',
+        );
     }
     await listener.on(CHANNELS.events, (payload) => {
       const { namespace, ids } = JSON.parse(payload) as EventsIngestedNotification;
