@@ -32,6 +32,7 @@ import { ExploreService } from './graph/explore/explore.service';
 import { ProjectionJob, projectorStep } from './graph/projection.job';
 import { ReembedService } from './graph/reembed.service';
 import { PollingLoop } from './common/loop';
+import { runShutdown, ShutdownStep } from './common/shutdown';
 import { GoldService } from './gold/promotion/gold.service';
 import { AboutRepository } from './gold/about/about.repository';
 import { AboutService, DEFAULT_ABOUT_OPTIONS } from './gold/about/about.service';
@@ -85,7 +86,7 @@ export interface Stores {
 /** Connects to the configured stores, or starts the embedded defaults under DATA_DIR. */
 export async function startStores(config: AppConfig, log: AppLogger): Promise<Stores> {
   fs.mkdirSync(config.dataDir, { recursive: true });
-  const stops: Array<() => Promise<void>> = [];
+  const stops: ShutdownStep[] = [];
   try {
     let postgresUrl = config.databaseUrl;
     let postgresRuntimeUrl = config.databaseRuntimeUrl;
@@ -96,7 +97,7 @@ export async function startStores(config: AppConfig, log: AppLogger): Promise<St
         log: (m) => log.debug({ pg: m }),
         notice: (m) => log.info({ pg: m }),
       });
-      stops.push(() => pg.stop());
+      stops.push({ what: 'embedded PostgreSQL', run: () => pg.stop() });
       postgresUrl = pg.url;
       postgresRuntimeUrl = pg.runtimeUrl;
       log.info({ ms: Date.now() - t0, dataDir: pg.dataDir, port: pg.port }, 'embedded PostgreSQL started');
@@ -112,7 +113,7 @@ export async function startStores(config: AppConfig, log: AppLogger): Promise<St
         pageCacheMb: config.neo4jPageCacheMb,
         log: (m) => log.info({ neo4j: m }),
       });
-      stops.push(() => local.stop());
+      stops.push({ what: 'local Neo4j', run: () => local.stop() });
       neo4j = { uri: local.uri, user: local.user, password: local.password };
       log.info({ ms: Date.now() - t0, uri: local.uri }, 'local Neo4j started');
     }
@@ -121,12 +122,10 @@ export async function startStores(config: AppConfig, log: AppLogger): Promise<St
       postgresUrl,
       postgresRuntimeUrl,
       neo4j: resolved,
-      async stop() {
-        for (const stop of stops.reverse()) await stop().catch((err) => log.error({ err }, 'stopping a store failed'));
-      },
+      stop: () => runShutdown([...stops].reverse(), log),
     };
   } catch (err) {
-    for (const stop of stops.reverse()) await stop().catch(() => undefined);
+    for (const stop of stops.reverse()) await stop.run().catch(() => undefined);
     throw err;
   }
 }
@@ -164,6 +163,8 @@ export interface App {
   readonly repositories: { readonly events: EventRepository; readonly facts: FactRepository };
   readonly http: HttpServerHandle | undefined;
   readonly loops: { readonly projector: PollingLoop; readonly derive: PollingLoop | undefined; readonly jobs: PollingLoop | undefined };
+  /** How often this process loaded its embedder (once at most) and whether the API warmed it before serving. */
+  readonly embedder: { readonly loads: number; readonly warmed: boolean };
   stop(): Promise<void>;
 }
 
@@ -186,10 +187,10 @@ export async function startApp(
     },
   });
   const { ds, counter } = database;
-  const cleanups: Array<() => Promise<void>> = [() => database.close()];
+  const cleanups: ShutdownStep[] = [{ what: 'PostgreSQL pool', run: () => database.close() }];
   try {
     const driver = createNeo4jDriver(stores.neo4j);
-    cleanups.push(() => driver.close());
+    cleanups.push({ what: 'Neo4j driver', run: () => driver.close() });
     await applyNeo4jSchema(driver);
     if (opts.api) await checkExploreCompat(driver);
 
@@ -199,7 +200,7 @@ export async function startApp(
     const pubSub: AppPubSub = createAppPubSub();
     const listener = new PgListener(stores.postgresRuntimeUrl ?? stores.postgresUrl, (m) => log.warn(m));
     await listener.start();
-    cleanups.push(() => listener.close());
+    cleanups.push({ what: 'PostgreSQL LISTEN connection', run: () => listener.close() });
     const revocations = new TokenRevocations();
     await revocations.listen(listener);
 
@@ -216,7 +217,11 @@ export async function startApp(
     // A worker-only process gives it two onnxruntime sessions (docs/silver.md "Throughput"); where
     // the API runs too, a second session's thread took the CPU that requests needed (bench/recall:
     // search p95 154 → 232 ms and ingest 18.8 → 33.9 s with two).
-    const embedder = lazyEmbedder(() => loadEmbedder(config, (m) => log.info(m), { sessions: opts.worker && !opts.api ? 2 : 1 }));
+    const embedderStatus = { loads: 0, warmed: false };
+    const embedder = lazyEmbedder(() => {
+      embedderStatus.loads++;
+      return loadEmbedder(config, (m) => log.info(m), { sessions: opts.worker && !opts.api ? 2 : 1 });
+    });
     const approvalRepository = new ApprovalRepository(sql);
     const approvalGate = opts.approvals ?? new PostgresApprovalGate(approvalRepository);
     const ontology = loadOntology(config.models.ontologyFile);
@@ -337,7 +342,11 @@ export async function startApp(
         warn,
       );
       const reembedJob = await services.reembed.enqueueIfModelChanged();
-      if (reembedJob) log.info({ job: reembedJob }, 'the embedding model changed: re-embedding facts and events (jobProgress shows progress)');
+      if (reembedJob)
+        log.info(
+          { job: reembedJob },
+          'the embedding model changed: re-embedding facts and events (the jobProgress subscription and the job(id) query show progress)',
+        );
     }
     await listener.on(CHANNELS.events, (payload) => {
       const { namespace, ids } = JSON.parse(payload) as EventsIngestedNotification;
@@ -356,15 +365,27 @@ export async function startApp(
       jobs?.wake();
     });
     if (opts.worker) {
-      for (const loop of [projector, derive, jobs]) {
-        loop?.start();
-        cleanups.push(async () => loop?.stop());
+      for (const [what, loop] of [
+        ['projector loop', projector],
+        ['derivation loop', derive],
+        ['jobs loop', jobs],
+      ] as const) {
+        if (!loop) continue;
+        loop.start();
+        cleanups.push({ what, run: () => loop.stop() });
       }
       log.info('background workers running (projector, derivation, jobs)');
     }
 
     let httpHandle: HttpServerHandle | undefined;
     if (opts.api) {
+      // The query embedder is loaded and has run once before /health answers: the first
+      // searchMemory after a start paid the model load and onnxruntime's first run (7 s).
+      const t0 = Date.now();
+      const queryEmbedder = await embedder();
+      await queryEmbedder.embedQuery(['which editor do I use?']);
+      embedderStatus.warmed = true;
+      log.info({ ms: Date.now() - t0, model: queryEmbedder.model }, 'query embedder loaded and warmed');
       httpHandle = await startHttpServer({
         host: config.host,
         port: config.port,
@@ -387,7 +408,7 @@ export async function startApp(
         ],
         log: { info: (m) => log.info(m), error: (m, err) => log.error({ err }, m), warn: (fields, m) => log.warn(fields, m) },
       });
-      cleanups.push(() => (httpHandle as HttpServerHandle).close());
+      cleanups.push({ what: 'HTTP server (open requests, subscriptions, MCP sessions)', run: () => (httpHandle as HttpServerHandle).close() });
       log.info({ url: `${httpHandle.url}/graphql`, graphiql: `${httpHandle.url}/graphiql`, mcp: `${httpHandle.url}/mcp` }, 'serving GraphQL and MCP');
     }
 
@@ -400,12 +421,11 @@ export async function startApp(
       repositories: { events: eventRepository, facts: factRepository },
       http: httpHandle,
       loops: { projector, derive, jobs },
-      async stop() {
-        for (const c of cleanups.reverse()) await c().catch((err) => log.error({ err }, 'shutdown step failed'));
-      },
+      embedder: embedderStatus,
+      stop: () => runShutdown([...cleanups].reverse(), log),
     };
   } catch (err) {
-    for (const c of cleanups.reverse()) await c().catch(() => undefined);
+    for (const c of cleanups.reverse()) await c.run().catch(() => undefined);
     throw err;
   }
 }

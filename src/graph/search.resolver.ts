@@ -48,7 +48,7 @@ export class SearchResolver {
 
   @Mutation(() => Job, {
     description:
-      'Re-embeds the facts and events of a namespace (or every namespace when omitted) with the current embedding model ("admin"; on "*" for all). Runs by itself when a worker starts with a new model. Progress: jobProgress.',
+      'Re-embeds the facts and events of a namespace (or every namespace when omitted) with the current embedding model ("admin"; on "*" for all). Runs by itself when a worker starts with a new model. Progress: the jobProgress subscription (jobProgress(jobId)), or the job(id) query.',
   })
   async reembed(
     @Arg('namespace', () => String, { nullable: true }) namespace: string | null,

@@ -82,12 +82,20 @@ export function checkedArgs<S extends z.ZodObject>(tool: string, schema: S): Sta
   };
 }
 
-/** A tool error the model reads: `CODE: message` as text, `{ error: { code, message, reason } }` as structuredContent. */
+/** Where a tool error's `{ code, message, reason }` travels for clients that want it as data. */
+export const TOOL_ERROR_META_KEY = 'medallion-memory/error';
+
+/**
+ * A tool error as the MCP spec's tool-result rules want it: `isError: true` and `CODE: message`
+ * as text, which every client reads. No structuredContent: a client validates that against the
+ * tool's output schema (the official SDK throws -32602 on a mismatch), and an error is no answer.
+ * The same fields ride in `_meta` for clients that want them as data.
+ */
 export function errorResult(code: ApiErrorCode, message: string, reason?: string): CallToolResult {
   return {
     isError: true,
     content: [{ type: 'text', text: `${code}: ${message}` }],
-    structuredContent: { error: { code, message, ...(reason ? { reason } : {}) } },
+    _meta: { [TOOL_ERROR_META_KEY]: { code, message, ...(reason ? { reason } : {}) } },
   };
 }
 

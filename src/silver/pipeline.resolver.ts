@@ -53,7 +53,8 @@ export class GraphConsistencyReport {
 @UseMiddleware(StorableTextArgs)
 export class PipelineResolver {
   @Mutation(() => Job, {
-    description: 'Re-projects Postgres into Neo4j for a namespace, or every namespace when omitted ("admin"; on "*" for all). Progress: jobProgress.',
+    description:
+      'Re-projects Postgres into Neo4j for a namespace, or every namespace when omitted ("admin"; on "*" for all). Progress: the jobProgress subscription (jobProgress(jobId)), or the job(id) query.',
   })
   async rebuildGraph(
     @Arg('namespace', () => String, { nullable: true }) namespace: string | null,

@@ -72,7 +72,7 @@ export class PipelineService {
     if (held.from !== window.from || held.to !== window.to) {
       throw new SilverException(
         SilverExceptionCode.INVALID_ARGUMENT,
-        `a rebuild of ${namespace} over another window is already ${job.status} (job ${job.id}): wait for it to finish (jobProgress), then request this one`,
+        `a rebuild of ${namespace} over another window is already ${job.status} (job ${job.id}): wait for it to finish (the job(id) query or the jobProgress subscription), then request this one`,
       );
     }
     return job;

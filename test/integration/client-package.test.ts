@@ -5,7 +5,7 @@ import path from 'node:path';
 import { spawn } from 'node:child_process';
 import { MemoryClient, MemoryClientError, OnFactAddedDocument, type EventInput, type EventKind } from '../../packages/client/src';
 import { uniqueNamespace } from '../support/stores';
-import { createToken, gqlOk, startTestApp, TestApp } from '../support/test-app';
+import { createToken, eventually, gqlOk, startTestApp, TestApp } from '../support/test-app';
 
 const root = path.resolve(__dirname, '..', '..');
 const fixtures = path.join(root, 'test/fixtures/client-agent');
@@ -32,6 +32,13 @@ function run(cmd: string, args: string[], cwd: string, extraEnv: Record<string, 
       code === 0 ? resolve({ stdout, stderr }) : reject(new Error(`${cmd} ${args.join(' ')} exited ${code ?? signal}\n${stdout}\n${stderr}`)),
     );
   });
+}
+
+/** The fenced blocks of one language in README.md's "Use it from TypeScript" section, in order. */
+function readmeBlocks(lang: string): string[] {
+  const readme = fs.readFileSync(path.join(root, 'README.md'), 'utf8');
+  const section = readme.slice(readme.indexOf('## Use it from TypeScript'), readme.indexOf('\n## ', readme.indexOf('## Use it from TypeScript') + 3));
+  return [...section.matchAll(new RegExp('```' + lang + '\\n([\\s\\S]*?)```', 'g'))].map((m) => m[1] ?? '');
 }
 
 type Behaviour = 'forward' | 'drop-after-forward' | 'unavailable';
@@ -175,6 +182,55 @@ describe('@medallion-memory/client', () => {
         await client.close();
       }
     });
+  });
+
+  describe("the README's install steps, from an empty folder", () => {
+    let home: string;
+    beforeAll(() => {
+      home = fs.mkdtempSync(path.join(os.tmpdir(), 'medallion-client-readme-'));
+    });
+    afterAll(() => fs.rmSync(home, { recursive: true, force: true }));
+
+    it.each([
+      ['ES modules', 'esm'],
+      ['CommonJS', 'cjs'],
+    ] as const)(
+      '%s: pack into the project, npm init, install, run the example',
+      async (_label, flavour) => {
+        const [install] = readmeBlocks('bash').filter((b) => b.includes('npm pack -w @medallion-memory/client'));
+        const [esm, cjs] = readmeBlocks('js');
+        if (!install || !esm || !cjs) throw new Error('README.md lost its install steps or the ESM/CommonJS examples');
+        expect(install).toContain('--pack-destination ~/my-agent');
+        expect(install).toContain('npm init -y');
+        // The README says: leave out `npm pkg set type=module` for CommonJS.
+        const steps = (flavour === 'esm' ? install : install.replace(/^npm pkg set type=module\n/m, '')).replaceAll('~/my-agent', `~/agent-${flavour}`);
+        expect(steps.includes('type=module')).toBe(flavour === 'esm');
+        // HOME is the empty folder; the npm cache stays the machine's.
+        const npmCache = process.env.npm_config_cache ?? path.join(os.homedir(), '.npm');
+        await run('bash', ['-euo', 'pipefail', '-c', steps], root, { HOME: home, npm_config_cache: npmCache, npm_config_prefer_offline: 'true' });
+        const project = path.join(home, `agent-${flavour}`);
+        expect(fs.readdirSync(root).filter((f) => f.endsWith('.tgz'))).toEqual([]);
+        expect(JSON.parse(fs.readFileSync(path.join(project, 'package.json'), 'utf8')).type).toBe(flavour === 'esm' ? 'module' : 'commonjs');
+
+        const ns = uniqueNamespace(`client-readme-${flavour}`);
+        const { token } = await createToken(t, [{ namespacePattern: ns, capabilities: ['INGEST', 'SEARCH'] }], `readme-${flavour}`);
+        await gqlOk(
+          t.url,
+          token,
+          `mutation($ns: String!) { ingestEvent(input: { namespace: $ns, source: "chat", sourceEventId: "m-1", kind: MESSAGE, role: USER, content: "I use vim for everything" }) { status } }`,
+          { ns },
+        );
+        const script = (flavour === 'esm' ? esm : cjs).replaceAll('http://127.0.0.1:4000', t.url).replaceAll('team-a/agent-1', ns);
+        fs.writeFileSync(path.join(project, 'agent.js'), script);
+        const hits = await eventually(async () => {
+          const out = await run(process.execPath, ['agent.js'], project, { MEDALLION_TOKEN: token });
+          const n = Number(out.stdout.trim());
+          return n > 0 ? n : undefined;
+        }, `the ${flavour} example to find the message`);
+        expect(hits).toBeGreaterThan(0);
+      },
+      600_000,
+    );
   });
 
   describe('packed and installed into a fresh project', () => {

@@ -26,10 +26,16 @@ export function dataOf<T>(r: CallToolResult): T {
   return r.structuredContent as T;
 }
 
-/** The `{ code, message }` of a tool error (isError results carry it in structuredContent). */
-export function errorOf(r: CallToolResult): { code: string; message: string; reason?: string } {
-  if (!r.isError) throw new Error(`expected a tool error, got: ${textOf(r)}`);
-  return (r.structuredContent as { error: { code: string; message: string; reason?: string } }).error;
+/**
+ * The `{ code, message }` of a tool error, read as any client reads it: `isError` and the text
+ * `CODE: message` (no structuredContent, which would have to match the tool's output schema).
+ */
+export function errorOf(r: { isError?: boolean; content: CallToolResult['content']; structuredContent?: unknown }): { code: string; message: string } {
+  if (!r.isError) throw new Error(`expected a tool error, got: ${textOf(r as CallToolResult)}`);
+  if (r.structuredContent !== undefined) throw new Error(`a tool error carries structuredContent: ${JSON.stringify(r.structuredContent)}`);
+  const m = /^([A-Z][A-Z_]*): ([\s\S]+)$/.exec(textOf(r as CallToolResult));
+  if (!m) throw new Error(`a tool error's text is not "CODE: message": ${textOf(r as CallToolResult)}`);
+  return { code: m[1] ?? '', message: m[2] ?? '' };
 }
 
 /** A raw JSON-RPC POST to /mcp (2025 style), for asserting HTTP statuses and headers. */

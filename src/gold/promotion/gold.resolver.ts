@@ -45,7 +45,10 @@ export class GoldEntityResolver {
     });
   }
 
-  @Mutation(() => Job, { description: 'Queues a promotion of the namespace from Silver to Gold (needs "review"; "admin" implies it). Progress: jobProgress.' })
+  @Mutation(() => Job, {
+    description:
+      'Queues a promotion of the namespace from Silver to Gold (needs "review"; "admin" implies it). Progress: the jobProgress subscription (jobProgress(jobId)), or the job(id) query.',
+  })
   async promote(
     @Arg('namespace', () => String) namespace: string,
     @Arg('reason', () => String, { nullable: true }) reason: string | null,
