@@ -215,7 +215,8 @@ class BatchExtraction {
     if (first && (first.tags.has('Imperative') || (first.tags.has('Infinitive') && !first.tags.has('Noun')))) return;
     // A statement has a verb ("The grant proposal is due …"), or is a label and its value ("new number: 555-0199").
     const inSentence = e.tokens.filter((t) => t.start >= sentence.start && t.end <= sentence.end);
-    if (!inSentence.some((t) => t.tags.has('Verb')) && !/^[^:]{2,40}:\s*\S*[\p{Lu}\p{N}]/u.test(body)) return;
+    // A bare infinitive is no verb of a statement: compromise tags unknown words so ("Mostly fzf and fugitive").
+    if (!inSentence.some((t) => t.tags.has('Verb') && !t.tags.has('Infinitive')) && !/^[^:]{2,40}:\s*\S*[\p{Lu}\p{N}]/u.test(body)) return;
     const written = rewritePersons(writeOutTimes(body, resolveTimes(body, e.ev.occurredAt, 'any')), e.parties);
     if (!written) return;
     const subject = e.speaker();
