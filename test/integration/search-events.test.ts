@@ -172,7 +172,7 @@ describe('searchMemory over raw events (the Bronze channel, through the projecti
     expect(theirs.every((h) => (h.fact ?? h.event)?.namespace === noisy)).toBe(true);
   });
 
-  it('finds a reply by the words of the turn before it, below that turn, and no longer once those words are redacted', async () => {
+  it('finds a reply by the words of the turn before it, above that bare question, and no longer once those words are redacted', async () => {
     const conv = uniqueNamespace('recall-context');
     const turn = (seq: number, text: string) =>
       anEvent(conv).inConversation('trip', seq).inSession('s1').by('USER').saying(text).at('2026-04-02T18:00:00.000Z').build();
@@ -186,8 +186,9 @@ describe('searchMemory over raw events (the Bronze channel, through the projecti
       (await gqlOk<{ searchMemory: Hit[] }>(t.url, token, SEARCH, { ns: conv, q: 'Kyoto', limit: 10, filter: { kinds: ['EVENT'] } })).searchMemory
         .filter((h) => h.channels.includes('event_keyword'))
         .map((h) => h.event?.content);
-    // The question holds the word; the reply has it only as context, so it comes second; the third turn's context is the reply.
-    expect(await byKeyword()).toEqual(['What did you bring back from Kyoto?', 'Mostly green tea and a paper lantern!']);
+    // The question holds the word, the reply has it only as context (the third turn's context is the reply): both are found.
+    // A bare question states nothing (eventInformation, × 0.7), so the reply, which holds the answer, is ranked first.
+    expect(await byKeyword()).toEqual(['Mostly green tea and a paper lantern!', 'What did you bring back from Kyoto?']);
 
     const question = (await pg.query<{ id: string }>(`SELECT id::text AS id FROM bronze.events WHERE namespace = $1 AND sequence_num = 1`, [conv])).rows[0]?.id;
     const ADD = `mutation($input: OverlayInput!) { addOverlay(input: $input) { id } }`;
