@@ -28,7 +28,7 @@ const STOP = new Set([
 ]);
 
 /** Light suffix stripping so "learning" ~ "learn", "meetings" ~ "meeting". */
-const stem = (w: string): string => w.replace(/(?:ing|ed|es|s)$/, '') || w;
+export const stem = (w: string): string => w.replace(/(?:ing|ed|es|s)$/, '') || w;
 
 /** Content tokens of a value, gazetteer names canonicalised ("postgres" → "postgresql"). */
 export function valueTokens(value: string): string[] {

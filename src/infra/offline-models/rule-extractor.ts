@@ -156,13 +156,8 @@ class BatchExtraction {
     if (third) this.thirdPerson(third, clause, text, abs, e, hedged);
     produced += this.out.facts.length - before;
     if (produced > 0) return { produced, general: null };
-    // Words of the clause text from offset `from` on, as tagged in the whole event.
-    const tagged = (from: number) => {
-      const at = abs(from);
-      return e.tokens.filter((t) => t.start >= at && t.start < clause.end).map((t) => ({ ...t, start: t.start - at, end: t.end - at }));
-    };
     const resolve = (pronoun: string): string | null => this.registry.resolve(pronoun, e.index, clause.start, e.speaker())?.name ?? null;
-    return { produced, general: generalClause(text, e.parties, e.ev.occurredAt, clause.prefix ? undefined : tagged, resolve) };
+    return { produced, general: this.generalOf(clause, text, e, resolve) };
   }
 
   /**
@@ -238,13 +233,15 @@ class BatchExtraction {
     });
   }
 
-  private generalOf(clause: Clause, text: string, e: EventCtx): GeneralFact | null {
+  /** The general-shape fact of a clause (general-clauses.ts), read with the event's own tagging. */
+  private generalOf(clause: Clause, text: string, e: EventCtx, resolve?: (pronoun: string) => string | null): GeneralFact | null {
     const abs = (i: number): number => clause.start + Math.max(0, Math.min(i - clause.prefix.length, clause.text.length));
+    // Words of the clause text from offset `from` on, as tagged in the whole event.
     const tagged = (from: number) => {
       const at = abs(from);
       return e.tokens.filter((t) => t.start >= at && t.start < clause.end).map((t) => ({ ...t, start: t.start - at, end: t.end - at }));
     };
-    return generalClause(text, e.parties, e.ev.occurredAt, clause.prefix ? undefined : tagged);
+    return generalClause(text, e.parties, e.ev.occurredAt, clause.prefix ? undefined : tagged, resolve);
   }
 
   private general(g: GeneralFact, clause: Clause, e: EventCtx, hedged: boolean): void {

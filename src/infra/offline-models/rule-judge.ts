@@ -1,6 +1,6 @@
 import type { Judge, JudgeCandidate, JudgeDecision, JudgeInput, ModelProvenance } from '../../silver/model-ports';
 import { lookupTech } from './gazetteer';
-import { sameValue, tokenJaccard } from './normalise';
+import { sameValue, stem, tokenJaccard } from './normalise';
 
 export interface RuleJudgeOptions {
   /** A candidate at least this similar (embedding or trigram) is the same statement: SKIP. Default 0.92. */
@@ -209,7 +209,7 @@ export function topicWords(text: string): string[] {
   return (text.toLowerCase().match(/[\p{L}\p{N}][\p{L}\p{N}'-]*/gu) ?? [])
     .map((w) => w.replace(/'s$/, ''))
     .filter((w) => !GENERIC.has(w) && (w.length > 2 || /\d/.test(w)))
-    .map((w) => (/\d/.test(w) ? w : w.replace(/(?:ing|ed|es|s)$/, '') || w));
+    .map((w) => (/\d/.test(w) ? w : stem(w)));
 }
 
 function containsAll(words: readonly string[], wanted: readonly string[]): boolean {
