@@ -17,6 +17,7 @@ import { EventContextReprojection1764400000800 } from './1764400000800-event-con
 import { UnforgeableApprovals1764400000900 } from './1764400000900-unforgeable-approvals';
 import { SilverEntityMentions1764400000910 } from './1764400000910-silver-entity-mentions';
 import { ErasureRederivesSharedFacts1764400000960 } from './1764400000960-erasure-rederives-shared-facts';
+import { EventSpeakerReprojection1764400000970 } from './1764400000970-event-speaker-reprojection';
 
 /** Every migration, oldest first. Listed explicitly so no glob depends on the build layout. */
 export const migrations = [
@@ -39,4 +40,5 @@ export const migrations = [
   UnforgeableApprovals1764400000900,
   SilverEntityMentions1764400000910,
   ErasureRederivesSharedFacts1764400000960,
+  EventSpeakerReprojection1764400000970,
 ];

@@ -257,7 +257,16 @@ export async function startApp(
       silver: new SilverReadService(facts, factRepository, config.limits.maxPageSize),
       pipeline,
       graph: new GraphRebuildService(ds, driver, { embedder, warn: (m) => log.warn(m) }),
-      search: new SearchService(driver, embedder, { ...DEFAULT_SEARCH_SETTINGS, graphOverGold: config.search.graphOverGold }, (m) => log.warn(m)),
+      search: new SearchService(
+        driver,
+        embedder,
+        {
+          ...DEFAULT_SEARCH_SETTINGS,
+          graphOverGold: config.search.graphOverGold,
+          speakerBoost: config.search.speakerBoost ?? DEFAULT_SEARCH_SETTINGS.speakerBoost,
+        },
+        (m) => log.warn(m),
+      ),
       reembed: new ReembedService(ds, embedder, jobRepository),
       explore: new ExploreService(
         driver,

@@ -23,6 +23,14 @@ describe('loadConfig', () => {
     expect(msg).toMatch(/LOG_LEVEL="loud"/);
   });
 
+  it('SEARCH_SPEAKER_BOOST: unset means the default weight; a number from 0 to 10 is taken; anything else is refused', () => {
+    expect(loadConfig({}).search.speakerBoost).toBeNull();
+    expect(loadConfig({ SEARCH_SPEAKER_BOOST: '0' }).search.speakerBoost).toBe(0);
+    expect(loadConfig({ SEARCH_SPEAKER_BOOST: '0.5' }).search.speakerBoost).toBe(0.5);
+    expect(() => loadConfig({ SEARCH_SPEAKER_BOOST: '-1' })).toThrow(/SEARCH_SPEAKER_BOOST/);
+    expect(() => loadConfig({ SEARCH_SPEAKER_BOOST: 'high' })).toThrow(/SEARCH_SPEAKER_BOOST/);
+  });
+
   it('SEARCH_GRAPH_GOLD: the graph channel over Gold unless set to false; anything else is refused', () => {
     expect(loadConfig({}).search.graphOverGold).toBe(true);
     expect(loadConfig({ SEARCH_GRAPH_GOLD: 'true' }).search.graphOverGold).toBe(true);

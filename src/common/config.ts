@@ -60,8 +60,11 @@ export interface AppConfig {
     readonly occurredAtMaxFutureDays: number;
   };
   readonly projector: { readonly batchSize: number; readonly pollMs: number };
-  /** Memory search (docs/search.md). `graphOverGold`: the graph channel expands over Gold entities (SEARCH_GRAPH_GOLD). */
-  readonly search: { readonly graphOverGold: boolean };
+  /**
+   * Memory search (docs/search.md). `graphOverGold`: the graph channel expands over Gold entities (SEARCH_GRAPH_GOLD).
+   * `speakerBoost`: the weight of a turn's speaker in the event keyword channel (SEARCH_SPEAKER_BOOST; null: the default, `EVENT_SPEAKER_BOOST`).
+   */
+  readonly search: { readonly graphOverGold: boolean; readonly speakerBoost: number | null };
   /** How long an approval request stays valid, in seconds (APPROVAL_TTL): past it, it can be neither decided nor executed. */
   readonly approvalTtlSeconds: number;
   /** Re-anchoring overlays after a rebuild (docs/overlays.md): accept ≤ confidence: REANCHORED; review ≤ confidence < accept: REANCHORED for review; below: ORPHANED. */
@@ -221,6 +224,7 @@ const envSchema = z.object({
   GOLD_PAIR_CONCURRENCY: intIn(1, 16).default(2),
   GOLD_REVIEW_CONFIDENCE: z.coerce.number().min(0).max(1).default(0.7),
   SEARCH_GRAPH_GOLD: z.enum(['true', 'false'], { error: 'expected true or false' }).default('true'),
+  SEARCH_SPEAKER_BOOST: z.coerce.number().min(0).max(10).optional(),
   OVERLAY_REANCHOR_ACCEPT: z.coerce.number().min(0).max(1).default(0.75),
   OVERLAY_REANCHOR_REVIEW: z.coerce.number().min(0).max(1).default(0.5),
   JUDGE_MODEL: optionalString,
@@ -315,7 +319,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
       occurredAtMaxFutureDays: e.OCCURRED_AT_MAX_FUTURE_DAYS,
     }),
     projector: Object.freeze({ batchSize: e.PROJECTOR_BATCH_SIZE, pollMs: e.PROJECTOR_POLL_MS }),
-    search: Object.freeze({ graphOverGold: e.SEARCH_GRAPH_GOLD === 'true' }),
+    search: Object.freeze({ graphOverGold: e.SEARCH_GRAPH_GOLD === 'true', speakerBoost: e.SEARCH_SPEAKER_BOOST ?? null }),
     approvalTtlSeconds: e.APPROVAL_TTL,
     overlays: Object.freeze({ reanchorAccept: e.OVERLAY_REANCHOR_ACCEPT, reanchorReview: e.OVERLAY_REANCHOR_REVIEW }),
     derive: Object.freeze({

@@ -1,5 +1,15 @@
 import { Fact } from '../silver/silver.types';
-import { escapeLucene, eventInformation, foldEventsIntoFacts, fuseByReciprocalRank, matchesSearchFilter, RRF_K, toLuceneQuery } from './search-ranking';
+import {
+  escapeLucene,
+  eventInformation,
+  factPolarity,
+  foldEventsIntoFacts,
+  fuseByReciprocalRank,
+  matchesSearchFilter,
+  NEGATED_FACT_FACTOR,
+  RRF_K,
+  toLuceneQuery,
+} from './search-ranking';
 
 const fact = (over: Partial<Fact> = {}): Fact => ({
   id: 'f1',
@@ -168,6 +178,11 @@ describe('small namespaces: generic words and empty turns decide nothing (issue 
     // The speaker's name before the colon is not content; another prefix is.
     expect(eventInformation('Sam: ok', 'Sam')).toBe(0.25);
     expect(eventInformation('Note: ok', 'Sam')).toBeGreaterThan(0.25);
+    // Chat drops question marks: a turn that opens as a question still asks.
+    expect(eventInformation('Sam: did u get the tent', 'Sam')).toBe(eventInformation('Sam: did u get the tent?', 'Sam'));
+    expect(eventInformation('where r u guys going tmrw', null)).toBeLessThan(eventInformation('we are going to Porto tmrw', null));
+    // A clause that opens with a question word and goes on as a statement states.
+    expect(eventInformation('When you book flights for me, always pick an aisle seat', null)).toBe(1);
   });
 
   it('ranks an informative turn above an empty one that the channels placed first', () => {
@@ -178,5 +193,33 @@ describe('small namespaces: generic words and empty turns decide nothing (issue 
     const info = (id: string) => (id === 'lol' ? eventInformation('Sam: lol', 'Sam') : 1);
     expect(foldEventsIntoFacts(fused, new Map(), new Map(), info).map((h) => h.id)).toEqual(['fact-turn', 'lol']);
     expect(foldEventsIntoFacts(fused, new Map()).map((h) => h.id)).toEqual(['lol', 'fact-turn']);
+  });
+
+  it('ranks a positive fact above a negated one for a question about what someone does, not for one about what they avoid', () => {
+    const liked = 'What music does the user like?';
+    const avoided = "What music can't the user stand?";
+    expect(factPolarity({ isNegation: true }, liked)).toBe(NEGATED_FACT_FACTOR);
+    expect(factPolarity({ isNegation: false }, liked)).toBe(1);
+    for (const q of [
+      avoided,
+      'What does the user dislike?',
+      'Is the user allergic to anything?',
+      "Which editor doesn't the user use?",
+      'What did the user quit?',
+    ])
+      expect(factPolarity({ isNegation: true }, q)).toBe(1);
+    // The negated fact was ahead, with its own turn folded in; weighed as one hit, it falls behind.
+    const fused = [
+      { id: 'not-country', score: 0.03, channels: ['keyword' as const] },
+      { id: 'country-turn', score: 0.01, channels: ['event_keyword' as const] },
+      { id: 'jazz', score: 0.028, channels: ['vector' as const] },
+    ];
+    const events = new Map([
+      ['not-country', ['country-turn']],
+      ['jazz', []],
+    ]);
+    const prior = (id: string) => factPolarity({ isNegation: id === 'not-country' }, liked);
+    expect(foldEventsIntoFacts(fused, events, new Map(), () => 1, prior).map((h) => h.id)).toEqual(['jazz', 'not-country']);
+    expect(foldEventsIntoFacts(fused, events).map((h) => h.id)).toEqual(['not-country', 'jazz']);
   });
 });

@@ -1,6 +1,8 @@
 import { eng as ENGLISH_STOP_WORDS } from 'stopword';
 import { Fact } from '../silver/silver.types';
 import { isVisible } from '../silver/visibility';
+import { asks, withoutVocative } from '../common/chat-question';
+import { splitSpeakerLabel } from './speaker-label';
 import { ScoredId } from './cypher/search-facts';
 
 /**
@@ -90,6 +92,7 @@ export function foldEventsIntoFacts(
   factEvents: ReadonlyMap<string, readonly string[]>,
   staleEvents: ReadonlyMap<string, readonly string[]> = new Map(),
   eventPrior: (id: string) => number = () => 1,
+  factPrior: (id: string) => number = () => 1,
 ): MemoryCandidate[] {
   const out: MemoryCandidate[] = fused.map((h) => {
     const kind = factEvents.has(h.id) ? 'FACT' : 'EVENT';
@@ -107,6 +110,8 @@ export function foldEventsIntoFacts(
     for (const c of hit.channels) if (!fact.channels.includes(c)) fact.channels.push(c);
     return false;
   });
+  // A fact's prior weighs it with the turns it carries: they are one hit.
+  for (const hit of kept) if (hit.kind === 'FACT') hit.score *= factPrior(hit.id);
   // A stale turn (what it said was superseded) hands its relevance to the current fact that
   // superseded it (a question about the old belief is a question about the belief: "which editor?"
   // matches "I use vim" better than "I switched to neovim") and ranks below it.
@@ -147,26 +152,26 @@ export function rankMemoryHits(
   visible: (id: string) => boolean,
   weights: Partial<ChannelWeights> = {},
   eventPrior: (id: string) => number = () => 1,
+  factPrior: (id: string) => number = () => 1,
 ): MemoryCandidate[] {
   const fused = fuseByReciprocalRank(lists, RRF_K, weights).filter((h) => visible(h.id));
   const factEvents = new Map<string, string[]>();
   for (const c of FACT_CHANNELS) for (const h of lists[c]) if (visible(h.id)) factEvents.set(h.id, h.events ?? []);
   const stale = new Map<string, string[]>();
   for (const c of EVENT_CHANNELS) for (const h of lists[c]) if ((h.supersededBy ?? []).length > 0) stale.set(h.id, h.supersededBy ?? []);
-  return foldEventsIntoFacts(fused, factEvents, stale, eventPrior);
+  return foldEventsIntoFacts(fused, factEvents, stale, eventPrior, factPrior);
 }
 
 /**
  * How much a raw turn can say, 0..1, from its text alone: a turn with no content word ("?", "ok",
  * "lol", an emoji) says nothing, a bare question asks rather than tells, and one or two words say
  * little. Search multiplies an event hit's fused score by it, so such turns cannot outrank an
- * informative one through a shared name or a generic word. A leading "Name:" (the speaker, also
- * in `actor`) is not content.
+ * informative one through a shared name or a generic word. A leading speaker label
+ * (`splitSpeakerLabel`) is not content.
  */
 export function eventInformation(content: string, actor: string | null): number {
-  let text = content.trim();
-  const prefix = /^([^:\n]{1,60}):\s*/.exec(text);
-  if (prefix && (actor === null || prefix[1]?.trim().toLowerCase() === actor.trim().toLowerCase())) text = text.slice(prefix[0].length);
+  // Neither the speaker's label nor the name the turn addresses ("Kat!! how did it go") is content.
+  const text = withoutVocative(splitSpeakerLabel(content, actor).body);
   const words = (
     text
       .normalize('NFKC')
@@ -174,10 +179,26 @@ export function eventInformation(content: string, actor: string | null): number 
       .match(/[\p{L}\p{N}][\p{L}\p{N}'-]*/gu) ?? []
   ).filter((w) => !STOP_WORDS.has(w) && !LOW_INFORMATION.has(w));
   if (words.length === 0) return 0.25;
-  const question = /\?\s*$/.test(text) && !/[.!]\s/.test(text);
+  const question = asks(text) && !/[.!]\s/.test(text);
   const byWords = words.length === 1 ? 0.6 : words.length === 2 ? 0.8 : 1;
   return byWords * (question ? 0.7 : 1);
 }
+
+/**
+ * How a fact fits a question by its polarity: a negated fact ("The user does not like country
+ * music") answers a question about what someone does not do, likes or has; asked what they do
+ * like ("What music does the user like?"), it is weighed at NEGATED_FACT_FACTOR, so the positive
+ * fact ranks first and the negated one stays among the hits. A question that itself negates, or
+ * asks about avoiding, stopping or disliking, weighs both alike.
+ */
+export function factPolarity(fact: { isNegation: boolean }, query: string): number {
+  return fact.isNegation && !NEGATIVE_QUESTION.test(query) ? NEGATED_FACT_FACTOR : 1;
+}
+
+export const NEGATED_FACT_FACTOR = 0.7;
+
+const NEGATIVE_QUESTION =
+  /\b(?:not|no|never|n't|dislikes?|disliked|hates?|hated|avoids?|avoided|allergic|allerg(?:y|ies)|intoleran\w*|can'?t|cannot|won'?t|stand|stop(?:s|ped)?|quit|gave up|give up|no longer|any ?more|used to|anymore|refuses?|against)\b|n't\b/i;
 
 /** Chat words that carry nothing (beside English stop words). */
 const LOW_INFORMATION: ReadonlySet<string> = new Set(

@@ -22,6 +22,7 @@ import {
 import {
   countAllEvents,
   countedExactEventVectorSearch,
+  EVENT_SPEAKER_BOOST,
   eventKeywordSearch,
   EventSearchScope,
   exactEventVectorSearch,
@@ -32,6 +33,7 @@ import {
   ChannelWeights,
   DEFAULT_CHANNEL_WEIGHTS,
   eventInformation,
+  factPolarity,
   fusedCandidates,
   fuseByReciprocalRank,
   matchesSearchFilter,
@@ -75,6 +77,8 @@ export interface SearchSettings {
    * False: over Silver entities alone, as before Gold existed (bench/recall compares both).
    */
   graphOverGold: boolean;
+  /** Weight of a turn's speaker (`speaker`, a field of its own) in the event keyword channel, against what the turn says (1). */
+  speakerBoost: number;
 }
 
 /**
@@ -87,6 +91,7 @@ export const DEFAULT_SEARCH_SETTINGS: SearchSettings = {
   countTtlMs: 30_000,
   channelWeights: DEFAULT_CHANNEL_WEIGHTS,
   graphOverGold: true,
+  speakerBoost: EVENT_SPEAKER_BOOST,
 };
 export const MAX_SEARCH_LIMIT = 100;
 export const MAX_QUERY_CHARS = 2_000;
@@ -203,7 +208,11 @@ export class SearchService {
       const e = visibleEvents.get(id);
       return e ? eventInformation(e.content, e.actor) : 1;
     };
-    const ranked = rankMemoryHits(lists, (id) => visibleFacts.has(id) || visibleEvents.has(id), this.settings.channelWeights, information);
+    const polarity = (id: string): number => {
+      const f = visibleFacts.get(id);
+      return f ? factPolarity(f, args.query) : 1;
+    };
+    const ranked = rankMemoryHits(lists, (id) => visibleFacts.has(id) || visibleEvents.has(id), this.settings.channelWeights, information, polarity);
     return ranked
       .slice(0, limit)
       .map((h): MemoryHitRow =>
@@ -251,7 +260,7 @@ export class SearchService {
         : NO_HITS,
       withEvents
         ? this.read(async (tx) => {
-            const keywordHits = terms ? eventKeywordSearch(tx, eventScope, terms, depth) : Promise.resolve(NO_HITS);
+            const keywordHits = terms ? eventKeywordSearch(tx, eventScope, terms, depth, this.settings.speakerBoost) : Promise.resolve(NO_HITS);
             const vectorHits = vectors.then((v) =>
               v ? this.vectorChannel(tx, 'Event', scope.namespace, v.model, eventVectorSearch(eventScope, v.model, v.vector), depth) : NO_HITS,
             );

@@ -1,6 +1,7 @@
 import { Client } from 'pg';
 import { QueryRunner } from 'typeorm';
 import { EventContextReprojection1764400000800 } from '../../migrations/1764400000800-event-context-reprojection';
+import { EventSpeakerReprojection1764400000970 } from '../../migrations/1764400000970-event-speaker-reprojection';
 import { DEFAULT_SEARCH_SETTINGS, lazyEmbedder, SearchLoaders, SearchService } from '../../src/graph/search.service';
 import { loadEmbedder } from '../../src/silver/models';
 import { anEvent } from '../builders/event-input';
@@ -226,6 +227,64 @@ describe('searchMemory over raw events (the Bronze channel, through the projecti
     expect(await reply()).toBeNull();
     await new EventContextReprojection1764400000800().up({ query: (sql: string) => pg.query(sql) } as unknown as QueryRunner);
     await eventually(async () => (await reply()) === 'Are you going to the pottery class?', 'the re-projected reply to carry its context', 60_000);
+  });
+
+  it('matches a speaker by who said a turn, not as a word of it: a turn that says nothing cannot rank by its label', async () => {
+    const chat = uniqueNamespace('recall-speaker');
+    const say = (seq: number, actor: string, text: string) =>
+      anEvent(chat).inConversation('group', seq).inSession('s1').by('USER', actor).saying(`${actor}: ${text}`).at('2026-04-05T18:00:00.000Z').build();
+    await ingest([
+      say(1, 'Jamie', '?'),
+      say(2, 'Kat', 'lol'),
+      say(3, 'Jamie', 'ok'),
+      say(4, 'Kat', 'did u get the tent Jamie'),
+      say(5, 'Jamie', 'yep the orange two-person tent, fits in my backpack'),
+      say(6, 'Marco', 'Jamie?'),
+    ]);
+    await eventually(async () => (await status(chat)).outboxLag === 0, 'the turns to be projected', 60_000);
+    // What the graph holds: the label is the speaker, not a word of the body (the keyword channel reads both, apart).
+    const nodes = await t.app.neo4j.executeQuery(`MATCH (e:Event) WHERE e.namespace = $ns RETURN e.speaker AS speaker, e.body AS body ORDER BY e.sequenceNum`, {
+      ns: chat,
+    });
+    expect(nodes.records.map((r) => [r.get('speaker'), r.get('body')])).toEqual([
+      ['Jamie', '?'],
+      ['Kat', 'lol'],
+      ['Jamie', 'ok'],
+      ['Kat', 'did u get the tent Jamie'],
+      ['Jamie', 'yep the orange two-person tent, fits in my backpack'],
+      ['Marco', 'Jamie?'],
+    ]);
+    const hits = (
+      await gqlOk<{ searchMemory: Hit[] }>(t.url, token, SEARCH, { ns: chat, q: 'Which tent did Jamie get?', limit: 3, filter: { kinds: ['EVENT'] } })
+    ).searchMemory;
+    expect(hits[0]?.event?.content).toBe('Jamie: yep the orange two-person tent, fits in my backpack');
+    // Turns that say nothing ("Jamie: ?", "Jamie: ok", "Marco: Jamie?") stay out of the first three.
+    expect(hits.map((h) => h.event?.content)).not.toEqual(expect.arrayContaining(['Jamie: ?']));
+    expect(hits.map((h) => h.event?.content)).not.toEqual(expect.arrayContaining(['Jamie: ok']));
+    // By keyword alone, the name matches every turn of Jamie's at the speaker's low weight: the turn asking about the tent outranks a bare "Jamie: ok".
+    const byKeyword = (
+      await gqlOk<{ searchMemory: Hit[] }>(t.url, token, SEARCH, { ns: chat, q: 'Jamie', limit: 10, filter: { kinds: ['EVENT'] } })
+    ).searchMemory.filter((h) => h.channels.includes('event_keyword'));
+    const rank = (content: string) => byKeyword.findIndex((h) => h.event?.content === content);
+    expect(rank('Kat: did u get the tent Jamie')).toBeGreaterThanOrEqual(0);
+    expect(rank('Kat: did u get the tent Jamie')).toBeLessThan(rank('Jamie: ok'));
+  });
+
+  it('gives turns projected before speakers were a field their body and speaker through the upgrade migration', async () => {
+    const old = uniqueNamespace('recall-speaker-upgrade');
+    await ingest([anEvent(old).inConversation('c', 1).by('USER', 'Kat').saying('Kat: my interview is on Thursday').at('2026-04-06T09:00:00.000Z').build()]);
+    await eventually(async () => (await status(old)).outboxLag === 0, 'the turn to be projected', 60_000);
+    // As an earlier version projected it: content only.
+    await t.app.neo4j.executeQuery(`MATCH (e:Event) WHERE e.namespace = $ns REMOVE e.body, e.speaker`, { ns: old });
+    const found = async () =>
+      (await gqlOk<{ searchMemory: Hit[] }>(t.url, token, SEARCH, { ns: old, q: 'interview', limit: 5, filter: { kinds: ['EVENT'] } })).searchMemory.filter(
+        (h) => h.channels.includes('event_keyword'),
+      ).length;
+    expect(await found()).toBe(0);
+    await new EventSpeakerReprojection1764400000970().up({ query: (sql: string) => pg.query(sql) } as unknown as QueryRunner);
+    await eventually(async () => (await found()) === 1, 'the re-projected turn to be found by keyword again', 60_000);
+    const node = await t.app.neo4j.executeQuery(`MATCH (e:Event) WHERE e.namespace = $ns RETURN e.speaker AS speaker, e.body AS body`, { ns: old });
+    expect([node.records[0]?.get('speaker'), node.records[0]?.get('body')]).toEqual(['Kat', 'my interview is on Thursday']);
   });
 
   it('shows a search-only caller the hits and their evidence, and nothing beyond them', async () => {

@@ -17,7 +17,7 @@ export async function deleteErasedNodes(tx: CypherRunner, label: 'Event' | 'Fact
         `MATCH (erased:Event {id: $id})
          MATCH (after:Event {contextEventId: $id})
          OPTIONAL MATCH (before:Event {id: erased.contextEventId}) WHERE before.namespace = after.namespace
-         SET after.contextEventId = before.id, after.context = before.content`,
+         SET after.contextEventId = before.id, after.context = before.body`,
         { id },
       );
   await tx.run(`UNWIND $ids AS id MATCH (n:${assertIdentifier(label)} {id: id}) DETACH DELETE n`, { ids });

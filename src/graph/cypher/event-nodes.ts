@@ -1,6 +1,7 @@
 import { ManagedTransaction } from 'neo4j-driver';
 import { CypherRunner } from './cypher-runner';
 import { namespaceKey } from '../../infra/neo4j/namespace-key';
+import { splitSpeakerLabel } from '../speaker-label';
 
 /** One Bronze event as the projection writes it (timestamps as ISO 8601 strings). */
 export interface EventNodeRow {
@@ -13,7 +14,7 @@ export interface EventNodeRow {
   sequenceNum: number | null;
   role: string | null;
   actor: string | null;
-  /** Verbatim content (with overlays applied): the keyword channel of searchMemory indexes it (event_text_fulltext). */
+  /** Verbatim content (with overlays applied): the keyword channel indexes it without its speaker label (`body`, event_body_fulltext). */
   content: string;
   occurredAt: string;
   ingestedAt: string;
@@ -43,6 +44,10 @@ export interface EventNode {
  * embedding is stored as 32-bit floats with its length in `embeddingDims`, as for facts
  * (`mergeFactNodes`).
  *
+ * The keyword channel reads what a turn says (`body`: the content without its speaker label) and
+ * who says it (`speaker`, a field of its own: docs/search.md, `splitSpeakerLabel`); `content`
+ * stays verbatim for readers.
+ *
  * Each event also carries the text of the turn before it (`context`, from `contextEventId`),
  * which the keyword channel matches at a lower weight: a reply ("Thanks, I'm excited!") is found
  * by the words of what it answers (docs/search.md). The text is copied from the neighbour's node,
@@ -58,6 +63,7 @@ export async function mergeEventNodes(tx: CypherRunner, rows: readonly EventNode
      MERGE (e:Event {id: r.id})
      SET e.namespace = r.namespace, e.nsKey = r.nsKey, e.source = r.source, e.kind = r.kind, e.conversationId = r.conversationId,
          e.sessionId = r.sessionId, e.sequenceNum = r.sequenceNum, e.role = r.role, e.actor = r.actor, e.content = r.content,
+         e.body = r.body, e.speaker = r.speaker,
          e.occurredAt = datetime(r.occurredAt), e.ingestedAt = datetime(r.ingestedAt), e.projectedAt = datetime(),
          e.contextEventId = r.previousEventId
      WITH e, r
@@ -68,12 +74,12 @@ export async function mergeEventNodes(tx: CypherRunner, rows: readonly EventNode
      }
      WITH e, r
      OPTIONAL MATCH (before:Event {id: r.previousEventId}) WHERE before.namespace = e.namespace
-     SET e.context = before.content
+     SET e.context = before.body
      WITH e, r
      OPTIONAL MATCH (after:Event {id: r.nextEventId}) WHERE after.namespace = e.namespace
      FOREACH (_ IN CASE WHEN after IS NULL THEN [] ELSE [1] END |
-       SET after.contextEventId = e.id, after.context = e.content)`,
-    { rows: rows.map((r) => ({ ...r, nsKey: namespaceKey(r.namespace) })) },
+       SET after.contextEventId = e.id, after.context = e.body)`,
+    { rows: rows.map((r) => ({ ...r, nsKey: namespaceKey(r.namespace), ...splitSpeakerLabel(r.content, r.actor) })) },
   );
 }
 

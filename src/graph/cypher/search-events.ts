@@ -1,6 +1,6 @@
 import neo4j from 'neo4j-driver';
 import { CypherRunner } from './cypher-runner';
-import { CountedExactHits, countedExact, KEYWORD_OVERSAMPLE, ScoredId, scopedLucene, scoredIds } from './search-facts';
+import { CountedExactHits, countedExact, KEYWORD_OVERSAMPLE, LuceneField, ScoredId, scopedLucene, scoredIds } from './search-facts';
 
 /** Scope of the raw-event channels of searchMemory: the namespace first, then `asOf` (occurred at or before it). */
 export interface EventSearchScope {
@@ -13,11 +13,12 @@ const EVENT_FILTER = `e.namespace = $ns AND ($asOf IS NULL OR e.occurredAt <= da
 
 /**
  * Every event channel returns `id, score, supersededBy`: the facts that replaced what this turn
- * said (the successors of the facts derived from it), so a stale turn can be ranked below the
- * current fact that superseded it.
+ * said (the successors of the facts derived from it, along the chain: "drinks coffee" → "no
+ * longer uses coffee" → "now uses only green tea", up to 8 steps), so a stale turn can be ranked
+ * below the current fact that superseded it, also when the first successor has ended too.
  */
 const RETURN_EVENT = `RETURN e.id AS id, score,
-       [(old:Fact)-[:DERIVED_FROM]->(e) WHERE old.validTo IS NOT NULL | [(newer:Fact)-[:SUPERSEDES]->(old) | newer.id]] AS supersededBy
+       [(old:Fact)-[:DERIVED_FROM]->(e) WHERE old.validTo IS NOT NULL | [(newer:Fact)-[:SUPERSEDES*1..8]->(old) | newer.id]] AS supersededBy
      ORDER BY score DESC, id LIMIT $k`;
 
 function params(s: EventSearchScope): Record<string, unknown> {
@@ -62,7 +63,7 @@ export function countedExactEventVectorSearch(
     `WITH n AS e WHERE e.embeddingDims = size($vector) AND ${EVENT_FILTER}
      WITH e AS n, vector.similarity.cosine(e.embedding, $vector) AS score`,
     `{id: n.id, score: score,
-      supersededBy: [(old:Fact)-[:DERIVED_FROM]->(n) WHERE old.validTo IS NOT NULL | [(newer:Fact)-[:SUPERSEDES]->(old) | newer.id]]}`,
+      supersededBy: [(old:Fact)-[:DERIVED_FROM]->(n) WHERE old.validTo IS NOT NULL | [(newer:Fact)-[:SUPERSEDES*1..8]->(old) | newer.id]]}`,
     { ...params(scope), model, vector, k: neo4j.int(k), exactMax: neo4j.int(exactMax) },
   );
 }
@@ -95,18 +96,36 @@ export function indexEventVectorSearch(
 export const EVENT_CONTEXT_BOOST = 0.5;
 
 /**
- * Lucene BM25 over event contents and, at `EVENT_CONTEXT_BOOST`, the turn before each event
- * (event-nodes.ts), scoped to the namespace inside the index query (`terms` from `toLuceneQuery`).
+ * How much a turn's speaker counts in the event keyword channel, against what the turn says (1).
+ * The speaker is a field of its own (`speaker`, speaker-label.ts): a one-word field, so a match
+ * there scores high in BM25, and every turn of that person matches. Low, it breaks ties among
+ * turns that say what was asked toward the person the question names, and cannot lift a turn that
+ * says nothing ("Caroline: ?") over one that answers.
  */
-export function eventKeywordSearch(tx: CypherRunner, scope: EventSearchScope, terms: string, k: number): Promise<ScoredId[]> {
+export const EVENT_SPEAKER_BOOST = 0.3;
+
+/**
+ * Lucene BM25 over what events say (`body`), at `EVENT_CONTEXT_BOOST` the turn before each event
+ * (event-nodes.ts), and at `speakerBoost` who said it, scoped to the namespace inside the index
+ * query (`terms` from `toLuceneQuery`).
+ */
+export function eventKeywordSearch(
+  tx: CypherRunner,
+  scope: EventSearchScope,
+  terms: string,
+  k: number,
+  speakerBoost: number = EVENT_SPEAKER_BOOST,
+): Promise<ScoredId[]> {
+  const fields: LuceneField[] = ['body', { name: 'context', boost: EVENT_CONTEXT_BOOST }];
+  if (speakerBoost > 0) fields.push({ name: 'speaker', boost: speakerBoost });
   return scoredIds(
     tx,
-    `CALL db.index.fulltext.queryNodes('event_text_fulltext', $lucene, {limit: $candidates}) YIELD node AS e, score
+    `CALL db.index.fulltext.queryNodes('event_body_fulltext', $lucene, {limit: $candidates}) YIELD node AS e, score
      WITH e, score WHERE ${EVENT_FILTER}
      ${RETURN_EVENT}`,
     {
       ...params(scope),
-      lucene: scopedLucene(scope.namespace, ['content', { name: 'context', boost: EVENT_CONTEXT_BOOST }], terms),
+      lucene: scopedLucene(scope.namespace, fields, terms),
       candidates: neo4j.int(k * KEYWORD_OVERSAMPLE),
       k: neo4j.int(k),
     },

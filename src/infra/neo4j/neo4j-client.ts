@@ -61,10 +61,14 @@ export const NEO4J_SCHEMA: readonly string[] = [
   'CREATE FULLTEXT INDEX gold_entity_name_ns_fulltext IF NOT EXISTS FOR (g:GoldEntity) ON EACH [g.name, g.aliases, g.nsKey]',
   // The event keyword channel also matches the turn before each event (`context`, at a lower
   // weight; docs/search.md); `contextEventId` finds the turn whose context an erased event was.
-  "CREATE FULLTEXT INDEX event_text_fulltext IF NOT EXISTS FOR (e:Event) ON EACH [e.content, e.context, e.nsKey] OPTIONS { indexConfig: { `fulltext.analyzer`: 'english' } }",
+  // What a turn says (`body`, its content without the speaker label) and who says it (`speaker`)
+  // are separate fields, so a name in a question matches the speaker at its own weight, not as a
+  // word of every turn that person wrote (speaker-label.ts).
+  "CREATE FULLTEXT INDEX event_body_fulltext IF NOT EXISTS FOR (e:Event) ON EACH [e.body, e.context, e.speaker, e.nsKey] OPTIONS { indexConfig: { `fulltext.analyzer`: 'english' } }",
   'CREATE INDEX event_context_event_id IF NOT EXISTS FOR (e:Event) ON (e.contextEventId)',
-  // Replaced by event_text_fulltext (the event keyword channel's first index, on [content, nsKey]).
+  // Replaced by event_body_fulltext: the first index was on [content, nsKey], the second on [content, context, nsKey].
   'DROP INDEX event_content_fulltext IF EXISTS',
+  'DROP INDEX event_text_fulltext IF EXISTS',
 ];
 
 /** Another process created or dropped the same schema rule between our check and our change. */
@@ -109,7 +113,7 @@ export async function applyNeo4jSchema(driver: Driver): Promise<void> {
     }
     await retryTransient(() => backfillNamespaceKeys(session));
     await retryTransient(() => backfillVectorStorage(session));
-    // A new index over existing nodes (event_text_fulltext after an upgrade) is built in the
+    // A new index over existing nodes (event_body_fulltext after an upgrade) is built in the
     // background and refuses queries until it is online: wait for it, up to 10 minutes.
     await session.run('CALL db.awaitIndexes(600)');
   } finally {
