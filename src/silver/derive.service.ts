@@ -147,6 +147,7 @@ export class DeriveService {
             isNegation: p.fact.isNegation,
             validFrom: p.validFrom,
             similarity,
+            sameSource: sameSentence(byId, p.fact.sources[0], d.fact.sources[0]),
           },
         ];
       });
@@ -284,6 +285,13 @@ export class DeriveService {
     });
     return { list: [...planned.values()], byIndex };
   }
+}
+
+/** Whether two spans lie in the same sentence of the same event (`sourceSentence` of each). */
+export function sameSentence(events: ReadonlyMap<string, { content: string }>, a: Span | undefined, b: Span | undefined): boolean {
+  if (!a || !b || a.eventId !== b.eventId) return false;
+  const sa = sourceSentence(events, a);
+  return sa !== null && sa === sourceSentence(events, b);
 }
 
 /** The sentence of `span`'s event around the span (up to the neighbouring . ! ? or line break), or null. */

@@ -110,6 +110,12 @@ export interface JudgeCandidate {
   validFrom: Date;
   /** Cosine similarity of embeddings (or trigram similarity when no embedding), 0..1. */
   similarity: number;
+  /**
+   * Read from the same sentence of the same event as the new fact (an earlier fact of the batch):
+   * said together, a stop and what remains ("I quit coffee, only green tea now") both hold.
+   * Optional: absent for stored facts.
+   */
+  sameSource?: boolean;
 }
 
 export interface JudgeInput {

@@ -329,4 +329,35 @@ describe('RuleExtractor: what first-use answers need (issue 23)', () => {
     const res = await run([{ role: 'user', content: 'My therapist is Dr. Miller, I see her every other Tuesday' }]);
     expect(res.facts.map((f) => f.statement)).toContain("The user's therapist is Dr. Miller");
   });
+
+  it('keeps what remains after a stop as the current belief, not as another thing stopped', async () => {
+    const res = await run([
+      { role: 'user', content: 'I quit coffee last month, only green tea now' },
+      { role: 'user', content: 'I stopped using Windows, just Linux these days' },
+    ]);
+    const said = res.facts.map((f) => [f.statement, f.isNegation]);
+    expect(said).toEqual(
+      expect.arrayContaining([
+        [expect.stringMatching(/^The user no longer uses coffee/), true],
+        ['The user now uses only green tea', false],
+        ['The user no longer uses Windows', true],
+        ['The user now uses only Linux', false],
+      ]),
+    );
+    // Linux was not stopped: the remainder is not read as part of the stopped list.
+    expect(said).not.toContainEqual(['The user no longer uses Linux', true]);
+  });
+
+  it('reads a progressive of getting or making something as a plan under way, with whom it is for', async () => {
+    const res = await run([
+      { role: 'user', content: "For Mom I'm getting a scarf" },
+      { role: 'user', content: "we're baking a cake for Sam" },
+    ]);
+    expect(res.facts.map((f) => [f.statement, f.factType])).toEqual(
+      expect.arrayContaining([
+        ['The user is getting a scarf for Mom', 'plan'],
+        ['The user is baking a cake for Sam', 'plan'],
+      ]),
+    );
+  });
 });

@@ -1,5 +1,6 @@
 import nlp from 'compromise';
-import type { ExtractionContext, ExtractionEvent, ExtractionResult, Extractor, ModelProvenance, Span } from '../../silver/model-ports';
+import { asks } from '../../common/chat-question';
+import type { ExtractedFact, ExtractionContext, ExtractionEvent, ExtractionResult, Extractor, ModelProvenance, Span } from '../../silver/model-ports';
 import type { EntityType } from '../../silver/ontology';
 import { EntityRegistry, WorkingEntity } from './entity-registry';
 import { CONFIDENCE, confidenceOf, FactCollector } from './fact-collector';
@@ -97,17 +98,21 @@ class BatchExtraction {
     if (ev.role === 'tool' || ev.role === 'system') return;
     for (const s of parsed.sentences) {
       const sentence = { text: s.text, start: s.start + from, end: s.end + from };
-      if (/\?\s*$/.test(sentence.text)) continue; // questions state nothing
+      if (asks(sentence.text)) continue; // questions state nothing ("Marco did u ever get the bike" too)
       if (ev.role === 'user' && this.instruction(sentence, ectx)) continue;
       // General shapes fill sentences the specific rules say nothing about; where a rule spoke,
       // its reading of the sentence stands alone.
       let produced = 0;
       const pending: Array<[GeneralFact, Clause]> = [];
+      const silent: Clause[] = [];
+      const firstFact = this.out.facts.length;
       for (const clause of splitClauses(sentence)) {
         const r = this.clause(clause, ectx);
         produced += r.produced;
         if (r.general) pending.push([r.general, clause]);
+        if (r.produced === 0) silent.push(clause);
       }
+      if (produced > 0) for (const clause of silent) this.whatRemains(clause, this.out.facts.slice(firstFact), ectx);
       if (produced === 0) for (const [g, clause] of pending) this.general(g, clause, ectx, HEDGES.test(sentence.text));
       if (produced === 0 && pending.length === 0 && ev.role === 'user') this.saidStatement(sentence, ectx);
     }
@@ -141,8 +146,13 @@ class BatchExtraction {
     const hedged = HEDGES.test(clause.sentence.text);
     const matches = applyRules(text);
     let produced = 0;
-    for (const { rule, draft } of matches) {
-      if ((rule === 'will' || rule === 'progressive') && !this.futureTime(text, e.ev.occurredAt)) continue;
+    for (const match of matches) {
+      let draft = match.draft;
+      if ((match.rule === 'will' || match.rule === 'progressive') && !this.futureTime(text, e.ev.occurredAt)) {
+        const ongoing = match.rule === 'progressive' ? ongoingPlan(draft, text, e.parties) : null;
+        if (!ongoing) continue;
+        draft = ongoing;
+      }
       produced += this.draft(draft, clause, text, abs, e, hedged || draft.hedged, null);
     }
     if (produced > 0) return { produced, general: null };
@@ -190,6 +200,39 @@ class BatchExtraction {
       source,
     });
     return true;
+  }
+
+  /**
+   * What is left after a stop: "I quit coffee last month, only green tea now", "stopped using
+   * Windows, just Linux these days". The clause has no verb of its own; it takes the stopped
+   * fact's predicate, positively, for the same subject: "The user now uses only green tea". Without
+   * it the new belief had no fact, and the question "what does the user drink now?" found only
+   * what was given up.
+   */
+  private whatRemains(clause: Clause, siblings: readonly ExtractedFact[], e: EventCtx): void {
+    const m = REMAINS.exec(normaliseQuotes(clause.text).trim());
+    const stopped = siblings.find((f) => f.isNegation && f.predicate && f.subjectRef !== null);
+    if (!m?.groups || !stopped?.predicate) return;
+    const what = rewritePersons(m.groups.obj.trim(), e.parties);
+    if (!what || what.length > 80) return;
+    const subject = e.speaker();
+    if (subject.ref !== stopped.subjectRef) return;
+    const source: Span = { eventId: e.ev.id, start: clause.start, end: clause.start + clause.text.length };
+    this.registry.sight(subject, source, e.index);
+    const verb = stopped.predicate.replace(/_/g, ' ');
+    this.out.add({
+      statement: `${capitalise(e.speakerName)} now ${verb} only ${what}`,
+      factType: stopped.factType,
+      subject,
+      predicate: stopped.predicate,
+      value: what,
+      objectEntity: null,
+      isNegation: false,
+      confidence: CONFIDENCE.general,
+      validFrom: stopped.validFrom,
+      replaces: null,
+      source,
+    });
   }
 
   /**
@@ -495,6 +538,28 @@ function cleanProperName(content: string, start: number, end: number): Range | n
 }
 
 const capitalise = (s: string): string => s.charAt(0).toUpperCase() + s.slice(1);
+/**
+ * A present progressive of getting, making or giving something ("I'm getting a scarf", "For Mom
+ * I'm getting a scarf", "we're baking a cake for Sam") is a plan under way, also without a time:
+ * "The user is getting a scarf for Mom". Other progressives without a time ("I'm feeling great",
+ * "I'm watching a show") stay unread, as before. A leading "for …" goes after the object.
+ */
+function ongoingPlan(draft: Draft, text: string, parties: Parties): Draft | null {
+  const verb = /^(\w+ing)\s+\S/.exec(draft.object.text)?.[1]?.toLowerCase();
+  if (!verb || !ONGOING_PLANS.has(verb)) return null;
+  const lead = /^(?:so\s+|and\s+)?for\s+([^,]{1,40}?),?\s+(?=(?:I|we)\b)/i.exec(text)?.[1];
+  const forWhom = lead ? rewritePersons(lead, parties) : null;
+  return { ...draft, template: forWhom ? `${draft.template} for ${forWhom}` : draft.template };
+}
+
+const ONGOING_PLANS: ReadonlySet<string> = new Set(
+  'getting buying bringing making baking cooking building writing ordering booking renting hosting throwing organizing organising giving sending knitting sewing painting preparing planting renovating'.split(
+    ' ',
+  ),
+);
+
+/** A verbless remainder after a stop: "only green tea now", "just Linux these days", "mostly tea instead". */
+const REMAINS = /^(?:and\s+|but\s+|so\s+)?(?:only|just|mostly|mainly)\s+(?<obj>[^,;:]+?)\s+(?:now|nowadays|these days|instead|from now on)[.!]?$/i;
 const DANGLING = /(?:\s+(?:for|from|on|in|at|of|to|with|by|during|until))?\s+(?:the|a|an|my|our|your)$/i;
 
 /** A relative time of a past or present fact, written out ("yesterday" → "on 7 May 2023"); null when absolute. */

@@ -138,6 +138,13 @@ describe('RuleJudge: updates and distinct look-alikes (issue 23)', () => {
     expect(judge.decideOne({ fact, candidates: [sister] }).action).toBe('ADD');
   });
 
+  it('a stop and what remains, said in one sentence, both hold; the belief stated before ends', () => {
+    const drank = other({ id: 'drank', statement: 'The user drinks about four cups of coffee a day', predicate: 'drink', similarity: 0.8 });
+    const quit = other({ id: 'quit', statement: 'The user no longer uses coffee', predicate: 'uses', isNegation: true, similarity: 0.85, sameSource: true });
+    const fact = aFact({ statement: 'The user now uses only green tea', objectValue: 'green tea', sourceText: 'I quit coffee last month, only green tea now' });
+    expect(judge.decideOne({ fact, candidates: [quit, drank] })).toMatchObject({ action: 'SUPERSEDE', targetId: 'drank' });
+  });
+
   it('keeps two distinct facts that embed almost alike: SKIP needs the same content, not a cosine alone', () => {
     const peanuts = other({ id: 'peanuts', statement: 'The user is allergic to peanuts', similarity: 0.99 });
     const cats = aFact({ statement: 'The user is allergic to cats', predicate: null, objectValue: null, factType: 'other' });

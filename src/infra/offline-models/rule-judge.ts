@@ -172,6 +172,9 @@ export class RuleJudge implements Judge {
     for (const c of mine) {
       if (sameContent(c.statement, fact.statement)) continue;
       if (c.isNegation && fact.isNegation) continue;
+      // A stop and what remains, said in one breath ("I quit coffee last month, only green tea
+      // now"): both hold. (A change said with the old belief, "I used vim but switched to neovim", does end it.)
+      if (c.sameSource && c.isNegation && !fact.isNegation) continue;
       const shared = topicWords(c.statement).filter((w) => words.has(w)).length;
       if (shared === 0 && c.similarity < this.updateSimilarity) continue;
       if (!best || shared > best.shared || (shared === best.shared && c.similarity > best.c.similarity)) best = { c, shared };
