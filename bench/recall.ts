@@ -411,6 +411,12 @@ export async function recallBench(): Promise<void> {
           differenceToVector: round(ours.recallAt10 - vector.recallAt10, 3),
           questions: ours.questions,
         },
+        // Each conversation on its own (issue 23: every conversation of every set ≥ BM25 + 0.05).
+        byConversation: convs.map((c, i) => {
+          const from = convs.slice(0, i).reduce((n, x) => n + x.questions.length, 0);
+          const f = recallFigures(asked.slice(from, from + c.questions.length));
+          return { conversation: c.sampleId, ours: f.ours.recallAt10, bm25: f.bm25.recallAt10, difference: round(f.ours.recallAt10 - f.bm25.recallAt10, 3) };
+        }),
         byCategory: Object.fromEntries(
           Object.keys(ours.byCategory).map((k) => [
             k,
