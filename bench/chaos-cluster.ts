@@ -33,6 +33,7 @@ export class Supervised {
   /** Exits the chaos run did not cause (a start that failed, a crash). */
   unexpectedExits = 0;
   starts = 0;
+  private failedStarts = 0;
   readonly tail: string[] = [];
 
   constructor(
@@ -66,17 +67,23 @@ export class Supervised {
     };
     child.stdout?.on('data', keep);
     child.stderr?.on('data', keep);
+    const startedAt = Date.now();
     child.on('exit', (code, signal) => {
       if (this.child !== child) return;
       this.child = undefined;
       if (this.stopped) return;
+      // A start that fails at once (Neo4j down) is retried with backoff, up to 5 s apart.
+      this.failedStarts = signal !== 'SIGKILL' && Date.now() - startedAt < 30_000 ? this.failedStarts + 1 : 0;
       if (signal !== 'SIGKILL') {
         this.unexpectedExits += 1;
         this.log(`${this.name} exited (${code ?? signal}); restarting`);
       }
-      setTimeout(() => {
-        if (!this.stopped && !this.child) this.start();
-      }, 500).unref();
+      setTimeout(
+        () => {
+          if (!this.stopped && !this.child) this.start();
+        },
+        Math.min(5000, 500 * 2 ** this.failedStarts),
+      ).unref();
     });
   }
 
@@ -88,7 +95,7 @@ export class Supervised {
   }
 
   /** Waits until the process answers: an API its /health (any status), a worker is simply running. */
-  async ready(timeoutMs = 120_000): Promise<void> {
+  async ready(timeoutMs = 600_000): Promise<void> {
     const deadline = Date.now() + timeoutMs;
     for (;;) {
       if (this.kind === 'worker' ? this.pid !== undefined : await this.answers()) return;
@@ -191,6 +198,16 @@ export class ChaosCluster {
   static async start(opts: ClusterOptions): Promise<ChaosCluster> {
     const neo4j = await ChaosNeo4j.start(path.join(opts.dataDir, 'neo4j'), opts.log);
     const cluster = new ChaosCluster(neo4j);
+    // Whatever ends this process, none of its children outlives it.
+    process.once('exit', () => {
+      for (const p of cluster.all) p.kill9();
+      const pid = neo4j.pid;
+      try {
+        if (pid && pid > 0) process.kill(pid, 'SIGKILL');
+      } catch {
+        // already gone
+      }
+    });
     const env: Record<string, string> = {
       PATH: process.env.PATH ?? '',
       HOME: process.env.HOME ?? '/tmp',

@@ -164,7 +164,7 @@ export async function runChaos(opts: ChaosOptions): Promise<ChaosFigures> {
           await sleep(100);
           await victim.ready();
           record.backAfterMs = Date.now() - at;
-        })(),
+        })().catch((err: unknown) => log(`${victim.name} did not come back: ${String(err).slice(0, 300)}`)),
       );
     }
     await sleep(3000);
