@@ -1,4 +1,5 @@
 import { attacksBench } from './attacks';
+import { chaosBench } from './chaos';
 import { embeddersBench } from './embedders';
 import { entityResolutionBench } from './entity-resolution';
 import { extractCoverage } from './extract-coverage';
@@ -34,6 +35,7 @@ const BENCHMARKS: Record<string, () => Promise<void>> = {
   embedders: embeddersBench,
   fuzz: fuzzBench,
   attacks: attacksBench,
+  chaos: chaosBench,
   'entity-resolution': entityResolutionBench,
   promote: promoteBench,
   'promote-pairs': promotePairsBench,

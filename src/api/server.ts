@@ -237,6 +237,7 @@ export async function startHttpServer(deps: HttpServerDeps): Promise<HttpServerH
         bindHost: deps.host,
         allowedHosts: deps.mcpAllowedHosts,
         maxRequestBytes: deps.limits.maxRequestBytes,
+        revocations: deps.revocations,
       })
     : undefined;
   if (mcp) app.use('/mcp', mcp.router);

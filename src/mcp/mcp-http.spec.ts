@@ -1,4 +1,7 @@
-import { isMcpClientError, mcpErrorLogger } from './mcp-http';
+import { EventEmitter } from 'node:events';
+import { AuthContext } from '../access/auth-context';
+import { TokenRevocations } from '../access/token-revocations';
+import { endOnRevocation, isMcpClientError, mcpErrorLogger } from './mcp-http';
 
 describe('mcpErrorLogger', () => {
   const run = (err: unknown) => {
@@ -34,5 +37,35 @@ describe('mcpErrorLogger', () => {
     const { logged, warned } = run(fault);
     expect(warned).toEqual([]);
     expect(logged).toEqual([['MCP request failed', fault]]);
+  });
+});
+
+describe('endOnRevocation', () => {
+  const principal = { tokenId: 't-1', principalId: 'p-1', name: 'agent', grants: [], expiresAt: null };
+  const open = (revocations: TokenRevocations) => {
+    const res = Object.assign(new EventEmitter(), { destroyed: 0, destroy: () => void (res.destroyed += 1) });
+    const next = jest.fn();
+    const req = { auth: { token: 'x', clientId: 'agent', scopes: [], extra: { auth: AuthContext.of(principal) } } };
+    endOnRevocation(revocations)(req as never, res as never, next);
+    expect(next).toHaveBeenCalledTimes(1);
+    return res;
+  };
+
+  it('destroys a response still open when its token is revoked', () => {
+    const revocations = new TokenRevocations();
+    const res = open(revocations);
+    expect(revocations.watchedTokens).toBe(1);
+    revocations.revoked('t-1');
+    expect(res.destroyed).toBe(1);
+    expect(revocations.watchedTokens).toBe(0);
+  });
+
+  it('stops watching when the response closes first (no watcher outlives its request)', () => {
+    const revocations = new TokenRevocations();
+    const res = open(revocations);
+    res.emit('close');
+    expect(revocations.watchedTokens).toBe(0);
+    revocations.revoked('t-1');
+    expect(res.destroyed).toBe(0);
   });
 });

@@ -4,6 +4,7 @@ import { toNodeHandler } from '@modelcontextprotocol/node';
 import { AuthInfo, createMcpHandler, OAuthError, OAuthErrorCode, OAuthTokenVerifier } from '@modelcontextprotocol/server';
 import express, { Router } from 'express';
 import { AuthContext } from '../access/auth-context';
+import { TokenRevocations } from '../access/token-revocations';
 import { TokenService } from '../access/token.service';
 import { buildMcpServer, McpServerDeps } from './mcp-server';
 
@@ -41,6 +42,8 @@ export interface McpHttpDeps extends McpServerDeps {
   readonly maxRequestBytes: number;
   /** Where client errors go (code and message only); unset: `log`. */
   readonly warn?: (fields: Record<string, unknown>, msg: string) => void;
+  /** Ends a response still open when its token is revoked or expires (NOTIFY, timer): issue 24. */
+  readonly revocations?: TokenRevocations;
 }
 
 export interface McpHttpHandle {
@@ -97,6 +100,25 @@ export function tokenVerifier(tokens: TokenService): OAuthTokenVerifier {
   };
 }
 
+/**
+ * Every request is verified on arrival, but a response can outlive its token: a
+ * `subscriptions/listen` SSE stream (2026-07-28 clients) stays open for as long as the client
+ * likes, and a slow tool call streams. Each response is watched while it is open; when its token
+ * is revoked (the NOTIFY of `access.revoke_token`, in every API process) or reaches `expiresAt`,
+ * the response is destroyed: the client sees the stream end at once, the SDK's abort signal
+ * tears the exchange down, and the client's next request is refused 401 by the verifier.
+ */
+export function endOnRevocation(revocations: TokenRevocations): express.RequestHandler {
+  return (req, res, next) => {
+    const principal = authOf((req as { auth?: AuthInfo }).auth).principal;
+    if (principal) {
+      const stop = revocations.watch(principal, () => res.destroy());
+      res.once('close', stop);
+    }
+    next();
+  };
+}
+
 /** The AuthContext the verifier attached; anonymous (nothing allowed) if none. */
 export function authOf(authInfo: AuthInfo | undefined): AuthContext {
   const auth = authInfo?.extra?.auth;
@@ -116,6 +138,7 @@ export function mcpHttpRouter(deps: McpHttpDeps): McpHttpHandle {
   const router = express.Router();
   router.use(hostHeaderValidation(hosts), originValidation(hosts));
   router.use(requireBearerAuth({ verifier: tokenVerifier(deps.services.tokens) }));
+  if (deps.revocations) router.use(endOnRevocation(deps.revocations));
   // The SDK reads the body itself (bounded), so malformed JSON gets a JSON-RPC parse error.
   router.all('/', (req, res) => void node(req, res));
   return { router, close: () => handler.close() };
