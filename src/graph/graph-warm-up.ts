@@ -1,11 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import { Driver } from 'neo4j-driver';
 import { mergeEntityNodes } from './cypher/entity-nodes';
-import { deleteErasedNodes } from './cypher/erased-nodes';
 import { EventNodeRow, mergeEventNodes } from './cypher/event-nodes';
 import { syncFactEdges } from './cypher/fact-edges';
 import { FactNodeRow, mergeFactNodes } from './cypher/fact-nodes';
-import { mergeRelationshipEdges } from './cypher/relationship-edges';
 import type { EventEmbedding } from './projection.job';
 
 /** Not a valid namespace (common/namespace.ts): the warm-up rows belong to no one, and no grant reaches them. */
@@ -13,16 +11,16 @@ export const WARM_UP_NAMESPACE = '#warm-up';
 const WARM_UP_ROUNDS = 2;
 
 /**
- * Runs the graph's statements once with real rows before the projector's first batch and the
- * API's first request. A fresh Neo4j plans each statement on first use, and its cold JVM runs the
- * first rows through index writers, Lucene readers and operators slowly: the first event after a
- * start took 1.1-2.5 s to reach the graph and the first search 1.9-5 s, the next ones ~0.1 s each
- * (bench/results/start-stop-*.json). So: embed one passage, project a small conversation (two
- * events, two entities, two facts, one superseding the other, a relationship) into
- * `WARM_UP_NAMESPACE` in one committed transaction with the projector's own statements, search it
- * (`search.warmUp`, when this process serves the API), and delete it again, twice. Plans are cached by
- * statement text, so real batches and searches reuse them. Leftovers of a warm-up cut short are
- * deleted first. Best effort: a failure only means the first batch or search pays the cost.
+ * Runs the statements a first message meets once, with real rows, before the projector's first
+ * batch and the API's first request. A fresh Neo4j plans each statement on first use, and its cold
+ * JVM runs the first rows through index writers, Lucene readers and operators slowly: the first
+ * event after a start took ~1.1 s to reach the graph and the first search 1.9-5 s, the next ones
+ * ~0.1 s each (bench/results/start-stop-*.json). So: embed one passage, project a small
+ * conversation (two turns, two people, a fact from each turn) into `WARM_UP_NAMESPACE` in one
+ * committed transaction with the projector's own statements, search it (`search.warmUp`, when this
+ * process serves the API) and delete it again, twice. Plans are cached by statement text, so real
+ * batches and searches reuse them. Leftovers of a warm-up cut short are deleted first. Best
+ * effort: a failure only means the first batch or search pays the cost itself.
  */
 export async function warmUpGraph(driver: Driver, embedding: EventEmbedding | undefined, search: { warmUp(): Promise<void> } | undefined): Promise<void> {
   // Twice: on a cold JVM the first round took 8.6 s, the second still 0.6 s, a third 0.3 s.
@@ -48,10 +46,11 @@ async function warmUpRound(driver: Driver, embedding: EventEmbedding | undefined
     { ...second, previousEventId: first.id, sequenceNum: 2 },
   ];
   const [subject, object] = [randomUUID(), randomUUID()];
-  const newer = warmUpFact(second.id, subject, object, vector, model);
-  const facts = [{ ...warmUpFact(first.id, subject, object, vector, model), supersededBy: newer.id }, newer];
+  const facts = [warmUpFact(first.id, subject, object, vector, model), warmUpFact(second.id, subject, object, vector, model)];
   const session = driver.session();
   try {
+    // What a first message and its first facts go through; relationships, supersession and
+    // erasure come later in a namespace's life and are left to plan on first use.
     await session.executeWrite(async (tx) => {
       await mergeEventNodes(tx, events);
       await mergeEntityNodes(
@@ -60,31 +59,8 @@ async function warmUpRound(driver: Driver, embedding: EventEmbedding | undefined
       );
       await mergeFactNodes(tx, facts);
       await syncFactEdges(tx, facts);
-      await mergeRelationshipEdges(tx, [
-        {
-          id: randomUUID(),
-          namespace: WARM_UP_NAMESPACE,
-          type: 'uses',
-          sourceEntityId: subject,
-          targetEntityId: object,
-          confidence: 0.9,
-          validFrom: first.occurredAt,
-          validTo: null,
-          retiredAt: null,
-          sources: [first.id],
-        },
-      ]);
     });
     await search?.warmUp();
-    // The erasure statements, as an erased event and its facts leave the graph.
-    await session.executeWrite(async (tx) => {
-      await deleteErasedNodes(
-        tx,
-        'Fact',
-        facts.map((f) => f.id),
-      );
-      await deleteErasedNodes(tx, 'Event', [first.id]);
-    });
   } finally {
     await session.close();
     await deleteWarmUpNodes(driver);

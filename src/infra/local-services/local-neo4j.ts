@@ -44,9 +44,10 @@ export interface StartLocalNeo4jOptions {
   /** How long to wait for Bolt (default 180 s: a cold start takes ~15-25 s on 2 cores). */
   startTimeoutMs?: number;
   /**
-   * Reuse a class-data-sharing archive of the JVM's loaded classes (default true): saves ~5-8 s
-   * per start (bench/results/start-stop-*.json). The first run writes it at exit, after the DBMS
-   * has stopped (~10 s on 2 cores): stop() does not wait for that, the exiting JVM finishes it alone.
+   * Reuse a class-data-sharing archive of the JVM's loaded classes (default true): saves ~5 s per
+   * start (alternating runs on a busy 2-core machine: 8.8-21.5 s with it, 12.9-25.2 s without).
+   * The first run writes it at exit, after the DBMS has stopped (~10 s on 2 cores): stop() does
+   * not wait for that, the exiting JVM finishes it alone.
    */
   classDataSharing?: boolean;
   /** Extra JVM flags, e.g. "-XX:TieredStopAtLevel=1" for faster start-up in short test runs. */
