@@ -17,6 +17,7 @@ import { searchBench } from './search';
 import { searchProfile } from './search-profile';
 import { scenariosBench } from './scenarios';
 import { silverReferenceBench } from './silver-reference';
+import { startStopBench } from './start-stop';
 
 /** `npm run bench -- [name ...]`: runs the named benchmarks (default: all) and writes bench/results/. */
 const BENCHMARKS: Record<string, () => Promise<void>> = {
@@ -39,6 +40,7 @@ const BENCHMARKS: Record<string, () => Promise<void>> = {
   'entity-resolution': entityResolutionBench,
   promote: promoteBench,
   'promote-pairs': promotePairsBench,
+  'start-stop': startStopBench,
 };
 
 async function main(): Promise<void> {

@@ -1,6 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
+import { GraphQLSchema } from 'graphql';
 import { Driver } from 'neo4j-driver';
 import { DataSource } from 'typeorm';
 import { TokenRepository } from './access/token.repository';
@@ -30,6 +31,7 @@ import { GraphRebuildService } from './graph/graph-rebuild.service';
 import { checkExploreCompat } from './graph/explore/explore.schema';
 import { ExploreService } from './graph/explore/explore.service';
 import { ProjectionJob, projectorStep } from './graph/projection.job';
+import { warmUpGraph } from './graph/graph-warm-up';
 import { ReembedService } from './graph/reembed.service';
 import { PollingLoop } from './common/loop';
 import { runShutdown, ShutdownStep } from './common/shutdown';
@@ -54,6 +56,7 @@ import { LineageRepository } from './silver/lineage.repository';
 import { ApprovalGate } from './gold/approval.port';
 import { FactRepository } from './silver/fact.repository';
 import { loadEmbedder, loadEntityJudge, loadModels } from './silver/models';
+import { Embedder } from './silver/model-ports';
 import { DEFAULT_SEARCH_SETTINGS, lazyEmbedder, SearchService } from './graph/search.service';
 import { loadOntology } from './silver/ontology-file';
 import { PipelineService } from './silver/pipeline.service';
@@ -286,9 +289,24 @@ export async function startApp(
       review,
       goldReads: new GoldReadService(driver, facts, about, config.limits, review),
     };
+    // Before the projector's first batch and before /health answers: the first event after a
+    // start took 1-2.5 s to reach the graph and the first search 2-5 s, in a cold Neo4j
+    // (graph-warm-up.ts). It runs while the rest of the start (models, schedules, the GraphQL
+    // schema) goes on, and is awaited before the loops start.
+    const warmedUp = warmUp(driver, embedder, opts.api ? services.search : undefined, embedderStatus, log).then(
+      () => null,
+      (err: unknown) => err,
+    );
+    const schema = opts.api
+      ? buildAppSchema().then(
+          (built) => ({ built }),
+          (err: unknown) => ({ err }),
+        )
+      : undefined;
 
     const warn = (m: string) => log.warn(m);
-    const silverStep = projectorStep(new ProjectionJob(ds, driver, config.projector.batchSize, { embedder, warn }), warn);
+    const projection = new ProjectionJob(ds, driver, config.projector.batchSize, { embedder, warn });
+    const silverStep = projectorStep(projection, warn);
     // Gold batches after Silver rows, so MERGED_FROM finds the projected (:Entity) nodes.
     const goldStep = projectorStep(new GoldProjectionJob(sql, driver), warn);
     const projector = new PollingLoop(async () => (await silverStep()) || (await goldStep()), config.projector.pollMs, warn);
@@ -373,6 +391,8 @@ export async function startApp(
       pubSub.publish('JOB_CHANGED', JSON.parse(payload) as { id: string });
       jobs?.wake();
     });
+    const warmUpFailed = await warmedUp;
+    if (warmUpFailed) throw warmUpFailed;
     if (opts.worker) {
       for (const [what, loop] of [
         ['projector loop', projector],
@@ -388,17 +408,10 @@ export async function startApp(
 
     let httpHandle: HttpServerHandle | undefined;
     if (opts.api) {
-      // The query embedder is loaded and has run once before /health answers: the first
-      // searchMemory after a start paid the model load and onnxruntime's first run (7 s).
-      const t0 = Date.now();
-      const queryEmbedder = await embedder();
-      await queryEmbedder.embedQuery(['which editor do I use?']);
-      embedderStatus.warmed = true;
-      log.info({ ms: Date.now() - t0, model: queryEmbedder.model }, 'query embedder loaded and warmed');
       httpHandle = await startHttpServer({
         host: config.host,
         port: config.port,
-        schema: await buildAppSchema(),
+        schema: await builtSchema(schema),
         services,
         metrics,
         limits: {
@@ -437,6 +450,40 @@ export async function startApp(
     for (const c of cleanups.reverse()) await c.run().catch(() => undefined);
     throw err;
   }
+}
+
+async function builtSchema(pending: Promise<{ built: GraphQLSchema } | { err: unknown }> | undefined): Promise<GraphQLSchema> {
+  const result = await (pending ?? buildAppSchema().then((built) => ({ built })));
+  if ('err' in result) throw result.err;
+  return result.built;
+}
+
+/**
+ * The query embedder is loaded and has run once before /health answers (the first searchMemory
+ * after a start paid the model load and onnxruntime's first run, 7 s); a model that cannot load
+ * fails the start. Then the graph's statements run once over throwaway rows (`warmUpGraph`, best
+ * effort), the search statements too where this process serves the API.
+ */
+async function warmUp(
+  driver: Driver,
+  embedder: () => Promise<Embedder>,
+  search: SearchService | undefined,
+  status: { loads: number; warmed: boolean },
+  log: AppLogger,
+): Promise<void> {
+  if (search) {
+    const t0 = Date.now();
+    const queryEmbedder = await embedder();
+    await queryEmbedder.embedQuery(['which editor do I use?']);
+    status.warmed = true;
+    log.info({ ms: Date.now() - t0, model: queryEmbedder.model }, 'query embedder loaded and warmed');
+  }
+  const t1 = Date.now();
+  const warn = (m: string) => log.warn(m);
+  await warmUpGraph(driver, { embedder, warn }, search).then(
+    () => log.info({ ms: Date.now() - t1 }, 'graph statements warmed up'),
+    (err: unknown) => warn(`graph warm-up failed (the first projection and search pay for it): ${err instanceof Error ? err.message : String(err)}`),
+  );
 }
 
 function announceAdminToken(config: AppConfig, token: string, log: AppLogger): void {

@@ -1,10 +1,13 @@
 /**
  * Runs `step` until stopped: again at once when it did work, else after `pollMs` or a `wake()`.
- * A throwing step is logged and retried after the poll delay.
+ * A `wake()` that arrives while a step runs is kept, so the loop steps again at once: the work it
+ * announces may have been committed after the step looked (an ingest NOTIFY during a projector
+ * batch waited a whole poll interval before). A throwing step is logged and retried after the poll delay.
  */
 export class PollingLoop {
   private running = false;
   private wakeUp: (() => void) | undefined;
+  private woken = false;
   private done: Promise<void> | undefined;
 
   constructor(
@@ -20,6 +23,7 @@ export class PollingLoop {
   }
 
   wake(): void {
+    this.woken = true;
     this.wakeUp?.();
   }
 
@@ -32,12 +36,13 @@ export class PollingLoop {
   private async loop(): Promise<void> {
     while (this.running) {
       let worked = false;
+      this.woken = false;
       try {
         worked = await this.step();
       } catch (err) {
         this.log(String(err));
       }
-      if (worked) continue;
+      if (worked || this.woken) continue;
       await new Promise<void>((resolve) => {
         const t = setTimeout(resolve, this.pollMs);
         this.wakeUp = () => {

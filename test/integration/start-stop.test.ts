@@ -1,5 +1,6 @@
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { warmUpGraph, WARM_UP_NAMESPACE } from '../../src/graph/graph-warm-up';
 import { uniqueNamespace } from '../support/stores';
 import { createToken, eventually, gqlOk, startTestApp } from '../support/test-app';
 
@@ -38,6 +39,57 @@ describe('fast first answers and fast stops', () => {
       }, 'an EVENT hit');
       process.stdout.write(`first EVENT hit ${Date.now() - acked} ms after the ingest was acknowledged\n`);
       expect(t.app.embedder.loads).toBe(1);
+    } finally {
+      await t.stop();
+    }
+  });
+
+  it('an ingest wakes the projector: with a 60 s poll, each new message is searchable long before the poll comes round', async () => {
+    // Both loops poll once a minute: only the ingest's NOTIFY (and a wake kept while a step runs) can project within the 20 s `eventually`.
+    const t = await startTestApp({ OFFLINE_EMBEDDER: 'hashing', PROJECTOR_POLL_MS: '60000', DERIVE_POLL_MS: '60000' });
+    try {
+      const ns = uniqueNamespace('woken');
+      const messages = ['I use helix as my editor', 'My sister lives in Lisbon', 'I drink my coffee black'];
+      for (const [i, content] of messages.entries()) {
+        await gqlOk(
+          t.url,
+          t.adminToken,
+          `mutation($ns: String!, $id: String!, $content: String!) { ingestEvent(input: { namespace: $ns, source: "chat", sourceEventId: $id, kind: MESSAGE, role: USER, content: $content }) { status } }`,
+          { ns, id: `m-${i}`, content },
+        );
+        const word = (content.split(' ').at(-1) ?? '').toLowerCase();
+        await eventually(async () => {
+          const r = await gqlOk<{ searchMemory: Array<{ kind: string; event: { content: string } | null }> }>(t.url, t.adminToken, SEARCH, { ns, q: word });
+          return r.searchMemory.some((h) => h.kind === 'EVENT' && h.event?.content === content);
+        }, `message ${i} as an EVENT hit`);
+      }
+    } finally {
+      await t.stop();
+    }
+  });
+
+  it('warms the graph on throwaway rows before serving: they are searched, then gone', async () => {
+    const t = await startTestApp({ OFFLINE_EMBEDDER: 'hashing' }, { api: true, worker: false });
+    try {
+      const count = async (): Promise<Record<string, number>> => {
+        const res = await t.app.neo4j.executeQuery(
+          `UNWIND ['Event', 'Fact', 'Entity'] AS label
+           CALL (label) { MATCH (n) WHERE label IN labels(n) AND n.namespace = $ns RETURN count(n) AS n }
+           RETURN label, n`,
+          { ns: WARM_UP_NAMESPACE },
+        );
+        return Object.fromEntries(res.records.map((r) => [r.get('label') as string, Number(r.get('n'))]));
+      };
+      // startApp ran it: nothing is left of it.
+      expect(await count()).toEqual({ Event: 0, Fact: 0, Entity: 0 });
+      const seen: Array<Record<string, number>> = [];
+      await warmUpGraph(t.app.neo4j, undefined, { warmUp: async () => void seen.push(await count()) });
+      // Two rounds, each searching a projected conversation (two turns, two facts, two entities).
+      expect(seen).toEqual([
+        { Event: 2, Fact: 2, Entity: 2 },
+        { Event: 2, Fact: 2, Entity: 2 },
+      ]);
+      expect(await count()).toEqual({ Event: 0, Fact: 0, Entity: 0 });
     } finally {
       await t.stop();
     }

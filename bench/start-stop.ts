@@ -1,0 +1,197 @@
+import { ChildProcess, spawn } from 'node:child_process';
+import fs from 'node:fs';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { nowMs, report, round } from './harness';
+
+/**
+ * What a person sees on the README's `npm start` (issue 25 item 5: "fast first answers and
+ * stops"): `node dist/src/main.js serve` on the defaults (embedded PostgreSQL, local Neo4j, the
+ * offline e5 embedder), started from an empty DATA_DIR and an install without the Neo4j
+ * class-data-sharing archive, then started again on the same folders. Per start: spawn → /health
+ * 200, one ingestEvent acknowledged → the first searchMemory that returns it as an EVENT hit (the
+ * search is asked every 20 ms), and SIGTERM → process exit while idle.
+ *
+ * The jars and the model are the checkout's `.cache` (or CACHE_DIR), linked into a throwaway cache
+ * folder so that this run's archive is its own and the shared one is not touched.
+ * `BENCH_STARTS` (default 2) starts per run; `BENCH_NAME` names the result file (default start-stop);
+ * `BENCH_SERVICE_ROOT` runs another built checkout's `dist/src/main.js` (an A/B against an older tree).
+ */
+export async function startStopBench(): Promise<void> {
+  const starts = Number(process.env.BENCH_STARTS ?? 2);
+  const root = path.resolve(process.env.BENCH_SERVICE_ROOT ?? repoRoot());
+  const work = fs.mkdtempSync(path.join(os.tmpdir(), 'medallion-start-stop-'));
+  const dataDir = path.join(work, 'data');
+  const cacheDir = freshInstallCache(path.resolve(process.env.CACHE_DIR ?? path.join(repoRoot(), '.cache')), path.join(work, 'cache'));
+  const runs: StartRun[] = [];
+  try {
+    for (let i = 0; i < starts; i++) {
+      const run = await oneStart(root, dataDir, cacheDir, `ns-${i}`);
+      process.stdout.write(`start ${i + 1}: ${JSON.stringify(run)}\n`);
+      runs.push(run);
+    }
+  } finally {
+    fs.rmSync(work, { recursive: true, force: true });
+  }
+  report(process.env.BENCH_NAME ?? 'start-stop', {
+    service: process.env.BENCH_SERVICE_ROOT ? `${root} (BENCH_SERVICE_ROOT)` : 'this checkout',
+    settings: 'defaults: embedded PostgreSQL, local Neo4j, OFFLINE_EMBEDDER=e5-small, PROJECTOR_POLL_MS 250',
+    targets: { ingestToFirstEventHitMs: 1000, idleStopMs: 3000 },
+    runs,
+    note: 'start 1 is a fresh install (empty DATA_DIR, no CDS archive); later starts reuse both',
+  });
+}
+
+interface StartRun {
+  spawnToHealthyMs: number;
+  ingestAckMs: number;
+  ingestToFirstEventHitMs: number;
+  searchesUntilHit: number;
+  idleStopMs: number;
+  exitCode: number | null;
+  /** A start without an archive dumps one at exit: when it was complete, after the service exited (null: the archive was there). */
+  cdsArchiveCompleteAfterExitMs: number | null;
+}
+
+/** The local Neo4j's class-data-sharing archive, complete (its header is written last). */
+function hasCdsArchive(cacheDir: string): boolean {
+  return fs.readdirSync(cacheDir).some(
+    (d) =>
+      d.startsWith('neo4j-') &&
+      fs.readdirSync(path.join(cacheDir, d)).some((f) => {
+        if (!/^cds-.*\.jsa$/.test(f)) return false;
+        const fd = fs.openSync(path.join(cacheDir, d, f), 'r');
+        try {
+          const magic = Buffer.alloc(4);
+          return fs.readSync(fd, magic, 0, 4, 0) === 4 && magic.readUInt32LE(0) !== 0;
+        } finally {
+          fs.closeSync(fd);
+        }
+      }),
+  );
+}
+
+function repoRoot(): string {
+  // From bench/ (ts-node) or dist/bench/ (the built bench runner).
+  return __dirname.includes(`${path.sep}dist${path.sep}`) ? path.join(__dirname, '..', '..') : path.join(__dirname, '..');
+}
+
+/** A cache folder with the checkout's jars and models but no CDS archive: what a fresh install has. */
+function freshInstallCache(from: string, to: string): string {
+  fs.mkdirSync(to, { recursive: true });
+  fs.symlinkSync(path.join(from, 'models'), path.join(to, 'models'));
+  for (const d of fs.readdirSync(from).filter((f) => f.startsWith('neo4j-'))) {
+    fs.mkdirSync(path.join(to, d));
+    fs.symlinkSync(path.join(from, d, 'lib'), path.join(to, d, 'lib'));
+    for (const f of ['lib.complete', 'pom.xml']) fs.copyFileSync(path.join(from, d, f), path.join(to, d, f));
+  }
+  return to;
+}
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const srv = net.createServer();
+    srv.on('error', reject);
+    srv.listen(0, '127.0.0.1', () => {
+      const addr = srv.address();
+      srv.close(() => resolve(typeof addr === 'object' && addr ? addr.port : 0));
+    });
+  });
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+async function oneStart(root: string, dataDir: string, cacheDir: string, ns: string): Promise<StartRun> {
+  const port = await freePort();
+  const url = `http://127.0.0.1:${port}`;
+  const env: NodeJS.ProcessEnv = { ...process.env, DATA_DIR: dataDir, CACHE_DIR: cacheDir, PORT: String(port), LOG_LEVEL: process.env.LOG_LEVEL ?? 'warn' };
+  for (const k of ['DATABASE_URL', 'DATABASE_RUNTIME_URL', 'NEO4J_URI', 'ADMIN_TOKEN']) delete env[k];
+  const archived = hasCdsArchive(cacheDir);
+  const t0 = nowMs();
+  const child = spawn(process.execPath, [path.join(root, 'dist', 'src', 'main.js'), 'serve'], { cwd: root, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  let output = '';
+  // BENCH_LOG=<prefix>: the service's log of each start goes to <prefix>-<ns>.log too.
+  const logFile = process.env.BENCH_LOG ? `${process.env.BENCH_LOG}-${ns}.log` : undefined;
+  const keep = (b: Buffer) => {
+    output = (output + b.toString()).slice(-20_000);
+    if (logFile) fs.appendFileSync(logFile, b);
+  };
+  child.stdout?.on('data', keep);
+  child.stderr?.on('data', keep);
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  try {
+    await until(
+      async () => (await fetch(`${url}/health`).catch(() => null))?.status === 200,
+      child,
+      () => output,
+      300_000,
+    );
+    const spawnToHealthyMs = nowMs() - t0;
+    const token = fs.readFileSync(path.join(dataDir, 'admin.token'), 'utf8').trim();
+    const gql = async <T>(query: string, variables: Record<string, unknown>): Promise<T> => {
+      const res = await fetch(`${url}/graphql`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` },
+        body: JSON.stringify({ query, variables }),
+      });
+      const body = (await res.json()) as { data?: T; errors?: unknown };
+      if (!body.data) throw new Error(`GraphQL error ${JSON.stringify(body.errors)}`);
+      return body.data;
+    };
+    const tIngest = nowMs();
+    await gql(INGEST, {
+      input: { namespace: ns, source: 'bench', sourceEventId: 'm-1', kind: 'MESSAGE', role: 'USER', content: 'I switched my editor to helix last week' },
+    });
+    const acked = nowMs();
+    let searches = 0;
+    await until(
+      async () => {
+        searches++;
+        const r = await gql<{ searchMemory: Array<{ kind: string }> }>(SEARCH, { ns, q: 'which editor do I use?' });
+        return r.searchMemory.some((h) => h.kind === 'EVENT');
+      },
+      child,
+      () => output,
+      30_000,
+    );
+    const hit = nowMs();
+    // Idle: let the derivation of that one message and its projection finish first.
+    await sleep(3_000);
+    const tStop = nowMs();
+    child.kill('SIGTERM');
+    const exitCode = await exited;
+    const idleStopMs = nowMs() - tStop;
+    // Wait for the archive the JVM may still be writing, so the next start measures it in use.
+    const tExit = nowMs();
+    let cdsArchiveCompleteAfterExitMs: number | null = null;
+    if (!archived) {
+      while (!hasCdsArchive(cacheDir) && nowMs() - tExit < 120_000) await sleep(100);
+      cdsArchiveCompleteAfterExitMs = round(nowMs() - tExit, 0);
+    }
+    return {
+      spawnToHealthyMs: round(spawnToHealthyMs, 0),
+      ingestAckMs: round(acked - tIngest, 1),
+      ingestToFirstEventHitMs: round(hit - acked, 1),
+      searchesUntilHit: searches,
+      idleStopMs: round(idleStopMs, 0),
+      exitCode,
+      cdsArchiveCompleteAfterExitMs,
+    };
+  } catch (err) {
+    child.kill('SIGKILL');
+    throw err;
+  }
+}
+
+async function until(check: () => Promise<boolean>, child: ChildProcess, output: () => string, timeoutMs: number): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await check())) {
+    if (child.exitCode !== null) throw new Error(`the service exited (${child.exitCode}):\n${output()}`);
+    if (Date.now() > deadline) throw new Error(`timed out:\n${output()}`);
+    await sleep(20);
+  }
+}
+
+const INGEST = `mutation($input: EventInput!) { ingestEvent(input: $input) { status } }`;
+const SEARCH = `query($ns: String!, $q: String!) { searchMemory(namespace: $ns, query: $q, limit: 5) { kind } }`;

@@ -1,0 +1,121 @@
+import { randomUUID } from 'node:crypto';
+import { Driver } from 'neo4j-driver';
+import { mergeEntityNodes } from './cypher/entity-nodes';
+import { EventNodeRow, mergeEventNodes } from './cypher/event-nodes';
+import { syncFactEdges } from './cypher/fact-edges';
+import { FactNodeRow, mergeFactNodes } from './cypher/fact-nodes';
+import type { EventEmbedding } from './projection.job';
+
+/** Not a valid namespace (common/namespace.ts): the warm-up rows belong to no one, and no grant reaches them. */
+export const WARM_UP_NAMESPACE = '#warm-up';
+const WARM_UP_ROUNDS = 2;
+
+/**
+ * Runs the statements a first message meets once, with real rows, before the projector's first
+ * batch and the API's first request. A fresh Neo4j plans each statement on first use, and its cold
+ * JVM runs the first rows through index writers, Lucene readers and operators slowly: the first
+ * event after a start took ~1.1 s to reach the graph and the first search 1.9-5 s, the next ones
+ * ~0.1 s each (bench/results/start-stop-*.json). So: embed one passage, project a small
+ * conversation (two turns, two people, a fact from each turn) into `WARM_UP_NAMESPACE` in one
+ * committed transaction with the projector's own statements, search it (`search.warmUp`, when this
+ * process serves the API) and delete it again, twice. Plans are cached by statement text, so real
+ * batches and searches reuse them. Leftovers of a warm-up cut short are deleted first. Best
+ * effort: a failure only means the first batch or search pays the cost itself.
+ */
+export async function warmUpGraph(driver: Driver, embedding: EventEmbedding | undefined, search: { warmUp(): Promise<void> } | undefined): Promise<void> {
+  // Twice: on a cold JVM the first round took 8.6 s, the second still 0.6 s, a third 0.3 s.
+  for (let round = 0; round < WARM_UP_ROUNDS; round++) await warmUpRound(driver, embedding, search);
+}
+
+async function warmUpRound(driver: Driver, embedding: EventEmbedding | undefined, search: { warmUp(): Promise<void> } | undefined): Promise<void> {
+  await deleteWarmUpNodes(driver);
+  let vector: number[] | null = null;
+  let model: string | null = null;
+  if (embedding) {
+    try {
+      const embedder = await embedding.embedder();
+      vector = (await embedder.embed(['I switched my editor to helix last week.']))[0]?.map(Math.fround) ?? null;
+      model = embedder.model;
+    } catch {
+      // The projector warns when it cannot embed; the statements still warm without a vector.
+    }
+  }
+  const [first, second] = [warmUpEvent(vector, model), warmUpEvent(vector, model)] as const;
+  const events: EventNodeRow[] = [
+    { ...first, nextEventId: second.id },
+    { ...second, previousEventId: first.id, sequenceNum: 2 },
+  ];
+  const [subject, object] = [randomUUID(), randomUUID()];
+  const facts = [warmUpFact(first.id, subject, object, vector, model), warmUpFact(second.id, subject, object, vector, model)];
+  const session = driver.session();
+  try {
+    // What a first message and its first facts go through; relationships, supersession and
+    // erasure come later in a namespace's life and are left to plan on first use.
+    await session.executeWrite(async (tx) => {
+      await mergeEventNodes(tx, events);
+      await mergeEntityNodes(
+        tx,
+        [subject, object].map((id, i) => ({ id, namespace: WARM_UP_NAMESPACE, type: 'person', name: i ? 'Helix' : 'Alex', aliases: [], retiredAt: null })),
+      );
+      await mergeFactNodes(tx, facts);
+      await syncFactEdges(tx, facts);
+    });
+    await search?.warmUp();
+  } finally {
+    await session.close();
+    await deleteWarmUpNodes(driver);
+  }
+}
+
+async function deleteWarmUpNodes(driver: Driver): Promise<void> {
+  for (const label of ['Fact', 'Event', 'Entity'])
+    await driver.executeQuery(`MATCH (n:${label}) WHERE n.namespace = $ns DETACH DELETE n`, { ns: WARM_UP_NAMESPACE });
+}
+
+function warmUpEvent(embedding: number[] | null, embeddingModel: string | null): EventNodeRow {
+  const at = new Date().toISOString();
+  return {
+    id: randomUUID(),
+    namespace: WARM_UP_NAMESPACE,
+    source: 'warm-up',
+    kind: 'MESSAGE',
+    conversationId: 'warm-up',
+    sessionId: null,
+    sequenceNum: 1,
+    role: 'USER',
+    actor: null,
+    content: 'I switched my editor to helix last week.',
+    occurredAt: at,
+    ingestedAt: at,
+    embedding,
+    embeddingModel,
+    previousEventId: null,
+    nextEventId: null,
+  };
+}
+
+function warmUpFact(eventId: string, subject: string, object: string, embedding: number[] | null, embeddingModel: string | null): FactNodeRow {
+  const at = new Date().toISOString();
+  return {
+    id: randomUUID(),
+    namespace: WARM_UP_NAMESPACE,
+    statement: 'The user uses helix as their editor.',
+    factType: 'preference',
+    predicate: 'uses',
+    object: 'helix',
+    isNegation: false,
+    confidence: 0.9,
+    importance: 0.5,
+    validFrom: at,
+    validTo: null,
+    recordedAt: at,
+    retiredAt: null,
+    extractionModel: 'warm-up',
+    supersededBy: null,
+    subjectEntityId: subject,
+    objectEntityId: object,
+    embedding,
+    embeddingModel,
+    sources: [{ eventId, spanStart: 0, spanEnd: 10, quote: 'I switched' }],
+  };
+}
