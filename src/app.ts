@@ -194,8 +194,13 @@ export async function startApp(
   try {
     const driver = createNeo4jDriver(stores.neo4j);
     cleanups.push({ what: 'Neo4j driver', run: () => driver.close() });
-    await applyNeo4jSchema(driver);
-    if (opts.api) await checkExploreCompat(driver);
+    // The graph's schema comes before the projector's first write (its MERGEs rely on the
+    // constraints) and before exploration serves. Neo4j down at start does not keep ingest and
+    // derivation down, which need Postgres alone: the process starts, says so, and applies the
+    // schema in the background until Neo4j answers; the projector starts then (bench/chaos: an
+    // API or worker restarted during an outage stayed down until Neo4j was back).
+    const graph = await prepareGraph(driver, Boolean(opts.api), log);
+    cleanups.push({ what: 'graph schema retries', run: async () => graph.stop() });
 
     const tokenService = new TokenService(new TokenRepository(ds));
     if (generated) announceAdminToken(config, generated, log);
@@ -293,7 +298,7 @@ export async function startApp(
     // start took 1-2.5 s to reach the graph and the first search 2-5 s, in a cold Neo4j
     // (graph-warm-up.ts). It runs while the rest of the start (models, schedules, the GraphQL
     // schema) goes on, and is awaited before the loops start.
-    const warmedUp = warmUp(driver, embedder, opts.api ? services.search : undefined, embedderStatus, log).then(
+    const warmedUp = warmUp(driver, embedder, opts.api ? services.search : undefined, embedderStatus, log, graph.upAtStart).then(
       () => null,
       (err: unknown) => err,
     );
@@ -400,8 +405,10 @@ export async function startApp(
         ['jobs loop', jobs],
       ] as const) {
         if (!loop) continue;
-        loop.start();
         cleanups.push({ what, run: () => loop.stop() });
+        // The projector writes the graph: it starts once the graph's schema is in place.
+        if (loop === projector && !graph.upAtStart) void graph.ready.then((ok) => ok && loop.start());
+        else loop.start();
       }
       log.info('background workers running (projector, derivation, jobs)');
     }
@@ -470,6 +477,7 @@ async function warmUp(
   search: SearchService | undefined,
   status: { loads: number; warmed: boolean },
   log: AppLogger,
+  graphUp: boolean,
 ): Promise<void> {
   if (search) {
     const t0 = Date.now();
@@ -478,12 +486,75 @@ async function warmUp(
     status.warmed = true;
     log.info({ ms: Date.now() - t0, model: queryEmbedder.model }, 'query embedder loaded and warmed');
   }
+  if (!graphUp) return; // Neo4j is down: the first batch and search pay for it once it is back
   const t1 = Date.now();
   const warn = (m: string) => log.warn(m);
   await warmUpGraph(driver, { embedder, warn }, search).then(
     () => log.info({ ms: Date.now() - t1 }, 'graph statements warmed up'),
     (err: unknown) => warn(`graph warm-up failed (the first projection and search pay for it): ${err instanceof Error ? err.message : String(err)}`),
   );
+}
+
+/** Whether the graph's schema was applied at start, and when it is (false: the process stopped first). */
+export interface GraphReadiness {
+  readonly upAtStart: boolean;
+  readonly ready: Promise<boolean>;
+  stop(): void;
+}
+
+/**
+ * Applies the Neo4j schema (and, for the API, checks exploration's compatibility). A Neo4j that
+ * does not answer (`pingNeo4j`) is an outage, not a failed start: the process goes on and the
+ * schema is applied again every `retryMs` (doubling up to 30 s) until Neo4j answers or the
+ * process stops. Any other error (a schema Neo4j refuses) fails the start as before.
+ */
+export async function prepareGraph(driver: Driver, api: boolean, log: AppLogger, retryMs = 1_000): Promise<GraphReadiness> {
+  const apply = async (): Promise<void> => {
+    await applyNeo4jSchema(driver);
+    if (api) await checkExploreCompat(driver);
+  };
+  const down = (): Promise<boolean> =>
+    pingNeo4j(driver).then(
+      () => false,
+      () => true,
+    );
+  try {
+    await apply();
+    return { upAtStart: true, ready: Promise.resolve(true), stop: () => undefined };
+  } catch (err) {
+    if (!(await down())) throw err;
+    log.warn(
+      `Neo4j does not answer at start (${err instanceof Error ? err.message : String(err)}): ingest and derivation run; the graph schema is applied, and the projector starts, once it answers`,
+    );
+  }
+  let stopped = false;
+  let timer: NodeJS.Timeout | undefined;
+  let settle: (ok: boolean) => void = () => undefined;
+  const ready = new Promise<boolean>((resolve) => {
+    settle = resolve;
+    const attempt = async (delay: number): Promise<void> => {
+      if (stopped) return;
+      try {
+        await apply();
+        log.info('Neo4j answers: graph schema applied, projector starting');
+        resolve(true);
+      } catch (err) {
+        if (stopped) return;
+        if (!(await down())) log.warn(`applying the graph schema failed, retrying: ${err instanceof Error ? err.message : String(err)}`);
+        timer = setTimeout(() => void attempt(Math.min(delay * 2, 30_000)), delay);
+      }
+    };
+    timer = setTimeout(() => void attempt(Math.min(retryMs * 2, 30_000)), retryMs);
+  });
+  return {
+    upAtStart: false,
+    ready,
+    stop: () => {
+      stopped = true;
+      clearTimeout(timer);
+      settle(false);
+    },
+  };
 }
 
 function announceAdminToken(config: AppConfig, token: string, log: AppLogger): void {

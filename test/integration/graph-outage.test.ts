@@ -140,4 +140,59 @@ describe('Neo4j outage: ingest and derivation go on, the projector catches up', 
     expect(await dumpNamespace(t.app.neo4j, ns)).toEqual(incremental);
     process.stderr.write(`[outage] backlog while down: ${backlog} outbox rows; consistency after catch-up: ${JSON.stringify(check.postgres)}\n`);
   });
+
+  it('starts an API and worker while Neo4j is down: ingest and derivation serve, the projector catches up once it answers', async () => {
+    await neo4j.stop();
+    const later = uniqueNamespace('outage-start');
+    // A process (re)started during the outage: before, applying the graph schema failed its start.
+    const t2 = await startTestApp({
+      NEO4J_URI: neo4j.uri,
+      NEO4J_USER: neo4j.user,
+      NEO4J_PASSWORD: password,
+      OFFLINE_EMBEDDER: 'hashing',
+      DERIVE_MAX_WAIT_MS: '0',
+      DERIVE_POLL_MS: '50',
+      PROJECTOR_POLL_MS: '100',
+    });
+    try {
+      const health = await fetch(`${t2.url}/health`);
+      expect(health.status).toBe(503);
+      expect(await health.json()).toMatchObject({ postgres: { ok: true }, neo4j: { ok: false } });
+      const tok = (await createToken(t2, [{ namespacePattern: later, capabilities: ['INGEST', 'READ', 'LIST', 'SEARCH'] }])).token;
+      const res = await gqlOk<{ ingestEvents: Array<{ status: string }> }>(t2.url, tok, INGEST, {
+        input: [anEvent(later).by('USER').saying('I live in Lisbon').at('2026-03-01T10:00:00Z').build()],
+      });
+      expect(res.ingestEvents.map((r) => r.status)).toEqual(['CREATED']);
+      await eventually(
+        async () => (await t2.app.ds.query(`SELECT 1 FROM silver.facts WHERE namespace = $1`, [later])).length > 0,
+        'derivation while Neo4j has been down since the start',
+        30_000,
+      );
+
+      neo4j = await start();
+      // The schema is applied in the background and the projector starts: the backlog drains.
+      await eventually(
+        async () =>
+          (
+            (await t2.app.ds.query(`SELECT count(*)::int AS n FROM ops.outbox WHERE processed_at IS NULL AND namespace = $1`, [later])) as Array<{ n: number }>
+          )[0]?.n === 0,
+        'the projector of the process started during the outage to catch up',
+        90_000,
+      );
+      expect((await fetch(`${t2.url}/health`)).status).toBe(200);
+      const check = await new GraphRebuildService(t2.app.ds, t2.app.neo4j).checkConsistency(later);
+      expect(check.ok).toBe(true);
+      const hits = await gqlOk<{ searchMemory: Array<{ kind: string }> }>(
+        t2.url,
+        tok,
+        `query($ns: String!) { searchMemory(namespace: $ns, query: "Lisbon") { kind } }`,
+        {
+          ns: later,
+        },
+      );
+      expect(hits.searchMemory.length).toBeGreaterThan(0);
+    } finally {
+      await t2.stop();
+    }
+  }, 240_000);
 });
