@@ -1,16 +1,8 @@
 import { sleep } from './chaos-cluster';
+import { prng } from './memory-data';
 
-/** A small seeded PRNG (mulberry32): the same seed gives the same run plan. */
-export function seeded(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+/** The seeded PRNG of the benches (mulberry32): the same seed gives the same run plan. */
+export const seeded = prng;
 
 export const pick = <T>(rnd: () => number, xs: readonly T[]): T => xs[Math.floor(rnd() * xs.length)] as T;
 

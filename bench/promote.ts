@@ -8,6 +8,7 @@ import { PromotionRepository } from '../src/gold/promotion/promotion.repository'
 import { PromotionResult, PromotionService } from '../src/gold/promotion/promotion.service';
 import { offlineEntityJudge } from '../src/gold/promotion/resolution-rules';
 import { HashingEmbedder } from '../src/infra/offline-models/hashing-embedder';
+import { prng } from './memory-data';
 import { namespaceKey } from '../src/infra/neo4j/namespace-key';
 import { Sql } from '../src/infra/postgres/sql';
 import { parsePayload } from '../src/jobs/job-kinds';
@@ -44,18 +45,6 @@ const SYLLABLES =
 const TYPES = ['person', 'person', 'person', 'organization', 'location'];
 const CHUNK = 5000;
 
-/** Deterministic PRNG (mulberry32), so every run seeds the same names. */
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 interface SeedRow {
   id: string;
   type: string;
@@ -71,7 +60,7 @@ type Variant = 'distinct' | 'short' | 'alias' | 'typo' | 'near' | 'fallbackType'
 
 /** N Silver entities: base names and their variants (see the file comment). */
 export function silverNames(n: number, seed = 12): { rows: SeedRow[]; variants: Record<Variant, number> } {
-  const rand = rng(seed);
+  const rand = prng(seed); // deterministic, so every run seeds the same names
   const pick = <T>(xs: readonly T[]): T => xs[Math.floor(rand() * xs.length)] as T;
   const word = () => {
     const w = Array.from({ length: 2 + Math.floor(rand() * 2) }, () => pick(SYLLABLES)).join('');
