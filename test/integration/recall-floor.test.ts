@@ -1,7 +1,5 @@
 import { askQuestions, ingestTurns, poster, turnEvents, waitSettled } from '../../bench/recall';
-import fs from 'node:fs';
-import path from 'node:path';
-import type { LocomoConversation, LocomoTurn } from '../../bench/locomo';
+import { loadRecallFixture } from '../support/recall-fixture';
 import { uniqueNamespace } from '../support/stores';
 import { createToken, startTestApp, TestApp } from '../support/test-app';
 
@@ -13,15 +11,6 @@ import { createToken, startTestApp, TestApp } from '../support/test-app';
  * the default offline models; every question is asked, and the evidence turns found in the first
  * 10 hits are counted against BM25 over the same turns. The LoCoMo measure is `bench/recall`.
  */
-function loadFixture(): LocomoConversation {
-  const raw = JSON.parse(fs.readFileSync(path.join(__dirname, '..', 'fixtures', 'recall', 'conversation.json'), 'utf8')) as Omit<
-    LocomoConversation,
-    'turns'
-  > & {
-    turns: Array<Omit<LocomoTurn, 'occurredAt'> & { occurredAt: string }>;
-  };
-  return { ...raw, turns: raw.turns.map((t) => ({ ...t, occurredAt: new Date(t.occurredAt) })) };
-}
 
 describe('recall floor: searchMemory finds at least what BM25 over the raw turns finds', () => {
   let t: TestApp;
@@ -31,7 +20,7 @@ describe('recall floor: searchMemory finds at least what BM25 over the raw turns
   afterAll(async () => t?.stop());
 
   it("on the repository's own multi-session conversation, our Recall@10 is at least BM25's on the same questions", async () => {
-    const conv = loadFixture();
+    const conv = loadRecallFixture('conversation.json');
     const turns = conv.turns;
     const questions = conv.questions;
     expect(new Set(turns.map((tn) => tn.speaker)).size).toBe(2);

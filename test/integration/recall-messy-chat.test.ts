@@ -1,8 +1,6 @@
 import { askQuestions, ingestTurns, poster, turnEvents, waitSettled } from '../../bench/recall';
-import fs from 'node:fs';
-import path from 'node:path';
 import { eng as ENGLISH_STOP_WORDS } from 'stopword';
-import type { LocomoConversation, LocomoTurn } from '../../bench/locomo';
+import { loadRecallFixture } from '../support/recall-fixture';
 import { uniqueNamespace } from '../support/stores';
 import { createToken, startTestApp, TestApp } from '../support/test-app';
 
@@ -19,12 +17,6 @@ import { createToken, startTestApp, TestApp } from '../support/test-app';
  *  - low-information turns must not crowd the top: for the questions that name one of the three,
  *    the share of questions with a noise turn among the first 3 hits is at most 10%.
  */
-function loadFixture(): LocomoConversation {
-  const raw = JSON.parse(fs.readFileSync(path.join(__dirname, '..', 'fixtures', 'recall', 'messy-chat.json'), 'utf8')) as Omit<LocomoConversation, 'turns'> & {
-    turns: Array<Omit<LocomoTurn, 'occurredAt'> & { occurredAt: string }>;
-  };
-  return { ...raw, turns: raw.turns.map((t) => ({ ...t, occurredAt: new Date(t.occurredAt) })) };
-}
 
 /** The people's first names: what questions call them (the labels are handles). */
 const NAMES = ['jamie', 'kat', 'marco'];
@@ -58,7 +50,7 @@ describe('recall on a messy real chat: handles as labels, names in the text, low
   afterAll(async () => t?.stop());
 
   it('our Recall@10 is at least BM25 + 0.05, and noise turns do not crowd the first 3 hits of questions naming someone', async () => {
-    const conv = loadFixture();
+    const conv = loadRecallFixture('messy-chat.json');
     const turns = conv.turns;
     const questions = conv.questions;
     expect(new Set(turns.map((tn) => tn.speaker)).size).toBe(3);
