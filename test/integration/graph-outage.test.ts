@@ -30,10 +30,9 @@ describe('Neo4j outage: ingest and derivation go on, the projector catches up', 
       heapMb: 512,
     });
 
-  beforeAll(async () => {
-    port = await freePort();
-    neo4j = await start();
-    t = await startTestApp({
+  /** The service on this file's Neo4j (hashing embedder, short waits). */
+  const startApp = () =>
+    startTestApp({
       NEO4J_URI: neo4j.uri,
       NEO4J_USER: neo4j.user,
       NEO4J_PASSWORD: password,
@@ -42,6 +41,11 @@ describe('Neo4j outage: ingest and derivation go on, the projector catches up', 
       DERIVE_POLL_MS: '50',
       PROJECTOR_POLL_MS: '100',
     });
+
+  beforeAll(async () => {
+    port = await freePort();
+    neo4j = await start();
+    t = await startApp();
     token = (await createToken(t, [{ namespacePattern: ns, capabilities: ['INGEST', 'READ', 'LIST'] }])).token;
   });
   afterAll(async () => {
@@ -145,15 +149,7 @@ describe('Neo4j outage: ingest and derivation go on, the projector catches up', 
     await neo4j.stop();
     const later = uniqueNamespace('outage-start');
     // A process (re)started during the outage: before, applying the graph schema failed its start.
-    const t2 = await startTestApp({
-      NEO4J_URI: neo4j.uri,
-      NEO4J_USER: neo4j.user,
-      NEO4J_PASSWORD: password,
-      OFFLINE_EMBEDDER: 'hashing',
-      DERIVE_MAX_WAIT_MS: '0',
-      DERIVE_POLL_MS: '50',
-      PROJECTOR_POLL_MS: '100',
-    });
+    const t2 = await startApp();
     try {
       const health = await fetch(`${t2.url}/health`);
       expect(health.status).toBe(503);
