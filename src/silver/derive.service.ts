@@ -119,6 +119,8 @@ export class DeriveService {
     for (const c of stored) storedByIndex.set(c.queryIndex, [...(storedByIndex.get(c.queryIndex) ?? []), c]);
 
     const subjectName = (id: string | null) => (id ? (entityById.get(id)?.name ?? null) : null);
+    // Each draft's source sentence, once: the judge reads it, and batch facts compare it pairwise.
+    const sentences = drafts.map((d) => sourceSentence(byId, d.fact.sources[0]));
     const inputs: JudgeInput[] = drafts.map((d, i) => {
       const fromStore: JudgeCandidate[] = (storedByIndex.get(i) ?? []).map((c) => ({
         id: c.id,
@@ -132,7 +134,7 @@ export class DeriveService {
         similarity: c.embedding && d.embedding && c.embeddingModel === this.models.embedder.model ? cosine(c.embedding, d.embedding) : c.trigram,
       }));
       // Earlier facts of this batch count too: "I use vim" and "I switched to neovim" may arrive together.
-      const fromBatch: JudgeCandidate[] = drafts.slice(0, i).flatMap((p) => {
+      const fromBatch: JudgeCandidate[] = drafts.slice(0, i).flatMap((p, j) => {
         const similarity = p.embedding && d.embedding ? cosine(p.embedding, d.embedding) : 0;
         const sameSubject = p.subjectEntityId !== null && p.subjectEntityId === d.subjectEntityId;
         if (!sameSubject && similarity < this.settings.embeddingThreshold) return [];
@@ -147,7 +149,8 @@ export class DeriveService {
             isNegation: p.fact.isNegation,
             validFrom: p.validFrom,
             similarity,
-            sameSource: sameSentence(byId, p.fact.sources[0], d.fact.sources[0]),
+            // The same sentence of the same event: said in one breath.
+            sameSource: sentences[i] !== null && p.fact.sources[0]?.eventId === d.fact.sources[0]?.eventId && sentences[j] === sentences[i],
           },
         ];
       });
@@ -161,7 +164,7 @@ export class DeriveService {
           isNegation: d.fact.isNegation,
           validFrom: d.validFrom,
           replacesValue: d.fact.replacesValue,
-          sourceText: sourceSentence(byId, d.fact.sources[0]),
+          sourceText: sentences[i] ?? null,
         },
         candidates: [...fromStore, ...fromBatch].sort((a, b) => b.similarity - a.similarity || a.id.localeCompare(b.id)).slice(0, this.settings.candidateLimit),
       };
@@ -285,13 +288,6 @@ export class DeriveService {
     });
     return { list: [...planned.values()], byIndex };
   }
-}
-
-/** Whether two spans lie in the same sentence of the same event (`sourceSentence` of each). */
-export function sameSentence(events: ReadonlyMap<string, { content: string }>, a: Span | undefined, b: Span | undefined): boolean {
-  if (!a || !b || a.eventId !== b.eventId) return false;
-  const sa = sourceSentence(events, a);
-  return sa !== null && sa === sourceSentence(events, b);
 }
 
 /** The sentence of `span`'s event around the span (up to the neighbouring . ! ? or line break), or null. */
