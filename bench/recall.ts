@@ -126,6 +126,10 @@ export interface AskedQuestion {
   answerRecall: number | null;
   /** The same over BM25's first 10 turns. */
   bm25AnswerRecall: number | null;
+  /** The same over what MCP's search_memory shows of the first 10 hits: each statement or event with the turns it rests on (up to 3 per fact). */
+  evidenceAnswerRecall: number | null;
+  /** For BENCH_RECALL_QUESTIONS: the question, its answer, what the first 10 hits and BM25's first 10 turns say. */
+  detail: { question: string; answer: string; hits: string[]; bm25Turns: string[] };
 }
 
 /** The contents of the given turns, in the given order: what an agent reads of a raw-turn baseline's page. */
@@ -201,6 +205,24 @@ export async function askQuestions(post: Post, ns: string, conv: LocomoConversat
       page: res.searchMemory.map((h) => `${h.kind}:${h.evidence.map((e) => e.sourceEventId).join(',')}`),
       answerRecall: wordRecall(wanted, hitText(res.searchMemory.slice(0, 10))),
       bm25AnswerRecall: wordRecall(wanted, turnText(turns, bm25Top)),
+      evidenceAnswerRecall: wordRecall(
+        wanted,
+        [
+          hitText(res.searchMemory.slice(0, 10)),
+          ...res.searchMemory.slice(0, 10).map((h) =>
+            turnText(
+              turns,
+              h.evidence.slice(0, 3).map((e) => e.sourceEventId),
+            ),
+          ),
+        ].join('\n'),
+      ),
+      detail: {
+        question: q.question,
+        answer: q.answer ?? '',
+        hits: res.searchMemory.slice(0, 10).map((h) => `${h.kind}: ${h.fact?.statement ?? h.event?.content ?? ''}`),
+        bm25Turns: turnText(turns, bm25Top).split('\n'),
+      },
     });
   }
   return out;
@@ -345,6 +367,13 @@ export async function recallBench(): Promise<void> {
         return out;
       };
       const asked = await askAll(post);
+      if (process.env.BENCH_RECALL_QUESTIONS)
+        fs.writeFileSync(
+          process.env.BENCH_RECALL_QUESTIONS,
+          JSON.stringify(
+            asked.map((a) => ({ category: a.category, recall: a.recall, answerRecall: a.answerRecall, bm25AnswerRecall: a.bm25AnswerRecall, ...a.detail })),
+          ),
+        );
       let silverGraph: AskedQuestion[] | null = null;
       if (withGold) {
         const silverApi = await b.startApp({ SEARCH_GRAPH_GOLD: 'false' }, { api: true, worker: false });
@@ -392,6 +421,7 @@ export async function recallBench(): Promise<void> {
       const words = {
         ours: answerFigures(asked.map((q) => ({ category: q.category, value: q.answerRecall }))),
         bm25: answerFigures(asked.map((q) => ({ category: q.category, value: q.bm25AnswerRecall }))),
+        withEvidence: answerFigures(asked.map((q) => ({ category: q.category, value: q.evidenceAnswerRecall }))),
         fusion: answerFigures(fusionAsked.map((q) => ({ category: q.category, value: q.answerRecall }))),
         vector: answerFigures(fusionAsked.map((q) => ({ category: q.category, value: q.vector.answerRecall }))),
       };
@@ -442,6 +472,7 @@ export async function recallBench(): Promise<void> {
           rawTurnFusion: words.fusion.recallAt10,
           rawTurnVector: words.vector.recallAt10,
           oursMinusBm25: round(words.ours.recallAt10 - words.bm25.recallAt10, 3),
+          oursWithEvidence: words.withEvidence.recallAt10,
           byCategory: Object.fromEntries(
             Object.keys(words.ours.byCategory).map((k) => [
               k,
@@ -451,12 +482,13 @@ export async function recallBench(): Promise<void> {
                 rawTurnFusion: words.fusion.byCategory[k]?.recallAt10,
                 rawTurnVector: words.vector.byCategory[k]?.recallAt10,
                 oursMinusBm25: diff(words.ours.byCategory[k]?.recallAt10, words.bm25.byCategory[k]?.recallAt10),
+                oursWithEvidence: words.withEvidence.byCategory[k]?.recallAt10,
                 questions: words.ours.byCategory[k]?.questions,
               },
             ]),
           ),
           definition:
-            "per question (categories 1-4 with an answer), the share of the answer's words found in the text of the first 10 hits (ours: fact statements and event contents as searchMemory returns them; BM25 and the fusion: their first 10 turns' contents), then the mean. Answer words: lowercase runs of letters or digits of LoCoMo's answer, stop words (package stopword, English) and single letters out, numbers kept, a light plural stem (bench/measures.ts) on both sides",
+            "per question (categories 1-4 with an answer), the share of the answer's words found in the text of the first 10 hits (ours: fact statements and event contents as searchMemory returns them; BM25 and the fusion: their first 10 turns' contents), then the mean. oursWithEvidence: the same over what MCP's search_memory text shows an agent, each hit with the turns it rests on (up to 3 per fact hit); not the issue's measure, shown beside it. Answer words: lowercase runs of letters or digits of LoCoMo's answer, stop words (package stopword, English) and single letters out, numbers kept, a light plural stem (bench/measures.ts) on both sides",
         },
         goldEffect: silver
           ? {

@@ -61,18 +61,20 @@ export function holdsAnswer(text: string, answers: readonly string[]): boolean {
 }
 
 const INGEST = `mutation($input: [EventInput!]!) { ingestEvents(input: $input) { status reason } }`;
-const SEARCH = `query($ns: String!, $q: String!) { searchMemory(namespace: $ns, query: $q, limit: 5) { kind fact { statement } event { content } } }`;
+const SEARCH = `query($ns: String!, $q: String!) { searchMemory(namespace: $ns, query: $q, limit: 5) { kind score channels fact { statement } event { content } } }`;
 
 export interface ScenarioOutcome {
   id: string;
   kind: string;
   ok: boolean;
   first: string | null;
+  /** The first three hits with their score and channels: what decided the order. */
+  top: string[];
   ms: number;
   bm25: boolean | null;
 }
 
-type Hit = { kind: 'FACT' | 'EVENT'; fact: { statement: string } | null; event: { content: string } | null };
+type Hit = { kind: 'FACT' | 'EVENT'; score?: number; channels?: string[]; fact: { statement: string } | null; event: { content: string } | null };
 
 export const hitText = (h: Hit): string => (h.kind === 'FACT' ? (h.fact?.statement ?? '') : (h.event?.content ?? ''));
 
@@ -88,7 +90,8 @@ export async function runScenarios(post: Post, scenarios: readonly Scenario[], r
     const res = await post<{ searchMemory: Hit[] }>(SEARCH, { ns: namespaces[i], q: s.question });
     const ms = nowMs() - t0;
     const first = res.searchMemory[0] ? hitText(res.searchMemory[0]) : null;
-    out.push({ id: s.id, kind: s.kind, ok: first !== null && holdsAnswer(first, s.answer), first, ms, bm25: bm25First(s) });
+    const top = res.searchMemory.slice(0, 3).map((h) => `${(h.score ?? 0).toFixed(4)} [${(h.channels ?? []).join(',')}] ${h.kind}: ${hitText(h)}`);
+    out.push({ id: s.id, kind: s.kind, ok: first !== null && holdsAnswer(first, s.answer), first, top, ms, bm25: bm25First(s) });
   }
   return out;
 }
@@ -134,7 +137,7 @@ export async function scenariosBench(): Promise<void> {
         bm25FirstRight: `${withBm25.filter((o) => o.bm25).length}/${withBm25.length} (scenarios of 3+ messages; ours on the same: ${withBm25.filter((o) => o.ok).length})`,
         searchMs: summarize(outcomes.map((o) => o.ms)),
         wallSeconds: round((nowMs() - t0) / 1000, 1),
-        failures: outcomes.filter((o) => !o.ok).map((o) => ({ id: o.id, first: o.first })),
+        failures: outcomes.filter((o) => !o.ok).map((o) => ({ id: o.id, first: o.first, top: o.top })),
       });
     } finally {
       await app.stop();

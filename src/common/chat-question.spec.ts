@@ -1,4 +1,4 @@
-import { asks, withoutVocative } from './chat-question';
+import { asks, asksYesOrNo, withoutVocative } from './chat-question';
 
 describe('asks: a chat turn that asks, with or without its question mark', () => {
   it('reads questions, also without "?" and after the name of whom they address', () => {
@@ -31,5 +31,17 @@ describe('asks: a chat turn that asks, with or without its question mark', () =>
     expect(withoutVocative('Marco did u ever get the bike')).toBe('did u ever get the bike');
     expect(withoutVocative('I did get the tent')).toBe('I did get the tent');
     expect(withoutVocative('Porto is lovely')).toBe('Porto is lovely');
+  });
+});
+
+describe('asksYesOrNo: a question a denial answers as well as an affirmation', () => {
+  it('reads questions that open with an auxiliary, also after a name', () => {
+    for (const q of ['Does the user like country music?', 'is Kat coming', 'Marco, did u get the bike', "Can't the user eat nuts?"])
+      expect(asksYesOrNo(q)).toBe(true);
+  });
+
+  it('leaves questions that ask for a thing, a place or a time', () => {
+    for (const q of ['What music does the user like?', 'Which editor does the user use?', 'where r u', 'When did Kat move?'])
+      expect(asksYesOrNo(q)).toBe(false);
   });
 });

@@ -26,6 +26,18 @@ export function withoutVocative(text: string): string {
   return m[1] || OPENS_A_QUESTION.test(rest) ? rest : t;
 }
 
+/**
+ * Whether a question asks for yes or no ("Does the user like country music?", "is Kat coming"):
+ * it opens (after a name it addresses) with an auxiliary, not a question word. A fact that denies
+ * answers it as well as one that affirms.
+ */
+export function asksYesOrNo(text: string): boolean {
+  return YES_OR_NO.test(withoutVocative(text.trim()));
+}
+
+const YES_OR_NO =
+  /^(?:do|does|did|dont|don't|doesn't|didn't|is|isn't|are|aren't|am|was|wasn't|were|weren't|has|hasn't|have|haven't|had|can|can't|could|will|won't|would|should|shall|may|might|must)\s/i;
+
 const VOCATIVE = /^(?!I\b)\p{Lu}[\p{L}'-]*([,!?.]*)\s+(?=\p{Ll})/u;
 
 const OPENS_A_QUESTION =

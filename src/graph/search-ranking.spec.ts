@@ -206,6 +206,9 @@ describe('small namespaces: generic words and empty turns decide nothing (issue 
       'Is the user allergic to anything?',
       "Which editor doesn't the user use?",
       'What did the user quit?',
+      // Yes or no: the negated fact is the answer.
+      'Does the user like country music?',
+      'Kat, is the user into country music',
     ])
       expect(factPolarity({ isNegation: true }, q)).toBe(1);
     // The negated fact was ahead, with its own turn folded in; weighed as one hit, it falls behind.

@@ -1,7 +1,7 @@
 import { eng as ENGLISH_STOP_WORDS } from 'stopword';
 import { Fact } from '../silver/silver.types';
 import { isVisible } from '../silver/visibility';
-import { asks, withoutVocative } from '../common/chat-question';
+import { asks, asksYesOrNo, withoutVocative } from '../common/chat-question';
 import { splitSpeakerLabel } from './speaker-label';
 import { ScoredId } from './cypher/search-facts';
 
@@ -187,15 +187,17 @@ export function eventInformation(content: string, actor: string | null): number 
 /**
  * How a fact fits a question by its polarity: a negated fact ("The user does not like country
  * music") answers a question about what someone does not do, likes or has; asked what they do
- * like ("What music does the user like?"), it is weighed at NEGATED_FACT_FACTOR, so the positive
- * fact ranks first and the negated one stays among the hits. A question that itself negates, or
- * asks about avoiding, stopping or disliking, weighs both alike.
+ * like ("What music does the user like?"), it names something else than what was asked, so it is
+ * weighed at NEGATED_FACT_FACTOR: the positive fact ranks first and the negated one stays among
+ * the hits. A question that itself negates, or asks about avoiding, stopping or disliking, weighs
+ * both alike, and so does a yes-or-no question ("Does the user like country music?"), which the
+ * negated fact answers as well as a positive one would.
  */
 export function factPolarity(fact: { isNegation: boolean }, query: string): number {
-  return fact.isNegation && !NEGATIVE_QUESTION.test(query) ? NEGATED_FACT_FACTOR : 1;
+  return fact.isNegation && !NEGATIVE_QUESTION.test(query) && !asksYesOrNo(query) ? NEGATED_FACT_FACTOR : 1;
 }
 
-export const NEGATED_FACT_FACTOR = 0.7;
+export const NEGATED_FACT_FACTOR = 0.5;
 
 const NEGATIVE_QUESTION =
   /\b(?:not|no|never|n't|dislikes?|disliked|hates?|hated|avoids?|avoided|allergic|allerg(?:y|ies)|intoleran\w*|can'?t|cannot|won'?t|stand|stop(?:s|ped)?|quit|gave up|give up|no longer|any ?more|used to|anymore|refuses?|against)\b|n't\b/i;

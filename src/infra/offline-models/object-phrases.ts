@@ -10,7 +10,8 @@ const PHRASE_CONNECTOR = /\s+(?:because|so that|when|while|though|although|if|un
 const NAME_CUT = /\s*[,(]|\s+(?:with|for|where|and|who|which|on|at|as)\s+/i;
 const TRAILING =
   /\s+(?:for\s+.+|at work|a lot|in general|every\s+\w+|btw|by the way|too|as well|daily|internally|locally|over\s+.+|on\s+(?:my|our|the|a)\s+.+|all the time|most of the time|exclusively|only|personally|anyway|though|,?\s*if I had to pick)$/i;
-const LEADING = /^(?:the|a|an|some|mostly|mainly|primarily|our|my|their|his|her|all|any|also|only|just|both|either|really|even|quite|very)\s+/i;
+const LEADING =
+  /^(?:the|a|an|some|mostly|mainly|primarily|especially|particularly|notably|specifically|including|such as|in particular|above all|our|my|their|his|her|all|any|also|only|just|both|either|really|even|quite|very)\s+/i;
 const MAX_WORDS: Record<ObjectKind, number> = { tech: 4, free: 6, place: 5, organization: 6, project: 5, person: 3, phrase: 14 };
 
 /** Trims an object phrase to the value it names: cut at connectors and times, drop qualifiers. */

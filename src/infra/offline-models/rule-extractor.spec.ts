@@ -79,6 +79,11 @@ describe('RuleExtractor', () => {
     expect(res.relationships).toEqual([]); // negated facts relate nothing
   });
 
+  it('keeps an item a qualifier singles out ("especially", "including") as an item of its own', async () => {
+    const res = await extract([anEvent('I love jazz, especially Coltrane'), anEvent('We use Postgres, including PostGIS')]);
+    expect(res.facts.map((f) => f.statement)).toEqual(['The user likes jazz', 'The user likes Coltrane', 'The user uses PostgreSQL', 'The user uses PostGIS']);
+  });
+
   it('names the actor as the subject and extracts attributes with typed entities', async () => {
     const ev = anEvent("Hi! My name is Dana and I'm a data engineer at Acme. I live in Berlin.", { actor: 'Dana' });
     const res = await extract([ev]);
