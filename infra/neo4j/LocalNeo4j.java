@@ -57,6 +57,15 @@ public class LocalNeo4j {
                 .setConfig(GraphDatabaseSettings.udc_enabled, false)
                 // Bolt's Netty event loops otherwise wait a 5 s quiet period each on shutdown (~10 s).
                 .setConfig(GraphDatabaseInternalSettings.netty_server_shutdown_quiet_period, 0)
+                // One cached plan per statement, whatever the sizes of its string and list
+                // parameters. By default the plan cache keys each statement also by a size bucket
+                // per parameter (0, 1, up to 10, up to 100, ...), so the start's warm-up (two rows,
+                // namespace "#warm-up") and a first message (one row, "team-a/agent-1") met
+                // different cache entries: the first ingest and search after a start planned every
+                // statement again, 1.3-3.5 s each on a cold JVM (db.stats 'QUERIES', issue 25).
+                // The service's statements seek by id and index, so their plans do not depend on
+                // those sizes.
+                .setConfig(GraphDatabaseInternalSettings.cypher_size_hint_parameters, false)
                 .build();
         // From here on a SIGTERM/SIGINT (or stdin EOF, below) shuts the DBMS down cleanly.
         Runtime.getRuntime().addShutdownHook(new Thread(() -> {
