@@ -107,6 +107,7 @@ public class LocalNeo4j {
                         // run dumps its class-data-sharing archive) JDK 17 links every loaded class
                         // there before any shutdown hook runs: 1.5-2 s before the DBMS began to stop.
                         if (line.equals("stop")) {
+                            System.err.println("LocalNeo4j: stop requested on stdin");
                             shutdown(dbms);
                             System.exit(0);
                         }
