@@ -48,6 +48,8 @@ interface StartRun {
   ingestAckMs: number;
   ingestToFirstEventHitMs: number;
   searchesUntilHit: number;
+  /** The machine's 1-minute load average when the ingest was sent (2 cores: above 2, other work competed). */
+  loadAverage1m: number;
   /** Where ingest → first EVENT hit went (ms from the ack; the service's debug log and the bench's own clock). */
   firstHitTrace: FirstHitTrace;
   idleStopMs: number;
@@ -214,6 +216,7 @@ async function oneStart(root: string, dataDir: string, cacheDir: string, ns: str
       if (!body.data) throw new Error(`GraphQL error ${JSON.stringify(body.errors)}`);
       return body.data;
     };
+    const load1m = os.loadavg()[0] ?? 0;
     const tIngest = nowMs();
     const sentAt = Date.now();
     await gql(INGEST, {
@@ -262,6 +265,7 @@ async function oneStart(root: string, dataDir: string, cacheDir: string, ns: str
       ingestAckMs: round(acked - tIngest, 1),
       ingestToFirstEventHitMs: round(hit - acked, 1),
       searchesUntilHit: sent.length,
+      loadAverage1m: round(load1m, 2),
       firstHitTrace: firstHitTrace(lines, ackAt, sentAt - 1_000, hitAt, sent),
       idleStopMs: round(idleStopMs, 0),
       shutdownSteps: lines.flatMap((l) => (l.step && l.ms !== undefined && / stopped$/.test(l.msg) ? [{ step: l.step, ms: l.ms }] : [])),
