@@ -16,7 +16,8 @@ import { nowMs, report, round } from './harness';
  * The jars and the model are the checkout's `.cache` (or CACHE_DIR), linked into a throwaway cache
  * folder so that this run's archive is its own and the shared one is not touched.
  * `BENCH_STARTS` (default 2) starts per run; `BENCH_NAME` names the result file (default start-stop);
- * `BENCH_SERVICE_ROOT` runs another built checkout's `dist/src/main.js` (an A/B against an older tree).
+ * `BENCH_SERVICE_ROOT` runs another built checkout's `dist/src/main.js` (an A/B against an older tree);
+ * `BENCH_FIRST_MESSAGE_DELAY_MS` waits that long after /health before the first message.
  */
 export async function startStopBench(): Promise<void> {
   const starts = Number(process.env.BENCH_STARTS ?? 2);
@@ -36,6 +37,7 @@ export async function startStopBench(): Promise<void> {
   }
   report(process.env.BENCH_NAME ?? 'start-stop', {
     service: process.env.BENCH_SERVICE_ROOT ? `${root} (BENCH_SERVICE_ROOT)` : 'this checkout',
+    firstMessageDelayMs: Number(process.env.BENCH_FIRST_MESSAGE_DELAY_MS ?? 0),
     settings: 'defaults: embedded PostgreSQL, local Neo4j, OFFLINE_EMBEDDER=e5-small, PROJECTOR_POLL_MS 250',
     targets: { ingestToFirstEventHitMs: 1000, idleStopMs: 3000 },
     runs,
@@ -48,7 +50,13 @@ interface StartRun {
   ingestAckMs: number;
   ingestToFirstEventHitMs: number;
   searchesUntilHit: number;
+  /** The machine's 1-minute load average when the ingest was sent (2 cores: above 2, other work competed). */
+  loadAverage1m: number;
+  /** Where ingest → first EVENT hit went (ms from the ack; the service's debug log and the bench's own clock). */
+  firstHitTrace: FirstHitTrace;
   idleStopMs: number;
+  /** What the service's shutdown log says each step took (`shutdown: … stopped`), in order. */
+  shutdownSteps: Array<{ step: string; ms: number }>;
   exitCode: number | null;
   /** A start without an archive dumps one at exit: when it was complete, after the service exited (null: the archive was there). */
   cdsArchiveCompleteAfterExitMs: number | null;
@@ -89,6 +97,59 @@ function freshInstallCache(from: string, to: string): string {
   return to;
 }
 
+/**
+ * Stage times, in ms after the ingest's acknowledgement reached the bench (negative: before it):
+ * the ingest NOTIFY heard by the service, the projector batch that carried the event (its start,
+ * events read and embedded, Neo4j committed, Postgres committed), derivation steps that ran in the
+ * window (they share the embedder and the CPU), and each search the bench sent (start, end, hit).
+ */
+interface FirstHitTrace {
+  notifyHeard: number | null;
+  projector: { started: number; eventsEmbedded: number; graphCommitted: number; committed: number; rows: number; events: number } | null;
+  otherProjectorBatches: Array<{ started: number; committed: number; rows: number; events: number; facts: number }>;
+  deriveSteps: Array<{ ended: number; namespace: string; events: number; facts: number }>;
+  searches: Array<{ sent: number; answered: number; eventHit: boolean }>;
+}
+
+interface LogLine {
+  time: number;
+  msg: string;
+  projector?: { startedAt: number; rows: number; events: number; facts: number; eventsEmbeddedMs: number; graphMs: number; committedMs: number };
+  derive?: { namespace: string; events: number; facts: number };
+  step?: string;
+  ms?: number;
+}
+
+/** The trace of one ingest → hit from the service's log lines between `from` and `to` (epoch ms). */
+function firstHitTrace(lines: readonly LogLine[], ackAt: number, from: number, to: number, searches: FirstHitTrace['searches']): FirstHitTrace {
+  const inWindow = lines.filter((l) => l.time >= from && l.time <= to);
+  const rel = (t: number) => round(t - ackAt, 0);
+  const notify = inWindow.find((l) => l.msg === 'events ingested (NOTIFY)');
+  // A batch is logged after its Postgres commit, which may come after the search that found its event.
+  const batches = lines.flatMap((l) => (l.projector && l.projector.startedAt >= from && l.projector.startedAt <= to ? [l.projector] : []));
+  const carrier = batches.find((b) => b.events > 0);
+  return {
+    notifyHeard: notify ? rel(notify.time) : null,
+    projector: carrier
+      ? {
+          started: rel(carrier.startedAt),
+          eventsEmbedded: rel(carrier.startedAt + carrier.eventsEmbeddedMs),
+          graphCommitted: rel(carrier.startedAt + carrier.graphMs),
+          committed: rel(carrier.startedAt + carrier.committedMs),
+          rows: carrier.rows,
+          events: carrier.events,
+        }
+      : null,
+    otherProjectorBatches: batches
+      .filter((b) => b !== carrier)
+      .map((b) => ({ started: rel(b.startedAt), committed: rel(b.startedAt + b.committedMs), rows: b.rows, events: b.events, facts: b.facts })),
+    deriveSteps: inWindow.flatMap((l) =>
+      l.derive ? [{ ended: rel(l.time), namespace: l.derive.namespace, events: l.derive.events, facts: l.derive.facts }] : [],
+    ),
+    searches: searches.map((s) => ({ sent: rel(s.sent), answered: rel(s.answered), eventHit: s.eventHit })),
+  };
+}
+
 function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const srv = net.createServer();
@@ -105,7 +166,9 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 async function oneStart(root: string, dataDir: string, cacheDir: string, ns: string): Promise<StartRun> {
   const port = await freePort();
   const url = `http://127.0.0.1:${port}`;
-  const env: NodeJS.ProcessEnv = { ...process.env, DATA_DIR: dataDir, CACHE_DIR: cacheDir, PORT: String(port), LOG_LEVEL: process.env.LOG_LEVEL ?? 'warn' };
+  // debug: the projector's and derivation's stage lines make the first-hit trace (info and debug
+  // lines cost the service microseconds each; pino writes them synchronously).
+  const env: NodeJS.ProcessEnv = { ...process.env, DATA_DIR: dataDir, CACHE_DIR: cacheDir, PORT: String(port), LOG_LEVEL: process.env.LOG_LEVEL ?? 'debug' };
   for (const k of ['DATABASE_URL', 'DATABASE_RUNTIME_URL', 'NEO4J_URI', 'ADMIN_TOKEN']) delete env[k];
   const archived = hasCdsArchive(cacheDir);
   const t0 = nowMs();
@@ -113,12 +176,28 @@ async function oneStart(root: string, dataDir: string, cacheDir: string, ns: str
   let output = '';
   // BENCH_LOG=<prefix>: the service's log of each start goes to <prefix>-<ns>.log too.
   const logFile = process.env.BENCH_LOG ? `${process.env.BENCH_LOG}-${ns}.log` : undefined;
+  const lines: LogLine[] = [];
+  let partial = '';
   const keep = (b: Buffer) => {
     output = (output + b.toString()).slice(-20_000);
     if (logFile) fs.appendFileSync(logFile, b);
   };
   child.stdout?.on('data', keep);
-  child.stderr?.on('data', keep);
+  child.stderr?.on('data', (b: Buffer) => {
+    keep(b);
+    const text = partial + b.toString();
+    const parts = text.split('\n');
+    partial = parts.pop() ?? '';
+    for (const line of parts) {
+      if (!line.startsWith('{')) continue;
+      try {
+        const parsed = JSON.parse(line) as LogLine;
+        if (parsed.projector || parsed.derive || parsed.step || parsed.msg === 'events ingested (NOTIFY)') lines.push(parsed);
+      } catch {
+        // not a log line
+      }
+    }
+  });
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
   try {
     await until(
@@ -139,29 +218,47 @@ async function oneStart(root: string, dataDir: string, cacheDir: string, ns: str
       if (!body.data) throw new Error(`GraphQL error ${JSON.stringify(body.errors)}`);
       return body.data;
     };
+    // BENCH_FIRST_MESSAGE_DELAY_MS: the first message comes that long after /health answered (a
+    // person pasting the token first); Neo4j replans a cached plan older than 10 s whose statistics
+    // moved (the warm-up's rows are gone), which a message sent at once never meets.
+    await sleep(Number(process.env.BENCH_FIRST_MESSAGE_DELAY_MS ?? 0));
+    const load1m = os.loadavg()[0] ?? 0;
     const tIngest = nowMs();
+    const sentAt = Date.now();
     await gql(INGEST, {
       input: { namespace: ns, source: 'bench', sourceEventId: 'm-1', kind: 'MESSAGE', role: 'USER', content: 'I switched my editor to helix last week' },
     });
     const acked = nowMs();
-    let searches = 0;
+    const ackAt = Date.now();
+    const sent: FirstHitTrace['searches'] = [];
     await until(
       async () => {
-        searches++;
+        const at = Date.now();
         const r = await gql<{ searchMemory: Array<{ kind: string }> }>(SEARCH, { ns, q: 'which editor do I use?' });
-        return r.searchMemory.some((h) => h.kind === 'EVENT');
+        const eventHit = r.searchMemory.some((h) => h.kind === 'EVENT');
+        sent.push({ sent: at, answered: Date.now(), eventHit });
+        return eventHit;
       },
       child,
       () => output,
       30_000,
     );
     const hit = nowMs();
+    const hitAt = Date.now();
     // Idle: let the derivation of that one message and its projection finish first.
     await sleep(3_000);
     const tStop = nowMs();
     child.kill('SIGTERM');
     const exitCode = await exited;
     const idleStopMs = nowMs() - tStop;
+    // The last chunk of the log may lack its newline.
+    if (partial.startsWith('{')) {
+      try {
+        lines.push(JSON.parse(partial) as LogLine);
+      } catch {
+        // cut short
+      }
+    }
     // Wait for the archive the JVM may still be writing, so the next start measures it in use.
     const tExit = nowMs();
     let cdsArchiveCompleteAfterExitMs: number | null = null;
@@ -173,8 +270,11 @@ async function oneStart(root: string, dataDir: string, cacheDir: string, ns: str
       spawnToHealthyMs: round(spawnToHealthyMs, 0),
       ingestAckMs: round(acked - tIngest, 1),
       ingestToFirstEventHitMs: round(hit - acked, 1),
-      searchesUntilHit: searches,
+      searchesUntilHit: sent.length,
+      loadAverage1m: round(load1m, 2),
+      firstHitTrace: firstHitTrace(lines, ackAt, sentAt - 1_000, hitAt, sent),
       idleStopMs: round(idleStopMs, 0),
+      shutdownSteps: lines.flatMap((l) => (l.step && l.ms !== undefined && / stopped$/.test(l.msg) ? [{ step: l.step, ms: l.ms }] : [])),
       exitCode,
       cdsArchiveCompleteAfterExitMs,
     };

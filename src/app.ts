@@ -125,7 +125,9 @@ export async function startStores(config: AppConfig, log: AppLogger): Promise<St
       postgresUrl,
       postgresRuntimeUrl,
       neo4j: resolved,
-      stop: () => runShutdown([...stops].reverse(), log),
+      // Both stores at once: each stops on its own (PostgreSQL's fast shutdown, the DBMS's
+      // checkpoint), nothing of the service uses them any more, and an idle stop took their sum.
+      stop: () => runShutdown([stops], log),
     };
   } catch (err) {
     for (const stop of stops.reverse()) await stop.run().catch(() => undefined);
@@ -310,7 +312,8 @@ export async function startApp(
       : undefined;
 
     const warn = (m: string) => log.warn(m);
-    const projection = new ProjectionJob(ds, driver, config.projector.batchSize, { embedder, warn });
+    // LOG_LEVEL=debug: each batch's stages, to attribute a slow first answer (bench/start-stop.ts).
+    const projection = new ProjectionJob(ds, driver, config.projector.batchSize, { embedder, warn }, (t) => log.debug({ projector: t }, 'projector batch'));
     const silverStep = projectorStep(projection, warn);
     // Gold batches after Silver rows, so MERGED_FROM finds the projected (:Entity) nodes.
     const goldStep = projectorStep(new GoldProjectionJob(sql, driver), warn);
@@ -331,6 +334,7 @@ export async function startApp(
           deriveJob,
           config.derive.concurrency,
           (r) => {
+            if (r.kind !== 'skipped') log.debug({ derive: r }, 'derive step');
             metrics.observeDerive(r);
             opts.onDerive?.(r);
             // Promotion at the first run after the namespace settles (docs/gold.md, "When promotion runs").
@@ -382,6 +386,7 @@ export async function startApp(
     }
     await listener.on(CHANNELS.events, (payload) => {
       const { namespace, ids } = JSON.parse(payload) as EventsIngestedNotification;
+      log.debug({ namespace, events: ids.length }, 'events ingested (NOTIFY)');
       for (const id of ids) pubSub.publish('EVENT_INGESTED', { id, namespace });
       projector.wake();
       derive?.wake();

@@ -6,11 +6,15 @@
 // 127.0.0.1:<boltPort>, auth on, password of user `neo4j` from NEO4J_LOCAL_PASSWORD, and the APOC
 // core routines that @neo4j/graphql needs. Prints exactly one stdout line,
 // "NEO4J_READY bolt://127.0.0.1:<port>", once Bolt accepts connections; everything else goes to
-// stderr or <homeDir>/logs. Stops cleanly on SIGTERM/SIGINT and when stdin closes (parent died);
-// pass -Dneo4j.local.watchStdin=false to run it by hand with no stdin.
+// stderr or <homeDir>/logs. Stops cleanly on a "stop" line on stdin (what local-neo4j.ts sends), on
+// SIGTERM/SIGINT and when stdin closes (parent died); pass -Dneo4j.local.watchStdin=false to run it
+// by hand with no stdin.
+import java.io.BufferedReader;
+import java.io.InputStreamReader;
 import java.io.PrintStream;
 import java.net.InetSocketAddress;
 import java.net.Socket;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -57,13 +61,18 @@ public class LocalNeo4j {
                 .setConfig(GraphDatabaseSettings.udc_enabled, false)
                 // Bolt's Netty event loops otherwise wait a 5 s quiet period each on shutdown (~10 s).
                 .setConfig(GraphDatabaseInternalSettings.netty_server_shutdown_quiet_period, 0)
+                // One cached plan per statement, whatever the sizes of its string and list
+                // parameters. By default the plan cache keys each statement also by a size bucket
+                // per parameter (0, 1, up to 10, up to 100, ...), so the start's warm-up (two rows,
+                // namespace "#warm-up") and a first message (one row, "team-a/agent-1") met
+                // different cache entries: the first ingest and search after a start planned every
+                // statement again, 1.3-3.5 s each on a cold JVM (db.stats 'QUERIES', issue 25).
+                // The service's statements seek by id and index, so their plans do not depend on
+                // those sizes.
+                .setConfig(GraphDatabaseInternalSettings.cypher_size_hint_parameters, false)
                 .build();
-        // From here on a SIGTERM/SIGINT (or stdin EOF, below) shuts the DBMS down cleanly.
-        Runtime.getRuntime().addShutdownHook(new Thread(() -> {
-            System.err.println("LocalNeo4j: shutting down");
-            dbms.shutdown();
-            System.err.println("LocalNeo4j: stopped");
-        }, "local-neo4j-shutdown"));
+        // From here on a SIGTERM/SIGINT, a "stop" line on stdin or stdin's EOF (below) shuts the DBMS down cleanly.
+        Runtime.getRuntime().addShutdownHook(new Thread(() -> shutdown(dbms), "local-neo4j-shutdown"));
 
         // The password is set on every start, so a data dir made with another password still opens.
         try {
@@ -91,7 +100,18 @@ public class LocalNeo4j {
         if (!"false".equals(System.getProperty("neo4j.local.watchStdin"))) {
             Thread watcher = new Thread(() -> {
                 try {
-                    while (System.in.read() != -1) { /* ignore input */ }
+                    BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
+                    for (String line; (line = in.readLine()) != null; ) {
+                        // The parent's stop: the DBMS stops first, then the JVM exits. A SIGTERM runs
+                        // the JVM's exit sequence first, and with -XX:ArchiveClassesAtExit (the first
+                        // run dumps its class-data-sharing archive) JDK 17 links every loaded class
+                        // there before any shutdown hook runs: 1.5-2 s before the DBMS began to stop.
+                        if (line.equals("stop")) {
+                            System.err.println("LocalNeo4j: stop requested on stdin");
+                            shutdown(dbms);
+                            System.exit(0);
+                        }
+                    }
                 } catch (Exception ignored) { /* treat as closed */ }
                 System.err.println("LocalNeo4j: stdin closed");
                 System.exit(0); // runs the shutdown hook
@@ -100,6 +120,17 @@ public class LocalNeo4j {
             watcher.start();
         }
         Thread.currentThread().join(); // the DBMS threads keep running; wait for a signal
+    }
+
+    private static boolean stopped = false;
+
+    /** Stops the DBMS once, from the stdin watcher or the shutdown hook, whichever comes first. */
+    private static synchronized void shutdown(DatabaseManagementService dbms) {
+        if (stopped) return;
+        stopped = true;
+        System.err.println("LocalNeo4j: shutting down");
+        dbms.shutdown();
+        System.err.println("LocalNeo4j: stopped");
     }
 
     private static void waitForPort(int port, Duration timeout) throws InterruptedException {

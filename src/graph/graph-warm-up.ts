@@ -18,9 +18,12 @@ const WARM_UP_ROUNDS = 2;
  * ~0.1 s each (bench/results/start-stop-*.json). So: embed one passage, project a small
  * conversation (two turns, two people, a fact from each turn) into `WARM_UP_NAMESPACE` in one
  * committed transaction with the projector's own statements, search it (`search.warmUp`, when this
- * process serves the API) and delete it again, twice. Plans are cached by statement text, so real
- * batches and searches reuse them. Leftovers of a warm-up cut short are deleted first. Best
- * effort: a failure only means the first batch or search pays the cost itself.
+ * process serves the API) and delete it again, twice. Real batches and searches reuse the plans:
+ * the local Neo4j caches one plan per statement text (LocalNeo4j.java). A Neo4j of your own
+ * (NEO4J_URI) also keys them by a size bucket of each string and list parameter (1 row or 2-10,
+ * a namespace of up to 10 characters or more), so there a first message of another size is
+ * planned again. Leftovers of a warm-up cut short are deleted first. Best effort: a failure only
+ * means the first batch or search pays the cost itself.
  */
 export async function warmUpGraph(driver: Driver, embedding: EventEmbedding | undefined, search: { warmUp(): Promise<void> } | undefined): Promise<void> {
   // Twice: on a cold JVM the first round took 8.6 s, the second still 0.6 s, a third 0.3 s.

@@ -26,6 +26,28 @@ interface OutboxRow {
 
 export type ProjectionResult = { kind: 'success'; projected: number } | { kind: 'skipped' } | { kind: 'failed'; error: string; rows: number };
 
+/**
+ * Where one batch's time went, in ms since the batch began (it began at `startedAt`, epoch ms):
+ * the outbox rows claimed, the rows read and the new events embedded, the Neo4j transaction
+ * committed, the Postgres transaction committed. What `LOG_LEVEL=debug` logs per batch, so a slow
+ * first answer can be attributed to a stage (bench/start-stop.ts reads it).
+ */
+export interface ProjectionTrace {
+  startedAt: number;
+  rows: number;
+  events: number;
+  facts: number;
+  claimedMs: number;
+  /** The batch's events read, and those without a stored vector embedded. */
+  eventsEmbeddedMs: number;
+  composedMs: number;
+  graphMs: number;
+  committedMs: number;
+  outcome: 'success' | 'failed';
+}
+
+type BatchMarks = Pick<ProjectionTrace, 'events' | 'facts' | 'claimedMs' | 'eventsEmbeddedMs' | 'composedMs' | 'graphMs'>;
+
 /** Aggregate types this projector writes. */
 const PROJECTED_TYPES: readonly AggregateType[] = ['event', 'fact', 'entity', 'relationship'];
 
@@ -80,9 +102,25 @@ export class ProjectionJob {
     private readonly neo4j: Driver,
     private readonly batchSize: number,
     private readonly embedding?: EventEmbedding,
+    private readonly trace?: (t: ProjectionTrace) => void,
   ) {}
 
   async runOnce(): Promise<ProjectionResult> {
+    const startedAt = Date.now();
+    const marks: BatchMarks = { events: 0, facts: 0, claimedMs: 0, eventsEmbeddedMs: 0, composedMs: 0, graphMs: 0 };
+    const result = await this.batch(startedAt, marks);
+    if (result.kind !== 'skipped')
+      this.trace?.({
+        startedAt,
+        rows: result.kind === 'success' ? result.projected : result.rows,
+        ...marks,
+        committedMs: Date.now() - startedAt,
+        outcome: result.kind,
+      });
+    return result;
+  }
+
+  private async batch(startedAt: number, marks: BatchMarks): Promise<ProjectionResult> {
     return this.ds.transaction(async (em) => {
       const tx = Sql.within(em);
       const rows = await tx.rows(
@@ -93,6 +131,7 @@ export class ProjectionJob {
         toOutboxRow,
       );
       if (rows.length === 0) return { kind: 'skipped' } as const;
+      marks.claimedMs = Date.now() - startedAt;
       const ids = rows.map((r) => r.id);
       // Postgres reads stay outside the try: an SQL error aborts this transaction, so it cannot record a retry.
       const source = new GraphSourceRepository(em);
@@ -101,13 +140,16 @@ export class ProjectionJob {
       // Neo4j gets what readers see: overlaid facts and redacted events with their composed text and its embedding.
       const overlays = new OverlayRepository(tx);
       const warn = this.embedding?.warn ?? (() => undefined);
-      const events = await composeEventRows(await this.eventsWithEmbeddings(source, eventIds), overlays, this.embedding?.embedder, warn);
+      const embedded = await this.eventsWithEmbeddings(source, eventIds);
+      marks.eventsEmbeddedMs = Date.now() - startedAt;
+      const events = await composeEventRows(embedded, overlays, this.embedding?.embedder, warn);
       const entities = await source.entitiesByIds(idsOf(rows, 'entity'));
       const facts = await composeFactRows(await source.factsByIds(factIds), overlays, this.embedding?.embedder, warn);
       // An id Postgres no longer projects was erased (destroyEvent): its node leaves the graph.
       const erasedEvents = absent(eventIds, events);
       const erasedFacts = absent(factIds, facts);
       const relationships = await source.relationshipsByIds(idsOf(rows, 'relationship'));
+      Object.assign(marks, { composedMs: Date.now() - startedAt, events: events.length, facts: facts.length });
       try {
         await this.neo4j.executeQuery('RETURN 1'); // fail fast before opening a write transaction
         const session = this.neo4j.session();
@@ -124,6 +166,7 @@ export class ProjectionJob {
         } finally {
           await session.close();
         }
+        marks.graphMs = Date.now() - startedAt;
         await tx.execute(`UPDATE ops.outbox SET processed_at = now(), last_error = NULL WHERE id = ANY($1::bigint[])`, [ids]);
         return { kind: 'success', projected: rows.length } as const;
       } catch (err) {

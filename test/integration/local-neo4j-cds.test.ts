@@ -54,10 +54,24 @@ describe('local Neo4j: the first stop does not wait for the class-data-sharing a
     fs.mkdirSync(path.join(cacheDir, version), { recursive: true });
     fs.symlinkSync(path.join(from, version, 'lib'), path.join(cacheDir, version, 'lib'));
     for (const f of ['lib.complete', 'pom.xml']) fs.copyFileSync(path.join(from, version, f), path.join(cacheDir, version, f));
-    const opts = { dataDir: path.join(work, 'data'), cacheDir, javaHome: process.env.JAVA_HOME || undefined, password: 'cds-password', heapMb: 512 };
+    const lines: string[] = [];
+    const opts = {
+      dataDir: path.join(work, 'data'),
+      cacheDir,
+      javaHome: process.env.JAVA_HOME || undefined,
+      password: 'cds-password',
+      heapMb: 512,
+      log: (m: string) => void lines.push(m),
+    };
 
     const first = await startLocalNeo4j(opts);
     await first.stop();
+    // Asked on stdin, the DBMS stopped before the JVM's exit sequence (which links every class for the dump first).
+    expect(lines.filter((l) => /LocalNeo4j: (stop requested|shutting down|stopped)/.test(l))).toEqual([
+      'neo4j: LocalNeo4j: stop requested on stdin',
+      'neo4j: LocalNeo4j: shutting down',
+      'neo4j: LocalNeo4j: stopped',
+    ]);
     // Stopped: Bolt is closed and the store released, yet the JVM is still at work on the archive.
     expect(await accepts(first.uri)).toBe(false);
     expect(alive(first.pid)).toBe(true);

@@ -95,6 +95,47 @@ describe('fast first answers and fast stops', () => {
     }
   });
 
+  it("the first message after a start is projected and searched on the warm-up's plans: Neo4j plans nothing again for it", async () => {
+    // The warm-up projects two turns into "#warm-up"; a first message is one row in a namespace of
+    // another length. Neo4j keyed cached plans by the size of each string and list parameter too,
+    // so every statement of the first projection and search was planned again (1.3-3.5 s each on
+    // a cold JVM); the local Neo4j now caches one plan per statement (LocalNeo4j.java).
+    const t = await startTestApp({ OFFLINE_EMBEDDER: 'hashing', DERIVE_MAX_WAIT_MS: '600000' });
+    try {
+      const driver = t.app.neo4j;
+      /** Empties Neo4j's query caches and says how many plans they held. */
+      const clearPlans = async (): Promise<number> => {
+        const res = await driver.executeQuery('CALL db.clearQueryCaches()');
+        const message = String(res.records[0]?.get(0) ?? '');
+        return /already empty/.test(message) ? 0 : Number(/of (\d+) quer/.exec(message)?.[1] ?? NaN);
+      };
+      const warmUp = async (): Promise<void> => {
+        await warmUpGraph(driver, undefined, t.app.services.search);
+        await driver.executeQuery('RETURN 1'); // the projector's check before its write transaction
+      };
+      await clearPlans();
+      await warmUp();
+      const warmUpPlans = await clearPlans();
+      expect(warmUpPlans).toBeGreaterThan(10);
+
+      await warmUp();
+      const ns = uniqueNamespace('a-first-message-after-the-start');
+      await gqlOk(
+        t.url,
+        t.adminToken,
+        `mutation($ns: String!) { ingestEvent(input: { namespace: $ns, source: "chat", sourceEventId: "m-1", kind: MESSAGE, role: USER, content: "I switched my editor to helix last week" }) { status } }`,
+        { ns },
+      );
+      await eventually(async () => {
+        const r = await gqlOk<{ searchMemory: Array<{ kind: string }> }>(t.url, t.adminToken, SEARCH, { ns, q: 'which text editor am I using these days?' });
+        return r.searchMemory.some((h) => h.kind === 'EVENT');
+      }, 'an EVENT hit');
+      expect(await clearPlans()).toBe(warmUpPlans);
+    } finally {
+      await t.stop();
+    }
+  });
+
   it('stops within 3 s while an MCP client holds its event stream open', async () => {
     const t = await startTestApp({ OFFLINE_EMBEDDER: 'hashing' });
     const ns = uniqueNamespace('stop');
