@@ -114,6 +114,9 @@ const LIGHT_NOUNS = new Set(
 const CUT =
   /\s+(?:because|cause|'cause|so that|when|while|though|although|if|unless|whereas|until|but|which|since(?!\s+(?:19|20)\d\d))\b|\s+[-\u2013\u2014]+\s+|,\s*(?:which|who|and|but|so|though|as|plus|it|that|this|I|we)\b|\s+and\s+(?=(?:it|that|this|they|he|she|you|there|it's|that's)\b)|\s*[!?;]|(?<!\b(?:Dr|Mr|Mrs|Ms|Mx|Prof|St|Jr|Sr|Mt|vs|etc|approx|Inc|Ltd|Co))\s*\.\s|\s*\.$|\s+\(/i;
 const MAX_WORDS = 24;
+const BARE_PRONOUN = /^(?:them|it|her|him|this|that|these|those)$/i;
+const REASON = /^\s+(?:because|cause|'cause|so that)$/i;
+const SENTENCE_END = /\s*[!?;]|(?<!\b(?:Dr|Mr|Mrs|Ms|Mx|Prof|St|Jr|Sr|Mt|vs|etc|approx|Inc|Ltd|Co))\s*\.(?:\s|$)/;
 const DROPPED_PAST =
   /^(?:(?:just|even|also|finally|recently|actually)\s+)?(?:[a-z]+ed|made|took|went|got|saw|bought|found|met|ran|won|began|left|built|wrote|tried|gave|sent|spent|taught|drove|flew|lost|started|finished)\s+\w/i;
 const ADJECTIVAL =
@@ -318,10 +321,21 @@ function dropVocative(phrase: string | null, parties: Parties): string | null {
   return names.length > 0 ? phrase.replace(new RegExp(`,?\\s+(?:${names.join('|')})$`), '') : phrase;
 }
 
-/** The phrase up to the first connector or sentence break; null when too long to be one fact. */
+/**
+ * The phrase up to the first connector or sentence break; null when too long to be one fact. An
+ * object that is only a pronoun ("I chose them 'cause they help LGBTQ+ folks with adoption") says
+ * nothing on its own, so a reason that follows it stays, up to the sentence break.
+ */
 function cut(phrase: string): string | null {
   const m = CUT.exec(phrase);
-  const s = (m && m.index > 0 ? phrase.slice(0, m.index) : phrase)
+  let end = m && m.index > 0 ? m.index : phrase.length;
+  if (m && BARE_PRONOUN.test(phrase.slice(0, m.index)) && REASON.test(m[0])) {
+    const rest = phrase.slice(m.index + m[0].length);
+    const stop = SENTENCE_END.exec(rest);
+    end = m.index + m[0].length + (stop ? stop.index : rest.length);
+  }
+  const s = phrase
+    .slice(0, end)
     .replace(/[\s,;:.!'"]+$/, '')
     .replace(/(?:\s+(?:for|from|on|in|at|of|to|with|by))?\s+(?:the|a|an|my|our|your)$/i, '')
     .trim();

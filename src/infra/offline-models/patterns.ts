@@ -54,6 +54,9 @@ const I = '\\b(?<subj>I|we)\\b';
 const BE = "(?:'m|\\s+am|'re|\\s+are)";
 const HAVE = "(?:'ve|\\s+have)?";
 export const OBJ = '(?<obj>.+)';
+/** Capitalised words that follow "I'm" and are not a name: where someone is from, a faith, a diet. */
+const NOT_A_NAME =
+  '(?:American|Canadian|Mexican|Brazilian|Argentinian|British|English|Scottish|Welsh|Irish|French|German|Dutch|Swiss|Swedish|Norwegian|Danish|Finnish|Polish|Russian|Ukrainian|Italian|Spanish|Portuguese|Greek|Turkish|Israeli|Chinese|Japanese|Korean|Indian|Pakistani|Filipino|Vietnamese|Thai|Australian|African|Asian|European|Latino|Latina|Catholic|Protestant|Jewish|Muslim|Hindu|Buddhist|Mormon|Vegan|Vegetarian|Sorry|Fine|Good|Great|Ok|Okay|Back|Done|Here|Home|Not|So|Just|Still|Also|Really|Very|Glad|Happy|Sure|Tired|Busy)';
 
 export const re = (src: string): RegExp => new RegExp(src, 'id');
 /** Case-sensitive, for rules that rely on capitalised names. */
@@ -243,7 +246,9 @@ export const RULES: readonly Rule[] = [
   },
   {
     name: 'im-name',
-    re: reCs(`^(?:[Hh]i,?\\s+|[Hh]ello,?\\s+|[Hh]ey,?\\s+)?(?:I'm|I am)\\s+(?<obj>[A-Z][a-z]+)(?=\\s*(?:,|$|\\.|\\s+and\\b|\\s+here\\b))`),
+    re: reCs(
+      `^(?:[Hh]i,?\\s+|[Hh]ello,?\\s+|[Hh]ey,?\\s+)?(?:I'm|I am)\\s+(?!${NOT_A_NAME}\\b)(?<obj>[A-Z][a-z]+)(?=\\s*(?:,|$|\\.|!|\\s+and\\b|\\s+here\\b|\\s+(?:btw|by the way|fyi)\\b))`,
+    ),
     make: attr('name', "{S}'s name is {O}", 'person'),
   },
   {

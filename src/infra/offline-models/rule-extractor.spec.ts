@@ -84,6 +84,16 @@ describe('RuleExtractor', () => {
     expect(res.facts.map((f) => f.statement)).toEqual(['The user likes jazz', 'The user likes Coltrane', 'The user uses PostgreSQL', 'The user uses PostGIS']);
   });
 
+  it('takes "I\'m Maya btw" as the user\'s name, and "I\'m Canadian" as no name', async () => {
+    const res = await extract([
+      anEvent("I want a running notebook for work stuff. I'm Maya btw"),
+      anEvent("I'm Canadian btw"),
+      anEvent("I'm Brian, nice to meet you"),
+    ]);
+    expect(res.facts.filter((f) => f.predicate === 'name').map((f) => f.statement)).toEqual(["The user's name is Maya", "The user's name is Brian"]);
+    expect(res.entities.find((e) => e.name === 'the user')?.aliases).toEqual(expect.arrayContaining(['Maya', 'Brian']));
+  });
+
   it('names the actor as the subject and extracts attributes with typed entities', async () => {
     const ev = anEvent("Hi! My name is Dana and I'm a data engineer at Acme. I live in Berlin.", { actor: 'Dana' });
     const res = await extract([ev]);
@@ -236,6 +246,14 @@ describe('RuleExtractor', () => {
         "Melanie's kids loved the beach",
       ]);
       expect(res.facts.map((f) => f.factType)).toEqual(['event', 'attribute', 'attribute', 'event']);
+    });
+
+    it('keeps the reason after an object that is only a pronoun, and cuts it after one that names something', async () => {
+      const res = await extract([
+        turn('Caroline', "I chose them 'cause they help LGBTQ+ folks with adoption. Their inclusivity really spoke to me."),
+        turn('Caroline', 'I picked the blue one because it was cheaper.'),
+      ]);
+      expect(res.facts.map((f) => f.statement)).toEqual(["Caroline chose them 'cause they help LGBTQ+ folks with adoption", 'Caroline picked the blue one']);
     });
 
     it('resolves "you" to the other speaker of the conversation, and drops the fact when nobody is known', async () => {
