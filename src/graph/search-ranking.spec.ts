@@ -7,6 +7,7 @@ import {
   fuseByReciprocalRank,
   matchesSearchFilter,
   NEGATED_FACT_FACTOR,
+  withRoleNames,
   RRF_K,
   toLuceneQuery,
 } from './search-ranking';
@@ -191,7 +192,7 @@ describe('small namespaces: generic words and empty turns decide nothing (issue 
       { id: 'fact-turn', score: 0.03, channels: ['event_vector' as const] },
     ];
     const info = (id: string) => (id === 'lol' ? eventInformation('Sam: lol', 'Sam') : 1);
-    expect(foldEventsIntoFacts(fused, new Map(), new Map(), info).map((h) => h.id)).toEqual(['fact-turn', 'lol']);
+    expect(foldEventsIntoFacts(fused, new Map(), new Map(), { eventPrior: info }).map((h) => h.id)).toEqual(['fact-turn', 'lol']);
     expect(foldEventsIntoFacts(fused, new Map()).map((h) => h.id)).toEqual(['lol', 'fact-turn']);
   });
 
@@ -222,7 +223,20 @@ describe('small namespaces: generic words and empty turns decide nothing (issue 
       ['jazz', []],
     ]);
     const prior = (id: string) => factPolarity({ isNegation: id === 'not-country' }, liked);
-    expect(foldEventsIntoFacts(fused, events, new Map(), () => 1, prior).map((h) => h.id)).toEqual(['jazz', 'not-country']);
+    expect(foldEventsIntoFacts(fused, events, new Map(), { factPrior: prior }).map((h) => h.id)).toEqual(['jazz', 'not-country']);
     expect(foldEventsIntoFacts(fused, events).map((h) => h.id)).toEqual(['not-country', 'jazz']);
+  });
+
+  it('reads the name the user goes by as "the user", whole words only, keeping a possessive', () => {
+    const names = new Map([
+      ['maya', 'the user'],
+      ['jo ann', 'the user'],
+    ]);
+    expect(withRoleNames("What is Maya's cat called?", names)).toBe("What is the user's cat called?");
+    expect(withRoleNames('Where does JO ANN live, and does maya know?', names)).toBe('Where does the user live, and does the user know?');
+    expect(withRoleNames('Is Mayan food spicy?', names)).toBe('Is Mayan food spicy?');
+    expect(withRoleNames("What is Maya's cat called?", new Map())).toBe("What is Maya's cat called?");
+    // The keyword query then leaves the role out, as it does "user".
+    expect(toLuceneQuery(withRoleNames("What is Maya's cat called?", names))).toBe('cat called');
   });
 });

@@ -71,6 +71,14 @@ export function fuseByReciprocalRank(lists: Partial<Record<SearchChannel, readon
   return [...acc.values()].sort((a, b) => b.score - a.score || a.best - b.best || a.id.localeCompare(b.id)).map(({ best: _b, ...hit }) => hit);
 }
 
+/** What the ranking knows of a hit beyond its channels (search.service computes them from the loaded rows). */
+export interface RankingPriors {
+  /** An event hit's weight, 0..1 (`eventInformation`). */
+  eventPrior?: (id: string) => number;
+  /** A fact hit's weight, with the turns it carries (`factPolarity`). */
+  factPrior?: (id: string) => number;
+}
+
 export interface MemoryCandidate {
   kind: MemoryHitKindName;
   id: string;
@@ -91,9 +99,9 @@ export function foldEventsIntoFacts(
   fused: readonly FusedHit[],
   factEvents: ReadonlyMap<string, readonly string[]>,
   staleEvents: ReadonlyMap<string, readonly string[]> = new Map(),
-  eventPrior: (id: string) => number = () => 1,
-  factPrior: (id: string) => number = () => 1,
+  priors: RankingPriors = {},
 ): MemoryCandidate[] {
+  const { eventPrior = () => 1, factPrior = () => 1 } = priors;
   const out: MemoryCandidate[] = fused.map((h) => {
     const kind = factEvents.has(h.id) ? 'FACT' : 'EVENT';
     return { kind, id: h.id, score: kind === 'EVENT' ? h.score * eventPrior(h.id) : h.score, channels: [...h.channels] };
@@ -151,15 +159,14 @@ export function rankMemoryHits(
   lists: ChannelLists,
   visible: (id: string) => boolean,
   weights: Partial<ChannelWeights> = {},
-  eventPrior: (id: string) => number = () => 1,
-  factPrior: (id: string) => number = () => 1,
+  priors: RankingPriors = {},
 ): MemoryCandidate[] {
   const fused = fuseByReciprocalRank(lists, RRF_K, weights).filter((h) => visible(h.id));
   const factEvents = new Map<string, string[]>();
   for (const c of FACT_CHANNELS) for (const h of lists[c]) if (visible(h.id)) factEvents.set(h.id, h.events ?? []);
   const stale = new Map<string, string[]>();
   for (const c of EVENT_CHANNELS) for (const h of lists[c]) if ((h.supersededBy ?? []).length > 0) stale.set(h.id, h.supersededBy ?? []);
-  return foldEventsIntoFacts(fused, factEvents, stale, eventPrior, factPrior);
+  return foldEventsIntoFacts(fused, factEvents, stale, priors);
 }
 
 /**
@@ -224,6 +231,21 @@ const STOP_WORDS: ReadonlySet<string> = new Set(ENGLISH_STOP_WORDS);
  * words decide.
  */
 const ROLE_WORDS: ReadonlySet<string> = new Set(['user', "user's", 'users', 'assistant', "assistant's"]);
+
+/**
+ * The question with the names the user or the assistant go by ("I'm Maya btw" made "Maya" an alias
+ * of the user) put back as the role its statements use: "What is Maya's cat called?" asks about
+ * "the user's cat", which is how every fact from her messages reads. Left as a name, it matched
+ * by word and by meaning only what happened to mention it ("The user's name is Maya", the
+ * assistant's "Hi Maya"), ahead of what answers. `names` maps a lowercased name to its role ("the
+ * user", "the assistant"); whole words only, a possessive kept.
+ */
+export function withRoleNames(query: string, names: ReadonlyMap<string, string>): string {
+  if (names.size === 0) return query;
+  const alternatives = [...names.keys()].sort((a, b) => b.length - a.length).map((n) => n.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'));
+  const re = new RegExp(`(?<![\\p{L}\\p{N}])(${alternatives.join('|')})(?![\\p{L}\\p{N}])`, 'giu');
+  return query.replace(re, (m: string) => names.get(m.toLowerCase()) ?? m);
+}
 
 /**
  * A safe Lucene query for free text: its words (letters and digits, lowercased so AND/OR/NOT are

@@ -18,6 +18,7 @@ import {
   FactSearchScope,
   indexVectorSearch,
   keywordSearch,
+  roleNames,
   ScoredId,
 } from './cypher/search-facts';
 import {
@@ -42,6 +43,7 @@ import {
   SearchChannel,
   SearchFilterInput,
   toLuceneQuery,
+  withRoleNames,
 } from './search-ranking';
 
 export interface SearchMemoryArgs {
@@ -213,7 +215,10 @@ export class SearchService {
       const f = visibleFacts.get(id);
       return f ? factPolarity(f, args.query) : 1;
     };
-    const ranked = rankMemoryHits(lists, (id) => visibleFacts.has(id) || visibleEvents.has(id), this.settings.channelWeights, information, polarity);
+    const ranked = rankMemoryHits(lists, (id) => visibleFacts.has(id) || visibleEvents.has(id), this.settings.channelWeights, {
+      eventPrior: information,
+      factPrior: polarity,
+    });
     return ranked
       .slice(0, limit)
       .map((h): MemoryHitRow =>
@@ -241,13 +246,17 @@ export class SearchService {
   async warmUp(): Promise<void> {
     const args: SearchMemoryArgs = { namespace: WARM_UP_NAMESPACE, query: 'which editor does Alex use at work?' };
     const { scope } = this.validate(args);
+    // Every statement runs, the role-name lookup too, however recently it ran.
+    this.roles.delete(WARM_UP_NAMESPACE);
     await this.channelLists(args);
     await this.read((tx) => expandFromSeeds(tx, scope, ['warm-up'], 30, this.settings.graphOverGold));
   }
 
   private async channelLists(args: SearchMemoryArgs): Promise<{ limit: number; lists: ChannelLists }> {
-    const { limit, query, scope, withEvents, withFacts } = this.validate(args);
+    const { limit, query: asked, scope, withEvents, withFacts } = this.validate(args);
     const depth = Math.max(limit * 3, 30);
+    // "Maya" in a question about the user who said "I'm Maya" is "the user" of her facts.
+    const query = withRoleNames(asked, await this.roleNames(scope.namespace));
     const terms = toLuceneQuery(query);
     const eventScope: EventSearchScope = { namespace: scope.namespace, asOf: scope.asOf };
 
@@ -360,6 +369,21 @@ export class SearchService {
   }
 
   private readonly counts = new Map<string, { n: number; at: number }>();
+  private readonly roles = new Map<string, { names: Map<string, string>; at: number }>();
+
+  /**
+   * The names the namespace's user and assistant go by (`roleNames`), reused for `countTtlMs`:
+   * one more read per namespace and period, and a name said just now is used by searches that
+   * start after its reuse ends.
+   */
+  private async roleNames(namespace: string): Promise<Map<string, string>> {
+    const hit = this.roles.get(namespace);
+    if (hit && Date.now() - hit.at < this.settings.countTtlMs) return hit.names;
+    const names = await this.read((tx) => roleNames(tx, namespace));
+    if (this.roles.size >= 10_000) this.roles.clear();
+    this.roles.set(namespace, { names, at: Date.now() });
+    return names;
+  }
 
   /**
    * Counting a large namespace's nodes is a scan of all of them, and the answer only picks the

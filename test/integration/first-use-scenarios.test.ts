@@ -22,6 +22,7 @@ const CHOSEN = [
   'chitchat-wifi',
   'messy-typos',
   'user-therapist',
+  'user-named-cat', // "I'm Maya btw": a question about Maya is about the user
   'time-deadline',
 ];
 

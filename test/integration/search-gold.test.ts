@@ -233,7 +233,8 @@ describe('searchMemory over Gold: the graph channel expands over resolved entiti
   }, 120_000);
 
   it('costs no extra round trip: 3 Neo4j transactions and 6 statements, as without Gold', async () => {
-    await search(ns, 'rock climbing'); // embedder loaded
+    // Embedder loaded, and each namespace's role names read (once per namespace and 30 s: "Maya" in a question is the user who said "I'm Maya").
+    for (const namespace of [ns, bare]) await search(namespace, 'rock climbing');
     const { counter, restore } = countNeo4jRoundTrips(t.app.neo4j);
     try {
       // A query with keyword hits, so the expansion from seeds runs too (no seeds, no expansion statement).

@@ -285,8 +285,10 @@ export const MAX_EXPANSION_DEGREE = 500;
 
 /**
  * Graph expansion: other facts ABOUT the entities the seed facts are ABOUT. Each shared entity
- * weighs 1/(its fact count), so a hub adds little; hubs above `MAX_EXPANSION_DEGREE` ("the user",
- * about nearly everything) are skipped rather than walked. The degree comes from the node's
+ * weighs 1/(its fact count), so a hub adds little; hubs above `MAX_EXPANSION_DEGREE` are skipped
+ * rather than walked. The roles ("the user", "the assistant") are never expanded, whatever their
+ * count: in a chat with an assistant nearly every fact is about the user, all of them tie, and the
+ * expansion listed the same few facts first for every question. The degree comes from the node's
  * relationship counts (every ABOUT edge starts at a Fact), without visiting the facts.
  *
  * With `overGold` (the default), an entity that belongs to a live Gold entity is expanded as that
@@ -296,7 +298,7 @@ export const MAX_EXPANSION_DEGREE = 500;
 export function expandFromSeeds(tx: CypherRunner, scope: FactSearchScope, seedIds: string[], k: number, overGold = true): Promise<ScoredId[]> {
   const seedEntities = `UNWIND $seedIds AS sid
      MATCH (s:Fact {id: sid})-[:ABOUT]->(e:Entity)
-     WHERE s.namespace = $ns AND e.namespace = $ns
+     WHERE s.namespace = $ns AND e.namespace = $ns AND NOT e.name IN $roles
      WITH DISTINCT e`;
   const weighted = overGold
     ? `${seedEntities}
@@ -328,6 +330,32 @@ export function expandFromSeeds(tx: CypherRunner, scope: FactSearchScope, seedId
     tx,
     `${weighted}
      ${RETURN_FACT}`,
-    { ...scopeParams(scope), seedIds, maxDegree: neo4j.int(MAX_EXPANSION_DEGREE), k: neo4j.int(k) },
+    { ...scopeParams(scope), seedIds, maxDegree: neo4j.int(MAX_EXPANSION_DEGREE), k: neo4j.int(k), roles: [...ROLE_ENTITY_NAMES] },
   );
 }
+
+/** The roles whose names a question may use: the entities the extractor makes for a turn without an actor. */
+export const ROLE_ENTITY_NAMES = ['the user', 'the assistant'] as const;
+
+/**
+ * The names the user and the assistant go by in a namespace (aliases of its "the user" and "the
+ * assistant" entities, e.g. "Maya" from "I'm Maya btw"), lowercased, each mapped to its role.
+ * Only name-like aliases: capitalised words, one or two.
+ */
+export async function roleNames(tx: CypherRunner, namespace: string): Promise<Map<string, string>> {
+  const res = await tx.run(
+    `MATCH (e:Entity) WHERE e.namespace = $ns AND e.name IN $roles AND e.retiredAt IS NULL
+     RETURN e.name AS role, coalesce(e.aliases, []) AS aliases`,
+    { ns: namespace, roles: [...ROLE_ENTITY_NAMES] },
+  );
+  const out = new Map<string, string>();
+  for (const r of res.records) {
+    const role = r.get('role') as string;
+    for (const alias of r.get('aliases') as string[]) {
+      if (NAME_LIKE.test(alias) && !(ROLE_ENTITY_NAMES as readonly string[]).includes(alias.toLowerCase())) out.set(alias.toLowerCase(), role);
+    }
+  }
+  return out;
+}
+
+const NAME_LIKE = /^\p{Lu}[\p{L}'-]+(?: \p{Lu}[\p{L}'-]+)?$/u;
