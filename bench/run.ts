@@ -18,6 +18,7 @@ import { searchProfile } from './search-profile';
 import { scenariosBench } from './scenarios';
 import { silverReferenceBench } from './silver-reference';
 import { startStopBench } from './start-stop';
+import { updatesBench } from './updates';
 
 /** `npm run bench -- [name ...]`: runs the named benchmarks (default: all) and writes bench/results/. */
 const BENCHMARKS: Record<string, () => Promise<void>> = {
@@ -41,6 +42,7 @@ const BENCHMARKS: Record<string, () => Promise<void>> = {
   promote: promoteBench,
   'promote-pairs': promotePairsBench,
   'start-stop': startStopBench,
+  updates: updatesBench,
 };
 
 async function main(): Promise<void> {
