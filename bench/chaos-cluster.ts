@@ -1,7 +1,7 @@
 import { ChildProcess, spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import { freePort } from '../src/infra/local-services/embedded-postgres';
+import { freePort } from '../src/infra/local-services/free-port';
 import { LocalNeo4j, startLocalNeo4j } from '../src/infra/local-services/local-neo4j';
 
 /** The compiled service (`npm run build`): the chaos run kills real OS processes. */

@@ -1,7 +1,7 @@
+import { freePort } from '../src/infra/local-services/free-port';
 import { ChildProcess, spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import fs from 'node:fs';
-import net from 'node:net';
 import path from 'node:path';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { report, round } from './harness';
@@ -216,17 +216,6 @@ function run(cmd: string, args: string[], cwd: string, logFile: string): Promise
     child.once('exit', (code) =>
       code === 0 ? resolve({ ms: Date.now() - t0 }) : reject(new Error(`${cmd} ${args.join(' ')} exited with ${code} (${logFile})`)),
     );
-  });
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = net.createServer();
-    srv.on('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const addr = srv.address();
-      srv.close(() => resolve(typeof addr === 'object' && addr ? addr.port : 0));
-    });
   });
 }
 

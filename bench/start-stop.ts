@@ -1,6 +1,6 @@
+import { freePort } from '../src/infra/local-services/free-port';
 import { ChildProcess, spawn } from 'node:child_process';
 import fs from 'node:fs';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { nowMs, report, round } from './harness';
@@ -148,17 +148,6 @@ function firstHitTrace(lines: readonly LogLine[], ackAt: number, from: number, t
     ),
     searches: searches.map((s) => ({ sent: rel(s.sent), answered: rel(s.answered), eventHit: s.eventHit })),
   };
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = net.createServer();
-    srv.on('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const addr = srv.address();
-      srv.close(() => resolve(typeof addr === 'object' && addr ? addr.port : 0));
-    });
-  });
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));

@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { GraphRebuildService } from '../../src/graph/graph-rebuild.service';
-import { freePort } from '../../src/infra/local-services/embedded-postgres';
+import { freePort } from '../../src/infra/local-services/free-port';
 import { LocalNeo4j, startLocalNeo4j } from '../../src/infra/local-services/local-neo4j';
 import { anEvent } from '../builders/event-input';
 import { dumpNamespace } from '../support/graph-dump';

@@ -2,10 +2,10 @@
 // Maven fetches the jars (infra/neo4j/pom.xml) into a cache folder once, and
 // infra/neo4j/LocalNeo4j.java runs an embedded DBMS with Bolt on 127.0.0.1 (see that file).
 // Needs `java` (17 or 21; JAVA_HOME wins over PATH) and, for the first run, `mvn`.
+import { freePort } from './free-port';
 import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import * as fs from 'node:fs';
-import * as net from 'node:net';
 import * as path from 'node:path';
 import * as readline from 'node:readline';
 import { auth, driver as createDriver } from 'neo4j-driver';
@@ -149,19 +149,6 @@ export async function ensureNeo4jJars(opts: EnsureNeo4jJarsOptions): Promise<str
   const jars = fs.readdirSync(lib).length;
   log(`local-neo4j: ${jars} jars (${dirSizeMb(lib)} MB) ready in ${Math.round((Date.now() - started) / 1000)} s`);
   return lib;
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = net.createServer();
-    srv.unref();
-    srv.on('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const addr = srv.address();
-      const port = typeof addr === 'object' && addr ? addr.port : 0;
-      srv.close(() => (port ? resolve(port) : reject(new Error('local-neo4j: no free port'))));
-    });
-  });
 }
 
 function hasArchiveHeader(file: string): boolean {
