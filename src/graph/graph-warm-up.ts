@@ -29,9 +29,9 @@ const WARM_UP_ROUNDS = 2;
  * plans it again when one of them moved by more than 75 % — and a count that goes to or from zero
  * moves by 100 %. When the warm-up deleted its rows, a new store's counts fell from 2 back to 0, so
  * a first message sent more than two minutes after the start met four search statements planned
- * again on a cold planner (4.2 s at load 4.5, bench/results/start-stop-replan2m-delay150s.json),
- * and the projection statements, planned on an empty store, were planned again at the second
- * message. So each round writes new rows before it deletes the older ones (counts 4, then 2, never
+ * again on a cold planner (4.2 s at load 4.5, bench/results/start-stop-replan2m-delay150s.json;
+ * 978 ms on a quiet machine, 194 ms now: start-stop-base-delay150s / -keep-warmup-delay150s). And
+ * on a new store the first round's statements are planned on zero counts. So each round writes new rows before it deletes the older ones (counts 4, then 2, never
  * 0), and on an empty store the plans of the first round (made on zero counts) are dropped after it
  * (`db.clearQueryCaches`), so the second round plans on rows. A first message then moves the counts
  * its plans remember from 4 or 2 to 3. The rows sit in a namespace no grant reaches, and every read
@@ -49,9 +49,7 @@ export async function warmUpGraph(driver: Driver, embedding: EventEmbedding | un
 
 /** No event, fact or entity at all (a new store): plans made now rest on zero counts. */
 async function storeIsEmpty(driver: Driver): Promise<boolean> {
-  const res = await driver.executeQuery(
-    `RETURN COUNT { MATCH (e:Event) } + COUNT { MATCH (f:Fact) } + COUNT { MATCH (n:Entity) } AS n`,
-  );
+  const res = await driver.executeQuery(`RETURN COUNT { MATCH (e:Event) } + COUNT { MATCH (f:Fact) } + COUNT { MATCH (n:Entity) } AS n`);
   return Number(res.records[0]?.get('n') ?? 0) === 0;
 }
 
