@@ -77,6 +77,14 @@ export interface NewFact {
 }
 
 /** The facts and relationships of one batch as the extractor finds them, with same-fact merging. */
+/** Chat filler at the end of a statement says nothing about the fact: "Marketing renamed the app lol", "… end of april,". */
+const CHAT_TAIL = /(?:[\s,]+(?:lol|lmao|rofl|haha+|hehe+|btw|fyi|tbh|imo|ngl|xd|smh)\b)*[\s,;:-]*$/i;
+
+/** A statement as a reader wants it: no chat filler at its end, "rn" written out. */
+export function tidyStatement(statement: string): string {
+  return statement.replace(CHAT_TAIL, '').replace(/\brn\b/g, 'right now');
+}
+
 export class FactCollector {
   readonly facts: ExtractedFact[] = [];
   readonly relationships: ExtractedRelationship[] = [];
@@ -100,7 +108,7 @@ export class FactCollector {
     this.subjects.set(ref, f.subject);
     this.facts.push({
       ref,
-      statement: f.statement,
+      statement: tidyStatement(f.statement),
       factType: f.factType,
       subjectRef: f.subject.ref,
       predicate: f.predicate,

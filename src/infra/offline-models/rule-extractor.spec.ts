@@ -335,6 +335,38 @@ describe('RuleExtractor: what first-use answers need (issue 23)', () => {
     ]);
   });
 
+  it('reads instructions as chat writes them: after "also" or "btw", with "pls", a condition without a comma, a request asked as a question', async () => {
+    const wanted = async (content: string): Promise<string[]> =>
+      (await run([{ role: 'user', content }])).facts.filter((f) => f.factType === 'preference').map((f) => f.statement);
+    expect(await wanted('oh that makes sense. also pls answer in bullet points, I read these between meetings on my phone')).toEqual([
+      'The user wants the assistant to answer in bullet points',
+    ]);
+    expect(await wanted("and when you give me code use plain JavaScript, the app isn't typed")).toEqual([
+      'The user wants the assistant to use plain JavaScript when the assistant give the user code',
+    ]);
+    expect(await wanted("also give me distances in miles, I can't think in km at all")).toEqual([
+      'The user wants the assistant to give the user distances in miles',
+    ]);
+    expect(await wanted('running question: can you switch to metric for me? the club plan is all in km')).toEqual([
+      'The user wants the assistant to switch to metric',
+    ]);
+    expect(await wanted('can you stop with the bullet lists btw? just write normally, a few short sentences.')).toEqual([
+      'The user wants the assistant to stop with the bullet lists',
+      'The user wants the assistant to write normally, a few short sentences',
+    ]);
+    // A one-off request is not a way of answering.
+    expect(await wanted('can you give me a recipe for dal?')).toEqual([]);
+    expect(await wanted('could you help me plan meals for the week?')).toEqual([]);
+  });
+
+  it('leaves chat filler off the end of a statement and writes "rn" out', async () => {
+    const res = await run([
+      { role: 'user', content: 'and marketing renamed the app lol' },
+      { role: 'user', content: 'honestly I live on coffee rn' },
+    ]);
+    expect(res.facts.map((f) => f.statement)).toEqual(['Marketing renamed the app', 'The user lives on coffee right now']);
+  });
+
   it('keeps an informative sentence no rule reads as said, below the promotion bar, but not a question or a reaction', async () => {
     const res = await run([
       { role: 'user', content: 'The grant proposal is due on December 15' },

@@ -18,9 +18,29 @@ import { relativePhrase, resolveTimes, writeOutTimes } from './time-phrase';
 const ASSISTANT_REPORT =
   /^(?:\W*(?:done|ok(?:ay)?|sure|great|all set)\b[\s,:!.-]*)?(?:i(?:'ve| have)?\s+(?:just\s+|also\s+)?(?:booked|reserved|ordered|set|scheduled|added|created|sent|saved|cancell?ed|moved|paid|bought|found|noted|updated|recommend(?:ed)?|suggest(?:ed)?)|you(?:'ve| have)?\s+(?:agreed|decided|chose|chosen|picked|booked|ordered|asked|said|told)|we\s+(?:agreed|decided))\b/i;
 
-/** "[When/If …,] [please] [always|never|don't] <verb> …": an instruction to the assistant. */
-const INSTRUCTION =
-  /^(?:(?<cond>(?:when|whenever|if)\s+you\b[^,]{1,80}),\s*)?(?:please\s+)?(?<act>(?:(?:always|never|don't|do not)\s+)?(?:keep|use|pick|choose|write|reply|answer|respond|call|address|book|send|give|avoid|remember|make|format|include|add|mention|stop|start|speak|talk|show|list|sort|round)\b.{2,160})$/i;
+/**
+ * "[also|and|btw …] [When/If you …[,]] [please|pls] [always|never|don't] <verb> …": an instruction
+ * to the assistant ("also pls answer in bullet points", "and when you give me code use plain
+ * JavaScript", "just write normally").
+ */
+const INSTRUCTION = new RegExp(
+  String.raw`^(?:(?:oh|ok|okay|so|and|also|plus|btw|by the way|one more thing|just|actually|honestly)\b[\s,:-]*)*` +
+    String.raw`(?:(?<cond>(?:when|whenever|if)\s+you\b[^,]{1,80}?)(?:,\s*|\s+(?=(?:please|pls|plz|always|never|don't|do not|keep|use|write|reply|answer|respond|give|format|stop|start)\b)))?` +
+    String.raw`(?:(?:please|pls|plz)\s+)?(?<act>(?:(?:always|never|don't|do not)\s+)?(?:keep|use|pick|choose|write|reply|answer|respond|call|address|book|send|give|avoid|remember|make|format|include|add|mention|stop|start|speak|talk|show|list|sort|round|switch|stick|be)\b.{2,160})$`,
+  'i',
+);
+
+/**
+ * A request asked as a question that sets how to answer from now on ("can you switch to metric for
+ * me?", "could you stop with the bullet lists btw?"); a one-off request ("can you give me a
+ * recipe?") is not a preference, so only verbs that change a way of answering count.
+ */
+const STANDING_REQUEST =
+  /^(?:(?:oh|ok|okay|so|and|also|btw|running question|quick one|one more thing)\b[\s,:-]*)*(?:can|could|would|will)\s+you\s+(?:please\s+|pls\s+)?(?<act>(?:switch|stop|start|keep|always|never|stick)\b.{2,160}?)[\s?!.]*$/i;
+
+/** What ends an instruction without being part of it: "…, I read these on my phone", "… please", "… btw", "for me". */
+const INSTRUCTION_TAIL =
+  /(?:,\s+(?:i|i'm|i've|we|we're|it's|the|my|our|since|because|cause|as|so)\b.*|(?:[\s,]+(?:please|pls|plz|btw|thanks|thx|lol|for me))+)[\s.!?]*$/i;
 
 /** A question without its question mark ("what is the weather like") states nothing either. */
 const QUESTION_START = /^(?:what|how|why|where|when|who|whom|whose|which|do|does|did|is|are|was|were|can|could|would|should|will|shall|may|might|have|has)\b/i;
@@ -98,8 +118,13 @@ class BatchExtraction {
     if (ev.role === 'tool' || ev.role === 'system') return;
     for (const s of parsed.sentences) {
       const sentence = { text: s.text, start: s.start + from, end: s.end + from };
-      if (asks(sentence.text)) continue; // questions state nothing ("Marco did u ever get the bike" too)
-      if (ev.role === 'user' && this.instruction(sentence, ectx)) continue;
+      if (asks(sentence.text)) {
+        // Questions state nothing ("Marco did u ever get the bike" too), but "can you switch to
+        // metric?" sets how to answer.
+        if (ev.role === 'user') this.instruction(sentence, ectx, STANDING_REQUEST);
+        continue;
+      }
+      if (ev.role === 'user' && this.instruction(sentence, ectx, INSTRUCTION)) continue;
       // General shapes fill sentences the specific rules say nothing about; where a rule spoke,
       // its reading of the sentence stands alone.
       let produced = 0;
@@ -175,10 +200,12 @@ class BatchExtraction {
    * me, always pick an aisle seat", "Use metric units") is a preference of the user's about how to
    * be answered or served: "The user wants the assistant to always pick an aisle seat when …".
    */
-  private instruction(sentence: { text: string; start: number; end: number }, e: EventCtx): boolean {
-    const m = INSTRUCTION.exec(sentence.text.trim());
+  private instruction(sentence: { text: string; start: number; end: number }, e: EventCtx, shape: RegExp): boolean {
+    const m = shape.exec(sentence.text.trim());
     if (!m?.groups) return false;
-    const { cond, act } = m.groups as { cond?: string; act: string };
+    const { cond } = m.groups as { cond?: string };
+    const act = (m.groups.act ?? '').replace(INSTRUCTION_TAIL, '');
+    if (act.split(/\s+/).length < 2) return false;
     const parties = { ...e.parties, addressee: e.parties.addressee ?? 'the assistant' };
     const what = rewritePersons(`${act.replace(/[.!\s]+$/, '')}${cond ? ` ${cond.trim().charAt(0).toLowerCase()}${cond.trim().slice(1)}` : ''}`, parties);
     if (!what) return false;
