@@ -12,6 +12,7 @@ const TRAILING =
   /\s+(?:for\s+.+|at work|a lot|in general|every\s+\w+|btw|by the way|too|as well|daily|internally|locally|over\s+.+|on\s+(?:my|our|the|a)\s+.+|all the time|most of the time|exclusively|only|personally|anyway|though|,?\s*if I had to pick)$/i;
 const LEADING =
   /^(?:the|a|an|some|mostly|mainly|primarily|especially|particularly|notably|specifically|including|such as|in particular|above all|our|my|their|his|her|all|any|also|only|just|both|either|really|even|quite|very)\s+/i;
+const PARTICLE_ONLY = /^(?:back|up|out|off|in|on|over|away|down|around|along|through|again|already|yet|here|there)$/i;
 const MAX_WORDS: Record<ObjectKind, number> = { tech: 4, free: 6, place: 5, organization: 6, project: 5, person: 3, phrase: 14 };
 
 /** Trims an object phrase to the value it names: cut at connectors and times, drop qualifiers. */
@@ -54,6 +55,8 @@ export function cleanObject(range: Range, text: string, times: ReadonlyArray<[nu
   }
   const words = s.split(/\s+/).filter(Boolean).length;
   if (words === 0 || words > MAX_WORDS[kind]) return null;
+  // "the guidebook I bought back in march": a particle left alone is the verb's, not a thing.
+  if (PARTICLE_ONLY.test(s)) return null;
   return { text: s, start, end: start + s.length };
 }
 

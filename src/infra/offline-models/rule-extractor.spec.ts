@@ -359,6 +359,18 @@ describe('RuleExtractor: what first-use answers need (issue 23)', () => {
     expect(await wanted('could you help me plan meals for the week?')).toEqual([]);
   });
 
+  it('states what a sentence says before its question, and two things done as two', async () => {
+    const said = async (content: string): Promise<string[]> => (await run([{ role: 'user', content }])).facts.map((f) => f.statement);
+    expect(await said("I'm vegetarian, any recipe ideas?")).toEqual(['The user is vegetarian']);
+    expect(await said('My sister lives in Denver, is it far from Boulder?')).toEqual(["The user's sister lives in Denver"]);
+    expect(await said('I have a question, what is the best way to learn Rust?')).toEqual([]);
+    expect(await said('I dropped pottery and joined a climbing gym')).toEqual(['The user no longer uses pottery', 'The user joined a climbing gym']);
+    expect(await said('I gave up on Duolingo and signed up for Babbel')).toEqual(['The user gave up on Duolingo', 'The user signed up for Babbel']);
+    expect(await said('rent here is $2,100')).toEqual(['Rent here is $2,100']);
+    // Still requests, not statements.
+    expect(await said('order more printer paper')).toEqual([]);
+  });
+
   it('leaves chat filler off the end of a statement and writes "rn" out', async () => {
     const res = await run([
       { role: 'user', content: 'and marketing renamed the app lol' },

@@ -38,6 +38,10 @@ const INSTRUCTION = new RegExp(
 const STANDING_REQUEST =
   /^(?:(?:oh|ok|okay|so|and|also|btw|running question|quick one|one more thing)\b[\s,:-]*)*(?:can|could|would|will)\s+you\s+(?:please\s+|pls\s+)?(?<act>(?:switch|stop|start|keep|always|never|stick)\b.{2,160}?)[\s?!.]*$/i;
 
+/** "I'm vegetarian, any recipe ideas?": a first-person statement, a comma, then the question. */
+const STATEMENT_BEFORE_QUESTION =
+  /^\s*(?<head>(?:(?:ok|okay|so|and|also|btw|hey|hi)\b[\s,]*)*(?!i (?:have|had|got) a (?:quick |small )?question|i(?: was|'m| am) (?:wondering|curious)|i need (?:some )?(?:help|advice)|i wanted to ask)(?:i|i'm|i've|i'd|my|we|we're|we've|our)\b[^,?]{6,}?),\s+[^,?]+\?[\s?!]*$/i;
+
 /** What ends an instruction without being part of it: "…, I read these on my phone", "… please", "… btw", "for me". */
 const INSTRUCTION_TAIL =
   /(?:,\s+(?:i|i'm|i've|we|we're|it's|the|my|our|since|because|cause|as|so)\b.*|(?:[\s,]+(?:please|pls|plz|btw|thanks|thx|lol|for me))+)[\s.!?]*$/i;
@@ -116,31 +120,37 @@ class BatchExtraction {
     };
     this.mentions(ev, index, parsed, from);
     if (ev.role === 'tool' || ev.role === 'system') return;
-    for (const s of parsed.sentences) {
-      const sentence = { text: s.text, start: s.start + from, end: s.end + from };
-      if (asks(sentence.text)) {
-        // Questions state nothing ("Marco did u ever get the bike" too), but "can you switch to
-        // metric?" sets how to answer.
-        if (ev.role === 'user') this.instruction(sentence, ectx, STANDING_REQUEST);
-        continue;
+    for (const s of parsed.sentences) this.sentence({ text: s.text, start: s.start + from, end: s.end + from }, ev, ectx);
+  }
+
+  private sentence(sentence: { text: string; start: number; end: number }, ev: ExtractionEvent, ectx: EventCtx): void {
+    if (asks(sentence.text)) {
+      // Questions state nothing ("Marco did u ever get the bike" too), but "can you switch to
+      // metric?" sets how to answer, and "I'm vegetarian, any recipe ideas?" states before it asks.
+      if (ev.role === 'user') this.instruction(sentence, ectx, STANDING_REQUEST);
+      const stated = STATEMENT_BEFORE_QUESTION.exec(sentence.text);
+      if (stated?.groups?.head) {
+        const at = sentence.text.indexOf(stated.groups.head);
+        this.sentence({ text: stated.groups.head, start: sentence.start + at, end: sentence.start + at + stated.groups.head.length }, ev, ectx);
       }
-      if (ev.role === 'user' && this.instruction(sentence, ectx, INSTRUCTION)) continue;
-      // General shapes fill sentences the specific rules say nothing about; where a rule spoke,
-      // its reading of the sentence stands alone.
-      let produced = 0;
-      const pending: Array<[GeneralFact, Clause]> = [];
-      const silent: Clause[] = [];
-      const firstFact = this.out.facts.length;
-      for (const clause of splitClauses(sentence)) {
-        const r = this.clause(clause, ectx);
-        produced += r.produced;
-        if (r.general) pending.push([r.general, clause]);
-        if (r.produced === 0) silent.push(clause);
-      }
-      if (produced > 0) for (const clause of silent) this.whatRemains(clause, this.out.facts.slice(firstFact), ectx);
-      if (produced === 0) for (const [g, clause] of pending) this.general(g, clause, ectx, HEDGES.test(sentence.text));
-      if (produced === 0 && pending.length === 0 && ev.role === 'user') this.saidStatement(sentence, ectx);
+      return;
     }
+    if (ev.role === 'user' && this.instruction(sentence, ectx, INSTRUCTION)) return;
+    // General shapes fill sentences the specific rules say nothing about; where a rule spoke,
+    // its reading of the sentence stands alone.
+    let produced = 0;
+    const pending: Array<[GeneralFact, Clause]> = [];
+    const silent: Clause[] = [];
+    const firstFact = this.out.facts.length;
+    for (const clause of splitClauses(sentence)) {
+      const r = this.clause(clause, ectx);
+      produced += r.produced;
+      if (r.general) pending.push([r.general, clause]);
+      if (r.produced === 0) silent.push(clause);
+    }
+    if (produced > 0) for (const clause of silent) this.whatRemains(clause, this.out.facts.slice(firstFact), ectx);
+    if (produced === 0) for (const [g, clause] of pending) this.general(g, clause, ectx, HEDGES.test(sentence.text));
+    if (produced === 0 && pending.length === 0 && ev.role === 'user') this.saidStatement(sentence, ectx);
   }
 
   /** Free-text mentions: gazetteer names and compromise's people, organisations and places. */
@@ -277,7 +287,9 @@ class BatchExtraction {
     if (/!\s*$/.test(sentence.text)) return; // an exclamation is a reaction
     // A request ("order more printer paper", "remind me about the dentist") asks; it does not state.
     const first = e.tokens.find((t) => t.start >= sentence.start + (sentence.text.length - sentence.text.trimStart().length) + (text.length - body.length));
-    if (first && (first.tags.has('Imperative') || (first.tags.has('Infinitive') && !first.tags.has('Noun')))) return;
+    // "rent here is $2,100" is no request: a verb that is followed by "is" names a thing.
+    const namesAThing = /^\S+(?:\s+\S+){0,2}?\s+(?:is|are|was|were)\b/i.test(body);
+    if (first && !namesAThing && (first.tags.has('Imperative') || (first.tags.has('Infinitive') && !first.tags.has('Noun')))) return;
     // A statement has a verb ("The grant proposal is due …"), or is a label and its value ("new number: 555-0199").
     const inSentence = e.tokens.filter((t) => t.start >= sentence.start && t.end <= sentence.end);
     // A bare infinitive is no verb of a statement: compromise tags unknown words so ("Mostly fzf and fugitive").
