@@ -30,9 +30,9 @@ const WARM_UP_ROUNDS = 2;
  * moves by 100 %. When the warm-up deleted its rows, a new store's counts fell from 2 back to 0, so
  * a first message sent more than two minutes after the start met four search statements planned
  * again on a cold planner (4.2 s at load 4.5, bench/results/start-stop-replan2m-delay150s.json;
- * 978 ms on a quiet machine, 194 ms now: start-stop-base-delay150s / -keep-warmup-delay150s). And
- * on a new store the first round's statements are planned on zero counts. So each round writes new rows before it deletes the older ones (counts 4, then 2, never
- * 0), and on an empty store the plans of the first round (made on zero counts) are dropped after it
+ * 978 ms on a quiet machine, 194 ms now: start-stop-base-delay150s / -keep-warmup-delay150s). So
+ * each round writes new rows before it deletes the older ones (counts 4, then 2, never 0), and on
+ * an empty store the plans of the first round (made on zero counts) are dropped after it
  * (`db.clearQueryCaches`), so the second round plans on rows. A first message then moves the counts
  * its plans remember from 4 or 2 to 3. The rows sit in a namespace no grant reaches, and every read
  * is scoped to a namespace. Best effort: a failure only means the first batch or search pays the

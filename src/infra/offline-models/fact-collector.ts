@@ -76,7 +76,6 @@ export interface NewFact {
   source: Span;
 }
 
-/** The facts and relationships of one batch as the extractor finds them, with same-fact merging. */
 /** Chat filler at the end of a statement says nothing about the fact: "Marketing renamed the app lol", "… end of april,". */
 const CHAT_TAIL = /(?:[\s,]+(?:lol|lmao|rofl|haha+|hehe+|btw|fyi|tbh|imo|ngl|xd|smh)\b)*[\s,;:-]*$/i;
 
@@ -85,6 +84,7 @@ export function tidyStatement(statement: string): string {
   return statement.replace(CHAT_TAIL, '').replace(/\brn\b/g, 'right now');
 }
 
+/** The facts and relationships of one batch as the extractor finds them, with same-fact merging. */
 export class FactCollector {
   readonly facts: ExtractedFact[] = [];
   readonly relationships: ExtractedRelationship[] = [];

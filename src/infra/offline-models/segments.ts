@@ -102,14 +102,20 @@ function trimSegment(content: string, start: number, end: number): Segment | nul
   return end > start ? { text: content.slice(start, end), start, end } : null;
 }
 
+/** Past verbs after "and" that begin a clause of their own, its subject carried over (CARRIES_SUBJECT). */
+const CARRIED_VERBS = String.raw`(?:then\s+)?(?:moved|switched|migrated|stopped|started|relocated|joined|signed up|took up|picked up|began|adopted|enrolled|subscribed|upgraded|replaced|booked)\b(?!-)`;
+
 // Where a sentence splits into clauses: semicolons, colons, dashes, ", but", ", though", a comma or "and"
 // followed by a first-person subject, and "and <past verb>" (the subject is carried over: "I dropped
 // pottery and joined a climbing gym" is two things done, not two things dropped).
-const CLAUSE_BREAK =
-  /\s*[;:]\s+|\s+[-\u2013\u2014]+\s+|,\s*(?:but|though|although|whereas)\s+(?!not\b)|\s+(?:but|though|although|whereas)\s+(?=(?:I|we|my|our)\b)|,\s*(?:and\s+|so\s+)?(?=(?:I|I'm|I've|I'd|I'll|we|we're|we've|my|our|it's|it|psql)\b)|\s+and\s+(?=(?:I|we|my)\b)|\s+and\s+(?=(?:then\s+)?(?:moved|switched|migrated|stopped|started|relocated|joined|signed up|took up|picked up|began|adopted|enrolled|subscribed|upgraded|replaced|booked)\b(?!-))|(?:,\s*|\s+and\s+|\s+but\s+)(?=(?:only|just|mostly|mainly)\s+[^,;]+?\s+(?:now|nowadays|these days|instead)\b)/g;
+const CLAUSE_BREAK = new RegExp(
+  String.raw`\s*[;:]\s+|\s+[-\u2013\u2014]+\s+|,\s*(?:but|though|although|whereas)\s+(?!not\b)|\s+(?:but|though|although|whereas)\s+(?=(?:I|we|my|our)\b)|,\s*(?:and\s+|so\s+)?(?=(?:I|I'm|I've|I'd|I'll|we|we're|we've|my|our|it's|it|psql)\b)|\s+and\s+(?=(?:I|we|my)\b)|` +
+    String.raw`\s+and\s+(?=${CARRIED_VERBS})|` +
+    String.raw`(?:,\s*|\s+and\s+|\s+but\s+)(?=(?:only|just|mostly|mainly)\s+[^,;]+?\s+(?:now|nowadays|these days|instead)\b)`,
+  'g',
+);
 
-const CARRIES_SUBJECT =
-  /^(?:then\s+)?(?:moved|switched|migrated|stopped|started|relocated|joined|signed up|took up|picked up|began|adopted|enrolled|subscribed|upgraded|replaced|booked)\b(?!-)/;
+const CARRIES_SUBJECT = new RegExp(`^${CARRIED_VERBS}`);
 
 /** Clauses of a sentence, in order. */
 export function splitClauses(sentence: Segment): Clause[] {
