@@ -1,13 +1,14 @@
 import { ChildProcess, spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import { freePort } from '../src/infra/local-services/free-port';
-import { LocalNeo4j, startLocalNeo4j } from '../src/infra/local-services/local-neo4j';
+import { freePort } from '../src/platform/local-services/free-port';
+import { LocalNeo4j, startLocalNeo4j } from '../src/platform/local-services/local-neo4j';
 
 /** The compiled service (`npm run build`): the chaos run kills real OS processes. */
 export const MAIN = path.resolve(
   __dirname.includes(`${path.sep}dist${path.sep}`) ? path.join(__dirname, '..') : path.join(__dirname, '..', 'dist'),
   'src',
+  'app',
   'main.js',
 );
 

@@ -3,7 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { Client } from 'pg';
-import { startEmbeddedPostgres } from '../src/infra/local-services/embedded-postgres';
+import { startEmbeddedPostgres } from '../src/platform/local-services/embedded-postgres';
 import { ChaosCluster, sleep, Supervised } from './chaos-cluster';
 import { ChaosChecks, goldCounts, runChecks, settle } from './chaos-checks';
 import { gqlAny, pick, seeded, startLoad } from './chaos-load';

@@ -11,7 +11,7 @@ const LOCOMO_CANDIDATES = [
   ...['..', '../..'].map((up) => path.resolve(ROOT, up, 'shared', 'eval', 'locomo-dev', 'locomo-dev.json')),
 ].filter((f): f is string => !!f);
 const LOCOMO = LOCOMO_CANDIDATES.find((f) => fs.existsSync(f)) ?? (LOCOMO_CANDIDATES[0] as string);
-const MAIN = path.join(ROOT, 'dist', 'src', 'main.js');
+const MAIN = path.join(ROOT, 'dist', 'src', 'app', 'main.js');
 const INGEST = `mutation($input: [EventInput!]!) { ingestEvents(input: $input) { status } }`;
 const STATUS = `query($ns: String!) { pipelineStatus(namespace: $ns) { pending deadLetters } }`;
 const MONTHS = ['january', 'february', 'march', 'april', 'may', 'june', 'july', 'august', 'september', 'october', 'november', 'december'];
@@ -227,7 +227,7 @@ export async function deriveLocomo(): Promise<void> {
         derivationRuns: runs,
         fallbacks: (log.match(/retrying event by event/g) ?? []).length,
         deadLetters,
-        note: 'worker = `node dist/src/main.js worker`, its own OS process (BENCH_WORKER_NODE_ARGS adds node flags, e.g. --cpu-prof); API in the bench process; timed from the first ingest request until pipelineStatus.pending is 0 in every namespace',
+        note: 'worker = `node dist/src/app/main.js worker`, its own OS process (BENCH_WORKER_NODE_ARGS adds node flags, e.g. --cpu-prof); API in the bench process; timed from the first ingest request until pipelineStatus.pending is 0 in every namespace',
       });
     } finally {
       worker.child.kill('SIGTERM');

@@ -1,6 +1,6 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { startApp } from '../src/app';
+import { startApp } from '../src/app/app';
 import { loadConfig } from '../src/common/config';
 import { createLogger } from '../src/common/logger';
 import { DeriveResult } from '../src/silver/derive.job';

@@ -4,7 +4,7 @@ import path from 'node:path';
 import type { ExtractionContext, ExtractionEvent } from '../src/silver/model-ports';
 import { ENTITY_TYPES, FACT_TYPES, RELATIONSHIP_TYPES } from '../src/silver/ontology';
 import { applyQualityGate } from '../src/silver/quality-gate';
-import { RuleExtractor } from '../src/infra/offline-models/rule-extractor';
+import { RuleExtractor } from '../src/models/offline/rule-extractor';
 import { nowMs, report, round } from './harness';
 
 /**

@@ -2,9 +2,9 @@ import fs from 'node:fs';
 import path from 'node:path';
 import type { ExtractedFact, ExtractionContext, ExtractionEvent, ExtractionResult, JudgeCandidate } from '../src/silver/model-ports';
 import { ENTITY_TYPES, FACT_TYPES, RELATIONSHIP_TYPES } from '../src/silver/ontology';
-import { normaliseValue, sameValue, tokenJaccard } from '../src/infra/offline-models/normalise';
-import { RuleExtractor } from '../src/infra/offline-models/rule-extractor';
-import { RuleJudge } from '../src/infra/offline-models/rule-judge';
+import { normaliseValue, sameValue, tokenJaccard } from '../src/models/offline/normalise';
+import { RuleExtractor } from '../src/models/offline/rule-extractor';
+import { RuleJudge } from '../src/models/offline/rule-judge';
 import { report, round } from './harness';
 
 /**

@@ -1,4 +1,4 @@
-import { freePort } from '../src/infra/local-services/free-port';
+import { freePort } from '../src/platform/local-services/free-port';
 import { ChildProcess, spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import fs from 'node:fs';

@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
-import { App, startApp, startStores, Stores } from '../src/app';
+import { App, startApp, startStores, Stores } from '../src/app/app';
 import { loadConfig } from '../src/common/config';
 import { createLogger } from '../src/common/logger';
 

@@ -1,5 +1,5 @@
 import { eventChecksum } from '../src/bronze/checksum';
-import { HashingEmbedder } from '../src/infra/offline-models/hashing-embedder';
+import { HashingEmbedder } from '../src/models/offline/hashing-embedder';
 
 /**
  * Deterministic synthetic memory for the search and provenance benchmarks: entities, Bronze

@@ -10,8 +10,8 @@ import { mergeEventNodes } from '../src/graph/cypher/event-nodes';
 import { syncFactEdges } from '../src/graph/cypher/fact-edges';
 import { FactNodeRow, mergeFactNodes } from '../src/graph/cypher/fact-nodes';
 import { mergeRelationshipEdges } from '../src/graph/cypher/relationship-edges';
-import { createNeo4jDriver, Neo4jConnection } from '../src/infra/neo4j/neo4j-client';
-import { HashingEmbedder } from '../src/infra/offline-models/hashing-embedder';
+import { createNeo4jDriver, Neo4jConnection } from '../src/platform/neo4j/neo4j-client';
+import { HashingEmbedder } from '../src/models/offline/hashing-embedder';
 import { BenchEnv, nowMs, report, round, summarize, withBenchStores } from './harness';
 import { Chunk, generateChunk, GenFact, searchQueries, Vocabulary, vocabulary } from './memory-data';
 

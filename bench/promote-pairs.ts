@@ -6,10 +6,10 @@ import { Client } from 'pg';
 import { resolveEntities } from '../src/gold/promotion/entity-resolver';
 import { PromotionRepository } from '../src/gold/promotion/promotion.repository';
 import { offlineEntityJudge } from '../src/gold/promotion/resolution-rules';
-import { HashingEmbedder } from '../src/infra/offline-models/hashing-embedder';
-import { startEmbeddedPostgres } from '../src/infra/local-services/embedded-postgres';
-import { openDatabase } from '../src/infra/postgres/database';
-import { Sql } from '../src/infra/postgres/sql';
+import { HashingEmbedder } from '../src/models/offline/hashing-embedder';
+import { startEmbeddedPostgres } from '../src/platform/local-services/embedded-postgres';
+import { openDatabase } from '../src/platform/postgres/database';
+import { Sql } from '../src/platform/postgres/sql';
 import { nowMs, report, round } from './harness';
 import { seedSilver, silverNames } from './promote';
 

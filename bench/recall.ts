@@ -1,9 +1,9 @@
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
-import { App } from '../src/app';
+import { App } from '../src/app/app';
 import { Client } from 'pg';
 import { nowMs, percentile, report, round, summarize, withBenchStores } from './harness';
-import { loadEmbedder } from '../src/silver/models';
+import { loadEmbedder } from '../src/app/models';
 import type { Embedder } from '../src/silver/model-ports';
 import { LocomoConversation, LocomoTurn, loadLocomo, locomoFile, recallAt, summariseRecall, TurnBm25 } from './locomo';
 import { answerWords, rankByCosine, rrfFuse, wordRecall } from './measures';

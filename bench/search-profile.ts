@@ -3,7 +3,7 @@ import os from 'node:os';
 import type { Driver, ManagedTransaction, Session } from 'neo4j-driver';
 import { createLoaders } from '../src/api/context';
 import { SearchService } from '../src/graph/search.service';
-import { loadEmbedder } from '../src/silver/models';
+import { loadEmbedder } from '../src/app/models';
 import { nowMs, percentile, report, round, withBenchApp } from './harness';
 import { loadLocomo, locomoFile } from './locomo';
 import { ingestTurns, poster, SEARCH, turnEvents, waitSettled } from './recall';

@@ -1,4 +1,4 @@
-import { freePort } from '../src/infra/local-services/free-port';
+import { freePort } from '../src/platform/local-services/free-port';
 import { ChildProcess, spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -7,7 +7,7 @@ import { nowMs, report, round } from './harness';
 
 /**
  * What a person sees on the README's `npm start` (issue 25 item 5: "fast first answers and
- * stops"): `node dist/src/main.js serve` on the defaults (embedded PostgreSQL, local Neo4j, the
+ * stops"): `node dist/src/app/main.js serve` on the defaults (embedded PostgreSQL, local Neo4j, the
  * offline e5 embedder), started from an empty DATA_DIR and an install without the Neo4j
  * class-data-sharing archive, then started again on the same folders. Per start: spawn → /health
  * 200, one ingestEvent acknowledged → the first searchMemory that returns it as an EVENT hit (the
@@ -16,7 +16,7 @@ import { nowMs, report, round } from './harness';
  * The jars and the model are the checkout's `.cache` (or CACHE_DIR), linked into a throwaway cache
  * folder so that this run's archive is its own and the shared one is not touched.
  * `BENCH_STARTS` (default 2) starts per run; `BENCH_NAME` names the result file (default start-stop);
- * `BENCH_SERVICE_ROOT` runs another built checkout's `dist/src/main.js` (an A/B against an older tree);
+ * `BENCH_SERVICE_ROOT` runs another built checkout's `dist/src/app/main.js` (an A/B against an older tree);
  * `BENCH_FIRST_MESSAGE_DELAY_MS` waits that long after /health before the first message.
  */
 export async function startStopBench(): Promise<void> {
@@ -163,7 +163,7 @@ async function oneStart(root: string, dataDir: string, cacheDir: string, ns: str
   for (const k of ['DATABASE_URL', 'DATABASE_RUNTIME_URL', 'NEO4J_URI', 'ADMIN_TOKEN']) delete env[k];
   const archived = hasCdsArchive(cacheDir);
   const t0 = nowMs();
-  const child = spawn(process.execPath, [path.join(root, 'dist', 'src', 'main.js'), 'serve'], { cwd: root, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [path.join(root, 'dist', 'src', 'app', 'main.js'), 'serve'], { cwd: root, env, stdio: ['ignore', 'pipe', 'pipe'] });
   let output = '';
   // BENCH_LOG=<prefix>: the service's log of each start goes to <prefix>-<ns>.log too.
   const logFile = process.env.BENCH_LOG ? `${process.env.BENCH_LOG}-${ns}.log` : undefined;

@@ -1,5 +1,5 @@
 import { ApprovalGate, ApprovalUse } from '../gold/approval.port';
-import { Sql } from '../infra/postgres/sql';
+import { Sql } from '../platform/postgres/sql';
 import { ApprovalException, ApprovalExceptionCode } from './approval.exception';
 import { paramsHash } from './approval-params';
 import { ApprovalRepository } from './approval.repository';

@@ -1,4 +1,4 @@
-import { col, Sql, SqlRow } from '../infra/postgres/sql';
+import { col, Sql, SqlRow } from '../platform/postgres/sql';
 import { ApprovalAction, ApprovalLogEntry, ApprovalRequestRow, ApprovalStatus, ApprovalStep } from './approval.types';
 
 const REQUEST_COLUMNS = `r.id::text AS id, r.namespace, r.action, r.params, r.params_hash, r.reason, r.requested_by::text AS requested_by,

@@ -1,5 +1,5 @@
 import { DataSource } from 'typeorm';
-import { col, Sql, SqlRow } from '../infra/postgres/sql';
+import { col, Sql, SqlRow } from '../platform/postgres/sql';
 import { Capability } from './capability';
 import { Grant, Principal } from './auth-context';
 

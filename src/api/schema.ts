@@ -10,7 +10,7 @@ import { GraphResolver } from '../graph/graph.resolver';
 import { SearchResolver } from '../graph/search.resolver';
 import { ProvenanceResolver } from '../graph/provenance.resolver';
 import { buildExploreSchema, mergeExploreSchema } from '../graph/explore/explore.schema';
-import { createAppPubSub } from '../infra/pubsub/topics';
+import { createAppPubSub } from '../platform/pubsub/topics';
 import { EntityResolver, RelationshipResolver } from '../silver/entity.resolver';
 import { EventFactsResolver, FactResolver, FactSourceResolver } from '../silver/fact.resolver';
 import { PipelineResolver } from '../silver/pipeline.resolver';

@@ -1,5 +1,5 @@
 import { ApprovalException, ApprovalExceptionCode } from '../access/approval.exception';
-import { col, Sql } from '../infra/postgres/sql';
+import { col, Sql } from '../platform/postgres/sql';
 
 export interface ErasureResult {
   retiredFacts: number;

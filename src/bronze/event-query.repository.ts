@@ -1,6 +1,6 @@
 import { DataSource } from 'typeorm';
 import { Position } from '../common/cursor';
-import { col, Sql, SqlRow } from '../infra/postgres/sql';
+import { col, Sql, SqlRow } from '../platform/postgres/sql';
 import { EVENT_COLUMNS, toBronzeEvent } from './event.repository';
 import { BronzeEvent, EventKind } from './event.types';
 

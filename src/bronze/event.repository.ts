@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { DataSource } from 'typeorm';
 import { UUID } from '../common/ids';
-import { col, Sql, SqlRow } from '../infra/postgres/sql';
+import { col, Sql, SqlRow } from '../platform/postgres/sql';
 import { BronzeEvent, DerivationStatus, EventKind, NormalizedEvent, Role } from './event.types';
 
 export const EVENT_COLUMNS = `e.id, e.namespace, e.source, e.source_event_id, e.provenance_root, e.kind, e.conversation_id,

@@ -2,7 +2,7 @@ import { Arg, Ctx, FieldResolver, ID, Int, Mutation, Query, Resolver, Root, Subs
 import { RequestContext } from '../api/context';
 import { requireUuid } from '../common/input';
 import { StorableTextArgs } from '../common/storable-args.middleware';
-import { EventIngestedMessage } from '../infra/pubsub/topics';
+import { EventIngestedMessage } from '../platform/pubsub/topics';
 import { ConnectionPageInfo, Event, EventConnection, EventEdge, EventFilter, EventInput, IngestResult, Watermark } from './event.graphql';
 import { IngestOutcome, IngestStatus } from './event.types';
 import { JsonScalar } from './json-scalar';

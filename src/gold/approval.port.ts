@@ -1,4 +1,4 @@
-import { Sql } from '../infra/postgres/sql';
+import { Sql } from '../platform/postgres/sql';
 
 /** The irreversible operations that need a second principal's approval (API.md "Approvals"). */
 export type ApprovalActionName = 'DESTROY_EVENT' | 'OVERWRITE_OVERLAY';

@@ -1,5 +1,5 @@
 import { DataSource } from 'typeorm';
-import { col, Sql, SqlRow } from '../infra/postgres/sql';
+import { col, Sql, SqlRow } from '../platform/postgres/sql';
 
 /** What happened. Facts: ADDED, SUPERSEDED, RETIRED. Gold entities and relationships: ADDED (created), UPDATED, MERGED, SPLIT, RETIRED. */
 export type ChangeKind = 'ADDED' | 'SUPERSEDED' | 'RETIRED' | 'UPDATED' | 'MERGED' | 'SPLIT';

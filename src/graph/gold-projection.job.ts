@@ -1,6 +1,6 @@
 import { Driver } from 'neo4j-driver';
-import { col, Sql } from '../infra/postgres/sql';
-import { retryDelaySql } from '../jobs/backoff';
+import { col, Sql } from '../platform/postgres/sql';
+import { retryDelaySql } from '../platform/jobs/backoff';
 import { GoldEntityRow, GoldRelationshipRow, PromotionRepository } from '../gold/promotion/promotion.repository';
 import { typeLabel } from '../gold/promotion/resolution-rules';
 import { GoldEntityNodeRow, GoldRelationshipEdgeRow, mergeGoldEntityNodes, mergeGoldRelationshipEdges } from './cypher/gold-nodes';

@@ -1,5 +1,5 @@
-import { JobHandler } from '../jobs/job-handler';
-import { JobPayloads } from '../jobs/job-kinds';
+import { JobHandler } from '../platform/jobs/job-handler';
+import { JobPayloads } from '../platform/jobs/job-kinds';
 import { GraphRebuildService } from './graph-rebuild.service';
 
 /**

@@ -12,7 +12,7 @@ import { CypherRunner } from './cypher/cypher-runner';
 import { mergeRelationshipEdges } from './cypher/relationship-edges';
 import { GraphSourceRepository, PageCursor } from './graph-source.repository';
 import { PromotionRepository } from '../gold/promotion/promotion.repository';
-import { Sql } from '../infra/postgres/sql';
+import { Sql } from '../platform/postgres/sql';
 import { mergeGoldEntityNodes, mergeGoldRelationshipEdges, readGoldGraphKeys } from './cypher/gold-nodes';
 import { goldKeys, toGoldEntityNode, toGoldRelationshipEdge } from './gold-projection.job';
 import { embedMissing, EventEmbedding } from './projection.job';

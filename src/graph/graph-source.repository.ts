@@ -1,5 +1,5 @@
 import { DataSource, EntityManager } from 'typeorm';
-import { col, Sql, SqlRow } from '../infra/postgres/sql';
+import { col, Sql, SqlRow } from '../platform/postgres/sql';
 import { EventNodeRow } from './cypher/event-nodes';
 import { EntityNodeRow } from './cypher/entity-nodes';
 import { FactNodeRow, FactSourceRow } from './cypher/fact-nodes';

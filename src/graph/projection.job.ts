@@ -1,6 +1,6 @@
 import { Driver } from 'neo4j-driver';
 import { DataSource } from 'typeorm';
-import { col, Sql, SqlRow } from '../infra/postgres/sql';
+import { col, Sql, SqlRow } from '../platform/postgres/sql';
 import { mergeEntityNodes } from './cypher/entity-nodes';
 import { Embedder } from '../silver/model-ports';
 import { EventNodeRow, mergeEventNodes } from './cypher/event-nodes';
@@ -9,7 +9,7 @@ import { mergeFactNodes } from './cypher/fact-nodes';
 import { deleteErasedNodes } from './cypher/erased-nodes';
 import { mergeRelationshipEdges } from './cypher/relationship-edges';
 import { GraphSourceRepository } from './graph-source.repository';
-import { retryDelaySql } from '../jobs/backoff';
+import { retryDelaySql } from '../platform/jobs/backoff';
 import { OverlayRepository } from '../gold/overlay/overlay.repository';
 import { composeEventRows, composeFactRows } from './overlay-projection';
 

@@ -1,5 +1,5 @@
 import { Driver, ManagedTransaction } from 'neo4j-driver';
-import { readTransaction } from '../infra/neo4j/neo4j-client';
+import { readTransaction } from '../platform/neo4j/neo4j-client';
 import { AuthContext } from '../access/auth-context';
 import { Capability } from '../access/capability';
 import { BronzeEvent } from '../bronze/event.types';

@@ -1,11 +1,11 @@
 import { DataSource } from 'typeorm';
-import { col, Sql } from '../infra/postgres/sql';
+import { col, Sql } from '../platform/postgres/sql';
 import { AccessException, AccessExceptionCode } from '../access/access.exception';
 import { AuthContext } from '../access/auth-context';
 import { Capability } from '../access/capability';
 import { Embedder } from '../silver/model-ports';
-import { JobRow } from '../jobs/job';
-import { JobRepository } from '../jobs/job.repository';
+import { JobRow } from '../platform/jobs/job';
+import { JobRepository } from '../platform/jobs/job.repository';
 import { GraphSourceRepository } from './graph-source.repository';
 
 export interface ReembedProgress {

@@ -14,7 +14,7 @@ import { GraphRebuildService } from '../graph/graph-rebuild.service';
 import { ProvenanceService } from '../graph/provenance.service';
 import { ReembedService } from '../graph/reembed.service';
 import { SearchService } from '../graph/search.service';
-import { AppPubSub } from '../infra/pubsub/topics';
+import { AppPubSub } from '../platform/pubsub/topics';
 import { FactReader } from '../silver/fact-reader';
 import { ComposeSpan } from '../gold/overlay/compose';
 import { OverlayRecord } from '../gold/overlay/overlay.types';

@@ -1,8 +1,8 @@
 import { filter, pipe } from '@graphql-yoga/subscription';
 import { AuthContext } from '../access/auth-context';
 import { Capability } from '../access/capability';
-import { EventIngestedMessage, FactsChangedMessage, JobChangedMessage, AppPubSub } from '../infra/pubsub/topics';
-import { JobRow } from '../jobs/job';
+import { EventIngestedMessage, FactsChangedMessage, JobChangedMessage, AppPubSub } from '../platform/pubsub/topics';
+import { JobRow } from '../platform/jobs/job';
 import { PipelineService } from '../silver/pipeline.service';
 import { SilverException, SilverExceptionCode } from '../silver/silver.exception';
 

@@ -1,5 +1,5 @@
 import { DataSource } from 'typeorm';
-import { col, Sql, SqlRow } from '../infra/postgres/sql';
+import { col, Sql, SqlRow } from '../platform/postgres/sql';
 import { CURRENT, visibleSql } from './visibility';
 
 export interface ExistingEntity {

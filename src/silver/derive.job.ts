@@ -1,8 +1,8 @@
 import { DataSource } from 'typeorm';
-import { col, Sql, SqlRow } from '../infra/postgres/sql';
+import { col, Sql, SqlRow } from '../platform/postgres/sql';
 import { EventRepository } from '../bronze/event.repository';
 import { BronzeEvent } from '../bronze/event.types';
-import { retryDelaySql } from '../jobs/backoff';
+import { retryDelaySql } from '../platform/jobs/backoff';
 import { DeriveService } from './derive.service';
 import { ModelException } from './model.exception';
 import { LostClaimError, writePlan } from './silver-writer';

@@ -3,7 +3,7 @@ import { RequestContext } from '../api/context';
 import { ConnectionPageInfo, Event } from '../bronze/event.graphql';
 import { requireUuid } from '../common/input';
 import { StorableTextArgs } from '../common/storable-args.middleware';
-import { FactsChangedMessage } from '../infra/pubsub/topics';
+import { FactsChangedMessage } from '../platform/pubsub/topics';
 import { Entity, Fact, FactConnection, FactEdge, FactFilter, FactSource, FactSupersession, JudgeDecision } from './fact.graphql';
 
 @Resolver(() => Fact)

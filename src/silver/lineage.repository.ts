@@ -1,5 +1,5 @@
 import { DataSource } from 'typeorm';
-import { col, Sql, SqlRow } from '../infra/postgres/sql';
+import { col, Sql, SqlRow } from '../platform/postgres/sql';
 
 /** One link of a fact's lineage: `oldFactId` was retired by a rebuild and re-derived as `newFactId`. */
 export interface LineageLink {

@@ -1,8 +1,8 @@
 import { Arg, Ctx, Field, Float, ID, Int, Mutation, ObjectType, Query, Resolver, Root, Subscription, UseMiddleware } from 'type-graphql';
 import { RequestContext } from '../api/context';
 import { StorableTextArgs } from '../common/storable-args.middleware';
-import { JobChangedMessage } from '../infra/pubsub/topics';
-import { JobRow } from '../jobs/job';
+import { JobChangedMessage } from '../platform/pubsub/topics';
+import { JobRow } from '../platform/jobs/job';
 
 @ObjectType({ description: 'The derivation pipeline of a namespace.' })
 export class PipelineStatus {

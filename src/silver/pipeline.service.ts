@@ -1,13 +1,13 @@
 import { DataSource } from 'typeorm';
-import { col, Sql } from '../infra/postgres/sql';
+import { col, Sql } from '../platform/postgres/sql';
 import { AuthContext } from '../access/auth-context';
 import { Capability } from '../access/capability';
 import { AccessException, AccessExceptionCode } from '../access/access.exception';
 import { SilverException, SilverExceptionCode } from './silver.exception';
 import { isUuid } from '../common/ids';
-import { JobRow } from '../jobs/job';
-import { parsePayload } from '../jobs/job-kinds';
-import { JobRepository } from '../jobs/job.repository';
+import { JobRow } from '../platform/jobs/job';
+import { parsePayload } from '../platform/jobs/job-kinds';
+import { JobRepository } from '../platform/jobs/job.repository';
 
 export interface PipelineStatusRow {
   namespace: string;

@@ -1,6 +1,6 @@
-import { Sql } from '../infra/postgres/sql';
-import { JobHandler } from '../jobs/job-handler';
-import { JobPayloads } from '../jobs/job-kinds';
+import { Sql } from '../platform/postgres/sql';
+import { JobHandler } from '../platform/jobs/job-handler';
+import { JobPayloads } from '../platform/jobs/job-kinds';
 import { RebuildRepository } from './rebuild.repository';
 
 /**

@@ -1,4 +1,4 @@
-import { col, Sql } from '../infra/postgres/sql';
+import { col, Sql } from '../platform/postgres/sql';
 
 /** The events a rebuild covers: occurredAt in [from, to), either end open when null. */
 export interface RebuildWindow {

@@ -1,5 +1,5 @@
 import { EntityManager } from 'typeorm';
-import { Sql } from '../infra/postgres/sql';
+import { Sql } from '../platform/postgres/sql';
 import { DerivationPlan } from './derivation-plan';
 import { writeEntities, writeMentions } from './write/entities';
 import { applyFactChanges, corroborateStoredFacts, insertFacts, insertFactSources } from './write/facts';

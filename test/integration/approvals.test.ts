@@ -1,6 +1,6 @@
 import { Client } from 'pg';
 import { ApprovalException } from '../../src/access/approval.exception';
-import { Sql } from '../../src/infra/postgres/sql';
+import { Sql } from '../../src/platform/postgres/sql';
 import { anEvent } from '../builders/event-input';
 import { uniqueNamespace } from '../support/stores';
 import { createToken, eventually, gql, gqlOk, startTestApp, TestApp } from '../support/test-app';

@@ -1,5 +1,5 @@
 import { Client } from 'pg';
-import { startApp } from '../../src/app';
+import { startApp } from '../../src/app/app';
 import { loadConfig } from '../../src/common/config';
 import { createLogger } from '../../src/common/logger';
 import { anEvent } from '../builders/event-input';

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { Driver, ManagedTransaction } from 'neo4j-driver';
 import { deleteErasedNodes } from '../../src/graph/cypher/erased-nodes';
 import { EventNodeRow, mergeEventNodes } from '../../src/graph/cypher/event-nodes';
-import { applyNeo4jSchema, createNeo4jDriver } from '../../src/infra/neo4j/neo4j-client';
+import { applyNeo4jSchema, createNeo4jDriver } from '../../src/platform/neo4j/neo4j-client';
 import { testStores, uniqueNamespace } from '../support/stores';
 
 /**

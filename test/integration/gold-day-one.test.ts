@@ -1,7 +1,7 @@
 import { Client } from 'pg';
 import { loadConfig } from '../../src/common/config';
 import { PromotionTrigger } from '../../src/gold/promotion/promotion-trigger';
-import { Sql } from '../../src/infra/postgres/sql';
+import { Sql } from '../../src/platform/postgres/sql';
 import { anEvent } from '../builders/event-input';
 import { uniqueNamespace } from '../support/stores';
 import { createToken, eventually, gqlOk, startTestApp, TestApp } from '../support/test-app';

@@ -1,7 +1,7 @@
 import { Client } from 'pg';
 import type { EntityJudgeInput } from '../../src/gold/promotion/promotion.types';
 import { JUDGE_ENTITIES_PROMPT_VERSION } from '../../src/gold/promotion/prompts/judge-entities.prompt';
-import { createOpenAIModels, OpenAIModelsOptions } from '../../src/infra/openai/openai-models';
+import { createOpenAIModels, OpenAIModelsOptions } from '../../src/models/openai/openai-models';
 import { ModelException, ModelExceptionCode } from '../../src/silver/model.exception';
 import { defaultHandler, OpenAIStubServer, RecordedRequest, startOpenAIStubServer, StubHandler, stubReply } from '../support/openai-stub-server';
 import { seedSilver } from '../support/silver-seed';

@@ -1,6 +1,6 @@
 import { Client } from 'pg';
 import { buildAppSchema } from '../../src/api/schema';
-import { Sql } from '../../src/infra/postgres/sql';
+import { Sql } from '../../src/platform/postgres/sql';
 import { GoldProjectionJob } from '../../src/graph/gold-projection.job';
 import { PromotionRepository } from '../../src/gold/promotion/promotion.repository';
 import { cypher, dumpNamespace } from '../support/graph-dump';

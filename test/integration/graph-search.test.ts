@@ -1,7 +1,7 @@
 import { Client } from 'pg';
 import { DEFAULT_SEARCH_SETTINGS, SearchService } from '../../src/graph/search.service';
-import { applyNeo4jSchema } from '../../src/infra/neo4j/neo4j-client';
-import { HashingEmbedder } from '../../src/infra/offline-models/hashing-embedder';
+import { applyNeo4jSchema } from '../../src/platform/neo4j/neo4j-client';
+import { HashingEmbedder } from '../../src/models/offline/hashing-embedder';
 import { Fact } from '../../src/silver/silver.types';
 import { anEvent } from '../builders/event-input';
 import { uniqueNamespace } from '../support/stores';

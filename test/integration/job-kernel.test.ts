@@ -1,12 +1,12 @@
 import { Client } from 'pg';
-import { openDatabase, Database } from '../../src/infra/postgres/database';
-import { Sql } from '../../src/infra/postgres/sql';
-import { ClaimedJob, JobOutcome, LostLeaseError } from '../../src/jobs/job';
-import { JobContext, JobHandlers } from '../../src/jobs/job-handler';
-import { JobRepository } from '../../src/jobs/job.repository';
-import { JobWorker } from '../../src/jobs/job-worker';
-import { ScheduleRepository } from '../../src/jobs/schedule.repository';
-import { JOBS_CHANNEL } from '../../src/jobs/job-notify';
+import { openDatabase, Database } from '../../src/platform/postgres/database';
+import { Sql } from '../../src/platform/postgres/sql';
+import { ClaimedJob, JobOutcome, LostLeaseError } from '../../src/platform/jobs/job';
+import { JobContext, JobHandlers } from '../../src/platform/jobs/job-handler';
+import { JobRepository } from '../../src/platform/jobs/job.repository';
+import { JobWorker } from '../../src/platform/jobs/job-worker';
+import { ScheduleRepository } from '../../src/platform/jobs/schedule.repository';
+import { JOBS_CHANNEL } from '../../src/platform/jobs/job-notify';
 import { createTestDatabase } from '../support/stores';
 
 /** Kinds of this test only: the kernel is generic over the payload map, the app's union is one instance of it. */

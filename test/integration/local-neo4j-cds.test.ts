@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
-import { startLocalNeo4j } from '../../src/infra/local-services/local-neo4j';
+import { startLocalNeo4j } from '../../src/platform/local-services/local-neo4j';
 import { eventually } from '../support/test-app';
 
 const alive = (pid: number): boolean => {

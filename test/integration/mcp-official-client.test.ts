@@ -6,7 +6,7 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { uniqueNamespace } from '../support/stores';
 import { createToken, eventually, gqlOk, startTestApp, TestApp } from '../support/test-app';
 
-const MAIN = path.resolve(__dirname, '..', '..', 'dist', 'src', 'main.js');
+const MAIN = path.resolve(__dirname, '..', '..', 'dist', 'src', 'app', 'main.js');
 const TOOLS = ['search_memory', 'add_memory', 'get_fact', 'get_provenance', 'list_facts', 'list_entities', 'what_changed', 'about', 'related_context'];
 const MISSING = '0b5c7a4e-1f6d-4c1a-9a51-2f1e0c9d8b7a';
 

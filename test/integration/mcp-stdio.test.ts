@@ -8,7 +8,7 @@ import { uniqueNamespace } from '../support/stores';
 import { dataOf, errorOf, textOf } from '../support/mcp-client';
 import { createToken, eventually, gqlOk, startTestApp, TestApp } from '../support/test-app';
 
-const MAIN = path.resolve(__dirname, '..', '..', 'dist', 'src', 'main.js');
+const MAIN = path.resolve(__dirname, '..', '..', 'dist', 'src', 'app', 'main.js');
 
 /** `medallion mcp` as a desktop MCP client starts it: the compiled CLI, the token in the environment. */
 function stdioTransport(url: string, token: string): StdioClientTransport {

@@ -1,5 +1,5 @@
 import { Driver } from 'neo4j-driver';
-import { applyNeo4jSchema, createNeo4jDriver } from '../../src/infra/neo4j/neo4j-client';
+import { applyNeo4jSchema, createNeo4jDriver } from '../../src/platform/neo4j/neo4j-client';
 import { testStores, uniqueNamespace } from '../support/stores';
 
 const OLD_NODES = 2_000;

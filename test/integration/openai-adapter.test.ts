@@ -1,4 +1,4 @@
-import { createOpenAIModels, OpenAIModelsOptions } from '../../src/infra/openai/openai-models';
+import { createOpenAIModels, OpenAIModelsOptions } from '../../src/models/openai/openai-models';
 import type { ExtractionContext, ExtractionEvent, ExtractionResult, JudgeCandidate, JudgeInput, Span } from '../../src/silver/model-ports';
 import { ModelException, ModelExceptionCode } from '../../src/silver/model.exception';
 import { ENTITY_TYPES, FACT_TYPES, RELATIONSHIP_TYPES } from '../../src/silver/ontology';

@@ -1,6 +1,6 @@
 import { Client } from 'pg';
-import { CHANNELS } from '../../src/infra/pubsub/topics';
-import { loadEmbedder } from '../../src/silver/models';
+import { CHANNELS } from '../../src/platform/pubsub/topics';
+import { loadEmbedder } from '../../src/app/models';
 import { anEvent } from '../builders/event-input';
 import { dataOf, mcpClient } from '../support/mcp-client';
 import { OpenAIStubServer, startOpenAIStubServer } from '../support/openai-stub-server';

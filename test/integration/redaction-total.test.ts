@@ -14,7 +14,7 @@ import {
   isScalarType,
 } from 'graphql';
 import { Client } from 'pg';
-import { CHANNELS } from '../../src/infra/pubsub/topics';
+import { CHANNELS } from '../../src/platform/pubsub/topics';
 import { anEvent } from '../builders/event-input';
 import { mcpClient } from '../support/mcp-client';
 import { OpenAIStubServer, startOpenAIStubServer } from '../support/openai-stub-server';

@@ -3,7 +3,7 @@ import { QueryRunner } from 'typeorm';
 import { EventContextReprojection1764400000800 } from '../../migrations/1764400000800-event-context-reprojection';
 import { EventSpeakerReprojection1764400000970 } from '../../migrations/1764400000970-event-speaker-reprojection';
 import { DEFAULT_SEARCH_SETTINGS, lazyEmbedder, SearchLoaders, SearchService } from '../../src/graph/search.service';
-import { loadEmbedder } from '../../src/silver/models';
+import { loadEmbedder } from '../../src/app/models';
 import { anEvent } from '../builders/event-input';
 import { uniqueNamespace } from '../support/stores';
 import { createToken, eventually, gql, gqlOk, startTestApp, TestApp } from '../support/test-app';

@@ -3,7 +3,7 @@ import { Client } from 'pg';
 import { AuthContext } from '../../src/access/auth-context';
 import { MAX_EXPANSION_DEGREE } from '../../src/graph/cypher/search-facts';
 import { DEFAULT_SEARCH_SETTINGS, SearchMemoryArgs, SearchService } from '../../src/graph/search.service';
-import { HashingEmbedder } from '../../src/infra/offline-models/hashing-embedder';
+import { HashingEmbedder } from '../../src/models/offline/hashing-embedder';
 import { countNeo4jRoundTrips } from '../support/neo4j-round-trips';
 import { seedSilver, SeededSilver } from '../support/silver-seed';
 import { uniqueNamespace } from '../support/stores';

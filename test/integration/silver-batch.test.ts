@@ -1,7 +1,7 @@
 import { Client } from 'pg';
 import { AppMetrics } from '../../src/api/metrics';
-import { HashingEmbedder } from '../../src/infra/offline-models/hashing-embedder';
-import { RuleJudge } from '../../src/infra/offline-models/rule-judge';
+import { HashingEmbedder } from '../../src/models/offline/hashing-embedder';
+import { RuleJudge } from '../../src/models/offline/rule-judge';
 import { CandidateRepository } from '../../src/silver/candidate.repository';
 import { DeriveJob, deriveStep } from '../../src/silver/derive.job';
 import { DeriveService } from '../../src/silver/derive.service';

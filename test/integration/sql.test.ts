@@ -1,5 +1,5 @@
-import { connectPostgres } from '../../src/infra/postgres/data-source';
-import { col, Sql } from '../../src/infra/postgres/sql';
+import { connectPostgres } from '../../src/platform/postgres/data-source';
+import { col, Sql } from '../../src/platform/postgres/sql';
 import { createTestDatabase } from '../support/stores';
 
 /** The typed SQL executor against real PostgreSQL: one answer shape for every command, transactions, round trips. */

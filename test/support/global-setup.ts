@@ -2,10 +2,10 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { Client } from 'pg';
-import { startEmbeddedPostgres } from '../../src/infra/local-services/embedded-postgres';
-import { startLocalNeo4j } from '../../src/infra/local-services/local-neo4j';
-import { connectPostgres, migrate } from '../../src/infra/postgres/data-source';
-import { DEFAULT_RUNTIME_ROLE, ensureLoginRole, urlForRole } from '../../src/infra/postgres/runtime-role';
+import { startEmbeddedPostgres } from '../../src/platform/local-services/embedded-postgres';
+import { startLocalNeo4j } from '../../src/platform/local-services/local-neo4j';
+import { connectPostgres, migrate } from '../../src/platform/postgres/data-source';
+import { DEFAULT_RUNTIME_ROLE, ensureLoginRole, urlForRole } from '../../src/platform/postgres/runtime-role';
 import { STORES_ENV, TestStores, withDatabase } from './stores';
 
 const TEMPLATE = 'medallion_template';

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import os from 'node:os';
 import path from 'node:path';
-import { App, AppOptions, startApp } from '../../src/app';
+import { App, AppOptions, startApp } from '../../src/app/app';
 import { loadConfig } from '../../src/common/config';
 import { createLogger } from '../../src/common/logger';
 import { createTestDatabase, testStores } from './stores';

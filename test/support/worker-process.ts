@@ -3,7 +3,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { runtimeUrlFor, testStores } from './stores';
 
-const MAIN = path.resolve(__dirname, '..', '..', 'dist', 'src', 'main.js');
+const MAIN = path.resolve(__dirname, '..', '..', 'dist', 'src', 'app', 'main.js');
 
 export interface WorkerProcess {
   readonly child: ChildProcess;

@@ -1,4 +1,4 @@
-import { col, Sql } from '../../infra/postgres/sql';
+import { col, Sql } from '../../platform/postgres/sql';
 import { visibleSql } from '../../silver/visibility';
 import { GOLD_ENTITY_COLUMNS, GoldEntityRow, toGoldEntity } from '../promotion/promotion.repository';
 

@@ -1,4 +1,4 @@
-import { col, Sql, SqlRow } from '../../infra/postgres/sql';
+import { col, Sql, SqlRow } from '../../platform/postgres/sql';
 import { ComposeSpan } from './compose';
 import { OverlayKindName, OverlayRecord, OverlayStatus } from './overlay.types';
 

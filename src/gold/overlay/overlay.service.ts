@@ -4,7 +4,7 @@ import { Capability } from '../../access/capability';
 import { AccessException, AccessExceptionCode } from '../../access/access.exception';
 import { EventRepository } from '../../bronze/event.repository';
 import { requireUuid } from '../../common/input';
-import { Sql } from '../../infra/postgres/sql';
+import { Sql } from '../../platform/postgres/sql';
 import { FactRepository } from '../../silver/fact.repository';
 import { ApprovalGate } from '../approval.port';
 import { OverlayException, OverlayExceptionCode } from './overlay.exception';

@@ -1,4 +1,4 @@
-import { Sql } from '../../infra/postgres/sql';
+import { Sql } from '../../platform/postgres/sql';
 import { FactRepository } from '../../silver/fact.repository';
 import { LineageRepository } from '../../silver/lineage.repository';
 import { OverlayRepository, reprojectTarget } from './overlay.repository';

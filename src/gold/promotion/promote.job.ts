@@ -1,5 +1,5 @@
-import { JobHandler } from '../../jobs/job-handler';
-import { JobPayloads } from '../../jobs/job-kinds';
+import { JobHandler } from '../../platform/jobs/job-handler';
+import { JobPayloads } from '../../platform/jobs/job-kinds';
 import { PromotionService } from './promotion.service';
 import { PromotionTrigger } from './promotion-trigger';
 

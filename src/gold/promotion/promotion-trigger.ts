@@ -1,4 +1,4 @@
-import { col, Sql } from '../../infra/postgres/sql';
+import { col, Sql } from '../../platform/postgres/sql';
 
 export interface PromotionTriggerSettings {
   /** GOLD_PROMOTE_EVERY_SECONDS: the schedule's interval (0: promotion on demand only, and no trigger). */

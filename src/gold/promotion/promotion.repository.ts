@@ -1,5 +1,5 @@
 import { ConcurrencyLimiter } from '../../common/concurrency';
-import { col, Sql, SqlRow } from '../../infra/postgres/sql';
+import { col, Sql, SqlRow } from '../../platform/postgres/sql';
 import { CandidatePair, SilverCandidate } from './promotion.types';
 
 /** A Gold entity as stored. */

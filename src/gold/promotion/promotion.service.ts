@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { Sql } from '../../infra/postgres/sql';
+import { Sql } from '../../platform/postgres/sql';
 import { Embedder } from '../../silver/model-ports';
 import { resolveEntities, ResolverSettings } from './entity-resolver';
 import { Assignment, EntityJudge, SilverCandidate } from './promotion.types';

@@ -1,5 +1,5 @@
-import { sameValue } from '../../infra/offline-models/normalise';
-import { predicateGroup, SINGLE_VALUED } from '../../infra/offline-models/rule-judge';
+import { sameValue } from '../../models/offline/normalise';
+import { predicateGroup, SINGLE_VALUED } from '../../models/offline/rule-judge';
 
 /**
  * Gold's conflict rules (docs/gold-review.md): once promotion merges Silver entities, their

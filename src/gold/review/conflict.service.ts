@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { Sql } from '../../infra/postgres/sql';
+import { Sql } from '../../platform/postgres/sql';
 import { ConflictSettings, decideConflict, findConflicts, hiddenAtGold } from './conflict-rules';
 import { ClaimDecisionWrite, ReviewItemWrite, ReviewRepository } from './review.repository';
 

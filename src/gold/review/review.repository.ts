@@ -1,4 +1,4 @@
-import { col, Sql, SqlRow } from '../../infra/postgres/sql';
+import { col, Sql, SqlRow } from '../../platform/postgres/sql';
 import { ClaimFact, ClaimRule, ConflictKind, GoldSupersession } from './conflict-rules';
 
 export type ReviewStatus = 'PENDING' | 'RESOLVED' | 'DISMISSED';

@@ -3,7 +3,7 @@ import { AuthContext } from '../../access/auth-context';
 import { Capability } from '../../access/capability';
 import { decodeCursor, encodeCursor } from '../../common/cursor';
 import { isUuid } from '../../common/ids';
-import { Sql } from '../../infra/postgres/sql';
+import { Sql } from '../../platform/postgres/sql';
 import { GoldException, GoldExceptionCode } from '../gold.exception';
 import { GoldSupersession, parseReviewDecision } from './conflict-rules';
 import { GoldClaimReader } from './gold-claims';

@@ -1,6 +1,6 @@
 import { ManagedTransaction } from 'neo4j-driver';
 import { CypherRunner } from './cypher-runner';
-import { namespaceKey } from '../../infra/neo4j/namespace-key';
+import { namespaceKey } from '../../platform/neo4j/namespace-key';
 import { splitSpeakerLabel } from '../speaker-label';
 
 /** One Bronze event as the projection writes it (timestamps as ISO 8601 strings). */

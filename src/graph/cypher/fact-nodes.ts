@@ -1,5 +1,5 @@
 import { CypherRunner } from './cypher-runner';
-import { namespaceKey } from '../../infra/neo4j/namespace-key';
+import { namespaceKey } from '../../platform/neo4j/namespace-key';
 
 export interface FactSourceRow {
   eventId: string;

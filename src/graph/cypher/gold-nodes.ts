@@ -1,4 +1,4 @@
-import { namespaceKey } from '../../infra/neo4j/namespace-key';
+import { namespaceKey } from '../../platform/neo4j/namespace-key';
 import { assertIdentifier, CypherRunner } from './cypher-runner';
 
 export interface GoldEntityNodeRow {

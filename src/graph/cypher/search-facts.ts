@@ -1,5 +1,5 @@
 import neo4j from 'neo4j-driver';
-import { namespaceKey } from '../../infra/neo4j/namespace-key';
+import { namespaceKey } from '../../platform/neo4j/namespace-key';
 import { visibleCypher } from '../../silver/visibility';
 import { CypherRunner } from './cypher-runner';
 

@@ -1,4 +1,4 @@
-import { Sql } from '../../infra/postgres/sql';
+import { Sql } from '../../platform/postgres/sql';
 import { PlannedFact } from '../derivation-plan';
 
 /** Every judge decision of the batch with the candidates the judge saw, in decision order (one statement). */

@@ -1,4 +1,4 @@
-import { Sql } from '../../infra/postgres/sql';
+import { Sql } from '../../platform/postgres/sql';
 import { PlannedEntity, PlannedMention } from '../derivation-plan';
 
 /** New entities of the batch, and new aliases on existing ones (at most two statements). */

@@ -1,4 +1,4 @@
-import { col, Sql } from '../../infra/postgres/sql';
+import { col, Sql } from '../../platform/postgres/sql';
 import { DerivationModels } from '../derivation-plan';
 import { corroborate } from '../scoring';
 import { FactChange } from '../temporal';

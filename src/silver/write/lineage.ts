@@ -1,4 +1,4 @@
-import { Sql } from '../../infra/postgres/sql';
+import { Sql } from '../../platform/postgres/sql';
 
 /** Statement similarity (pg_trgm) at or above which a retired fact and a re-derived one sharing a source event are the same fact. */
 export const LINEAGE_MIN_SIMILARITY = 0.5;

@@ -1,5 +1,5 @@
-import { Sql } from '../../infra/postgres/sql';
-import { CHANNELS, FactsChangedNotification } from '../../infra/pubsub/topics';
+import { Sql } from '../../platform/postgres/sql';
+import { CHANNELS, FactsChangedNotification } from '../../platform/pubsub/topics';
 
 export interface OutboxItem {
   type: 'entity' | 'fact' | 'relationship';

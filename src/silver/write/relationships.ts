@@ -1,4 +1,4 @@
-import { col, Sql } from '../../infra/postgres/sql';
+import { col, Sql } from '../../platform/postgres/sql';
 import { PlannedRelationship } from '../derivation-plan';
 import { CURRENT, visibleSql } from '../visibility';
 

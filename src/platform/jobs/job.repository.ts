@@ -1,4 +1,4 @@
-import { col, Sql } from '../infra/postgres/sql';
+import { col, Sql } from '../postgres/sql';
 import { retryDelaySql } from './backoff';
 import { JobPayloads, JobRequest } from './job-kinds';
 import { notifying } from './job-notify';

@@ -1,4 +1,4 @@
-import { col, Sql, SqlRow } from '../infra/postgres/sql';
+import { col, Sql, SqlRow } from '../postgres/sql';
 import { JobPayloads } from './job-kinds';
 import { JOBS_CHANNEL, notifyJobSql } from './job-notify';
 

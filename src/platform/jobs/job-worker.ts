@@ -1,5 +1,5 @@
-import { assertUnreachable } from '../common/assert-unreachable';
-import { Sql } from '../infra/postgres/sql';
+import { assertUnreachable } from '../../common/assert-unreachable';
+import { Sql } from '../postgres/sql';
 import { retryDelaySeconds } from './backoff';
 import { ClaimedJob, ClaimedRow, JobOutcome, Lease, LostLeaseError } from './job';
 import { JobContext, JobHandler, JobHandlers } from './job-handler';

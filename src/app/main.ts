@@ -4,11 +4,11 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { Command } from 'commander';
 import { App, startApp, startStores, Stores } from './app';
-import { ConfigError, loadConfig } from './common/config';
-import { createLogger } from './common/logger';
-import { printAppSchema } from './api/schema';
-import { CliError, ImportCommandOptions, runImportCommand } from './bronze/import.command';
-import { McpStdioError, runMcpStdio } from './mcp/mcp-stdio';
+import { ConfigError, loadConfig } from '../common/config';
+import { createLogger } from '../common/logger';
+import { printAppSchema } from '../api/schema';
+import { CliError, ImportCommandOptions, runImportCommand } from '../bronze/import.command';
+import { McpStdioError, runMcpStdio } from '../mcp/mcp-stdio';
 
 const program = new Command().name('medallion').description('Medallion memory service: Bronze events, Silver facts, Gold graph, one GraphQL API');
 

@@ -1,4 +1,4 @@
-import { Sql } from '../infra/postgres/sql';
+import { Sql } from '../postgres/sql';
 import { ClaimedJob, JobOutcome } from './job';
 import { JobProgress, RetryPolicy } from './job.repository';
 

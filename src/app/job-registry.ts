@@ -5,11 +5,11 @@ import { GraphRebuildService } from '../graph/graph-rebuild.service';
 import { graphRebuildJob } from '../graph/graph-rebuild.job';
 import { reembedJob } from '../graph/reembed.job';
 import { ReembedService } from '../graph/reembed.service';
-import { Sql } from '../infra/postgres/sql';
+import { Sql } from '../platform/postgres/sql';
 import { silverRebuildJob } from '../silver/rebuild.job';
 import { RebuildRepository } from '../silver/rebuild.repository';
-import { JobHandlers } from './job-handler';
-import { JobPayloads } from './job-kinds';
+import { JobHandlers } from '../platform/jobs/job-handler';
+import { JobPayloads } from '../platform/jobs/job-kinds';
 
 export interface JobDependencies {
   sql: Sql;

@@ -1,4 +1,4 @@
-import { CHANNELS } from '../infra/pubsub/topics';
+import { CHANNELS } from '../pubsub/topics';
 
 /**
  * The one way a job change is announced: `pg_notify` on the jobs channel with `{ id }`, inside

@@ -1,10 +1,10 @@
 import { AppConfig } from '../common/config';
-import { judgeOptionsForEmbedder, loadOfflineEmbedder } from '../infra/offline-models/offline-embedder';
-import { RuleExtractor } from '../infra/offline-models/rule-extractor';
-import { RuleJudge } from '../infra/offline-models/rule-judge';
-import { createOpenAIModels, OpenAIModelsOptions } from '../infra/openai/openai-models';
-import { DeriveModels } from './derive.service';
-import { Embedder } from './model-ports';
+import { judgeOptionsForEmbedder, loadOfflineEmbedder } from '../models/offline/offline-embedder';
+import { RuleExtractor } from '../models/offline/rule-extractor';
+import { RuleJudge } from '../models/offline/rule-judge';
+import { createOpenAIModels, OpenAIModelsOptions } from '../models/openai/openai-models';
+import { DeriveModels } from '../silver/derive.service';
+import { Embedder } from '../silver/model-ports';
 import { EntityJudge } from '../gold/promotion/promotion.types';
 import { offlineEntityJudge } from '../gold/promotion/resolution-rules';
 

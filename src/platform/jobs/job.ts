@@ -1,4 +1,4 @@
-import { col, SqlRow } from '../infra/postgres/sql';
+import { col, SqlRow } from '../postgres/sql';
 
 export type JobStatus = 'queued' | 'running' | 'succeeded' | 'failed';
 

