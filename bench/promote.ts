@@ -3,7 +3,7 @@ import { randomUUID } from 'node:crypto';
 import { Driver } from 'neo4j-driver';
 import { Client } from 'pg';
 import { GoldEntityNodeRow } from '../src/graph/cypher/gold-nodes';
-import { GoldProjectionJob, toGoldEntityNode } from '../src/graph/gold-projection.job';
+import { GoldProjectionJob, toGoldEntityNode } from '../src/gold/promotion/gold-projection.job';
 import { PromotionRepository } from '../src/gold/promotion/promotion.repository';
 import { PromotionResult, PromotionService } from '../src/gold/promotion/promotion.service';
 import { offlineEntityJudge } from '../src/gold/promotion/resolution-rules';

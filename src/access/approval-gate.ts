@@ -1,4 +1,4 @@
-import { ApprovalGate, ApprovalUse } from '../gold/approval.port';
+import { ApprovalGate, ApprovalUse } from './approval.port';
 import { Sql } from '../platform/postgres/sql';
 import { ApprovalException, ApprovalExceptionCode } from './approval.exception';
 import { paramsHash } from './approval-params';

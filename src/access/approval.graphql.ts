@@ -1,5 +1,5 @@
 import { Field, ID, InputType, ObjectType } from 'type-graphql';
-import { JsonScalar } from '../bronze/json-scalar';
+import { JsonScalar } from '../common/json-scalar';
 import { ApprovalAction, ApprovalLogEntry, ApprovalStatus, ApprovalStep, ApprovalView } from './approval.types';
 
 @InputType({ description: 'A request for an irreversible operation; a different principal holding "approve" on the namespace decides it.' })

@@ -1,5 +1,5 @@
 import { registerEnumType } from 'type-graphql';
-import { ApprovalActionName } from '../gold/approval.port';
+import { ApprovalActionName } from './approval.port';
 import { Capability } from './capability';
 
 /** The irreversible operations (invariant 7); everything reversible runs without approval. */

@@ -1,6 +1,6 @@
 import { getNamedType, getNullableType, isCompositeType, isListType } from 'graphql';
 import { ComplexityEstimator } from 'graphql-query-complexity';
-import { EXPLORE_DEFAULT_PAGE, EXPLORE_MAX_PAGE, EXPLORE_PREFIX } from '../graph/explore/explore.typedefs';
+import { EXPLORE_DEFAULT_PAGE, EXPLORE_MAX_PAGE, EXPLORE_PREFIX } from './explore/explore.typedefs';
 
 /**
  * The most items a nested list without a page size returns per parent (`Event.facts`,

@@ -9,7 +9,7 @@ import { EventResolver } from '../bronze/event.resolver';
 import { GraphResolver } from '../graph/graph.resolver';
 import { SearchResolver } from '../graph/search.resolver';
 import { ProvenanceResolver } from '../graph/provenance.resolver';
-import { buildExploreSchema, mergeExploreSchema } from '../graph/explore/explore.schema';
+import { buildExploreSchema, mergeExploreSchema } from './explore/explore.schema';
 import { createAppPubSub } from '../platform/pubsub/topics';
 import { EntityResolver, RelationshipResolver } from '../silver/entity.resolver';
 import { EventFactsResolver, FactResolver, FactSourceResolver } from '../silver/fact.resolver';

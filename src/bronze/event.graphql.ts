@@ -1,6 +1,6 @@
 import { Field, ID, InputType, Int, ObjectType } from 'type-graphql';
 import { BronzeEvent, DerivationStatus, EventKind, IngestStatus, Role } from './event.types';
-import { JsonScalar } from './json-scalar';
+import { JsonScalar } from '../common/json-scalar';
 
 @InputType({ description: 'One raw event. (namespace, source, sourceEventId) identifies it: re-sending it is safe.' })
 export class EventInput {

@@ -5,8 +5,8 @@ import { StorableTextArgs } from '../common/storable-args.middleware';
 import { EventIngestedMessage } from '../platform/pubsub/topics';
 import { ConnectionPageInfo, Event, EventConnection, EventEdge, EventFilter, EventInput, IngestResult, Watermark } from './event.graphql';
 import { IngestOutcome, IngestStatus } from './event.types';
-import { JsonScalar } from './json-scalar';
-import { maySeeRawPayload } from '../silver/text-visibility';
+import { JsonScalar } from '../common/json-scalar';
+import { maySeeRawPayload } from '../access/text-visibility';
 
 const toResult = (o: IngestOutcome): IngestResult =>
   Object.assign(new IngestResult(), {

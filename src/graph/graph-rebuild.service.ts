@@ -14,7 +14,7 @@ import { GraphSourceRepository, PageCursor } from './graph-source.repository';
 import { PromotionRepository } from '../gold/promotion/promotion.repository';
 import { Sql } from '../platform/postgres/sql';
 import { mergeGoldEntityNodes, mergeGoldRelationshipEdges, readGoldGraphKeys } from './cypher/gold-nodes';
-import { goldKeys, toGoldEntityNode, toGoldRelationshipEdge } from './gold-projection.job';
+import { goldKeys, toGoldEntityNode, toGoldRelationshipEdge } from '../gold/promotion/gold-projection.job';
 import { embedMissing, EventEmbedding } from './projection.job';
 import { OverlayRepository } from '../gold/overlay/overlay.repository';
 import { composeEventRows, composeFactRows } from './overlay-projection';

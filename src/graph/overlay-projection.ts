@@ -1,7 +1,7 @@
-import { composeText, ComposeSpan } from '../gold/overlay/compose';
+import { composeText, ComposeSpan } from '../common/compose-text';
 import { Embedder } from '../silver/model-ports';
 import { redactQuote } from '../silver/fact-reader';
-import { composeDerived } from '../silver/text-visibility';
+import { composeDerived } from '../access/text-visibility';
 import { EventNodeRow } from './cypher/event-nodes';
 import { FactNodeRow } from './cypher/fact-nodes';
 

@@ -1,8 +1,8 @@
 import { Position } from '../common/cursor';
-import { composeText, ComposeSpan, REDACTION_PLACEHOLDER, spansWithin } from '../gold/overlay/compose';
+import { composeText, ComposeSpan, REDACTION_PLACEHOLDER, spansWithin } from '../common/compose-text';
 import { FactRepository } from './fact.repository';
 import { Fact, FactFilter, FactSourceRow, JudgeDecisionRow } from './silver.types';
-import { composeDerived, matchesText } from './text-visibility';
+import { composeDerived, matchesText } from '../access/text-visibility';
 
 /** Which piece of a fact's text a caller is about to receive. */
 export type FactTextSite =

@@ -1,7 +1,7 @@
 import { Client } from 'pg';
 import { buildAppSchema } from '../../src/api/schema';
 import { Sql } from '../../src/platform/postgres/sql';
-import { GoldProjectionJob } from '../../src/graph/gold-projection.job';
+import { GoldProjectionJob } from '../../src/gold/promotion/gold-projection.job';
 import { PromotionRepository } from '../../src/gold/promotion/promotion.repository';
 import { cypher, dumpNamespace } from '../support/graph-dump';
 import { reDeriveSilver, seedSilver } from '../support/silver-seed';

@@ -1,5 +1,5 @@
 import { col, Sql, SqlRow } from '../../platform/postgres/sql';
-import { ComposeSpan } from './compose';
+import { ComposeSpan } from '../../common/compose-text';
 import { OverlayKindName, OverlayRecord, OverlayStatus } from './overlay.types';
 
 const COLUMNS = `id, version, namespace, fact_id, event_id, kind, exact, prefix, suffix, span_start, span_end, text_hash, body, reason,

@@ -3,7 +3,7 @@ import { RequestContext } from '../../api/context';
 import { Event } from '../../bronze/event.graphql';
 import { StorableTextArgs } from '../../common/storable-args.middleware';
 import { Fact } from '../../silver/fact.graphql';
-import { visibleEventContent, visibleMachineStatement, visibleOverlayText } from '../../silver/text-visibility';
+import { visibleEventContent, visibleMachineStatement, visibleOverlayText } from '../../access/text-visibility';
 import { Overlay, OverlayInput, QuoteSelector } from './overlay.graphql';
 
 @Resolver(() => Overlay)

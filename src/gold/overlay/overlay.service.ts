@@ -6,13 +6,13 @@ import { EventRepository } from '../../bronze/event.repository';
 import { requireUuid } from '../../common/input';
 import { Sql } from '../../platform/postgres/sql';
 import { FactRepository } from '../../silver/fact.repository';
-import { ApprovalGate } from '../approval.port';
+import { ApprovalGate } from '../../access/approval.port';
 import { OverlayException, OverlayExceptionCode } from './overlay.exception';
 import { OverlayRepository, reprojectTarget as reproject, TextSpan } from './overlay.repository';
-import { ComposeSpan } from './compose';
+import { ComposeSpan } from '../../common/compose-text';
 import { OverlayKindName, OverlayRecord } from './overlay.types';
 import { placeSelector, textHash } from './quote-selector';
-import { visibleEventContent } from '../../silver/text-visibility';
+import { visibleEventContent } from '../../access/text-visibility';
 
 /** What a caller writes (GraphQL OverlayInput): exactly one of factId / eventId. */
 export interface OverlayWrite {

@@ -1,5 +1,5 @@
-/** What a person does to a span of text (API.md "Overlays"). */
-export type OverlayKindName = 'EDIT' | 'ANNOTATION' | 'REDACTION';
+import type { OverlayKindName } from '../../common/compose-text';
+export type { OverlayKindName };
 
 /**
  * ANCHORED: placed by its author on the text it names. REANCHORED: moved by a rebuild onto the

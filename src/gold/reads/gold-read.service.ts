@@ -11,7 +11,7 @@ import { AboutService, byConfidenceThenRecency } from '../about/about.service';
 import { GoldException, GoldExceptionCode } from '../gold.exception';
 import { GoldEntityRow, GoldRelationshipRow } from '../promotion/promotion.repository';
 import { GoldClaimReader, withoutSupersededAtGold } from '../review/gold-claims';
-import { isHeldAt, isPreference, replacedChain } from './preference-rules';
+import { isHeldAt, isPreference, replacedChain } from '../../silver/preference-rules';
 
 /** relatedContext's depth: 1 (the topic's own relationships) to 3 hops. */
 export const RELATED_CONTEXT_MAX_DEPTH = 3;

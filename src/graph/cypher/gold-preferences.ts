@@ -1,6 +1,6 @@
 import neo4j from 'neo4j-driver';
 import { visibleCypher } from '../../silver/visibility';
-import { PREFERENCE_FACT_TYPE, PREFERENCE_PREDICATES } from '../../gold/reads/preference-rules';
+import { PREFERENCE_FACT_TYPE, PREFERENCE_PREDICATES } from '../../silver/preference-rules';
 import { CypherReader } from './graph-read';
 
 /** How far back a preference's SUPERSEDES chain is followed (a literal: Cypher cannot take a bound as a parameter). */

@@ -1,10 +1,10 @@
 import { Driver } from 'neo4j-driver';
-import { col, Sql } from '../platform/postgres/sql';
-import { retryDelaySql } from '../platform/jobs/backoff';
-import { GoldEntityRow, GoldRelationshipRow, PromotionRepository } from '../gold/promotion/promotion.repository';
-import { typeLabel } from '../gold/promotion/resolution-rules';
-import { GoldEntityNodeRow, GoldRelationshipEdgeRow, mergeGoldEntityNodes, mergeGoldRelationshipEdges } from './cypher/gold-nodes';
-import { isNeo4jUnavailable, ProjectionResult } from './projection.job';
+import { col, Sql } from '../../platform/postgres/sql';
+import { retryDelaySql } from '../../platform/jobs/backoff';
+import { GoldEntityRow, GoldRelationshipRow, PromotionRepository } from './promotion.repository';
+import { typeLabel } from './resolution-rules';
+import { GoldEntityNodeRow, GoldRelationshipEdgeRow, mergeGoldEntityNodes, mergeGoldRelationshipEdges } from '../../graph/cypher/gold-nodes';
+import { isNeo4jUnavailable, ProjectionResult } from '../../graph/projection.job';
 
 const GOLD_TYPES = ['gold_entity', 'gold_relationship'];
 const MAX_BACKOFF_SECONDS = 300;

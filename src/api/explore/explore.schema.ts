@@ -5,7 +5,7 @@ import { MapperKind, mapSchema } from '@graphql-tools/utils';
 import { FilterInputObjectFields, RenameRootFields, RenameTypes, wrapSchema } from '@graphql-tools/wrap';
 import { defaultFieldResolver, getNamedType, GraphQLSchema, isObjectType, isScalarType, isSpecifiedScalarType } from 'graphql';
 import { Driver } from 'neo4j-driver';
-import type { RequestContext } from '../../api/context';
+import type { RequestContext } from '../context';
 import { factTextResolver, withHiddenFields } from './explore.fact-text';
 import { EXPLORE_NODE_TYPES, EXPLORE_PREFIX, EXPLORE_TYPE_DEFS } from './explore.typedefs';
 

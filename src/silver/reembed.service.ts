@@ -3,10 +3,10 @@ import { col, Sql } from '../platform/postgres/sql';
 import { AccessException, AccessExceptionCode } from '../access/access.exception';
 import { AuthContext } from '../access/auth-context';
 import { Capability } from '../access/capability';
-import { Embedder } from '../silver/model-ports';
+import { Embedder } from './model-ports';
 import { JobRow } from '../platform/jobs/job';
 import { JobRepository } from '../platform/jobs/job.repository';
-import { GraphSourceRepository } from './graph-source.repository';
+import { GraphSourceRepository } from '../graph/graph-source.repository';
 
 export interface ReembedProgress {
   phase: 'facts' | 'events';

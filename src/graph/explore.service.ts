@@ -1,7 +1,7 @@
 import { Driver } from 'neo4j-driver';
-import { AuthContext } from '../../access/auth-context';
-import { AccessException, AccessExceptionCode } from '../../access/access.exception';
-import { Capability } from '../../access/capability';
+import { AuthContext } from '../access/auth-context';
+import { AccessException, AccessExceptionCode } from '../access/access.exception';
+import { Capability } from '../access/capability';
 
 export interface ExploreSettings {
   /** Neo4j transaction timeout for one generated exploration query, in ms. */

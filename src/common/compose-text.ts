@@ -1,4 +1,5 @@
-import { OverlayKindName } from './overlay.types';
+/** What a person does to a span of text (API.md "Overlays"). */
+export type OverlayKindName = 'EDIT' | 'ANNOTATION' | 'REDACTION';
 
 /** What replaces a redacted span on every read path. */
 export const REDACTION_PLACEHOLDER = '[redacted]';

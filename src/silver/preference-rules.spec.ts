@@ -1,4 +1,4 @@
-import { Fact } from '../../silver/silver.types';
+import { Fact } from './silver.types';
 import { isHeldAt, isPreference, replacedChain } from './preference-rules';
 
 const fact = (id: string, over: Partial<Fact> = {}): Fact => ({

@@ -1,4 +1,4 @@
-import { composeText, ComposeSpan, REDACTION_PLACEHOLDER, spansWithin } from './compose';
+import { composeText, ComposeSpan, REDACTION_PLACEHOLDER, spansWithin } from './compose-text';
 
 const span = (kind: ComposeSpan['kind'], start: number, end: number, body: string | null = null, order = 0): ComposeSpan => ({ kind, start, end, body, order });
 

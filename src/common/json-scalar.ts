@@ -1,6 +1,6 @@
 import { GraphQLScalarType, Kind, ValueNode } from 'graphql';
 import { JSONResolver } from 'graphql-scalars';
-import { exactNumber } from '../common/exact-json';
+import { exactNumber } from './exact-json';
 
 /**
  * graphql-scalars' JSON, except that an integer literal beyond ±2^53 written in the document

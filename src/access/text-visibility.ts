@@ -1,6 +1,6 @@
-import type { AuthContext } from '../access/auth-context';
-import { Capability } from '../access/capability';
-import { composeText, ComposeSpan, REDACTION_PLACEHOLDER, spansWithin } from '../gold/overlay/compose';
+import type { AuthContext } from './auth-context';
+import { Capability } from './capability';
+import { composeText, ComposeSpan, REDACTION_PLACEHOLDER, spansWithin } from '../common/compose-text';
 
 /**
  * What a principal may see of the text of a fact, an event or an overlay: the one place that

@@ -1,5 +1,5 @@
-import { Fact } from '../../silver/silver.types';
-import { isVisible } from '../../silver/visibility';
+import { Fact } from './silver.types';
+import { isVisible } from './visibility';
 
 /**
  * Predicates that make a fact a preference whatever type its extractor gave it (an OpenAI-compatible
