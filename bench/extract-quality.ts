@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import type { ExtractedFact, ExtractionContext, ExtractionEvent, ExtractionResult, JudgeCandidate } from '../src/silver/model-ports';
 import { ENTITY_TYPES, FACT_TYPES, RELATIONSHIP_TYPES } from '../src/silver/ontology';
-import { normaliseValue, sameValue, tokenJaccard } from '../src/models/offline/normalise';
+import { normaliseValue, sameValue, tokenJaccard } from '../src/silver/vocabulary/normalise';
 import { RuleExtractor } from '../src/models/offline/rule-extractor';
 import { RuleJudge } from '../src/models/offline/rule-judge';
 import { report, round } from './harness';

@@ -1,4 +1,3 @@
-import { BronzeEvent } from '../bronze/event.types';
 import { InputException, InputExceptionCode } from '../common/app-exception';
 import { isValidNamespace, NAMESPACE_RULE } from '../common/namespace';
 import { requireUuid } from '../common/input';
@@ -25,7 +24,9 @@ export interface ApprovalSettings {
 }
 
 /** Looks events up by id, any namespace (the service compares namespaces itself). */
-export type EventLookup = (ids: readonly string[]) => Promise<BronzeEvent[]>;
+export type EventLookup = (
+  ids: readonly string[],
+) => Promise<ReadonlyArray<{ readonly id: string; readonly namespace: string; readonly destroyedAt: Date | null }>>;
 
 const MAX_REASON = 2000;
 const actorOf = (p: Principal): Actor => ({ principalId: p.principalId, name: p.name });

@@ -50,3 +50,22 @@ export const DEFAULT_ONTOLOGY: Ontology = Object.freeze({
   fallbackEntityType: 'concept',
   fallbackRelationshipType: 'related_to',
 });
+
+/** Predicates that hold one value at a time: a different value replaces the old one. */
+export const SINGLE_VALUED = new Set(['prefers', 'lives_in', 'located_in', 'works_at', 'name', 'role', 'birthday', 'spouse', 'has_manager', 'from']);
+
+// Predicates that say the same kind of thing about a subject.
+const GROUP: Readonly<Record<string, string>> = {
+  uses: 'usage',
+  prefers: 'usage',
+  likes: 'liking',
+  lives_in: 'residence',
+  located_in: 'residence',
+  moved_to: 'residence',
+};
+/**
+ * The kind of thing a predicate says about its subject (`uses` and `prefers` are both "usage"):
+ * facts of one group can repeat or contradict each other. Used by the offline judge
+ * (src/models/offline/rule-judge.ts) and Gold's conflict rules (src/gold/review/conflict-rules.ts). '' for no predicate.
+ */
+export const predicateGroup = (p: string | null): string => (p ? (GROUP[p] ?? p) : '');

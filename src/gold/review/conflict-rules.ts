@@ -1,5 +1,5 @@
-import { sameValue } from '../../models/offline/normalise';
-import { predicateGroup, SINGLE_VALUED } from '../../models/offline/rule-judge';
+import { sameValue } from '../../silver/vocabulary/normalise';
+import { predicateGroup, SINGLE_VALUED } from '../../silver/ontology';
 
 /**
  * Gold's conflict rules (docs/gold-review.md): once promotion merges Silver entities, their
@@ -31,7 +31,7 @@ export type ClaimRule = 'recency' | 'frequency' | 'negation';
 export interface Conflict {
   kind: ConflictKind;
   goldEntityId: string;
-  /** The predicate group (rule-judge.ts `predicateGroup`). */
+  /** The predicate group (silver/ontology.ts `predicateGroup`). */
   group: string;
   /** Sorted by id. */
   facts: ClaimFact[];
@@ -84,7 +84,7 @@ function byValue(facts: readonly ClaimFact[], overlap: number): ClaimFact[][] {
  * - `negation_conflict`: negations and positives with the same object ("no longer uses vim" vs
  *   "uses vim");
  * - `value_conflict`: positives with different objects, each either a preference or with a
- *   single-valued predicate (rule-judge.ts `SINGLE_VALUED`): "uses vim" vs "uses neovim".
+ *   single-valued predicate (silver/ontology.ts `SINGLE_VALUED`): "uses vim" vs "uses neovim".
  */
 export function findConflicts(facts: readonly ClaimFact[], settings: ConflictSettings = DEFAULT_CONFLICT_SETTINGS): Conflict[] {
   const groups = new Map<string, ClaimFact[]>();

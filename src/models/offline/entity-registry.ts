@@ -1,6 +1,6 @@
 import type { ExtractedEntity, Span } from '../../silver/model-ports';
 import type { EntityType } from '../../silver/ontology';
-import { lookupTech } from './gazetteer';
+import { lookupTech } from '../../silver/vocabulary/gazetteer';
 
 /** An entity while a batch is being extracted. */
 export interface WorkingEntity {

@@ -1,6 +1,6 @@
 import type { ExtractedFact, ExtractedRelationship, Span } from '../../silver/model-ports';
 import type { WorkingEntity } from './entity-registry';
-import { lookupTech } from './gazetteer';
+import { lookupTech } from '../../silver/vocabulary/gazetteer';
 import type { Draft } from './patterns';
 
 /**

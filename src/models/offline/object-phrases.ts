@@ -1,4 +1,4 @@
-import { findTech } from './gazetteer';
+import { findTech } from '../../silver/vocabulary/gazetteer';
 import type { Draft, ObjectKind, Range } from './patterns';
 
 /** A few words the object of a rule may be replaced by; resolved by coreference, kept as written. */

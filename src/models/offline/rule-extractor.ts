@@ -4,7 +4,7 @@ import type { ExtractedFact, ExtractionContext, ExtractionEvent, ExtractionResul
 import type { EntityType } from '../../silver/ontology';
 import { EntityRegistry, WorkingEntity } from './entity-registry';
 import { CONFIDENCE, confidenceOf, FactCollector } from './fact-collector';
-import { findTech, lookupTech } from './gazetteer';
+import { findTech, lookupTech } from '../../silver/vocabulary/gazetteer';
 import { relationPredicate } from './pattern-words';
 import { applyRules, Draft, HEDGES, Range } from './patterns';
 import { applyThirdPerson } from './third-person-patterns';

@@ -1,6 +1,7 @@
 import type { Judge, JudgeCandidate, JudgeDecision, JudgeInput, ModelProvenance } from '../../silver/model-ports';
-import { lookupTech } from './gazetteer';
-import { sameValue, stem, tokenJaccard } from './normalise';
+import { lookupTech } from '../../silver/vocabulary/gazetteer';
+import { sameValue, stem, tokenJaccard } from '../../silver/vocabulary/normalise';
+import { predicateGroup, SINGLE_VALUED } from '../../silver/ontology';
 
 export interface RuleJudgeOptions {
   /** A candidate at least this similar (embedding or trigram) is the same statement: SKIP. Default 0.92. */
@@ -15,24 +16,6 @@ export interface RuleJudgeOptions {
 export const DEFAULT_SKIP_SIMILARITY = 0.92;
 export const DEFAULT_UPDATE_SIMILARITY = 0.8;
 
-/** Predicates that hold one value at a time: a different value replaces the old one. */
-export const SINGLE_VALUED = new Set(['prefers', 'lives_in', 'located_in', 'works_at', 'name', 'role', 'birthday', 'spouse', 'has_manager', 'from']);
-
-// Predicates that say the same kind of thing about a subject.
-const GROUP: Readonly<Record<string, string>> = {
-  uses: 'usage',
-  prefers: 'usage',
-  likes: 'liking',
-  lives_in: 'residence',
-  located_in: 'residence',
-  moved_to: 'residence',
-};
-/**
- * The kind of thing a predicate says about its subject (`uses` and `prefers` are both "usage"):
- * facts of one group can repeat or contradict each other. Also used by Gold's conflict rules
- * (src/gold/review/conflict-rules.ts). '' for no predicate.
- */
-export const predicateGroup = (p: string | null): string => (p ? (GROUP[p] ?? p) : '');
 const group = predicateGroup;
 
 const CHANGE_WORDS = /\b(?:switched|moved|migrated|replaced|no longer|any ?more|instead|now|these days|stopped|gave up|changed)\b/i;
