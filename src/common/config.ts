@@ -109,7 +109,7 @@ export interface AppConfig {
     readonly timeoutMs: number;
     readonly maxRetries: number;
     readonly concurrency: number;
-    /** The offline embedder when no EMBEDDING_MODEL is set (src/infra/offline-models/offline-embedder.ts). */
+    /** The offline embedder when no EMBEDDING_MODEL is set (src/models/offline/offline-embedder.ts). */
     readonly offlineEmbedder: 'e5-small' | 'bge-small' | 'minilm' | 'hashing';
     /** onnxruntime intra-op threads of the offline embedder (0: onnxruntime's choice, all cores). */
     readonly offlineEmbedderThreads: number;

@@ -1,6 +1,6 @@
 /**
- * The model ports of the Silver pipeline. Adapters: OpenAI-compatible (src/infra/openai) and the
- * offline defaults (src/infra/offline-models). Character spans are UTF-16 code-unit offsets into
+ * The model ports of the Silver pipeline. Adapters: OpenAI-compatible (src/models/openai) and the
+ * offline defaults (src/models/offline). Character spans are UTF-16 code-unit offsets into
  * the event's `content` (JavaScript string indices): `content.slice(start, end)` is the quote.
  */
 

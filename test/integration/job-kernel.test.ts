@@ -28,7 +28,7 @@ async function drain(w: JobWorker<TestPayloads>): Promise<void> {
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-/** The job kernel (src/jobs/) on real PostgreSQL, as the runtime role: claims, leases, retries, uniqueness, schedules. */
+/** The job kernel (src/platform/jobs/) on real PostgreSQL, as the runtime role: claims, leases, retries, uniqueness, schedules. */
 describe('job kernel', () => {
   let db: Awaited<ReturnType<typeof createTestDatabase>>;
   let database: Database;

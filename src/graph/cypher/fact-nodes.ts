@@ -38,7 +38,7 @@ export interface FactNodeRow {
  * Idempotent upsert of `(:Fact)` nodes; the edges are `syncFactEdges`'s job. The embedding is
  * stored as 32-bit floats (`db.create.setNodeVectorProperty`, what the model produced and Silver
  * keeps) with its length in `embeddingDims`, which the exact vector channel filters on without
- * reading the vector (`backfillVectorStorage` in infra/neo4j/neo4j-client.ts upgrades older nodes).
+ * reading the vector (`backfillVectorStorage` in platform/neo4j/neo4j-client.ts upgrades older nodes).
  */
 export async function mergeFactNodes(tx: CypherRunner, rows: readonly FactNodeRow[]): Promise<void> {
   if (rows.length === 0) return;

@@ -16,7 +16,7 @@ export interface GoldPreferenceIds {
 /**
  * The preferences of each Gold entity: facts whose subject is one of its live Silver members
  * (`(:GoldEntity)-[:MERGED_FROM]->(:Entity)<-[:ABOUT {role: 'subject'}]-(:Fact)`), of fact type
- * `preference` or with a preference predicate (gold/reads/preference-rules.ts, passed as
+ * `preference` or with a preference predicate (silver/preference-rules.ts, passed as
  * parameters), visible by the shared rule (current without `asOf`, valid at `asOf` otherwise), at
  * most `limit` per entity; and for each the facts it superseded (at most `replacedLimit`), following SUPERSEDES up to
  * MAX_REPLACED_HOPS inside the namespace. One statement for any number of Gold entities; the

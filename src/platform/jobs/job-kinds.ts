@@ -12,7 +12,7 @@ export const JOB_PAYLOADS = {
   rebuild_silver: z.object({ from: z.string().nullable(), to: z.string().nullable() }),
   /** Re-project Postgres into Neo4j for a namespace, or all of them (graph/graph-rebuild.job.ts). */
   rebuild_graph: z.object({}),
-  /** Give every fact and event a vector of the current embedding model (graph/reembed.job.ts). */
+  /** Give every fact and event a vector of the current embedding model (silver/reembed.job.ts). */
   reembed: z.object({}),
   /** Promote a namespace's Silver entities and relationships to Gold (gold/promotion/promote.job.ts). */
   promote: z.object({}),

@@ -43,7 +43,7 @@ export const NEO4J_SCHEMA: readonly string[] = [
   "CREATE VECTOR INDEX fact_embedding IF NOT EXISTS FOR (f:Fact) ON (f.embedding) OPTIONS { indexConfig: { `vector.similarity_function`: 'cosine' } }",
   'CREATE INDEX fact_namespace_embedding_model IF NOT EXISTS FOR (f:Fact) ON (f.namespace, f.embeddingModel)',
   // Recall over raw events and namespace-scoped keyword channels (docs/search.md). Every fulltext
-  // index holds the namespace as one term (`nsKey`, infra/neo4j/namespace-key.ts) and every query
+  // index holds the namespace as one term (`nsKey`, platform/neo4j/namespace-key.ts) and every query
   // requires it, so Lucene scopes the match itself. Statements and contents use the english
   // analyzer (stop words, stemming: "uses" finds "use"); names keep the default analyzer.
   "CREATE FULLTEXT INDEX fact_statement_ns_fulltext IF NOT EXISTS FOR (f:Fact) ON EACH [f.statement, f.nsKey] OPTIONS { indexConfig: { `fulltext.analyzer`: 'english' } }",
