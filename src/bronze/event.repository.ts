@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { DataSource } from 'typeorm';
 import { UUID } from '../common/ids';
+import { outboxInsertFrom } from '../platform/outbox';
 import { col, Sql, SqlRow } from '../platform/postgres/sql';
 import { BronzeEvent, DerivationStatus, EventKind, NormalizedEvent, Role } from './event.types';
 
@@ -108,11 +109,10 @@ export class EventRepository {
          INSERT INTO ops.derivation_queue (event_id, namespace, occurred_at, conversation_id, sequence_num)
          SELECT id, namespace, occurred_at, conversation_id, sequence_num FROM ins
        ), outboxed AS (
-         INSERT INTO ops.outbox (namespace, aggregate_type, aggregate_id, op, payload)
-         SELECT namespace, 'event', id::text, 'upsert',
+         ${outboxInsertFrom(`SELECT namespace, 'event', id::text, 'upsert',
                 jsonb_build_object('id', id, 'namespace', namespace, 'source', source, 'kind', kind,
                                    'conversationId', conversation_id, 'occurredAt', occurred_at, 'ingestedAt', ingested_at)
-           FROM ins ORDER BY occurred_at, id
+           FROM ins ORDER BY occurred_at, id`)}
        ), marks AS (
          INSERT INTO ops.watermarks AS w (namespace, source, last_source_event_id, last_occurred_at, last_ingested_at, event_count)
          SELECT DISTINCT ON (namespace, source) namespace, source, source_event_id, occurred_at, ingested_at,

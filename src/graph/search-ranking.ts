@@ -3,7 +3,7 @@ import { Fact } from '../silver/silver.types';
 import { isVisible } from '../silver/visibility';
 import { asks, asksYesOrNo, withoutVocative } from '../common/chat-question';
 import { splitSpeakerLabel } from './speaker-label';
-import { ScoredId } from './cypher/search-facts';
+import { ScoredId } from './cypher/search-channel';
 
 /**
  * The retrieval channels of memory search: over Silver facts (`vector`, `keyword`, `graph`) and

@@ -8,28 +8,9 @@ import { Fact } from '../silver/silver.types';
 import { CypherRunner } from './cypher/cypher-runner';
 import { GraphException, GraphExceptionCode } from './graph.exception';
 import { WARM_UP_NAMESPACE } from './graph-warm-up';
-import {
-  countAllFacts,
-  countedExactVectorSearch,
-  CountedExactHits,
-  entityNameSearch,
-  exactVectorSearch,
-  expandFromSeeds,
-  FactSearchScope,
-  indexVectorSearch,
-  keywordSearch,
-  roleNames,
-  ScoredId,
-} from './cypher/search-facts';
-import {
-  countAllEvents,
-  countedExactEventVectorSearch,
-  EVENT_SPEAKER_BOOST,
-  eventKeywordSearch,
-  EventSearchScope,
-  exactEventVectorSearch,
-  indexEventVectorSearch,
-} from './cypher/search-events';
+import { ScoredId, VectorSearch } from './cypher/search-channel';
+import { entityNameSearch, expandFromSeeds, FactSearchScope, factVectorSearch, keywordSearch, roleNames } from './cypher/search-facts';
+import { EVENT_SPEAKER_BOOST, eventKeywordSearch, EventSearchScope, eventVectorSearch } from './cypher/search-events';
 import {
   ChannelLists,
   ChannelWeights,
@@ -103,30 +84,8 @@ const MAX_FACT_TYPES = 50;
 const GRAPH_SEEDS = 5;
 const MAX_NAME_MATCHED_ENTITIES = 10;
 
-/** One vector channel (facts or events): the shared index with a post-filter, or exact cosine in the namespace. */
-export interface VectorSearch {
-  index(tx: CypherRunner, candidates: number, k: number): Promise<ScoredId[]>;
-  exact(tx: CypherRunner, k: number): Promise<ScoredId[]>;
-  /** The namespace's embedded count, with the exact hits when it is at most `exactMax` (one statement). */
-  countedExact(tx: CypherRunner, k: number, exactMax: number): Promise<CountedExactHits>;
-}
-
-/** The fact vector channel of `scope` for `vector` of `model`. */
-export function factVectorSearch(scope: FactSearchScope, model: string, vector: number[]): VectorSearch {
-  return {
-    index: (tx, candidates, k) => indexVectorSearch(tx, scope, model, vector, candidates, k),
-    exact: (tx, k) => exactVectorSearch(tx, scope, model, vector, k),
-    countedExact: (tx, k, exactMax) => countedExactVectorSearch(tx, scope, model, vector, k, exactMax),
-  };
-}
-
-function eventVectorSearch(scope: EventSearchScope, model: string, vector: number[]): VectorSearch {
-  return {
-    index: (tx, candidates, k) => indexEventVectorSearch(tx, scope, model, vector, candidates, k),
-    exact: (tx, k) => exactEventVectorSearch(tx, scope, model, vector, k),
-    countedExact: (tx, k, exactMax) => countedExactEventVectorSearch(tx, scope, model, vector, k, exactMax),
-  };
-}
+/** bench/search.ts drives the fact vector channel through this module. */
+export { factVectorSearch };
 
 const NO_HITS: ScoredId[] = [];
 
@@ -272,7 +231,7 @@ export class SearchService {
         ? this.read(async (tx) => {
             const keywordHits = terms ? keywordSearch(tx, scope, terms, depth) : Promise.resolve(NO_HITS);
             const vectorHits = vectors.then((v) =>
-              v ? this.vectorChannel(tx, 'Fact', scope.namespace, v.model, factVectorSearch(scope, v.model, v.vector), depth) : NO_HITS,
+              v ? this.vectorChannel(tx, scope.namespace, v.model, factVectorSearch(scope, v.model, v.vector), depth) : NO_HITS,
             );
             const [vector, keyword] = await Promise.all([vectorHits, keywordHits]);
             const seeds = fuseByReciprocalRank({ vector, keyword })
@@ -289,7 +248,7 @@ export class SearchService {
         ? this.read(async (tx) => {
             const keywordHits = terms ? eventKeywordSearch(tx, eventScope, terms, depth, this.settings.speakerBoost) : Promise.resolve(NO_HITS);
             const vectorHits = vectors.then((v) =>
-              v ? this.vectorChannel(tx, 'Event', scope.namespace, v.model, eventVectorSearch(eventScope, v.model, v.vector), depth) : NO_HITS,
+              v ? this.vectorChannel(tx, scope.namespace, v.model, eventVectorSearch(eventScope, v.model, v.vector), depth) : NO_HITS,
             );
             const [vector, keyword] = await Promise.all([vectorHits, keywordHits]);
             return { vector, keyword };
@@ -348,22 +307,15 @@ export class SearchService {
    * counted in the same statement; otherwise the shared vector index, oversampling until `k` hits
    * of this namespace pass the filters, and exact cosine when even the largest k does not yield them.
    */
-  private async vectorChannel(
-    tx: CypherRunner,
-    label: 'Fact' | 'Event',
-    namespace: string,
-    model: string,
-    search: VectorSearch,
-    k: number,
-  ): Promise<ScoredId[]> {
-    let n = this.largeCount(label, namespace, model);
+  private async vectorChannel(tx: CypherRunner, namespace: string, model: string, search: VectorSearch, k: number): Promise<ScoredId[]> {
+    let n = this.largeCount(search.label, namespace, model);
     if (n === undefined) {
       const counted = await search.countedExact(tx, k, this.settings.exactMaxFacts);
       if (counted.hits) return counted.hits;
       n = counted.embedded;
-      this.rememberLargeCount(label, namespace, model, n);
+      this.rememberLargeCount(search.label, namespace, model, n);
     }
-    const all = await (label === 'Fact' ? countAllFacts(tx) : countAllEvents(tx));
+    const all = await search.countAll(tx);
     const inTx = <T>(work: (t: CypherRunner) => Promise<T>): Promise<T> => work(tx);
     return (await oversampledIndexSearch(inTx, search, k, { namespaceFacts: n, allFacts: all }, this.settings)).hits;
   }

@@ -1,3 +1,4 @@
+import { enqueueOutbox, outboxRows } from '../platform/outbox';
 import { col, Sql } from '../platform/postgres/sql';
 
 /** The events a rebuild covers: occurredAt in [from, to), either end open when null. */
@@ -63,18 +64,11 @@ export class RebuildRepository {
         )
       : [];
     // The graph projection mirrors retirements too (retiredAt on RELATED edges and Entity nodes).
-    const others = [...retiredEntities.map((id) => ({ type: 'entity', id })), ...retiredRelationships.map((id) => ({ type: 'relationship', id }))];
-    await tx.execute(
-      `INSERT INTO ops.outbox (namespace, aggregate_type, aggregate_id, op, payload)
-       SELECT $1, x.type, x.id, 'upsert', jsonb_build_object('id', x.id, 'jobId', $2::text)
-         FROM jsonb_to_recordset($3::jsonb) AS x(type text, id text, ord int) ORDER BY x.ord`,
-      [namespace, jobId, JSON.stringify(others.map((o, ord) => ({ ...o, ord })))],
-    );
-    await tx.execute(
-      `INSERT INTO ops.outbox (namespace, aggregate_type, aggregate_id, op, payload)
-       SELECT $1, 'fact', id::text, 'upsert', jsonb_build_object('id', id, 'jobId', $3::text) FROM unnest($2::uuid[]) AS id`,
-      [namespace, [...retired, ...reopened], jobId],
-    );
+    await enqueueOutbox(tx, [
+      ...outboxRows(namespace, 'entity', retiredEntities, { jobId }),
+      ...outboxRows(namespace, 'relationship', retiredRelationships, { jobId }),
+      ...outboxRows(namespace, 'fact', [...retired, ...reopened], { jobId }),
+    ]);
     // A destroyed event (bronze.event_tombstones) is never derived again: nothing of it may come back.
     const requeued = await tx.execute(
       `UPDATE ops.derivation_queue q SET status = 'pending', attempts = 0, available_at = now(), processed_at = NULL, job_id = $4, last_error = NULL

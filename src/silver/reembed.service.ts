@@ -1,4 +1,5 @@
 import { DataSource } from 'typeorm';
+import { enqueueOutbox, outboxInsertFrom } from '../platform/outbox';
 import { col, Sql } from '../platform/postgres/sql';
 import { AccessException, AccessExceptionCode } from '../access/access.exception';
 import { AuthContext } from '../access/auth-context';
@@ -94,8 +95,7 @@ export class ReembedService {
           [payload, model],
         );
         await tx.execute(
-          `INSERT INTO ops.outbox (namespace, aggregate_type, aggregate_id, op, payload)
-           SELECT namespace, 'fact', id::text, 'upsert', jsonb_build_object('id', id) FROM silver.facts WHERE id = ANY($1::uuid[])`,
+          outboxInsertFrom(`SELECT namespace, 'fact', id::text, 'upsert', jsonb_build_object('id', id) FROM silver.facts WHERE id = ANY($1::uuid[])`),
           [rows.map((r) => r.id)],
         );
       });
@@ -121,10 +121,9 @@ export class ReembedService {
         await new GraphSourceRepository(em).saveEventEmbeddings(
           rows.map((r, i) => ({ eventId: r.id, namespace: r.namespace, model, embedding: vectors[i] as number[] })),
         );
-        await Sql.within(em).execute(
-          `INSERT INTO ops.outbox (namespace, aggregate_type, aggregate_id, op, payload)
-           SELECT t.namespace, 'event', t.id, 'upsert', jsonb_build_object('id', t.id) FROM unnest($1::text[], $2::text[]) AS t(id, namespace)`,
-          [rows.map((r) => r.id), rows.map((r) => r.namespace)],
+        await enqueueOutbox(
+          Sql.within(em),
+          rows.map((r) => ({ namespace: r.namespace, type: 'event', id: r.id, payload: { id: r.id } })),
         );
       });
       events += rows.length;

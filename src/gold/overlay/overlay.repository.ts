@@ -1,3 +1,4 @@
+import { enqueueOutbox, outboxInsertFrom } from '../../platform/outbox';
 import { col, Sql, SqlRow } from '../../platform/postgres/sql';
 import { ComposeSpan } from '../../common/compose-text';
 import { OverlayKindName, OverlayRecord, OverlayStatus } from './overlay.types';
@@ -185,16 +186,12 @@ function toSpan(r: SqlRow): TextSpan {
 export async function reprojectTarget(tx: Sql, o: Pick<OverlayRecord, 'namespace' | 'factId' | 'eventId'>): Promise<void> {
   const type = o.factId ? 'fact' : 'event';
   const id = (o.factId ?? o.eventId) as string;
-  await tx.execute(
-    `INSERT INTO ops.outbox (namespace, aggregate_type, aggregate_id, op, payload) VALUES ($1, $2, $3, 'upsert', jsonb_build_object('id', $3::text, 'overlay', true))`,
-    [o.namespace, type, id],
-  );
+  await enqueueOutbox(tx, [{ namespace: o.namespace, type, id, payload: { id, overlay: true } }]);
   // An event redaction also changes the quotes on its DERIVED_FROM edges, which the facts' projection writes.
   if (o.eventId) {
     await tx.execute(
-      `INSERT INTO ops.outbox (namespace, aggregate_type, aggregate_id, op, payload)
-       SELECT DISTINCT $1, 'fact', s.fact_id::text, 'upsert', jsonb_build_object('id', s.fact_id::text, 'overlay', true)
-         FROM silver.fact_sources s WHERE s.event_id = $2::uuid`,
+      outboxInsertFrom(`SELECT DISTINCT $1, 'fact', s.fact_id::text, 'upsert', jsonb_build_object('id', s.fact_id::text, 'overlay', true)
+         FROM silver.fact_sources s WHERE s.event_id = $2::uuid`),
       [o.namespace, o.eventId],
     );
   }

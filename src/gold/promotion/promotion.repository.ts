@@ -1,4 +1,5 @@
 import { ConcurrencyLimiter } from '../../common/concurrency';
+import { enqueueOutbox, outboxRows } from '../../platform/outbox';
 import { col, Sql, SqlRow } from '../../platform/postgres/sql';
 import { CandidatePair, SilverCandidate } from './promotion.types';
 
@@ -525,13 +526,10 @@ export class PromotionRepository {
 
   /** One outbox row per changed Gold row, all tagged with the batch: the Gold projector claims them together. */
   async outbox(tx: Sql, namespace: string, batch: string, entityIds: readonly string[], relationshipIds: readonly string[]): Promise<void> {
-    const rows = [...entityIds.map((id) => ({ type: 'gold_entity', id })), ...relationshipIds.map((id) => ({ type: 'gold_relationship', id }))];
-    if (rows.length === 0) return;
-    await tx.execute(
-      `INSERT INTO ops.outbox (namespace, aggregate_type, aggregate_id, op, payload)
-       SELECT $1, x.type, x.id, 'upsert', jsonb_build_object('id', x.id, 'batch', $2::text) FROM jsonb_to_recordset($3::jsonb) AS x(type text, id text)`,
-      [namespace, batch, JSON.stringify(rows)],
-    );
+    await enqueueOutbox(tx, [
+      ...outboxRows(namespace, 'gold_entity', entityIds, { batch }),
+      ...outboxRows(namespace, 'gold_relationship', relationshipIds, { batch }),
+    ]);
   }
 }
 

@@ -1,6 +1,7 @@
 import neo4j from 'neo4j-driver';
 import { CypherRunner } from './cypher-runner';
-import { CountedExactHits, countedExact, KEYWORD_OVERSAMPLE, LuceneField, ScoredId, scopedLucene, scoredIds } from './search-facts';
+import { ScoredId, scoredIds, vectorChannel, VectorSearch, vectorSearch } from './search-channel';
+import { KEYWORD_OVERSAMPLE, LuceneField, scopedLucene } from './search-facts';
 
 /** Scope of the raw-event channels of searchMemory: the namespace first, then `asOf` (occurred at or before it). */
 export interface EventSearchScope {
@@ -25,65 +26,20 @@ function params(s: EventSearchScope): Record<string, unknown> {
   return { ns: s.namespace, asOf: s.asOf };
 }
 
-/** How many events of the namespace carry an embedding of `model` (decides exact vs. index search). */
-export async function countEmbeddedEvents(tx: CypherRunner, namespace: string, model: string): Promise<number> {
-  const res = await tx.run(`MATCH (e:Event) WHERE e.namespace = $ns AND e.embeddingModel = $model RETURN count(e) AS n`, { ns: namespace, model });
-  return Number(res.records[0]?.get('n') ?? 0);
-}
-
-/** All `(:Event)` nodes, every namespace (label count store). */
-export async function countAllEvents(tx: CypherRunner): Promise<number> {
-  const res = await tx.run(`MATCH (e:Event) RETURN count(e) AS n`);
-  return Number(res.records[0]?.get('n') ?? 0);
-}
-
-/** Exact cosine over the namespace's events embedded by `model`. */
-export function exactEventVectorSearch(tx: CypherRunner, scope: EventSearchScope, model: string, vector: number[], k: number): Promise<ScoredId[]> {
-  return scoredIds(
-    tx,
-    `MATCH (e:Event) WHERE e.namespace = $ns AND e.embeddingModel = $model AND e.embeddingDims = size($vector) AND ${EVENT_FILTER}
-     WITH e, vector.similarity.cosine(e.embedding, $vector) AS score
-     ${RETURN_EVENT}`,
-    { ...params(scope), model, vector, k: neo4j.int(k) },
-  );
-}
-
-/** `exactEventVectorSearch` with the count in front (see `countedExact`): the hits when at most `exactMax` events are embedded, else only the count. */
-export function countedExactEventVectorSearch(
-  tx: CypherRunner,
-  scope: EventSearchScope,
-  model: string,
-  vector: number[],
-  k: number,
-  exactMax: number,
-): Promise<CountedExactHits> {
-  return countedExact(
-    tx,
-    'Event',
-    `WITH n AS e WHERE e.embeddingDims = size($vector) AND ${EVENT_FILTER}
-     WITH e AS n, vector.similarity.cosine(e.embedding, $vector) AS score`,
-    `{id: n.id, score: score,
+/** The event vector channel (`event_embedding`): hits carry the facts that superseded what the turn said. */
+const EVENT_VECTOR = vectorChannel({
+  label: 'Event',
+  node: 'e',
+  index: 'event_embedding',
+  filter: EVENT_FILTER,
+  returns: RETURN_EVENT,
+  hit: `{id: n.id, score: score,
       supersededBy: [(old:Fact)-[:DERIVED_FROM]->(n) WHERE old.validTo IS NOT NULL | [(newer:Fact)-[:SUPERSEDES*1..8]->(old) | newer.id]]}`,
-    { ...params(scope), model, vector, k: neo4j.int(k), exactMax: neo4j.int(exactMax) },
-  );
-}
+});
 
-/** Approximate neighbours from the shared `event_embedding` index, then the namespace filter: the caller oversamples. */
-export function indexEventVectorSearch(
-  tx: CypherRunner,
-  scope: EventSearchScope,
-  model: string,
-  vector: number[],
-  candidates: number,
-  k: number,
-): Promise<ScoredId[]> {
-  return scoredIds(
-    tx,
-    `CALL db.index.vector.queryNodes('event_embedding', $candidates, $vector) YIELD node AS e, score
-     WITH e, score WHERE e.embeddingModel = $model AND ${EVENT_FILTER}
-     ${RETURN_EVENT}`,
-    { ...params(scope), model, vector, candidates: neo4j.int(candidates), k: neo4j.int(k) },
-  );
+/** The event vector channel of `scope` for `vector` of `model` (the statements of the fact channel, over events). */
+export function eventVectorSearch(scope: EventSearchScope, model: string, vector: number[]): VectorSearch {
+  return vectorSearch(EVENT_VECTOR, params(scope), model, vector);
 }
 
 /**

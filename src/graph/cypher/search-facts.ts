@@ -2,6 +2,10 @@ import neo4j from 'neo4j-driver';
 import { namespaceKey } from '../../platform/neo4j/namespace-key';
 import { visibleCypher } from '../../silver/visibility';
 import { CypherRunner } from './cypher-runner';
+import { countAll, countEmbedded, ScoredId, scoredIds, vectorChannel, VectorSearch, vectorSearch } from './search-channel';
+
+/** bench/search.ts and search-ranking.ts read the hit type from here. */
+export type { ScoredId } from './search-channel';
 
 /** Scope and filters every search channel applies inside Cypher (namespace first: nothing else is ever returned). */
 export interface FactSearchScope {
@@ -12,15 +16,6 @@ export interface FactSearchScope {
   /** ISO 8601, or null for "now". */
   asOf: string | null;
   includeSuperseded: boolean;
-}
-
-export interface ScoredId {
-  id: string;
-  score: number;
-  /** The events a fact hit rests on (its DERIVED_FROM edges), so fusion can fold a raw-turn hit into the fact that carries it. */
-  events?: string[];
-  /** For an event hit: the facts that superseded facts derived from it (the event is a stale turn where one of them is a hit). */
-  supersededBy?: string[];
 }
 
 /**
@@ -47,64 +42,7 @@ function scopeParams(s: FactSearchScope): Record<string, unknown> {
 /** Every fact channel returns `id, score, events` (the fact's source event ids). */
 const RETURN_FACT = `RETURN f.id AS id, score, [(f)-[:DERIVED_FROM]->(ev:Event) | ev.id] AS events ORDER BY score DESC, id LIMIT $k`;
 
-export async function scoredIds(tx: CypherRunner, query: string, params: Record<string, unknown>): Promise<ScoredId[]> {
-  const res = await tx.run(query, params);
-  return res.records.map((r) => {
-    const events = r.has('events') ? (r.get('events') as string[]) : undefined;
-    const supersededBy = r.has('supersededBy') ? (r.get('supersededBy') as string[][]).flat() : undefined;
-    return { id: r.get('id') as string, score: Number(r.get('score')), ...(events ? { events } : {}), ...(supersededBy ? { supersededBy } : {}) };
-  });
-}
 const ids = scoredIds;
-
-/** A channel's hits returned as one list of maps (`hits`), e.g. from a subquery: the same shape as `scoredIds`. */
-export function scoredIdList(value: unknown): ScoredId[] {
-  return (value as Array<{ id: string; score: unknown; events?: string[]; supersededBy?: string[][] }>).map((h) => ({
-    id: h.id,
-    score: Number(h.score),
-    ...(h.events ? { events: h.events } : {}),
-    ...(h.supersededBy ? { supersededBy: h.supersededBy.flat() } : {}),
-  }));
-}
-
-/** What an exact search that counts first returns: the namespace's embedded nodes, and the hits when there were at most `exactMax`. */
-export interface CountedExactHits {
-  /** Nodes of the namespace embedded by the model (what `countEmbeddedFacts` / `countEmbeddedEvents` count). */
-  embedded: number;
-  /** The exact top k when `embedded <= exactMax`; null above (the caller takes the index path). */
-  hits: ScoredId[] | null;
-}
-
-/**
- * Counts the namespace's `label` nodes embedded by `model` and, when there are at most `exactMax`,
- * scores them by exact cosine in the same statement: `filterAndScore` turns `n` (one of them)
- * into rows `n, score` (its filters applied), `hit` is the map of one hit. One statement instead
- * of a count and then a search, and the namespace is scanned once.
- */
-export async function countedExact(
-  tx: CypherRunner,
-  label: 'Fact' | 'Event',
-  filterAndScore: string,
-  hit: string,
-  params: Record<string, unknown>,
-): Promise<CountedExactHits> {
-  const res = await tx.run(
-    `MATCH (n:${label}) WHERE n.namespace = $ns AND n.embeddingModel = $model
-     WITH collect(n) AS embedded
-     CALL (embedded) {
-       UNWIND CASE WHEN size(embedded) <= $exactMax THEN embedded ELSE [] END AS n
-       ${filterAndScore}
-       WITH n, score ORDER BY score DESC, n.id LIMIT $k
-       RETURN collect(${hit}) AS hits
-     }
-     RETURN size(embedded) AS embedded, hits`,
-    params,
-  );
-  const row = res.records[0];
-  const embedded = Number(row?.get('embedded') ?? 0);
-  const exactMax = Number(params.exactMax);
-  return { embedded, hits: embedded <= exactMax ? scoredIdList(row?.get('hits') ?? []) : null };
-}
 
 /** A field of a fulltext query: its name, or its name and a boost (a weight on its BM25 score, 1 by default). */
 export type LuceneField = string | { name: string; boost: number };
@@ -119,55 +57,27 @@ export function scopedLucene(namespace: string, fields: readonly LuceneField[], 
   return `+nsKey:${namespaceKey(namespace)} +(${fields.map(clause).join(' ')})`;
 }
 
-/** How many facts of the namespace carry an embedding of `model` (decides exact vs. index search). */
-export async function countEmbeddedFacts(tx: CypherRunner, namespace: string, model: string): Promise<number> {
-  const res = await tx.run(`MATCH (f:Fact) WHERE f.namespace = $ns AND f.embeddingModel = $model RETURN count(f) AS n`, { ns: namespace, model });
-  return Number(res.records[0]?.get('n') ?? 0);
+/** The fact vector channel (`fact_embedding`): hits carry their source events, like every fact channel. */
+const FACT_VECTOR = vectorChannel({
+  label: 'Fact',
+  node: 'f',
+  index: 'fact_embedding',
+  filter: FACT_FILTER,
+  returns: RETURN_FACT,
+  hit: `{id: n.id, score: score, events: [(n)-[:DERIVED_FROM]->(ev:Event) | ev.id]}`,
+});
+
+/** The fact vector channel of `scope` for `vector` of `model`. */
+export function factVectorSearch(scope: FactSearchScope, model: string, vector: number[]): VectorSearch {
+  return vectorSearch(FACT_VECTOR, scopeParams(scope), model, vector);
 }
 
-/** All `(:Fact)` nodes, every namespace: from the label count store, without a scan. */
-export async function countAllFacts(tx: CypherRunner): Promise<number> {
-  const res = await tx.run(`MATCH (f:Fact) RETURN count(f) AS n`);
-  return Number(res.records[0]?.get('n') ?? 0);
-}
-
-/** Exact cosine over the namespace's facts of the same embedding model: no index, so no oversampling and no starvation. */
+/** Exact cosine over the namespace's facts of the same embedding model (bench/search.ts times it alone). */
 export function exactVectorSearch(tx: CypherRunner, scope: FactSearchScope, model: string, vector: number[], k: number): Promise<ScoredId[]> {
-  return ids(
-    tx,
-    `MATCH (f:Fact) WHERE f.embeddingModel = $model AND f.embeddingDims = size($vector) AND ${FACT_FILTER}
-     WITH f, vector.similarity.cosine(f.embedding, $vector) AS score
-     ${RETURN_FACT}`,
-    { ...scopeParams(scope), model, vector, k: neo4j.int(k) },
-  );
+  return factVectorSearch(scope, model, vector).exact(tx, k);
 }
 
-/**
- * `exactVectorSearch` with the count in front (see `countedExact`): the hits when the namespace has
- * at most `exactMax` facts embedded by `model`, else only that count. The same hits, in the same order.
- */
-export function countedExactVectorSearch(
-  tx: CypherRunner,
-  scope: FactSearchScope,
-  model: string,
-  vector: number[],
-  k: number,
-  exactMax: number,
-): Promise<CountedExactHits> {
-  return countedExact(
-    tx,
-    'Fact',
-    `WITH n AS f WHERE f.embeddingDims = size($vector) AND ${FACT_FILTER}
-     WITH f AS n, vector.similarity.cosine(f.embedding, $vector) AS score`,
-    `{id: n.id, score: score, events: [(n)-[:DERIVED_FROM]->(ev:Event) | ev.id]}`,
-    { ...scopeParams(scope), model, vector, k: neo4j.int(k), exactMax: neo4j.int(exactMax) },
-  );
-}
-
-/**
- * Approximate nearest neighbours from the `fact_embedding` index, `candidates` of them across all
- * namespaces (5.26 has no pre-filter), then the namespace and filters: the caller oversamples.
- */
+/** `candidates` neighbours from `fact_embedding` across all namespaces, then the namespace and filters: the caller oversamples. */
 export function indexVectorSearch(
   tx: CypherRunner,
   scope: FactSearchScope,
@@ -176,13 +86,17 @@ export function indexVectorSearch(
   candidates: number,
   k: number,
 ): Promise<ScoredId[]> {
-  return ids(
-    tx,
-    `CALL db.index.vector.queryNodes('fact_embedding', $candidates, $vector) YIELD node AS f, score
-     WITH f, score WHERE f.embeddingModel = $model AND ${FACT_FILTER}
-     ${RETURN_FACT}`,
-    { ...scopeParams(scope), model, vector, candidates: neo4j.int(candidates), k: neo4j.int(k) },
-  );
+  return factVectorSearch(scope, model, vector).index(tx, candidates, k);
+}
+
+/** How many facts of the namespace carry an embedding of `model`. */
+export function countEmbeddedFacts(tx: CypherRunner, namespace: string, model: string): Promise<number> {
+  return countEmbedded(tx, FACT_VECTOR, namespace, model);
+}
+
+/** All `(:Fact)` nodes, every namespace. */
+export function countAllFacts(tx: CypherRunner): Promise<number> {
+  return countAll(tx, FACT_VECTOR);
 }
 
 /**

@@ -1,3 +1,4 @@
+import { enqueueOutbox } from '../../platform/outbox';
 import { Sql } from '../../platform/postgres/sql';
 import { CHANNELS, FactsChangedNotification } from '../../platform/pubsub/topics';
 
@@ -11,10 +12,9 @@ const NOTIFY_CHUNK = 60; // ids per notification, well under the 8000-byte paylo
 /** Outbox rows for the graph projection, in order (one statement). */
 export async function enqueueProjection(tx: Sql, namespace: string, runId: string, items: readonly OutboxItem[]): Promise<void> {
   if (items.length === 0) return;
-  await tx.execute(
-    `INSERT INTO ops.outbox (namespace, aggregate_type, aggregate_id, op, payload)
-     SELECT $1, x.type, x.id, 'upsert', jsonb_build_object('id', x.id, 'runId', $2::text) FROM jsonb_to_recordset($3::jsonb) AS x(type text, id text, ord int) ORDER BY x.ord`,
-    [namespace, runId, JSON.stringify(items.map((o, ord) => ({ ...o, ord })))],
+  await enqueueOutbox(
+    tx,
+    items.map((o) => ({ namespace, type: o.type, id: o.id, payload: { id: o.id, runId } })),
   );
 }
 

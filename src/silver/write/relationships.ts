@@ -1,3 +1,4 @@
+import { enqueueOutbox, outboxRows } from '../../platform/outbox';
 import { col, Sql } from '../../platform/postgres/sql';
 import { PlannedRelationship } from '../derivation-plan';
 import { CURRENT, visibleSql } from '../visibility';
@@ -59,9 +60,5 @@ export async function writeRelationships(
      ON CONFLICT DO NOTHING`,
     [JSON.stringify(sources)],
   );
-  await tx.execute(
-    `INSERT INTO ops.outbox (namespace, aggregate_type, aggregate_id, op, payload)
-     SELECT $1, 'relationship', id::text, 'upsert', jsonb_build_object('id', id) FROM unnest($2::uuid[]) AS id`,
-    [namespace, [...new Set(target.values())]],
-  );
+  await enqueueOutbox(tx, outboxRows(namespace, 'relationship', [...new Set(target.values())]));
 }

@@ -1,0 +1,55 @@
+import { vectorChannel, VectorChannelShape, vectorSearch } from './search-channel';
+
+const shape: VectorChannelShape = {
+  label: 'Event',
+  node: 'e',
+  index: 'event_embedding',
+  filter: 'e.namespace = $ns',
+  returns: 'RETURN e.id AS id, score ORDER BY score DESC, id LIMIT $k',
+  hit: '{id: n.id, score: score}',
+};
+
+/** A runner that records what it is asked and answers with `rows`. */
+function runner(rows: Array<Record<string, unknown>>) {
+  const calls: Array<{ text: string; params: Record<string, unknown> | undefined }> = [];
+  const tx = {
+    run: async (text: string, params?: Record<string, unknown>) => {
+      calls.push({ text, params });
+      return { records: rows.map((r) => ({ has: (k: string) => k in r, get: (k: string) => r[k] })) };
+    },
+  } as never;
+  return { tx, calls };
+}
+
+describe('vectorChannel', () => {
+  it('refuses a label, variable or index name that is not an identifier', () => {
+    expect(() => vectorChannel({ ...shape, label: 'Event) DETACH DELETE (x' as 'Event' })).toThrow(/not a valid Cypher identifier/);
+    expect(() => vectorChannel({ ...shape, index: "event_embedding', 1, []) YIELD node CALL db.x('" })).toThrow(/not a valid Cypher identifier/);
+    expect(() => vectorChannel({ ...shape, node: 'n' })).toThrow(/taken/);
+  });
+
+  it('scopes every statement that reads a namespace to $ns', () => {
+    const { statements } = vectorChannel(shape);
+    for (const text of [statements.exact, statements.countedExact, statements.index, statements.countEmbedded]) expect(text).toContain('namespace = $ns');
+    expect(statements.index).toContain(`db.index.vector.queryNodes('event_embedding', $candidates, $vector) YIELD node AS e, score`);
+  });
+
+  it('passes the scope, model and vector to each statement', async () => {
+    const { tx, calls } = runner([{ id: 'a', score: 0.9 }]);
+    const search = vectorSearch(vectorChannel(shape), { ns: 'ns1', asOf: null }, 'm', [1, 0]);
+    expect(await search.exact(tx, 5)).toEqual([{ id: 'a', score: 0.9 }]);
+    await search.index(tx, 100, 5);
+    expect(calls.map((c) => Object.keys(c.params ?? {}).sort())).toEqual([
+      ['asOf', 'k', 'model', 'ns', 'vector'],
+      ['asOf', 'candidates', 'k', 'model', 'ns', 'vector'],
+    ]);
+  });
+
+  it('returns the counted hits only when the namespace is small enough', async () => {
+    const search = vectorSearch(vectorChannel(shape), { ns: 'ns1' }, 'm', [1, 0]);
+    const small = runner([{ embedded: 2, hits: [{ id: 'a', score: 0.5 }] }]);
+    expect(await search.countedExact(small.tx, 5, 2)).toEqual({ embedded: 2, hits: [{ id: 'a', score: 0.5 }] });
+    const large = runner([{ embedded: 3, hits: [] }]);
+    expect(await search.countedExact(large.tx, 5, 2)).toEqual({ embedded: 3, hits: null });
+  });
+});
