@@ -1,6 +1,6 @@
 import DataLoader from 'dataloader';
 import { AuthContext } from '../access/auth-context';
-import { NESTED_LIST_MAX } from '../api/cost';
+import { NESTED_LIST_MAX } from '../common/limits';
 import { TokenService } from '../access/token.service';
 import { ApprovalService } from '../access/approval.service';
 import { ApprovalGate } from '../access/approval.port';

@@ -3,7 +3,7 @@ import { RequestContext } from '../../api/context';
 import { ConnectionPageInfo } from '../../bronze/event.graphql';
 import { requireUuid } from '../../common/input';
 import { StorableTextArgs } from '../../common/storable-args.middleware';
-import { NESTED_LIST_MAX } from '../../api/cost';
+import { NESTED_LIST_MAX } from '../../common/limits';
 import { Entity, Fact, FactSource } from '../../silver/fact.graphql';
 import { Job } from '../../silver/pipeline.resolver';
 import { GoldEntity, GoldEntityConnection, GoldEntityEdge, GoldEntityFilter, GoldRelationship } from './gold.graphql';

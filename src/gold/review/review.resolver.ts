@@ -1,6 +1,6 @@
 import { Arg, Ctx, FieldResolver, ID, Int, Mutation, Query, Resolver, Root, UseMiddleware } from 'type-graphql';
 import { RequestContext } from '../../api/context';
-import { NESTED_LIST_MAX } from '../../api/cost';
+import { NESTED_LIST_MAX } from '../../common/limits';
 import { ConnectionPageInfo } from '../../bronze/event.graphql';
 import { requireUuid } from '../../common/input';
 import { StorableTextArgs } from '../../common/storable-args.middleware';
