@@ -1,7 +1,7 @@
 import { Arg, Ctx, FieldResolver, Int, Mutation, Query, Resolver, Root, UseMiddleware } from 'type-graphql';
 import { StorableTextArgs } from '../common/storable-args.middleware';
 import { Job } from '../silver/pipeline.resolver';
-import { RequestContext } from '../api/context';
+import { GraphContext } from './graph.context';
 import { Event } from '../bronze/event.graphql';
 import { BronzeEvent } from '../bronze/event.types';
 import { Fact } from '../silver/fact.graphql';
@@ -25,7 +25,7 @@ export class SearchResolver {
     @Arg('limit', () => Int, { nullable: true, defaultValue: 10 }) limit: number | null,
     @Arg('asOf', () => Date, { nullable: true }) asOf: Date | null,
     @Arg('filter', () => SearchFilter, { nullable: true }) filter: SearchFilter | null,
-    @Ctx() ctx: RequestContext,
+    @Ctx() ctx: GraphContext,
   ): Promise<MemoryHit[]> {
     const hits = await ctx.services.search.search(
       ctx.auth,
@@ -53,13 +53,13 @@ export class SearchResolver {
   async reembed(
     @Arg('namespace', () => String, { nullable: true }) namespace: string | null,
     @Arg('reason', () => String, { nullable: true }) reason: string | null,
-    @Ctx() ctx: RequestContext,
+    @Ctx() ctx: GraphContext,
   ): Promise<Job> {
     return Job.from(await ctx.services.reembed.request(ctx.auth, namespace, reason));
   }
 
   @FieldResolver(() => [Event], { description: "The events this hit rests on, in conversation order: a fact's source events, or the event itself." })
-  async evidence(@Root() hit: MemoryHit, @Ctx() ctx: RequestContext): Promise<Event[]> {
+  async evidence(@Root() hit: MemoryHit, @Ctx() ctx: GraphContext): Promise<Event[]> {
     if (hit.event) return [hit.event];
     if (!hit.fact) return [];
     const fact = hit.fact;
