@@ -86,8 +86,7 @@ export class GoldEntityResolver {
   })
   async facts(@Root() g: GoldEntity, @Arg('asOf', () => Date, { nullable: true }) asOf: Date | null, @Ctx() ctx: GoldContext): Promise<Fact[]> {
     readable(ctx, g);
-    const facts = await ctx.loaders.goldFactsByEntity.load({ entityId: g.id, asOf: asOf ?? g.asOf ?? null });
-    return facts.filter((f) => f.namespace === g.namespace).map(Fact.from);
+    return (await ctx.loaders.inNamespace(g.namespace).goldFactsByEntity.load({ entityId: g.id, asOf: asOf ?? g.asOf ?? null })).map(Fact.from);
   }
 
   @FieldResolver(() => [GoldRelationship], { description: 'Gold relationships from or to it, valid now or at asOf (default: the asOf of about).' })
@@ -97,9 +96,9 @@ export class GoldEntityResolver {
     @Ctx() ctx: GoldContext,
   ): Promise<GoldRelationship[]> {
     readable(ctx, g);
-    return (await ctx.loaders.goldRelationshipsByEntity.load({ entityId: g.id, asOf: asOf ?? g.asOf ?? null }))
-      .filter((r) => r.namespace === g.namespace)
-      .map(GoldRelationship.from);
+    return (await ctx.loaders.inNamespace(g.namespace).goldRelationshipsByEntity.load({ entityId: g.id, asOf: asOf ?? g.asOf ?? null })).map(
+      GoldRelationship.from,
+    );
   }
 }
 

@@ -49,13 +49,11 @@ export class RelatedContextResolver {
   })
   async facts(@Root() s: GoldSubgraph, @Ctx() ctx: GoldContext): Promise<GoldContextFact[]> {
     requireReadable(ctx, s);
+    const inNs = ctx.loaders.inNamespace(s.namespace);
     const lists = await Promise.all(
-      s.entities.map(async (g) => ({ entityId: g.id, facts: await ctx.loaders.goldFactsByEntity.load({ entityId: g.id, asOf: s.asOf ?? null }) })),
+      s.entities.map(async (g) => ({ entityId: g.id, facts: await inNs.goldFactsByEntity.load({ entityId: g.id, asOf: s.asOf ?? null }) })),
     );
-    return topFacts(
-      lists.map((l) => ({ ...l, facts: l.facts.filter((f) => f.namespace === s.namespace) })),
-      RELATED_CONTEXT_FACTS,
-    ).map((x) => Object.assign(new GoldContextFact(), { entityId: x.entityId, fact: Fact.from(x.fact) }));
+    return topFacts(lists, RELATED_CONTEXT_FACTS).map((x) => Object.assign(new GoldContextFact(), { entityId: x.entityId, fact: Fact.from(x.fact) }));
   }
 }
 
@@ -67,16 +65,8 @@ export class GoldPreferenceResolver {
   })
   async preferences(@Root() g: GoldEntity, @Arg('asOf', () => Date, { nullable: true }) asOf: Date | null, @Ctx() ctx: GoldContext): Promise<Preference[]> {
     requireReadable(ctx, g);
-    const rows = await ctx.loaders.goldPreferencesByEntity.load({ entityId: g.id, asOf: asOf ?? g.asOf ?? null });
-    return rows
-      .filter((p) => p.fact.namespace === g.namespace)
-      .map((p) =>
-        Object.assign(new Preference(), {
-          namespace: g.namespace,
-          fact: Fact.from(p.fact),
-          replaced: p.replaced.filter((f) => f.namespace === g.namespace).map(Fact.from),
-        }),
-      );
+    const rows = await ctx.loaders.inNamespace(g.namespace).goldPreferencesByEntity.load({ entityId: g.id, asOf: asOf ?? g.asOf ?? null });
+    return rows.map((p) => Object.assign(new Preference(), { namespace: g.namespace, fact: Fact.from(p.fact), replaced: p.replaced.map(Fact.from) }));
   }
 }
 
@@ -91,8 +81,8 @@ export class GoldChangeResolver {
   @FieldResolver(() => GoldEntity, { nullable: true, description: 'GOLD_ENTITY changes: the Gold entity as it is now (null for other subjects).' })
   async goldEntity(@Root() c: Change, @Ctx() ctx: GoldContext): Promise<GoldEntity | null> {
     if (!c.goldEntityId || !this.listable(ctx, c.namespace)) return null;
-    const g = await ctx.loaders.goldEntityById.load(c.goldEntityId);
-    return g && g.namespace === c.namespace ? GoldEntity.from(g) : null;
+    const g = await ctx.loaders.inNamespace(c.namespace).goldEntityById.load(c.goldEntityId);
+    return g ? GoldEntity.from(g) : null;
   }
 
   @FieldResolver(() => GoldRelationship, {
@@ -101,8 +91,8 @@ export class GoldChangeResolver {
   })
   async goldRelationship(@Root() c: Change, @Ctx() ctx: GoldContext): Promise<GoldRelationship | null> {
     if (!c.goldRelationshipId || !this.listable(ctx, c.namespace)) return null;
-    const r = await ctx.loaders.goldRelationshipById.load(c.goldRelationshipId);
-    return r && r.namespace === c.namespace ? GoldRelationship.from(r) : null;
+    const r = await ctx.loaders.inNamespace(c.namespace).goldRelationshipById.load(c.goldRelationshipId);
+    return r ? GoldRelationship.from(r) : null;
   }
 
   @FieldResolver(() => [Entity], {
@@ -112,7 +102,6 @@ export class GoldChangeResolver {
   async silverEntities(@Root() c: Change, @Ctx() ctx: GoldContext): Promise<Entity[]> {
     if (c.subject !== 'GOLD_ENTITY' || c.silverIds.length === 0) return [];
     requireReadable(ctx, c);
-    const rows = await ctx.loaders.entityById.loadMany(c.silverIds);
-    return rows.flatMap((e) => (e && !(e instanceof Error) && e.namespace === c.namespace ? [Entity.from(e)] : []));
+    return (await ctx.loaders.inNamespace(c.namespace).entityById.loadMany(c.silverIds)).map(Entity.from);
   }
 }

@@ -8,7 +8,7 @@ import { Entity, Fact } from '../../silver/fact.graphql';
 import { GoldEntity } from '../promotion/gold.graphql';
 import { ReviewItem, ReviewItemConnection, ReviewItemEdge } from './review.graphql';
 
-/** Nested fields show only what the caller may read in the item's namespace ("read"); empty otherwise, never another namespace's row. */
+/** Nested fields show only what the caller may read in the item's namespace ("read"); empty otherwise, never another namespace's row (loaders.inNamespace). */
 const readable = (ctx: GoldContext, item: ReviewItem): boolean => !!ctx.services.gold.visible(ctx.auth, item);
 
 @Resolver(() => ReviewItem)
@@ -51,21 +51,19 @@ export class ReviewResolver {
   @FieldResolver(() => [Entity], { description: 'The Silver entities whose facts conflict (members of one Gold entity).' })
   async subjects(@Root() item: ReviewItem, @Ctx() ctx: GoldContext): Promise<Entity[]> {
     if (!readable(ctx, item)) return [];
-    const rows = await ctx.loaders.entityById.loadMany(item.silverEntityIds.slice(0, NESTED_LIST_MAX));
-    return rows.flatMap((e) => (e && !(e instanceof Error) && e.namespace === item.namespace ? [Entity.from(e)] : []));
+    return (await ctx.loaders.inNamespace(item.namespace).entityById.loadMany(item.silverEntityIds.slice(0, NESTED_LIST_MAX))).map(Entity.from);
   }
 
   @FieldResolver(() => [GoldEntity], { description: 'The Gold entity the subjects are merged into.' })
   async goldSubjects(@Root() item: ReviewItem, @Ctx() ctx: GoldContext): Promise<GoldEntity[]> {
     if (!readable(ctx, item)) return [];
-    const g = await ctx.loaders.goldEntityById.load(item.goldEntityId);
-    return g && g.namespace === item.namespace ? [GoldEntity.from(g)] : [];
+    const g = await ctx.loaders.inNamespace(item.namespace).goldEntityById.load(item.goldEntityId);
+    return g ? [GoldEntity.from(g)] : [];
   }
 
   @FieldResolver(() => [Fact], { description: 'The facts in conflict, as they are now in Silver (at most 50, like every nested list).' })
   async facts(@Root() item: ReviewItem, @Ctx() ctx: GoldContext): Promise<Fact[]> {
     if (!readable(ctx, item)) return [];
-    const rows = await ctx.loaders.factById.loadMany(item.factIds.slice(0, NESTED_LIST_MAX));
-    return rows.flatMap((f) => (f && !(f instanceof Error) && f.namespace === item.namespace ? [Fact.from(f)] : []));
+    return (await ctx.loaders.inNamespace(item.namespace).factById.loadMany(item.factIds.slice(0, NESTED_LIST_MAX))).map(Fact.from);
   }
 }
