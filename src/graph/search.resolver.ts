@@ -3,14 +3,9 @@ import { StorableTextArgs } from '../common/storable-args.middleware';
 import { Job } from '../silver/pipeline.resolver';
 import { GraphContext } from './graph.context';
 import { Event } from '../bronze/event.graphql';
-import { BronzeEvent } from '../bronze/event.types';
 import { Fact } from '../silver/fact.graphql';
+import { factEvidence } from './evidence';
 import { MemoryHit, MemoryHitKind, SearchFilter } from './search.graphql';
-
-/** Events in conversation order: occurredAt, then sequenceNum, then id. */
-function inOrder(a: BronzeEvent, b: BronzeEvent): number {
-  return a.occurredAt.getTime() - b.occurredAt.getTime() || (a.sequenceNum ?? 0) - (b.sequenceNum ?? 0) || a.id.localeCompare(b.id);
-}
 
 @UseMiddleware(StorableTextArgs)
 @Resolver(() => MemoryHit)
@@ -62,12 +57,6 @@ export class SearchResolver {
   async evidence(@Root() hit: MemoryHit, @Ctx() ctx: GraphContext): Promise<Event[]> {
     if (hit.event) return [hit.event];
     if (!hit.fact) return [];
-    const fact = hit.fact;
-    const sources = await ctx.loaders.sourcesByFactId.load(fact.id);
-    const ids = [...new Set(sources.map((s) => s.eventId))];
-    const events = (await ctx.loaders.eventById.loadMany(ids)).filter(
-      (e): e is BronzeEvent => Boolean(e) && !(e instanceof Error) && (e as BronzeEvent).namespace === fact.namespace,
-    );
-    return events.sort(inOrder).map(Event.from);
+    return (await factEvidence(ctx.loaders, hit.fact)).map(Event.from);
   }
 }
