@@ -1,4 +1,4 @@
-import { createLoaders } from '../src/api/context';
+import { createLoaders } from '../src/scope/request-scope';
 import { readProvenanceSteps, ProvenanceStepRow } from '../src/graph/cypher/provenance-steps';
 import {
   countCypher,

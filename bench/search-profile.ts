@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import os from 'node:os';
 import type { Driver, ManagedTransaction, Session } from 'neo4j-driver';
-import { createLoaders } from '../src/api/context';
+import { createLoaders } from '../src/scope/request-scope';
 import { SearchService } from '../src/graph/search.service';
 import { loadEmbedder } from '../src/app/models';
 import { nowMs, percentile, report, round, withBenchApp } from './harness';

@@ -1,4 +1,4 @@
-import { createLoaders } from '../src/api/context';
+import { createLoaders } from '../src/scope/request-scope';
 import {
   countAllFacts,
   countEmbeddedFacts,

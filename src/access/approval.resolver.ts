@@ -1,5 +1,5 @@
 import { Arg, Ctx, ID, Mutation, Query, Resolver, UseMiddleware } from 'type-graphql';
-import { RequestContext } from '../api/context';
+import { AccessContext } from './access.context';
 import { StorableTextArgs } from '../common/storable-args.middleware';
 import { ApprovalRequest, ApprovalRequestInput } from './approval.graphql';
 import { ApprovalStatus } from './approval.types';
@@ -14,7 +14,7 @@ export class ApprovalResolver {
   async approvals(
     @Arg('namespace', () => String) namespace: string,
     @Arg('status', () => ApprovalStatus, { nullable: true }) status: ApprovalStatus | null,
-    @Ctx() ctx: RequestContext,
+    @Ctx() ctx: AccessContext,
   ): Promise<ApprovalRequest[]> {
     return (await ctx.services.approvals.list(ctx.auth, namespace, status ?? null)).map(ApprovalRequest.from);
   }
@@ -22,7 +22,7 @@ export class ApprovalResolver {
   @Mutation(() => ApprovalRequest, {
     description: 'Asks for an irreversible operation (DESTROY_EVENT: "admin"; OVERWRITE_OVERLAY: "overlay"); expires after APPROVAL_TTL.',
   })
-  async requestApproval(@Arg('input', () => ApprovalRequestInput) input: ApprovalRequestInput, @Ctx() ctx: RequestContext): Promise<ApprovalRequest> {
+  async requestApproval(@Arg('input', () => ApprovalRequestInput) input: ApprovalRequestInput, @Ctx() ctx: AccessContext): Promise<ApprovalRequest> {
     return ApprovalRequest.from(await ctx.services.approvals.request(ctx.auth, input));
   }
 
@@ -30,7 +30,7 @@ export class ApprovalResolver {
   async approve(
     @Arg('id', () => ID) id: string,
     @Arg('reason', () => String, { nullable: true }) reason: string | null,
-    @Ctx() ctx: RequestContext,
+    @Ctx() ctx: AccessContext,
   ): Promise<ApprovalRequest> {
     return ApprovalRequest.from(await ctx.services.approvals.approve(ctx.auth, id, reason ?? null));
   }
@@ -39,7 +39,7 @@ export class ApprovalResolver {
   async reject(
     @Arg('id', () => ID) id: string,
     @Arg('reason', () => String, { nullable: true }) reason: string | null,
-    @Ctx() ctx: RequestContext,
+    @Ctx() ctx: AccessContext,
   ): Promise<ApprovalRequest> {
     return ApprovalRequest.from(await ctx.services.approvals.reject(ctx.auth, id, reason ?? null));
   }

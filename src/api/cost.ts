@@ -1,13 +1,7 @@
 import { getNamedType, getNullableType, isCompositeType, isListType } from 'graphql';
 import { ComplexityEstimator } from 'graphql-query-complexity';
+import { NESTED_LIST_MAX } from '../common/limits';
 import { EXPLORE_DEFAULT_PAGE, EXPLORE_MAX_PAGE, EXPLORE_PREFIX } from './explore/explore.typedefs';
-
-/**
- * The most items a nested list without a page size returns per parent (`Event.facts`,
- * `Fact.sources`, `Entity.facts`, …). The request loaders (scope/request-scope.ts) cut each list there, so
- * the price below is the real maximum; page through the root connections for more.
- */
-export const NESTED_LIST_MAX = 50;
 
 /** Real maximum sizes of lists without a page size, where they differ from NESTED_LIST_MAX. */
 const LIST_SIZE: Readonly<Record<string, number>> = {

@@ -1,5 +1,5 @@
 import { Arg, Ctx, FieldResolver, ID, Int, Mutation, Query, Resolver, Root, Subscription, UseMiddleware } from 'type-graphql';
-import { RequestContext } from '../api/context';
+import { BronzeContext } from './bronze.context';
 import { requireUuid } from '../common/input';
 import { StorableTextArgs } from '../common/storable-args.middleware';
 import { EventIngestedMessage } from '../platform/pubsub/topics';
@@ -21,17 +21,17 @@ const toResult = (o: IngestOutcome): IngestResult =>
 @UseMiddleware(StorableTextArgs)
 export class EventResolver {
   @Mutation(() => IngestResult, { description: 'Stores one event in Bronze (needs "ingest" on its namespace).' })
-  async ingestEvent(@Arg('input', () => EventInput) input: EventInput, @Ctx() ctx: RequestContext): Promise<IngestResult> {
+  async ingestEvent(@Arg('input', () => EventInput) input: EventInput, @Ctx() ctx: BronzeContext): Promise<IngestResult> {
     return toResult(await ctx.services.ingest.ingestOne(ctx.auth, input));
   }
 
   @Mutation(() => [IngestResult], { description: 'Stores a batch (up to MAX_BATCH_SIZE); one result per item, in input order.' })
-  async ingestEvents(@Arg('input', () => [EventInput]) input: EventInput[], @Ctx() ctx: RequestContext): Promise<IngestResult[]> {
+  async ingestEvents(@Arg('input', () => [EventInput]) input: EventInput[], @Ctx() ctx: BronzeContext): Promise<IngestResult[]> {
     return (await ctx.services.ingest.ingestBatch(ctx.auth, input)).map(toResult);
   }
 
   @Query(() => Event, { nullable: true, description: 'An event by id; null when missing or outside your grants ("read").' })
-  async event(@Arg('id', () => ID) id: string, @Ctx() ctx: RequestContext): Promise<Event | null> {
+  async event(@Arg('id', () => ID) id: string, @Ctx() ctx: BronzeContext): Promise<Event | null> {
     const e = await ctx.services.events.getVisible(ctx.auth, requireUuid(id, 'id'), (k) => ctx.loaders.eventById.load(k));
     return e ? Event.from(e) : null;
   }
@@ -42,7 +42,7 @@ export class EventResolver {
     @Arg('filter', () => EventFilter, { nullable: true }) filter: EventFilter | null,
     @Arg('first', () => Int, { nullable: true, description: 'Page size (default 50, at most MAX_PAGE_SIZE).' }) first: number | null,
     @Arg('after', () => String, { nullable: true }) after: string | null,
-    @Ctx() ctx: RequestContext,
+    @Ctx() ctx: BronzeContext,
   ): Promise<EventConnection> {
     const page = await ctx.services.events.list(ctx.auth, namespace, filter ?? {}, first, after);
     return Object.assign(new EventConnection(), {
@@ -56,7 +56,7 @@ export class EventResolver {
     @Arg('namespace', () => String) namespace: string,
     @Arg('conversationId', () => String) conversationId: string,
     @Arg('limit', () => Int, { nullable: true, description: 'At most this many events (default and maximum 10000).' }) limit: number | null,
-    @Ctx() ctx: RequestContext,
+    @Ctx() ctx: BronzeContext,
   ): Promise<Event[]> {
     return (await ctx.services.events.conversation(ctx.auth, namespace, conversationId, limit)).map(Event.from);
   }
@@ -65,7 +65,7 @@ export class EventResolver {
   async watermark(
     @Arg('namespace', () => String) namespace: string,
     @Arg('source', () => String) source: string,
-    @Ctx() ctx: RequestContext,
+    @Ctx() ctx: BronzeContext,
   ): Promise<Watermark | null> {
     const w = await ctx.services.events.watermark(ctx.auth, namespace, source);
     return w ? Object.assign(new Watermark(), w) : null;
@@ -78,7 +78,7 @@ export class EventResolver {
     description:
       'The raw payload as sent (needs "read" on the namespace, and "admin" when the event has an active redaction; null otherwise). JSON numbers beyond 2^53 may be rounded by JavaScript clients: rawPayloadText has them exactly.',
   })
-  async rawPayload(@Root() event: Event, @Ctx() ctx: RequestContext): Promise<unknown> {
+  async rawPayload(@Root() event: Event, @Ctx() ctx: BronzeContext): Promise<unknown> {
     return (await payloadVisible(ctx, event)) ? event.rawPayload : null;
   }
 
@@ -87,36 +87,36 @@ export class EventResolver {
     description:
       'rawPayload exactly as stored, as JSON text (needs "read" on the namespace, and "admin" when the event has an active redaction; null otherwise).',
   })
-  async rawPayloadText(@Root() event: Event, @Ctx() ctx: RequestContext): Promise<string | null> {
+  async rawPayloadText(@Root() event: Event, @Ctx() ctx: BronzeContext): Promise<string | null> {
     return (await payloadVisible(ctx, event)) ? event.rawPayloadText : null;
   }
 
   @FieldResolver(() => Event, { nullable: true, description: 'For a TOOL_RESULT: the TOOL_CALL it answers.' })
-  async toolCall(@Root() event: Event, @Ctx() ctx: RequestContext): Promise<Event | null> {
+  async toolCall(@Root() event: Event, @Ctx() ctx: BronzeContext): Promise<Event | null> {
     // Another event: it needs "read" like any direct read (an ingest-only token sees only its own).
     const call = await ctx.services.events.toolCall(ctx.auth, event, (k) => ctx.loaders.toolEvents.load(k));
     return call ? Event.from(call) : null;
   }
 
   @FieldResolver(() => [Event], { description: 'For a TOOL_CALL: its TOOL_RESULTs, oldest first.' })
-  async toolResults(@Root() event: Event, @Ctx() ctx: RequestContext): Promise<Event[]> {
+  async toolResults(@Root() event: Event, @Ctx() ctx: BronzeContext): Promise<Event[]> {
     return (await ctx.services.events.toolResults(ctx.auth, event, (k) => ctx.loaders.toolEvents.load(k))).map(Event.from);
   }
 
   @Subscription(() => Event, {
     description: 'Every event stored in the namespace from now on (needs "read" on it).',
     subscribe: ({ args, context }) => {
-      const ctx = context as RequestContext;
+      const ctx = context as BronzeContext;
       return ctx.services.subscriptions.eventsIngested(ctx.auth, ctx.currentAuth, (args as { namespace: string }).namespace);
     },
   })
-  async eventIngested(@Root() message: EventIngestedMessage, @Arg('namespace', () => String) _namespace: string, @Ctx() ctx: RequestContext): Promise<Event> {
+  async eventIngested(@Root() message: EventIngestedMessage, @Arg('namespace', () => String) _namespace: string, @Ctx() ctx: BronzeContext): Promise<Event> {
     // Read fresh (no loader cache across messages) and re-check the grant for this namespace.
     return Event.from(await ctx.services.events.deliveredEvent(await ctx.currentAuth(), message.id));
   }
 }
 
 /** The payload is verbatim input: "read" to follow the event, and no active redaction unless "admin" (text-visibility.ts). */
-async function payloadVisible(ctx: RequestContext, event: Event): Promise<boolean> {
+async function payloadVisible(ctx: BronzeContext, event: Event): Promise<boolean> {
   return ctx.services.events.mayTraverse(ctx.auth, event) && maySeeRawPayload(ctx.auth, event, await ctx.loaders.redactionsByEventId.load(event.id));
 }

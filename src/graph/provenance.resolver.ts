@@ -1,6 +1,6 @@
 import { Arg, Ctx, ID, Int, Query, Resolver, UseMiddleware } from 'type-graphql';
 import { StorableTextArgs } from '../common/storable-args.middleware';
-import { RequestContext } from '../api/context';
+import { GraphContext } from './graph.context';
 import { Event } from '../bronze/event.graphql';
 import { Entity, Fact, Relationship } from '../silver/fact.graphql';
 import { RelatedEdge } from './cypher/graph-read';
@@ -31,7 +31,7 @@ export class ProvenanceResolver {
   @Query(() => Provenance, {
     description: 'The fact and every event (with span) it rests on, through its supersession chain too; resolved through Neo4j (needs "read").',
   })
-  async provenance(@Arg('factId', () => ID) factId: string, @Ctx() ctx: RequestContext): Promise<Provenance> {
+  async provenance(@Arg('factId', () => ID) factId: string, @Ctx() ctx: GraphContext): Promise<Provenance> {
     const p = await ctx.services.provenance.provenance(ctx.auth, ctx.loaders, factId);
     return Object.assign(new Provenance(), {
       fact: p.fact ? Fact.from(p.fact) : null,
@@ -42,7 +42,7 @@ export class ProvenanceResolver {
   }
 
   @Query(() => Derivation, { description: 'Every fact (with span), entity and relationship derived from an event; resolved through Neo4j (needs "read").' })
-  async derivedFrom(@Arg('eventId', () => ID) eventId: string, @Ctx() ctx: RequestContext): Promise<Derivation> {
+  async derivedFrom(@Arg('eventId', () => ID) eventId: string, @Ctx() ctx: GraphContext): Promise<Derivation> {
     const d = await ctx.services.provenance.derivedFrom(ctx.auth, ctx.loaders, eventId);
     return Object.assign(new Derivation(), {
       event: d.event ? Event.from(d.event) : null,
@@ -61,7 +61,7 @@ export class ProvenanceResolver {
     @Arg('depth', () => Int, { nullable: true, defaultValue: 1 }) depth: number | null,
     @Arg('asOf', () => Date, { nullable: true }) asOf: Date | null,
     @Arg('relationshipTypes', () => [String], { nullable: true }) relationshipTypes: string[] | null,
-    @Ctx() ctx: RequestContext,
+    @Ctx() ctx: GraphContext,
   ): Promise<Subgraph> {
     return toSubgraph(await ctx.services.provenance.neighbourhood(ctx.auth, ctx.loaders, entityId, depth ?? 1, { asOf, relationshipTypes }));
   }
@@ -76,7 +76,7 @@ export class ProvenanceResolver {
     @Arg('toEntityId', () => ID) toEntityId: string,
     @Arg('maxDepth', () => Int, { nullable: true, defaultValue: 4 }) maxDepth: number | null,
     @Arg('asOf', () => Date, { nullable: true }) asOf: Date | null,
-    @Ctx() ctx: RequestContext,
+    @Ctx() ctx: GraphContext,
   ): Promise<Subgraph | null> {
     const path = await ctx.services.provenance.shortestPath(ctx.auth, ctx.loaders, fromEntityId, toEntityId, maxDepth ?? 4, { asOf });
     return path ? toSubgraph(path) : null;
@@ -91,7 +91,7 @@ export class ProvenanceResolver {
     @Arg('since', () => Date) since: Date,
     @Arg('first', () => Int, { nullable: true }) first: number | null,
     @Arg('subjects', () => [ChangeSubject], { nullable: true, defaultValue: [ChangeSubject.FACT] }) subjects: ChangeSubject[] | null,
-    @Ctx() ctx: RequestContext,
+    @Ctx() ctx: GraphContext,
   ): Promise<Change[]> {
     const rows = await ctx.services.provenance.changes(ctx.auth, ctx.loaders, namespace, since, first, subjects ?? [ChangeSubject.FACT]);
     return rows.map((c) =>

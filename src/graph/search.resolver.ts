@@ -1,16 +1,11 @@
 import { Arg, Ctx, FieldResolver, Int, Mutation, Query, Resolver, Root, UseMiddleware } from 'type-graphql';
 import { StorableTextArgs } from '../common/storable-args.middleware';
 import { Job } from '../silver/pipeline.resolver';
-import { RequestContext } from '../api/context';
+import { GraphContext } from './graph.context';
 import { Event } from '../bronze/event.graphql';
-import { BronzeEvent } from '../bronze/event.types';
 import { Fact } from '../silver/fact.graphql';
+import { factEvidence } from './evidence';
 import { MemoryHit, MemoryHitKind, SearchFilter } from './search.graphql';
-
-/** Events in conversation order: occurredAt, then sequenceNum, then id. */
-function inOrder(a: BronzeEvent, b: BronzeEvent): number {
-  return a.occurredAt.getTime() - b.occurredAt.getTime() || (a.sequenceNum ?? 0) - (b.sequenceNum ?? 0) || a.id.localeCompare(b.id);
-}
 
 @UseMiddleware(StorableTextArgs)
 @Resolver(() => MemoryHit)
@@ -25,7 +20,7 @@ export class SearchResolver {
     @Arg('limit', () => Int, { nullable: true, defaultValue: 10 }) limit: number | null,
     @Arg('asOf', () => Date, { nullable: true }) asOf: Date | null,
     @Arg('filter', () => SearchFilter, { nullable: true }) filter: SearchFilter | null,
-    @Ctx() ctx: RequestContext,
+    @Ctx() ctx: GraphContext,
   ): Promise<MemoryHit[]> {
     const hits = await ctx.services.search.search(
       ctx.auth,
@@ -53,21 +48,15 @@ export class SearchResolver {
   async reembed(
     @Arg('namespace', () => String, { nullable: true }) namespace: string | null,
     @Arg('reason', () => String, { nullable: true }) reason: string | null,
-    @Ctx() ctx: RequestContext,
+    @Ctx() ctx: GraphContext,
   ): Promise<Job> {
     return Job.from(await ctx.services.reembed.request(ctx.auth, namespace, reason));
   }
 
   @FieldResolver(() => [Event], { description: "The events this hit rests on, in conversation order: a fact's source events, or the event itself." })
-  async evidence(@Root() hit: MemoryHit, @Ctx() ctx: RequestContext): Promise<Event[]> {
+  async evidence(@Root() hit: MemoryHit, @Ctx() ctx: GraphContext): Promise<Event[]> {
     if (hit.event) return [hit.event];
     if (!hit.fact) return [];
-    const fact = hit.fact;
-    const sources = await ctx.loaders.sourcesByFactId.load(fact.id);
-    const ids = [...new Set(sources.map((s) => s.eventId))];
-    const events = (await ctx.loaders.eventById.loadMany(ids)).filter(
-      (e): e is BronzeEvent => Boolean(e) && !(e instanceof Error) && (e as BronzeEvent).namespace === fact.namespace,
-    );
-    return events.sort(inOrder).map(Event.from);
+    return (await factEvidence(ctx.loaders, hit.fact)).map(Event.from);
   }
 }

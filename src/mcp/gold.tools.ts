@@ -45,8 +45,9 @@ export const aboutTool: McpTool = defineTool({
     const hit = await ctx.loaders.goldEntityByName.load(ctx.services.about.lookup(auth, a.namespace, a.name));
     if (!hit) return { text: `nothing known about "${a.name}" in ${a.namespace}`, data: { entity: null, facts: [] } };
     const g = GoldEntity.from(hit.entity);
-    const [members, facts] = await Promise.all([ctx.loaders.entityById.loadMany(g.memberIds), ctx.loaders.goldFactsByEntity.load({ entityId: g.id, asOf })]);
-    const top = facts.filter((f) => f.namespace === g.namespace).slice(0, ABOUT_TOOL_FACTS);
+    const inNs = ctx.loaders.inNamespace(g.namespace);
+    const [members, facts] = await Promise.all([inNs.entityById.loadMany(g.memberIds), inNs.goldFactsByEntity.load({ entityId: g.id, asOf })]);
+    const top = facts.slice(0, ABOUT_TOOL_FACTS);
     const sources = await ctx.loaders.sourcesByFactId.loadMany(top.map((f) => f.id));
     const entity = {
       id: g.id,
@@ -55,7 +56,7 @@ export const aboutTool: McpTool = defineTool({
       name: g.name,
       aliases: g.aliases,
       confidence: g.confidence,
-      mergedFrom: members.flatMap((m) => (m && !(m instanceof Error) && m.namespace === g.namespace ? [m.name] : [])),
+      mergedFrom: members.map((m) => m.name),
     };
     const out = top.map((f, i) => {
       const s = sources[i];
@@ -102,13 +103,9 @@ export const relatedContextTool: McpTool = defineTool({
   async run({ auth, ctx }, a) {
     const asOf = a.asOf ? new Date(a.asOf) : null;
     const s = await ctx.services.goldReads.relatedContext(auth, ctx.loaders, a.namespace, a.topic, a.depth ?? 1, asOf);
-    const lists = await Promise.all(
-      s.entities.map(async (g) => ({ entityId: g.id, facts: await ctx.loaders.goldFactsByEntity.load({ entityId: g.id, asOf }) })),
-    );
-    const top = topFacts(
-      lists.map((l) => ({ ...l, facts: l.facts.filter((f) => f.namespace === s.namespace) })),
-      RELATED_CONTEXT_TOOL_FACTS,
-    );
+    const inNs = ctx.loaders.inNamespace(s.namespace);
+    const lists = await Promise.all(s.entities.map(async (g) => ({ entityId: g.id, facts: await inNs.goldFactsByEntity.load({ entityId: g.id, asOf }) })));
+    const top = topFacts(lists, RELATED_CONTEXT_TOOL_FACTS);
     const sources = await ctx.loaders.sourcesByFactId.loadMany(top.map((x) => x.fact.id));
     const entities = s.entities.map((g) => ({ id: g.id, namespace: g.namespace, type: g.type, name: g.name, aliases: g.aliases, confidence: g.confidence }));
     const relationships = s.relationships.map((r) => ({

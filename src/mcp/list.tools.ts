@@ -134,16 +134,14 @@ export const whatChangedTool: McpTool = defineTool({
     const rows = await ctx.services.provenance.changes(auth, ctx.loaders, a.namespace, new Date(a.since), a.first, CHANGE_SUBJECTS);
     const links = auth.can(Capability.READ, a.namespace);
     const entityIds = rows.flatMap((c) => (c.gold.goldEntityId ? [c.gold.goldEntityId] : []));
-    const relationships = await ctx.loaders.goldRelationshipById.loadMany(rows.flatMap((c) => (c.gold.goldRelationshipId ? [c.gold.goldRelationshipId] : [])));
-    const ends = relationships.flatMap((r) => (r && !(r instanceof Error) ? [r.sourceGoldId, r.targetGoldId] : []));
-    const entities = await ctx.loaders.goldEntityById.loadMany([...new Set([...entityIds, ...ends])]);
-    const nameOf = new Map(entities.flatMap((g) => (g && !(g instanceof Error) && g.namespace === a.namespace ? [[g.id, g.name] as const] : [])));
+    // Names only of the namespace's Gold rows (another namespace's row reads as missing).
+    const inNs = ctx.loaders.inNamespace(a.namespace);
+    const relationships = await inNs.goldRelationshipById.loadMany(rows.flatMap((c) => (c.gold.goldRelationshipId ? [c.gold.goldRelationshipId] : [])));
+    const ends = relationships.flatMap((r) => [r.sourceGoldId, r.targetGoldId]);
+    const entities = await inNs.goldEntityById.loadMany([...new Set([...entityIds, ...ends])]);
+    const nameOf = new Map(entities.map((g) => [g.id, g.name] as const));
     const relName = new Map(
-      relationships.flatMap((r) =>
-        r && !(r instanceof Error) && r.namespace === a.namespace
-          ? [[r.id, `${nameOf.get(r.sourceGoldId) ?? r.sourceGoldId} -${r.type}-> ${nameOf.get(r.targetGoldId) ?? r.targetGoldId}`] as const]
-          : [],
-      ),
+      relationships.map((r) => [r.id, `${nameOf.get(r.sourceGoldId) ?? r.sourceGoldId} -${r.type}-> ${nameOf.get(r.targetGoldId) ?? r.targetGoldId}`] as const),
     );
     const changes = rows.map((c) => {
       const { goldEntityId, goldRelationshipId, reason, silverIds } = c.gold;

@@ -1,6 +1,6 @@
 import { McpServer } from '@modelcontextprotocol/server';
 import { AuthContext } from '../access/auth-context';
-import { contextFor, Services } from '../api/context';
+import { scopeFor, Services } from '../scope/request-scope';
 import { listEntitiesTool, listFactsTool, whatChangedTool } from './list.tools';
 import { addMemoryTool, searchMemoryTool } from './memory.tools';
 import { getFactTool, getProvenanceTool } from './read.tools';
@@ -43,7 +43,7 @@ export interface McpServerDeps {
  */
 export function buildMcpServer(deps: McpServerDeps, auth: AuthContext): McpServer {
   const server = new McpServer(MCP_SERVER_INFO, { instructions: INSTRUCTIONS });
-  const scope = () => ({ auth, ctx: contextFor(deps.services, auth), limits: deps.limits, log: deps.log });
+  const scope = () => ({ auth, ctx: scopeFor(deps.services, auth), limits: deps.limits, log: deps.log });
   for (const tool of mcpTools(deps.limits)) tool.register(server, scope);
   refuseInvalidParams(server);
   return server;

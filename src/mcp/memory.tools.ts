@@ -1,10 +1,11 @@
 import { z } from 'zod';
 import { Capability } from '../access/capability';
 import { BronzeEvent, EventKind, EventSubmission, IngestStatus } from '../bronze/event.types';
+import { factEvidence } from '../graph/evidence';
 import { MAX_QUERY_CHARS, MAX_SEARCH_LIMIT } from '../graph/search.service';
-import { defineTool, McpTool, ToolScope } from './tool-kit';
+import { defineTool, McpTool } from './tool-kit';
 import { asSeen } from './event-content';
-import { eventLine, eventOut, factLine, factOut, inConversationOrder, toEventOut, toFactOut } from './tool-output';
+import { eventLine, eventOut, factLine, factOut, toEventOut, toFactOut } from './tool-output';
 
 const namespaceArg = z.string().describe('The memory namespace to use, e.g. "team-a/alice". Your token is granted capabilities per namespace.');
 const dateTime = (what: string) => z.iso.datetime({ offset: true }).describe(`${what} (ISO 8601 date-time with offset, e.g. 2026-03-01T12:00:00Z)`);
@@ -37,13 +38,6 @@ const hitOut = z.object({
   evidence: z.array(eventOut).describe("The events the hit rests on, in conversation order: a fact's sources, or the event itself."),
 });
 
-/** A fact hit's source events in the fact's namespace, in conversation order (GraphQL's MemoryHit.evidence). */
-async function evidenceOf(scope: ToolScope, factId: string, namespace: string): Promise<BronzeEvent[]> {
-  const sources = await scope.ctx.loaders.sourcesByFactId.load(factId);
-  const events = await scope.ctx.loaders.eventById.loadMany([...new Set(sources.map((s) => s.eventId))]);
-  return events.filter((e): e is BronzeEvent => e !== null && !(e instanceof Error) && e.namespace === namespace).sort(inConversationOrder);
-}
-
 export const searchMemoryTool: McpTool = defineTool({
   name: 'search_memory',
   title: 'Search memory',
@@ -66,7 +60,8 @@ export const searchMemoryTool: McpTool = defineTool({
     const links = auth.can(Capability.READ, a.namespace);
     const hits = await Promise.all(
       rows.map(async (h) => {
-        const evidence = h.kind === 'FACT' ? await evidenceOf(scope, h.fact.id, h.fact.namespace) : [h.event];
+        // GraphQL's MemoryHit.evidence: a fact's source events in its namespace, in conversation order.
+        const evidence = h.kind === 'FACT' ? await factEvidence(ctx.loaders, h.fact) : [h.event];
         return {
           kind: h.kind,
           score: h.score,

@@ -28,16 +28,18 @@ export const getFactTool: McpTool = defineTool({
   async run({ auth, ctx }, a) {
     const fact = ctx.services.silver.visible(auth, await ctx.loaders.factById.load(requireUuid(a.id, 'id')));
     if (!fact) throw outsideGrants('fact', a.id);
+    // The entities it is about, in its namespace (another namespace's row reads as none).
+    const entityIn = ctx.loaders.inNamespace(fact.namespace).entityById;
     const [subject, objectEntity, sources] = await Promise.all([
-      fact.subjectEntityId ? ctx.loaders.entityById.load(fact.subjectEntityId) : null,
-      fact.objectEntityId ? ctx.loaders.entityById.load(fact.objectEntityId) : null,
+      fact.subjectEntityId ? entityIn.load(fact.subjectEntityId) : null,
+      fact.objectEntityId ? entityIn.load(fact.objectEntityId) : null,
       ctx.loaders.sourcesByFactId.load(fact.id),
     ]);
     const out = toFactOut(fact, true);
     const data = {
       fact: out,
-      subject: subject && subject.namespace === fact.namespace ? toEntityOut(subject) : null,
-      objectEntity: objectEntity && objectEntity.namespace === fact.namespace ? toEntityOut(objectEntity) : null,
+      subject: subject ? toEntityOut(subject) : null,
+      objectEntity: objectEntity ? toEntityOut(objectEntity) : null,
       sources: sources.map((s) => ({ eventId: s.eventId, spanStart: s.spanStart, spanEnd: s.spanEnd, quote: s.quote })),
     };
     const about = [data.subject, data.objectEntity].filter((e) => e !== null).map((e) => `about: ${entityLine(e)}`);

@@ -2,9 +2,9 @@ import type { CallToolResult, McpServer, ScopeChallengeHandler, StandardSchemaWi
 import { z } from 'zod';
 import { AuthContext } from '../access/auth-context';
 import { Capability, capabilityGrants } from '../access/capability';
-import { RequestContext } from '../api/context';
 import { apiCodeOf, ApiErrorCode } from '../api/errors';
 import { requireStorableArgs } from '../common/input';
+import { RequestScope } from '../scope/request-scope';
 
 /** The limits a tool shares with the GraphQL API (config.ts): advertised in schemas, enforced by the services. */
 export interface McpLimits {
@@ -12,10 +12,10 @@ export interface McpLimits {
   readonly maxBatchSize: number;
 }
 
-/** What one tool call runs with: the caller, a fresh per-call request context (loaders), the limits. */
+/** What one tool call runs with: the caller, a fresh per-call request scope (loaders), the limits. */
 export interface ToolScope {
   readonly auth: AuthContext;
-  readonly ctx: RequestContext;
+  readonly ctx: RequestScope;
   readonly limits: McpLimits;
   readonly log: (msg: string, err: unknown) => void;
 }

@@ -102,8 +102,3 @@ export function eventLine(e: EventOut): string {
 export function entityLine(e: EntityOut): string {
   return `${e.name} [${e.type}]${e.aliases.length > 0 ? ` aka ${e.aliases.slice(0, 5).join(', ')}` : ''} (entity ${e.id})`;
 }
-
-/** Events in conversation order: occurredAt, then sequenceNum, then id (as searchMemory's evidence). */
-export function inConversationOrder(a: BronzeEvent, b: BronzeEvent): number {
-  return a.occurredAt.getTime() - b.occurredAt.getTime() || (a.sequenceNum ?? 0) - (b.sequenceNum ?? 0) || a.id.localeCompare(b.id);
-}

@@ -1,6 +1,6 @@
 import DataLoader from 'dataloader';
 import { AuthContext } from '../access/auth-context';
-import { NESTED_LIST_MAX } from '../api/cost';
+import { NESTED_LIST_MAX } from '../common/limits';
 import { TokenService } from '../access/token.service';
 import { ApprovalService } from '../access/approval.service';
 import { ApprovalGate } from '../access/approval.port';
@@ -16,19 +16,21 @@ import { ReembedService } from '../silver/reembed.service';
 import { SearchService } from '../graph/search.service';
 import { AppPubSub } from '../platform/pubsub/topics';
 import { FactReader } from '../silver/fact-reader';
-import { ComposeSpan } from '../common/compose-text';
-import { OverlayRecord } from '../gold/overlay/overlay.types';
 import { OverlayService } from '../gold/overlay/overlay.service';
 import { PipelineService } from '../silver/pipeline.service';
 import { SilverReadService } from '../silver/silver-read.service';
-import { Entity, Fact, FactSourceRow, JudgeDecisionRow, Relationship, RelationshipSourceRow } from '../silver/silver.types';
 import { SubscriptionService } from './subscription.service';
 import { GoldService } from '../gold/promotion/gold.service';
-import { GoldEntityRow, GoldRelationshipRow } from '../gold/promotion/promotion.repository';
 import { AboutService } from '../gold/about/about.service';
-import { AboutHit, AboutKey } from '../gold/about/about.repository';
 import { ReviewService } from '../gold/review/review.service';
-import { GoldReadService, PreferenceRow } from '../gold/reads/gold-read.service';
+import { GoldReadService } from '../gold/reads/gold-read.service';
+import { AccessContext } from '../access/access.context';
+import { RequestContextOf } from '../access/request-context';
+import { BronzeContext, BronzeLoaders } from '../bronze/bronze.context';
+import { inNamespace, listIn, NamespacedLoader, rowsIn } from '../common/namespaced-loader';
+import { GoldContext, GoldLoaders, GoldNamespaceLoaders } from '../gold/gold.context';
+import { GraphContext } from '../graph/graph.context';
+import { SilverContext, SilverLoaders } from '../silver/silver.context';
 
 /**
  * The request scope every transport shares (GraphQL over HTTP and graphql-ws today, MCP next):
@@ -71,48 +73,41 @@ export interface Services {
   readonly goldReads: GoldReadService;
 }
 
-/** Per-request (or per graphql-ws operation) loaders: their caches never outlive one operation. */
-export interface Loaders {
-  readonly eventById: DataLoader<string, BronzeEvent | null>;
-  /** Tool calls and results by (namespace, toolCallId). */
-  readonly toolEvents: DataLoader<{ namespace: string; toolCallId: string }, BronzeEvent[], string>;
-  readonly factById: DataLoader<string, Fact | null>;
-  readonly sourcesByFactId: DataLoader<string, FactSourceRow[]>;
-  readonly factsByEventId: DataLoader<string, Fact[]>;
-  /** Facts whose supersededBy is the key. */
-  readonly supersedesByFactId: DataLoader<string, Fact[]>;
-  readonly decisionsByFactId: DataLoader<string, JudgeDecisionRow[]>;
-  readonly entityById: DataLoader<string, Entity | null>;
-  readonly factsByEntity: DataLoader<{ entityId: string; asOf: Date | null }, Fact[], string>;
-  readonly relationshipsByEntity: DataLoader<{ entityId: string; asOf: Date | null }, Relationship[], string>;
-  readonly sourcesByRelationshipId: DataLoader<string, RelationshipSourceRow[]>;
-  readonly goldEntityById: DataLoader<string, GoldEntityRow | null>;
-  /** Gold relationships from or to a Gold entity, valid now or at asOf. */
-  readonly goldRelationshipsByEntity: DataLoader<{ entityId: string; asOf: Date | null }, GoldRelationshipRow[], string>;
-  /** Overlays ever placed on the fact, at their latest version (Fact.overlays). */
-  readonly overlaysByFactId: DataLoader<string, OverlayRecord[]>;
-  /** Active redactions of the event's content (Event.content). */
-  readonly redactionsByEventId: DataLoader<string, ComposeSpan[]>;
-  /** The best live Gold entity for a (namespace, normalised name): one SQL round trip per batch. */
-  readonly goldEntityByName: DataLoader<AboutKey, AboutHit | null, string>;
-  /** Facts about a Gold entity's members, valid now or at asOf: one Neo4j round trip per batch and asOf. */
-  readonly goldFactsByEntity: DataLoader<{ entityId: string; asOf: Date | null }, Fact[], string>;
-  /** Preferences of a Gold entity (with what they replaced), held now or at asOf: one Neo4j round trip per batch and asOf. */
-  readonly goldPreferencesByEntity: DataLoader<{ entityId: string; asOf: Date | null }, PreferenceRow[], string>;
-  readonly goldRelationshipById: DataLoader<string, GoldRelationshipRow | null>;
+/**
+ * Per-request (or per graphql-ws operation) loaders: their caches never outlive one operation. Each
+ * layer declares the loaders its fields read (BronzeLoaders, SilverLoaders, GoldLoaders); this is
+ * all of them, built by createLoaders.
+ */
+export interface Loaders extends BronzeLoaders, SilverLoaders, GoldLoaders {
+  /**
+   * The loaders seen from one namespace: a row of another namespace reads as missing (null, or
+   * left out of a list). Fields and tools that follow an id stored on a row read through these,
+   * from the row's namespace, instead of checking the namespace of what they loaded.
+   */
+  inNamespace(namespace: string): NamespaceLoaders;
 }
 
-/** One operation of one caller, whatever the transport. */
-export interface RequestScope {
-  readonly auth: AuthContext;
-  readonly loaders: Loaders;
-  readonly services: Services;
-  /**
-   * For long-lived operations (subscriptions): the caller's grants as they are now, re-read at
-   * most every few seconds, so a revoked or expired token stops receiving. Requests use `auth`.
-   */
-  readonly currentAuth: () => Promise<AuthContext>;
+/** Every loader a field or tool follows stored ids through, seen from one namespace (Loaders.inNamespace). */
+export interface NamespaceLoaders extends GoldNamespaceLoaders {
+  readonly eventById: NamespacedLoader<BronzeEvent>;
 }
+
+/** One operation of one caller, whatever the transport: every layer's resolver context is a slice of it. */
+export type RequestScope = RequestContextOf<Services, Loaders>;
+
+type Satisfies<Full extends Slice, Slice> = Full;
+/**
+ * Compile-time check: resolvers type their context by the slice of the scope their layer reads
+ * (`access/access.context.ts`, `bronze/bronze.context.ts`, …) and every transport hands them the
+ * whole scope, so the scope must be each slice. An error here names the slice it no longer fits.
+ */
+export type ScopeFitsEveryLayer = [
+  Satisfies<RequestScope, AccessContext>,
+  Satisfies<RequestScope, BronzeContext>,
+  Satisfies<RequestScope, SilverContext>,
+  Satisfies<RequestScope, GraphContext>,
+  Satisfies<RequestScope, GoldContext>,
+];
 
 /**
  * Groups rows under their keys, in key order (DataLoader's contract), at most NESTED_LIST_MAX
@@ -170,6 +165,38 @@ export function recheckingAuth(
 
 /** The loaders of one operation. Fact loaders read through the FactReader, so their text is what callers may see. */
 export function createLoaders(services: Services): Loaders {
+  const loaders = dataLoaders(services);
+  const views = new Map<string, NamespaceLoaders>();
+  return {
+    ...loaders,
+    inNamespace(namespace) {
+      const known = views.get(namespace);
+      if (known) return known;
+      const view = namespaceLoaders(loaders, namespace);
+      views.set(namespace, view);
+      return view;
+    },
+  };
+}
+
+/** The loaders of `loaders` seen from `namespace`: they share its batches and caches. */
+function namespaceLoaders(loaders: Omit<Loaders, 'inNamespace'>, namespace: string): NamespaceLoaders {
+  const keep = inNamespace(namespace);
+  const ifKept = <T extends { namespace: string }>(row: T): T | null => (keep(row) ? row : null);
+  return {
+    eventById: rowsIn(loaders.eventById, namespace),
+    factById: rowsIn(loaders.factById, namespace),
+    entityById: rowsIn(loaders.entityById, namespace),
+    goldEntityById: rowsIn(loaders.goldEntityById, namespace),
+    goldRelationshipById: rowsIn(loaders.goldRelationshipById, namespace),
+    goldRelationshipsByEntity: listIn(loaders.goldRelationshipsByEntity, ifKept),
+    goldFactsByEntity: listIn(loaders.goldFactsByEntity, ifKept),
+    // A preference of the namespace, with only the replaced facts of the namespace.
+    goldPreferencesByEntity: listIn(loaders.goldPreferencesByEntity, (p) => (keep(p.fact) ? { ...p, replaced: p.replaced.filter(keep) } : null)),
+  };
+}
+
+function dataLoaders(services: Services): Omit<Loaders, 'inNamespace'> {
   const { events, facts, silver, gold, about, goldReads } = services;
   return {
     eventById: new DataLoader(async (ids) => byId(ids, await events.byIds(ids))),

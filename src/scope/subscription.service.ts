@@ -1,13 +1,11 @@
 import { filter, pipe } from '@graphql-yoga/subscription';
 import { AuthContext } from '../access/auth-context';
 import { Capability } from '../access/capability';
+import { CurrentAuth } from '../access/request-context';
 import { EventIngestedMessage, FactsChangedMessage, JobChangedMessage, AppPubSub } from '../platform/pubsub/topics';
 import { JobRow } from '../platform/jobs/job';
 import { PipelineService } from '../silver/pipeline.service';
 import { SilverException, SilverExceptionCode } from '../silver/silver.exception';
-
-/** The caller's grants as they are now (re-read every few seconds on a long-lived connection). */
-export type CurrentAuth = () => Promise<AuthContext>;
 
 /**
  * Who may follow what: every live stream checks the grant when it opens and again, against the

@@ -1,5 +1,5 @@
 import { Arg, Ctx, FieldResolver, ID, Int, Query, Resolver, Root, UseMiddleware } from 'type-graphql';
-import { RequestContext } from '../api/context';
+import { SilverContext } from './silver.context';
 import { ConnectionPageInfo } from '../bronze/event.graphql';
 import { requireUuid } from '../common/input';
 import { StorableTextArgs } from '../common/storable-args.middleware';
@@ -9,7 +9,7 @@ import { Entity, EntityConnection, EntityEdge, EntityFilter, Fact, FactSource, R
 @UseMiddleware(StorableTextArgs)
 export class EntityResolver {
   @Query(() => Entity, { nullable: true, description: 'An entity by id; null when missing or outside your grants ("read").' })
-  async entity(@Arg('id', () => ID) id: string, @Ctx() ctx: RequestContext): Promise<Entity | null> {
+  async entity(@Arg('id', () => ID) id: string, @Ctx() ctx: SilverContext): Promise<Entity | null> {
     const e = ctx.services.silver.visible(ctx.auth, await ctx.loaders.entityById.load(requireUuid(id, 'id')));
     return e ? Entity.from(e) : null;
   }
@@ -20,7 +20,7 @@ export class EntityResolver {
     @Arg('filter', () => EntityFilter, { nullable: true }) filter: EntityFilter | null,
     @Arg('first', () => Int, { nullable: true }) first: number | null,
     @Arg('after', () => String, { nullable: true }) after: string | null,
-    @Ctx() ctx: RequestContext,
+    @Ctx() ctx: SilverContext,
   ): Promise<EntityConnection> {
     const page = await ctx.services.silver.listEntities(ctx.auth, namespace, filter?.type ?? null, filter?.nameContains ?? null, first, after);
     return Object.assign(new EntityConnection(), {
@@ -30,12 +30,12 @@ export class EntityResolver {
   }
 
   @FieldResolver(() => [Fact], { description: 'Facts about this entity (subject or object), current or as of a time.' })
-  async facts(@Root() e: Entity, @Arg('asOf', () => Date, { nullable: true }) asOf: Date | null, @Ctx() ctx: RequestContext): Promise<Fact[]> {
+  async facts(@Root() e: Entity, @Arg('asOf', () => Date, { nullable: true }) asOf: Date | null, @Ctx() ctx: SilverContext): Promise<Fact[]> {
     return (await ctx.loaders.factsByEntity.load({ entityId: e.id, asOf })).map(Fact.from);
   }
 
   @FieldResolver(() => [Relationship])
-  async relationships(@Root() e: Entity, @Arg('asOf', () => Date, { nullable: true }) asOf: Date | null, @Ctx() ctx: RequestContext): Promise<Relationship[]> {
+  async relationships(@Root() e: Entity, @Arg('asOf', () => Date, { nullable: true }) asOf: Date | null, @Ctx() ctx: SilverContext): Promise<Relationship[]> {
     return (await ctx.loaders.relationshipsByEntity.load({ entityId: e.id, asOf })).map(Relationship.from);
   }
 }
@@ -43,17 +43,17 @@ export class EntityResolver {
 @Resolver(() => Relationship)
 export class RelationshipResolver {
   @FieldResolver(() => Entity)
-  async source(@Root() r: Relationship, @Ctx() ctx: RequestContext): Promise<Entity> {
+  async source(@Root() r: Relationship, @Ctx() ctx: SilverContext): Promise<Entity> {
     return Entity.from((await ctx.loaders.entityById.load(r.sourceEntityId)) as NonNullable<Awaited<ReturnType<typeof ctx.loaders.entityById.load>>>);
   }
 
   @FieldResolver(() => Entity)
-  async target(@Root() r: Relationship, @Ctx() ctx: RequestContext): Promise<Entity> {
+  async target(@Root() r: Relationship, @Ctx() ctx: SilverContext): Promise<Entity> {
     return Entity.from((await ctx.loaders.entityById.load(r.targetEntityId)) as NonNullable<Awaited<ReturnType<typeof ctx.loaders.entityById.load>>>);
   }
 
   @FieldResolver(() => [FactSource])
-  async sources(@Root() r: Relationship, @Ctx() ctx: RequestContext): Promise<FactSource[]> {
+  async sources(@Root() r: Relationship, @Ctx() ctx: SilverContext): Promise<FactSource[]> {
     return (await ctx.loaders.sourcesByRelationshipId.load(r.id)).map((s) => Object.assign(new FactSource(), s));
   }
 }

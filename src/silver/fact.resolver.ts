@@ -1,5 +1,5 @@
 import { Arg, Ctx, FieldResolver, ID, Int, Query, Resolver, Root, Subscription, UseMiddleware } from 'type-graphql';
-import { RequestContext } from '../api/context';
+import { SilverContext } from './silver.context';
 import { ConnectionPageInfo, Event } from '../bronze/event.graphql';
 import { requireUuid } from '../common/input';
 import { StorableTextArgs } from '../common/storable-args.middleware';
@@ -10,7 +10,7 @@ import { Entity, Fact, FactConnection, FactEdge, FactFilter, FactSource, FactSup
 @UseMiddleware(StorableTextArgs)
 export class FactResolver {
   @Query(() => Fact, { nullable: true, description: 'A fact by id; null when missing or outside your grants ("read").' })
-  async fact(@Arg('id', () => ID) id: string, @Ctx() ctx: RequestContext): Promise<Fact | null> {
+  async fact(@Arg('id', () => ID) id: string, @Ctx() ctx: SilverContext): Promise<Fact | null> {
     // Checked before the loader: a malformed id in the shared batch would fail every fact(id) of the request.
     const f = ctx.services.silver.visible(ctx.auth, await ctx.loaders.factById.load(requireUuid(id, 'id')));
     return f ? Fact.from(f) : null;
@@ -27,7 +27,7 @@ export class FactResolver {
     @Arg('includeRetired', () => Boolean, { nullable: true }) includeRetired: boolean | null,
     @Arg('first', () => Int, { nullable: true }) first: number | null,
     @Arg('after', () => String, { nullable: true }) after: string | null,
-    @Ctx() ctx: RequestContext,
+    @Ctx() ctx: SilverContext,
   ): Promise<FactConnection> {
     const page = await ctx.services.silver.listFacts(ctx.auth, namespace, filter ?? {}, asOf, includeRetired ?? false, first, after);
     for (const e of page.edges) ctx.loaders.factById.prime(e.node.id, e.node);
@@ -38,38 +38,38 @@ export class FactResolver {
   }
 
   @FieldResolver(() => Entity, { nullable: true })
-  async subject(@Root() f: Fact, @Ctx() ctx: RequestContext): Promise<Entity | null> {
+  async subject(@Root() f: Fact, @Ctx() ctx: SilverContext): Promise<Entity | null> {
     const e = f.subjectEntityId && mayTraverse(ctx, f) ? await ctx.loaders.entityById.load(f.subjectEntityId) : null;
     return e ? Entity.from(e) : null;
   }
 
   @FieldResolver(() => Entity, { nullable: true })
-  async objectEntity(@Root() f: Fact, @Ctx() ctx: RequestContext): Promise<Entity | null> {
+  async objectEntity(@Root() f: Fact, @Ctx() ctx: SilverContext): Promise<Entity | null> {
     const e = f.objectEntityId && mayTraverse(ctx, f) ? await ctx.loaders.entityById.load(f.objectEntityId) : null;
     return e ? Entity.from(e) : null;
   }
 
   @FieldResolver(() => Fact, { nullable: true, description: 'The fact that replaced this one (needs "read"; null otherwise).' })
-  async supersededBy(@Root() f: Fact, @Ctx() ctx: RequestContext): Promise<Fact | null> {
+  async supersededBy(@Root() f: Fact, @Ctx() ctx: SilverContext): Promise<Fact | null> {
     const next = f.supersededById && mayTraverse(ctx, f) ? await ctx.loaders.factById.load(f.supersededById) : null;
     return next ? Fact.from(next) : null;
   }
 
   @FieldResolver(() => [Fact], { description: 'The facts this one replaced (needs "read"; empty otherwise).' })
-  async supersedes(@Root() f: Fact, @Ctx() ctx: RequestContext): Promise<Fact[]> {
+  async supersedes(@Root() f: Fact, @Ctx() ctx: SilverContext): Promise<Fact[]> {
     if (!mayTraverse(ctx, f)) return [];
     return (await ctx.loaders.supersedesByFactId.load(f.id)).map(Fact.from);
   }
 
   @FieldResolver(() => [FactSource], { description: 'The events (and spans) this fact rests on.' })
-  async sources(@Root() f: Fact, @Ctx() ctx: RequestContext): Promise<FactSource[]> {
+  async sources(@Root() f: Fact, @Ctx() ctx: SilverContext): Promise<FactSource[]> {
     return (await ctx.loaders.sourcesByFactId.load(f.id)).map((s) => Object.assign(new FactSource(), s));
   }
 
   @FieldResolver(() => [JudgeDecision], {
     description: 'Why the engine believes this: the decisions that created, changed or corroborated it (needs "read"; empty otherwise).',
   })
-  async decisions(@Root() f: Fact, @Ctx() ctx: RequestContext): Promise<JudgeDecision[]> {
+  async decisions(@Root() f: Fact, @Ctx() ctx: SilverContext): Promise<JudgeDecision[]> {
     if (!mayTraverse(ctx, f)) return [];
     return (await ctx.loaders.decisionsByFactId.load(f.id)).map(JudgeDecision.from);
   }
@@ -77,36 +77,36 @@ export class FactResolver {
   @Subscription(() => Fact, {
     description: 'Facts as the workers add them to the namespace (needs "read").',
     subscribe: ({ args, context }) => {
-      const ctx = context as RequestContext;
+      const ctx = context as SilverContext;
       return ctx.services.subscriptions.factsAdded(ctx.auth, ctx.currentAuth, (args as { namespace: string }).namespace);
     },
   })
-  async factAdded(@Root() m: FactsChangedMessage, @Arg('namespace', () => String) _ns: string, @Ctx() ctx: RequestContext): Promise<Fact> {
+  async factAdded(@Root() m: FactsChangedMessage, @Arg('namespace', () => String) _ns: string, @Ctx() ctx: SilverContext): Promise<Fact> {
     return Fact.from(await ctx.services.silver.deliveredFact(await ctx.currentAuth(), m.id));
   }
 
   @Subscription(() => FactSupersession, {
     description: 'An older fact replaced by a newer one in the namespace (needs "read").',
     subscribe: ({ args, context }) => {
-      const ctx = context as RequestContext;
+      const ctx = context as SilverContext;
       return ctx.services.subscriptions.factsSuperseded(ctx.auth, ctx.currentAuth, (args as { namespace: string }).namespace);
     },
   })
-  async factSuperseded(@Root() m: FactsChangedMessage, @Arg('namespace', () => String) _ns: string, @Ctx() ctx: RequestContext): Promise<FactSupersession> {
+  async factSuperseded(@Root() m: FactsChangedMessage, @Arg('namespace', () => String) _ns: string, @Ctx() ctx: SilverContext): Promise<FactSupersession> {
     const { old, next } = await ctx.services.silver.deliveredSupersession(await ctx.currentAuth(), m.id, m.newId as string);
     return Object.assign(new FactSupersession(), { old: Fact.from(old), newFact: Fact.from(next) });
   }
 }
 
 /** What lies beyond a fact reached through a search hit needs "read" (SilverReadService.mayTraverse). */
-function mayTraverse(ctx: RequestContext, f: Fact): boolean {
+function mayTraverse(ctx: SilverContext, f: Fact): boolean {
   return ctx.services.silver.mayTraverse(ctx.auth, f);
 }
 
 @Resolver(() => FactSource)
 export class FactSourceResolver {
   @FieldResolver(() => Event)
-  async event(@Root() s: FactSource, @Ctx() ctx: RequestContext): Promise<Event> {
+  async event(@Root() s: FactSource, @Ctx() ctx: SilverContext): Promise<Event> {
     const e = await ctx.loaders.eventById.load(s.eventId);
     // Bronze is append-only and fact_sources references it: a miss is a broken invariant, not bad input.
     if (!e) throw new Error(`event ${s.eventId} of a fact source is missing from Bronze`);
@@ -117,7 +117,7 @@ export class FactSourceResolver {
 @Resolver(() => Event)
 export class EventFactsResolver {
   @FieldResolver(() => [Fact], { description: 'Facts derived from this event, current and past (needs "read"; empty otherwise).' })
-  async facts(@Root() e: Event, @Ctx() ctx: RequestContext): Promise<Fact[]> {
+  async facts(@Root() e: Event, @Ctx() ctx: SilverContext): Promise<Fact[]> {
     if (!ctx.services.events.mayTraverse(ctx.auth, e)) return [];
     return (await ctx.loaders.factsByEventId.load(e.id)).map(Fact.from);
   }

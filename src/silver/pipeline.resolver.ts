@@ -1,5 +1,5 @@
 import { Arg, Ctx, Field, Float, ID, Int, Mutation, ObjectType, Query, Resolver, Root, Subscription, UseMiddleware } from 'type-graphql';
-import { RequestContext } from '../api/context';
+import { SilverContext } from './silver.context';
 import { StorableTextArgs } from '../common/storable-args.middleware';
 import { JobChangedMessage } from '../platform/pubsub/topics';
 import { JobRow } from '../platform/jobs/job';
@@ -33,22 +33,6 @@ export class Job {
   }
 }
 
-@ObjectType()
-export class GraphCount {
-  @Field(() => String, { description: 'Node label or relationship type.' }) kind!: string;
-  @Field(() => Int) postgres!: number;
-  @Field(() => Int) neo4j!: number;
-}
-
-@ObjectType({ description: 'Postgres (the truth) against its Neo4j projection, for one namespace.' })
-export class GraphConsistencyReport {
-  @Field(() => String) namespace!: string;
-  @Field(() => Boolean) ok!: boolean;
-  @Field(() => [GraphCount]) counts!: GraphCount[];
-  @Field(() => [String], { description: 'Kind:key present in Postgres, missing in Neo4j (capped).' }) missingInNeo4j!: string[];
-  @Field(() => [String], { description: 'Kind:key in Neo4j with no Postgres source (capped).' }) extraInNeo4j!: string[];
-}
-
 @Resolver()
 @UseMiddleware(StorableTextArgs)
 export class PipelineResolver {
@@ -59,38 +43,24 @@ export class PipelineResolver {
   async rebuildGraph(
     @Arg('namespace', () => String, { nullable: true }) namespace: string | null,
     @Arg('reason', () => String, { nullable: true }) reason: string | null,
-    @Ctx() ctx: RequestContext,
+    @Ctx() ctx: SilverContext,
   ): Promise<Job> {
     return Job.from(await ctx.services.pipeline.requestGraphRebuild(ctx.auth, namespace, reason));
   }
 
-  @Query(() => GraphConsistencyReport, { description: 'Compares the ids and edges of a namespace in Postgres and Neo4j (needs "read").' })
-  async graphConsistency(@Arg('namespace', () => String) namespace: string, @Ctx() ctx: RequestContext): Promise<GraphConsistencyReport> {
-    const c = await ctx.services.graph.consistencyFor(ctx.auth, namespace);
-    return Object.assign(new GraphConsistencyReport(), {
-      namespace,
-      ok: c.ok,
-      counts: Object.keys(c.postgres).map((kind) =>
-        Object.assign(new GraphCount(), { kind, postgres: c.postgres[kind as keyof typeof c.postgres], neo4j: c.neo4j[kind as keyof typeof c.neo4j] }),
-      ),
-      missingInNeo4j: c.missingInNeo4j,
-      extraInNeo4j: c.extraInNeo4j,
-    });
-  }
-
   @Query(() => PipelineStatus, { description: 'Pending derivations, dead letters and outbox lag (needs "read").' })
-  async pipelineStatus(@Arg('namespace', () => String) namespace: string, @Ctx() ctx: RequestContext): Promise<PipelineStatus> {
+  async pipelineStatus(@Arg('namespace', () => String) namespace: string, @Ctx() ctx: SilverContext): Promise<PipelineStatus> {
     return Object.assign(new PipelineStatus(), await ctx.services.pipeline.status(ctx.auth, namespace));
   }
 
   @Query(() => Job, { nullable: true })
-  async job(@Arg('id', () => ID) id: string, @Ctx() ctx: RequestContext): Promise<Job | null> {
+  async job(@Arg('id', () => ID) id: string, @Ctx() ctx: SilverContext): Promise<Job | null> {
     const j = await ctx.services.pipeline.job(ctx.auth, id);
     return j ? Job.from(j) : null;
   }
 
   @Mutation(() => Int, { description: 'Makes every dead-lettered event of the namespace due again (needs "admin"); returns how many.' })
-  async retryDeadLetters(@Arg('namespace', () => String) namespace: string, @Ctx() ctx: RequestContext): Promise<number> {
+  async retryDeadLetters(@Arg('namespace', () => String) namespace: string, @Ctx() ctx: SilverContext): Promise<number> {
     return ctx.services.pipeline.retryDeadLetters(ctx.auth, namespace);
   }
 
@@ -103,7 +73,7 @@ export class PipelineResolver {
     @Arg('from', () => Date, { nullable: true }) from: Date | null,
     @Arg('to', () => Date, { nullable: true }) to: Date | null,
     @Arg('reason', () => String) reason: string,
-    @Ctx() ctx: RequestContext,
+    @Ctx() ctx: SilverContext,
   ): Promise<Job> {
     return Job.from(await ctx.services.pipeline.requestRebuild(ctx.auth, namespace, from, to, reason));
   }
@@ -111,11 +81,11 @@ export class PipelineResolver {
   @Subscription(() => Job, {
     description: 'Every change of a job (needs "read" on its namespace).',
     subscribe: async ({ args, context }) => {
-      const ctx = context as RequestContext;
+      const ctx = context as SilverContext;
       return ctx.services.subscriptions.jobChanges(ctx.auth, ctx.currentAuth, (args as { jobId: string }).jobId);
     },
   })
-  async jobProgress(@Root() m: JobChangedMessage, @Arg('jobId', () => ID) _jobId: string, @Ctx() ctx: RequestContext): Promise<Job> {
+  async jobProgress(@Root() m: JobChangedMessage, @Arg('jobId', () => ID) _jobId: string, @Ctx() ctx: SilverContext): Promise<Job> {
     return Job.from(await ctx.services.subscriptions.deliveredJob(await ctx.currentAuth(), m.id));
   }
 }

@@ -1,5 +1,5 @@
 import { Client } from 'pg';
-import { createLoaders } from '../../src/api/context';
+import { createLoaders } from '../../src/scope/request-scope';
 import { ChangeRepository } from '../../src/graph/change.repository';
 import { GraphExceptionCode } from '../../src/graph/graph.exception';
 import { provenanceLimits, ProvenanceService } from '../../src/graph/provenance.service';

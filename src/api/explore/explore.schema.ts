@@ -5,7 +5,7 @@ import { MapperKind, mapSchema } from '@graphql-tools/utils';
 import { FilterInputObjectFields, RenameRootFields, RenameTypes, wrapSchema } from '@graphql-tools/wrap';
 import { defaultFieldResolver, getNamedType, GraphQLSchema, isObjectType, isScalarType, isSpecifiedScalarType } from 'graphql';
 import { Driver } from 'neo4j-driver';
-import type { RequestContext } from '../context';
+import type { RequestScope } from '../../scope/request-scope';
 import { factTextResolver, withHiddenFields } from './explore.fact-text';
 import { EXPLORE_NODE_TYPES, EXPLORE_PREFIX, EXPLORE_TYPE_DEFS } from './explore.typedefs';
 
@@ -50,7 +50,7 @@ const prepared = new WeakMap<object, Promise<void>>();
  * hold `list` somewhere; the namespaces it may list become the `jwt` the authorization filters
  * read, and the query gets the driver and a transaction timeout.
  */
-function prepareExploreContext(ctx: RequestContext): Promise<void> {
+function prepareExploreContext(ctx: RequestScope): Promise<void> {
   let p = prepared.get(ctx);
   if (!p) {
     p = (async () => {
@@ -90,7 +90,7 @@ export async function buildExploreSchema(): Promise<GraphQLSchema> {
       const resolve = field.resolve ?? defaultFieldResolver;
       return {
         ...field,
-        resolve: async (source, args, ctx: RequestContext, info) => {
+        resolve: async (source, args, ctx: RequestScope, info) => {
           await prepareExploreContext(ctx);
           ctx.services.explore.onQuery(info.fieldName);
           // Fact text is served from Postgres through the reader (explore.fact-text.ts): select what it needs.

@@ -1,5 +1,5 @@
 import { Arg, Ctx, Query, Resolver, UseMiddleware } from 'type-graphql';
-import { RequestContext } from '../../api/context';
+import { GoldContext } from '../gold.context';
 import { StorableTextArgs } from '../../common/storable-args.middleware';
 import { GoldEntity } from '../promotion/gold.graphql';
 
@@ -15,7 +15,7 @@ export class AboutResolver {
     @Arg('namespace', () => String) namespace: string,
     @Arg('name', () => String) name: string,
     @Arg('asOf', () => Date, { nullable: true }) asOf: Date | null,
-    @Ctx() ctx: RequestContext,
+    @Ctx() ctx: GoldContext,
   ): Promise<GoldEntity | null> {
     const key = ctx.services.about.lookup(ctx.auth, namespace, name);
     const hit = await ctx.loaders.goldEntityByName.load(key);

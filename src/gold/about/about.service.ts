@@ -2,7 +2,7 @@ import { Driver, ManagedTransaction } from 'neo4j-driver';
 import { readTransaction } from '../../platform/neo4j/neo4j-client';
 import { AuthContext } from '../../access/auth-context';
 import { Capability } from '../../access/capability';
-import { NESTED_LIST_MAX } from '../../api/cost';
+import { NESTED_LIST_MAX } from '../../common/limits';
 import { goldFactIds } from '../../graph/cypher/gold-facts';
 import { nameKey } from '../../silver/candidate.repository';
 import { FactReader } from '../../silver/fact-reader';

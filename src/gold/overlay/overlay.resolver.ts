@@ -1,5 +1,5 @@
 import { Arg, Ctx, FieldResolver, ID, Mutation, Query, Resolver, Root, UseMiddleware } from 'type-graphql';
-import { RequestContext } from '../../api/context';
+import { GoldContext } from '../gold.context';
 import { Event } from '../../bronze/event.graphql';
 import { StorableTextArgs } from '../../common/storable-args.middleware';
 import { Fact } from '../../silver/fact.graphql';
@@ -10,19 +10,19 @@ import { Overlay, OverlayInput, QuoteSelector } from './overlay.graphql';
 @UseMiddleware(StorableTextArgs)
 export class OverlayResolver {
   @Query(() => [Overlay], { description: 'Overlays ever placed on a fact, at their latest version, orphans and retractions included (needs "read").' })
-  async overlays(@Arg('factId', () => ID) factId: string, @Ctx() ctx: RequestContext): Promise<Overlay[]> {
+  async overlays(@Arg('factId', () => ID) factId: string, @Ctx() ctx: GoldContext): Promise<Overlay[]> {
     return (await ctx.services.overlays.forFact(ctx.auth, factId)).map(Overlay.from);
   }
 
   @Query(() => [Overlay], {
     description: 'Overlays of a namespace waiting for a person: re-anchored with low confidence, or orphaned by a rebuild (needs "review" or "overlay").',
   })
-  async overlaysForReview(@Arg('namespace', () => String) namespace: string, @Ctx() ctx: RequestContext): Promise<Overlay[]> {
+  async overlaysForReview(@Arg('namespace', () => String) namespace: string, @Ctx() ctx: GoldContext): Promise<Overlay[]> {
     return (await ctx.services.overlays.needingReview(ctx.auth, namespace)).map(Overlay.from);
   }
 
   @Mutation(() => Overlay, { description: 'Adds an EDIT, ANNOTATION or REDACTION (needs "overlay"). It applies on every read path at once.' })
-  async addOverlay(@Arg('input', () => OverlayInput) input: OverlayInput, @Ctx() ctx: RequestContext): Promise<Overlay> {
+  async addOverlay(@Arg('input', () => OverlayInput) input: OverlayInput, @Ctx() ctx: GoldContext): Promise<Overlay> {
     const o = Overlay.from(await ctx.services.overlays.add(ctx.auth, input));
     clearFact(ctx, o);
     return o;
@@ -36,7 +36,7 @@ export class OverlayResolver {
     @Arg('id', () => ID) id: string,
     @Arg('input', () => OverlayInput) input: OverlayInput,
     @Arg('approvalId', () => ID, { nullable: true }) approvalId: string | null,
-    @Ctx() ctx: RequestContext,
+    @Ctx() ctx: GoldContext,
   ): Promise<Overlay> {
     const o = Overlay.from(await ctx.services.overlays.revise(ctx.auth, id, input, approvalId ?? null));
     clearFact(ctx, o);
@@ -49,7 +49,7 @@ export class OverlayResolver {
   async retractOverlay(
     @Arg('id', () => ID) id: string,
     @Arg('approvalId', () => ID, { nullable: true }) approvalId: string | null,
-    @Ctx() ctx: RequestContext,
+    @Ctx() ctx: GoldContext,
   ): Promise<Overlay> {
     const o = Overlay.from(await ctx.services.overlays.retract(ctx.auth, id, approvalId ?? null));
     clearFact(ctx, o);
@@ -58,7 +58,7 @@ export class OverlayResolver {
 }
 
 /** After a write, this operation's loaders must not serve the text from before it. */
-function clearFact(ctx: RequestContext, o: Overlay): void {
+function clearFact(ctx: GoldContext, o: Overlay): void {
   if (o.factId) {
     ctx.loaders.factById.clear(o.factId);
     ctx.loaders.overlaysByFactId.clear(o.factId);
@@ -73,12 +73,12 @@ export class FactOverlayResolver {
     description:
       'The Silver text, as the engine derived it (statement is this text with the overlays applied). Needs "admin" on the namespace (it shows what a redaction hides); null otherwise.',
   })
-  machineStatement(@Root() f: Fact, @Ctx() ctx: RequestContext): string | null {
+  machineStatement(@Root() f: Fact, @Ctx() ctx: GoldContext): string | null {
     return visibleMachineStatement(ctx.auth, f);
   }
 
   @FieldResolver(() => [Overlay], { description: 'Overlays on this fact at their latest version (needs "read"; empty otherwise).' })
-  async overlays(@Root() f: Fact, @Ctx() ctx: RequestContext): Promise<Overlay[]> {
+  async overlays(@Root() f: Fact, @Ctx() ctx: GoldContext): Promise<Overlay[]> {
     if (!ctx.services.silver.mayTraverse(ctx.auth, f)) return [];
     return (await ctx.loaders.overlaysByFactId.load(f.id)).map(Overlay.from);
   }
@@ -87,7 +87,7 @@ export class FactOverlayResolver {
 @Resolver(() => Event)
 export class EventContentResolver {
   @FieldResolver(() => String, { description: 'Stored verbatim; spans redacted by an overlay show as [redacted] unless you hold "admin" on the namespace.' })
-  async content(@Root() e: Event, @Ctx() ctx: RequestContext): Promise<string> {
+  async content(@Root() e: Event, @Ctx() ctx: GoldContext): Promise<string> {
     return visibleEventContent(ctx.auth, e, await ctx.loaders.redactionsByEventId.load(e.id));
   }
 }
@@ -102,7 +102,7 @@ export class OverlayTextResolver {
     description:
       'Where it sits. On a fact or event with an active redaction, exact/prefix/suffix show "[redacted]" unless you hold "admin" or wrote the overlay.',
   })
-  async selector(@Root() o: Overlay, @Ctx() ctx: RequestContext): Promise<QuoteSelector> {
+  async selector(@Root() o: Overlay, @Ctx() ctx: GoldContext): Promise<QuoteSelector> {
     return Object.assign(new QuoteSelector(), (await shown(ctx, o)).selector);
   }
 
@@ -110,17 +110,17 @@ export class OverlayTextResolver {
     nullable: true,
     description: 'EDIT: the replacement; ANNOTATION: the note; REDACTION: null. "[redacted]" on a redacted target unless you hold "admin" or wrote it.',
   })
-  async body(@Root() o: Overlay, @Ctx() ctx: RequestContext): Promise<string | null> {
+  async body(@Root() o: Overlay, @Ctx() ctx: GoldContext): Promise<string | null> {
     return (await shown(ctx, o)).body;
   }
 }
 
-async function shown(ctx: RequestContext, o: Overlay): Promise<Overlay> {
+async function shown(ctx: GoldContext, o: Overlay): Promise<Overlay> {
   return visibleOverlayText(ctx.auth, o, await targetRedacted(ctx, o));
 }
 
 /** Whether the overlay's fact or event has an active redaction (one of the request's loaders). */
-async function targetRedacted(ctx: RequestContext, o: Overlay): Promise<boolean> {
+async function targetRedacted(ctx: GoldContext, o: Overlay): Promise<boolean> {
   if (o.eventId) return (await ctx.loaders.redactionsByEventId.load(o.eventId)).length > 0;
   if (!o.factId) return false;
   return (await ctx.loaders.overlaysByFactId.load(o.factId)).some(

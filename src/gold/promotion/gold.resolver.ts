@@ -1,16 +1,16 @@
 import { Arg, Ctx, FieldResolver, ID, Int, Mutation, Query, Resolver, Root, UseMiddleware } from 'type-graphql';
-import { RequestContext } from '../../api/context';
+import { GoldContext } from '../gold.context';
 import { ConnectionPageInfo } from '../../bronze/event.graphql';
 import { requireUuid } from '../../common/input';
 import { StorableTextArgs } from '../../common/storable-args.middleware';
-import { NESTED_LIST_MAX } from '../../api/cost';
+import { NESTED_LIST_MAX } from '../../common/limits';
 import { Entity, Fact, FactSource } from '../../silver/fact.graphql';
 import { Job } from '../../silver/pipeline.resolver';
 import { GoldEntity, GoldEntityConnection, GoldEntityEdge, GoldEntityFilter, GoldRelationship } from './gold.graphql';
 import { GoldException, GoldExceptionCode } from '../gold.exception';
 
 /** Nested fields re-check the parent's namespace against the caller's grants ("read"). */
-function readable<T extends { namespace: string }>(ctx: RequestContext, row: T): T {
+function readable<T extends { namespace: string }>(ctx: GoldContext, row: T): T {
   if (!ctx.services.gold.visible(ctx.auth, row)) throw new GoldException(GoldExceptionCode.NOT_FOUND, 'not readable with your grants');
   return row;
 }
@@ -19,7 +19,7 @@ function readable<T extends { namespace: string }>(ctx: RequestContext, row: T):
 @UseMiddleware(StorableTextArgs)
 export class GoldEntityResolver {
   @Query(() => GoldEntity, { nullable: true, description: 'A Gold entity by id; null when missing or outside your grants ("read").' })
-  async goldEntity(@Arg('id', () => ID) id: string, @Ctx() ctx: RequestContext): Promise<GoldEntity | null> {
+  async goldEntity(@Arg('id', () => ID) id: string, @Ctx() ctx: GoldContext): Promise<GoldEntity | null> {
     const g = ctx.services.gold.visible(ctx.auth, await ctx.loaders.goldEntityById.load(requireUuid(id, 'id')));
     return g ? GoldEntity.from(g) : null;
   }
@@ -30,7 +30,7 @@ export class GoldEntityResolver {
     @Arg('filter', () => GoldEntityFilter, { nullable: true }) filter: GoldEntityFilter | null,
     @Arg('first', () => Int, { nullable: true }) first: number | null,
     @Arg('after', () => String, { nullable: true }) after: string | null,
-    @Ctx() ctx: RequestContext,
+    @Ctx() ctx: GoldContext,
   ): Promise<GoldEntityConnection> {
     const page = await ctx.services.gold.list(
       ctx.auth,
@@ -52,7 +52,7 @@ export class GoldEntityResolver {
   async promote(
     @Arg('namespace', () => String) namespace: string,
     @Arg('reason', () => String, { nullable: true }) reason: string | null,
-    @Ctx() ctx: RequestContext,
+    @Ctx() ctx: GoldContext,
   ): Promise<Job> {
     return Job.from(await ctx.services.gold.requestPromotion(ctx.auth, namespace, reason));
   }
@@ -65,7 +65,7 @@ export class GoldEntityResolver {
     @Arg('id', () => ID) id: string,
     @Arg('silverEntityIds', () => [ID]) silverEntityIds: string[],
     @Arg('reason', () => String) reason: string,
-    @Ctx() ctx: RequestContext,
+    @Ctx() ctx: GoldContext,
   ): Promise<GoldEntity[]> {
     const ids = silverEntityIds.map((s, i) => requireUuid(s, `silverEntityIds[${i}]`));
     const rows = await ctx.services.gold.split(ctx.auth, requireUuid(id, 'id'), ids, reason);
@@ -74,7 +74,7 @@ export class GoldEntityResolver {
   }
 
   @FieldResolver(() => [Entity], { description: 'The Silver entities merged into this one.' })
-  async mergedFrom(@Root() g: GoldEntity, @Ctx() ctx: RequestContext): Promise<Entity[]> {
+  async mergedFrom(@Root() g: GoldEntity, @Ctx() ctx: GoldContext): Promise<Entity[]> {
     readable(ctx, g);
     const rows = await ctx.loaders.entityById.loadMany(g.memberIds.slice(0, NESTED_LIST_MAX));
     return rows.flatMap((e) => (e && !(e instanceof Error) && ctx.services.silver.visible(ctx.auth, e) ? [Entity.from(e)] : []));
@@ -84,39 +84,38 @@ export class GoldEntityResolver {
     description:
       'Facts about any of its Silver members: current ones (not superseded, not retired), or those valid at asOf (default: the asOf of about); highest confidence first, then the most recent. Read through the graph (MERGED_FROM, ABOUT) and re-checked in Postgres.',
   })
-  async facts(@Root() g: GoldEntity, @Arg('asOf', () => Date, { nullable: true }) asOf: Date | null, @Ctx() ctx: RequestContext): Promise<Fact[]> {
+  async facts(@Root() g: GoldEntity, @Arg('asOf', () => Date, { nullable: true }) asOf: Date | null, @Ctx() ctx: GoldContext): Promise<Fact[]> {
     readable(ctx, g);
-    const facts = await ctx.loaders.goldFactsByEntity.load({ entityId: g.id, asOf: asOf ?? g.asOf ?? null });
-    return facts.filter((f) => f.namespace === g.namespace).map(Fact.from);
+    return (await ctx.loaders.inNamespace(g.namespace).goldFactsByEntity.load({ entityId: g.id, asOf: asOf ?? g.asOf ?? null })).map(Fact.from);
   }
 
   @FieldResolver(() => [GoldRelationship], { description: 'Gold relationships from or to it, valid now or at asOf (default: the asOf of about).' })
   async relationships(
     @Root() g: GoldEntity,
     @Arg('asOf', () => Date, { nullable: true }) asOf: Date | null,
-    @Ctx() ctx: RequestContext,
+    @Ctx() ctx: GoldContext,
   ): Promise<GoldRelationship[]> {
     readable(ctx, g);
-    return (await ctx.loaders.goldRelationshipsByEntity.load({ entityId: g.id, asOf: asOf ?? g.asOf ?? null }))
-      .filter((r) => r.namespace === g.namespace)
-      .map(GoldRelationship.from);
+    return (await ctx.loaders.inNamespace(g.namespace).goldRelationshipsByEntity.load({ entityId: g.id, asOf: asOf ?? g.asOf ?? null })).map(
+      GoldRelationship.from,
+    );
   }
 }
 
 @Resolver(() => GoldRelationship)
 export class GoldRelationshipResolver {
   @FieldResolver(() => GoldEntity)
-  async source(@Root() r: GoldRelationship, @Ctx() ctx: RequestContext): Promise<GoldEntity> {
+  async source(@Root() r: GoldRelationship, @Ctx() ctx: GoldContext): Promise<GoldEntity> {
     return this.end(r, r.sourceGoldId, ctx);
   }
 
   @FieldResolver(() => GoldEntity)
-  async target(@Root() r: GoldRelationship, @Ctx() ctx: RequestContext): Promise<GoldEntity> {
+  async target(@Root() r: GoldRelationship, @Ctx() ctx: GoldContext): Promise<GoldEntity> {
     return this.end(r, r.targetGoldId, ctx);
   }
 
   @FieldResolver(() => [FactSource], { description: 'The events the Silver relationships behind it rest on.' })
-  async sources(@Root() r: GoldRelationship, @Ctx() ctx: RequestContext): Promise<FactSource[]> {
+  async sources(@Root() r: GoldRelationship, @Ctx() ctx: GoldContext): Promise<FactSource[]> {
     readable(ctx, r);
     const lists = await Promise.all(r.silverIds.map((id) => ctx.loaders.sourcesByRelationshipId.load(id)));
     return lists
@@ -125,7 +124,7 @@ export class GoldRelationshipResolver {
       .map((s) => Object.assign(new FactSource(), s));
   }
 
-  private async end(r: GoldRelationship, id: string, ctx: RequestContext): Promise<GoldEntity> {
+  private async end(r: GoldRelationship, id: string, ctx: GoldContext): Promise<GoldEntity> {
     readable(ctx, r);
     const g = await ctx.loaders.goldEntityById.load(id);
     // Both ends live in the relationship's namespace (promotion only links entities of one namespace).

@@ -1,6 +1,6 @@
 import { Arg, Ctx, FieldResolver, Int, Query, Resolver, Root, UseMiddleware } from 'type-graphql';
 import { Capability } from '../../access/capability';
-import { RequestContext } from '../../api/context';
+import { GoldContext } from '../gold.context';
 import { StorableTextArgs } from '../../common/storable-args.middleware';
 import { Change } from '../../graph/provenance.graphql';
 import { Entity, Fact } from '../../silver/fact.graphql';
@@ -10,7 +10,7 @@ import { GoldSubgraphResult, RELATED_CONTEXT_FACTS, topFacts } from './gold-read
 import { GoldContextFact, GoldSubgraph, Preference } from './gold-reads.graphql';
 
 /** Nested fields re-check the parent's namespace against the caller's grants ("read"). */
-function requireReadable(ctx: RequestContext, row: { namespace: string }): void {
+function requireReadable(ctx: GoldContext, row: { namespace: string }): void {
   if (!ctx.services.gold.visible(ctx.auth, row))
     throw new GoldException(GoldExceptionCode.NOT_FOUND, 'not readable with your grants ("read" on its namespace)');
 }
@@ -39,7 +39,7 @@ export class RelatedContextResolver {
     @Arg('topic', () => String) topic: string,
     @Arg('depth', () => Int, { nullable: true, defaultValue: 1 }) depth: number | null,
     @Arg('asOf', () => Date, { nullable: true }) asOf: Date | null,
-    @Ctx() ctx: RequestContext,
+    @Ctx() ctx: GoldContext,
   ): Promise<GoldSubgraph> {
     return toGoldSubgraph(await ctx.services.goldReads.relatedContext(ctx.auth, ctx.loaders, namespace, topic, depth ?? 1, asOf ?? null));
   }
@@ -47,15 +47,13 @@ export class RelatedContextResolver {
   @FieldResolver(() => [GoldContextFact], {
     description: `The facts about the subgraph's entities (held now or at asOf), best first (confidence, then the most recent), each once, at most ${RELATED_CONTEXT_FACTS}; their sources are the events.`,
   })
-  async facts(@Root() s: GoldSubgraph, @Ctx() ctx: RequestContext): Promise<GoldContextFact[]> {
+  async facts(@Root() s: GoldSubgraph, @Ctx() ctx: GoldContext): Promise<GoldContextFact[]> {
     requireReadable(ctx, s);
+    const inNs = ctx.loaders.inNamespace(s.namespace);
     const lists = await Promise.all(
-      s.entities.map(async (g) => ({ entityId: g.id, facts: await ctx.loaders.goldFactsByEntity.load({ entityId: g.id, asOf: s.asOf ?? null }) })),
+      s.entities.map(async (g) => ({ entityId: g.id, facts: await inNs.goldFactsByEntity.load({ entityId: g.id, asOf: s.asOf ?? null }) })),
     );
-    return topFacts(
-      lists.map((l) => ({ ...l, facts: l.facts.filter((f) => f.namespace === s.namespace) })),
-      RELATED_CONTEXT_FACTS,
-    ).map((x) => Object.assign(new GoldContextFact(), { entityId: x.entityId, fact: Fact.from(x.fact) }));
+    return topFacts(lists, RELATED_CONTEXT_FACTS).map((x) => Object.assign(new GoldContextFact(), { entityId: x.entityId, fact: Fact.from(x.fact) }));
   }
 }
 
@@ -65,18 +63,10 @@ export class GoldPreferenceResolver {
     description:
       'Its preferences (facts of type "preference", or with a predicate such as prefers / likes / dislikes, whose subject is one of its members) held now or at asOf (default: the asOf of about or relatedContext), best first, each with the facts it replaced. Read through the graph (MERGED_FROM, ABOUT, SUPERSEDES) and re-checked in Postgres.',
   })
-  async preferences(@Root() g: GoldEntity, @Arg('asOf', () => Date, { nullable: true }) asOf: Date | null, @Ctx() ctx: RequestContext): Promise<Preference[]> {
+  async preferences(@Root() g: GoldEntity, @Arg('asOf', () => Date, { nullable: true }) asOf: Date | null, @Ctx() ctx: GoldContext): Promise<Preference[]> {
     requireReadable(ctx, g);
-    const rows = await ctx.loaders.goldPreferencesByEntity.load({ entityId: g.id, asOf: asOf ?? g.asOf ?? null });
-    return rows
-      .filter((p) => p.fact.namespace === g.namespace)
-      .map((p) =>
-        Object.assign(new Preference(), {
-          namespace: g.namespace,
-          fact: Fact.from(p.fact),
-          replaced: p.replaced.filter((f) => f.namespace === g.namespace).map(Fact.from),
-        }),
-      );
+    const rows = await ctx.loaders.inNamespace(g.namespace).goldPreferencesByEntity.load({ entityId: g.id, asOf: asOf ?? g.asOf ?? null });
+    return rows.map((p) => Object.assign(new Preference(), { namespace: g.namespace, fact: Fact.from(p.fact), replaced: p.replaced.map(Fact.from) }));
   }
 }
 
@@ -84,35 +74,34 @@ export class GoldPreferenceResolver {
 @Resolver(() => Change)
 export class GoldChangeResolver {
   /** `changes` needs "list"; the Gold rows it names are listable with "list" (goldEntities) or readable with "read". */
-  private listable(ctx: RequestContext, namespace: string): boolean {
+  private listable(ctx: GoldContext, namespace: string): boolean {
     return ctx.auth.can(Capability.LIST, namespace) || ctx.auth.can(Capability.READ, namespace);
   }
 
   @FieldResolver(() => GoldEntity, { nullable: true, description: 'GOLD_ENTITY changes: the Gold entity as it is now (null for other subjects).' })
-  async goldEntity(@Root() c: Change, @Ctx() ctx: RequestContext): Promise<GoldEntity | null> {
+  async goldEntity(@Root() c: Change, @Ctx() ctx: GoldContext): Promise<GoldEntity | null> {
     if (!c.goldEntityId || !this.listable(ctx, c.namespace)) return null;
-    const g = await ctx.loaders.goldEntityById.load(c.goldEntityId);
-    return g && g.namespace === c.namespace ? GoldEntity.from(g) : null;
+    const g = await ctx.loaders.inNamespace(c.namespace).goldEntityById.load(c.goldEntityId);
+    return g ? GoldEntity.from(g) : null;
   }
 
   @FieldResolver(() => GoldRelationship, {
     nullable: true,
     description: 'GOLD_RELATIONSHIP changes: the Gold relationship as it is now (null for other subjects).',
   })
-  async goldRelationship(@Root() c: Change, @Ctx() ctx: RequestContext): Promise<GoldRelationship | null> {
+  async goldRelationship(@Root() c: Change, @Ctx() ctx: GoldContext): Promise<GoldRelationship | null> {
     if (!c.goldRelationshipId || !this.listable(ctx, c.namespace)) return null;
-    const r = await ctx.loaders.goldRelationshipById.load(c.goldRelationshipId);
-    return r && r.namespace === c.namespace ? GoldRelationship.from(r) : null;
+    const r = await ctx.loaders.inNamespace(c.namespace).goldRelationshipById.load(c.goldRelationshipId);
+    return r ? GoldRelationship.from(r) : null;
   }
 
   @FieldResolver(() => [Entity], {
     description:
       'GOLD_ENTITY changes: the Silver entities the decision concerns (merged, split off, created from); their facts lead to the events. Needs "read".',
   })
-  async silverEntities(@Root() c: Change, @Ctx() ctx: RequestContext): Promise<Entity[]> {
+  async silverEntities(@Root() c: Change, @Ctx() ctx: GoldContext): Promise<Entity[]> {
     if (c.subject !== 'GOLD_ENTITY' || c.silverIds.length === 0) return [];
     requireReadable(ctx, c);
-    const rows = await ctx.loaders.entityById.loadMany(c.silverIds);
-    return rows.flatMap((e) => (e && !(e instanceof Error) && e.namespace === c.namespace ? [Entity.from(e)] : []));
+    return (await ctx.loaders.inNamespace(c.namespace).entityById.loadMany(c.silverIds)).map(Entity.from);
   }
 }

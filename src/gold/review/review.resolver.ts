@@ -1,6 +1,6 @@
 import { Arg, Ctx, FieldResolver, ID, Int, Mutation, Query, Resolver, Root, UseMiddleware } from 'type-graphql';
-import { RequestContext } from '../../api/context';
-import { NESTED_LIST_MAX } from '../../api/cost';
+import { GoldContext } from '../gold.context';
+import { NESTED_LIST_MAX } from '../../common/limits';
 import { ConnectionPageInfo } from '../../bronze/event.graphql';
 import { requireUuid } from '../../common/input';
 import { StorableTextArgs } from '../../common/storable-args.middleware';
@@ -8,8 +8,8 @@ import { Entity, Fact } from '../../silver/fact.graphql';
 import { GoldEntity } from '../promotion/gold.graphql';
 import { ReviewItem, ReviewItemConnection, ReviewItemEdge } from './review.graphql';
 
-/** Nested fields show only what the caller may read in the item's namespace ("read"); empty otherwise, never another namespace's row. */
-const readable = (ctx: RequestContext, item: ReviewItem): boolean => !!ctx.services.gold.visible(ctx.auth, item);
+/** Nested fields show only what the caller may read in the item's namespace ("read"); empty otherwise, never another namespace's row (loaders.inNamespace). */
+const readable = (ctx: GoldContext, item: ReviewItem): boolean => !!ctx.services.gold.visible(ctx.auth, item);
 
 @Resolver(() => ReviewItem)
 @UseMiddleware(StorableTextArgs)
@@ -23,7 +23,7 @@ export class ReviewResolver {
     @Arg('status', () => String, { nullable: true }) status: string | null,
     @Arg('first', () => Int, { nullable: true }) first: number | null,
     @Arg('after', () => String, { nullable: true }) after: string | null,
-    @Ctx() ctx: RequestContext,
+    @Ctx() ctx: GoldContext,
   ): Promise<ReviewItemConnection> {
     // An omitted nullable argument arrives as undefined.
     const page = await ctx.services.review.queue(ctx.auth, namespace, status ?? null, first ?? null, after ?? null);
@@ -41,7 +41,7 @@ export class ReviewResolver {
     @Arg('id', () => ID) id: string,
     @Arg('decision', () => String) decision: string,
     @Arg('note', () => String, { nullable: true }) note: string | null,
-    @Ctx() ctx: RequestContext,
+    @Ctx() ctx: GoldContext,
   ): Promise<ReviewItem> {
     const row = await ctx.services.review.resolve(ctx.auth, requireUuid(id, 'id'), decision, note ?? null);
     ctx.loaders.goldFactsByEntity.clearAll();
@@ -49,23 +49,21 @@ export class ReviewResolver {
   }
 
   @FieldResolver(() => [Entity], { description: 'The Silver entities whose facts conflict (members of one Gold entity).' })
-  async subjects(@Root() item: ReviewItem, @Ctx() ctx: RequestContext): Promise<Entity[]> {
+  async subjects(@Root() item: ReviewItem, @Ctx() ctx: GoldContext): Promise<Entity[]> {
     if (!readable(ctx, item)) return [];
-    const rows = await ctx.loaders.entityById.loadMany(item.silverEntityIds.slice(0, NESTED_LIST_MAX));
-    return rows.flatMap((e) => (e && !(e instanceof Error) && e.namespace === item.namespace ? [Entity.from(e)] : []));
+    return (await ctx.loaders.inNamespace(item.namespace).entityById.loadMany(item.silverEntityIds.slice(0, NESTED_LIST_MAX))).map(Entity.from);
   }
 
   @FieldResolver(() => [GoldEntity], { description: 'The Gold entity the subjects are merged into.' })
-  async goldSubjects(@Root() item: ReviewItem, @Ctx() ctx: RequestContext): Promise<GoldEntity[]> {
+  async goldSubjects(@Root() item: ReviewItem, @Ctx() ctx: GoldContext): Promise<GoldEntity[]> {
     if (!readable(ctx, item)) return [];
-    const g = await ctx.loaders.goldEntityById.load(item.goldEntityId);
-    return g && g.namespace === item.namespace ? [GoldEntity.from(g)] : [];
+    const g = await ctx.loaders.inNamespace(item.namespace).goldEntityById.load(item.goldEntityId);
+    return g ? [GoldEntity.from(g)] : [];
   }
 
   @FieldResolver(() => [Fact], { description: 'The facts in conflict, as they are now in Silver (at most 50, like every nested list).' })
-  async facts(@Root() item: ReviewItem, @Ctx() ctx: RequestContext): Promise<Fact[]> {
+  async facts(@Root() item: ReviewItem, @Ctx() ctx: GoldContext): Promise<Fact[]> {
     if (!readable(ctx, item)) return [];
-    const rows = await ctx.loaders.factById.loadMany(item.factIds.slice(0, NESTED_LIST_MAX));
-    return rows.flatMap((f) => (f && !(f instanceof Error) && f.namespace === item.namespace ? [Fact.from(f)] : []));
+    return (await ctx.loaders.inNamespace(item.namespace).factById.loadMany(item.factIds.slice(0, NESTED_LIST_MAX))).map(Fact.from);
   }
 }
