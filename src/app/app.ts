@@ -30,10 +30,10 @@ import { SubscriptionService } from '../scope/subscription.service';
 import { GraphRebuildService } from '../graph/graph-rebuild.service';
 import { checkExploreCompat } from '../api/explore/explore.schema';
 import { ExploreService } from '../graph/explore.service';
-import { ProjectionJob, projectorStep } from '../graph/projection.job';
+import { ProjectionJob, projectorStage } from '../graph/projection.job';
 import { warmUpGraph } from '../graph/graph-warm-up';
 import { ReembedService } from '../silver/reembed.service';
-import { PollingLoop } from '../common/loop';
+import { StageRunner } from '../platform/stages';
 import { runShutdown, ShutdownStep } from '../common/shutdown';
 import { GoldService } from '../gold/promotion/gold.service';
 import { AboutRepository } from '../gold/about/about.repository';
@@ -45,8 +45,10 @@ import { GoldReadService } from '../gold/reads/gold-read.service';
 import { PromotionRepository } from '../gold/promotion/promotion.repository';
 import { PromotionService } from '../gold/promotion/promotion.service';
 import { GoldProjectionJob } from '../gold/promotion/gold-projection.job';
+import { goldGraphSource } from '../gold/promotion/gold-graph-source';
+import { EventEmbedding } from '../silver/event-embedding.service';
 import { CandidateRepository } from '../silver/candidate.repository';
-import { DeriveJob, DeriveObserver, deriveStep } from '../silver/derive.job';
+import { DeriveJob, DeriveObserver, deriveStage } from '../silver/derive.job';
 import { DeriveService } from '../silver/derive.service';
 import { FactReader, FactTextView } from '../silver/fact-reader';
 import { OverlayRepository } from '../gold/overlay/overlay.repository';
@@ -69,7 +71,7 @@ import { Sql } from '../platform/postgres/sql';
 import { JobRepository } from '../platform/jobs/job.repository';
 import { parsePayload } from '../platform/jobs/job-kinds';
 import { jobHandlers } from './job-registry';
-import { JobWorker } from '../platform/jobs/job-worker';
+import { JobWorker, jobStage } from '../platform/jobs/job-worker';
 import { ScheduleRepository } from '../platform/jobs/schedule.repository';
 import { scheduleKeeper } from '../platform/jobs/schedule-keeper';
 import { PromotionTrigger } from '../gold/promotion/promotion-trigger';
@@ -167,7 +169,8 @@ export interface App {
   /** Direct store access for benchmarks and tests that set up or inspect state; never handed to a transport. */
   readonly repositories: { readonly events: EventRepository; readonly facts: FactRepository };
   readonly http: HttpServerHandle | undefined;
-  readonly loops: { readonly projector: PollingLoop; readonly derive: PollingLoop | undefined; readonly jobs: PollingLoop | undefined };
+  /** The background stages (projector; derivation and jobs in a worker): tests quiet or pause one with `stages.get(name)`. */
+  readonly stages: StageRunner;
   /** How often this process loaded its embedder (once at most) and whether the API warmed it before serving. */
   readonly embedder: { readonly loads: number; readonly warmed: boolean };
   stop(): Promise<void>;
@@ -266,7 +269,7 @@ export async function startApp(
       facts,
       silver: new SilverReadService(facts, factRepository, config.limits.maxPageSize),
       pipeline,
-      graph: new GraphRebuildService(ds, driver, { embedder, warn: (m) => log.warn(m) }),
+      graph: graphRebuildService(ds, driver, { embedder, warn: (m) => log.warn(m) }),
       search: new SearchService(
         driver,
         embedder,
@@ -312,14 +315,23 @@ export async function startApp(
       : undefined;
 
     const warn = (m: string) => log.warn(m);
+    // Every background stage on one runner (platform/stages.ts): this process registers them, the
+    // runner starts, wakes (NOTIFY) and stops them.
+    const stages = new StageRunner(warn);
     // LOG_LEVEL=debug: each batch's stages, to attribute a slow first answer (bench/start-stop.ts).
-    const projection = new ProjectionJob(ds, driver, config.projector.batchSize, { embedder, warn }, (t) => log.debug({ projector: t }, 'projector batch'));
-    const silverStep = projectorStep(projection, warn);
-    // Gold batches after Silver rows, so MERGED_FROM finds the projected (:Entity) nodes.
-    const goldStep = projectorStep(new GoldProjectionJob(sql, driver), warn);
-    const projector = new PollingLoop(async () => (await silverStep()) || (await goldStep()), config.projector.pollMs, warn);
-    let derive: PollingLoop | undefined;
-    let jobs: PollingLoop | undefined;
+    const projection = new ProjectionJob(ds, driver, config.projector.batchSize, {
+      overlays: (tx) => new OverlayRepository(tx),
+      embedding: { embedder, warn },
+      trace: (t) => log.debug({ projector: t }, 'projector batch'),
+    });
+    // The projector writes the graph: it starts once the graph's schema is in place.
+    stages.register(
+      projectorStage(
+        [projection, new GoldProjectionJob(sql, driver)],
+        { pollMs: config.projector.pollMs, startWhen: graph.upAtStart ? undefined : graph.ready },
+        warn,
+      ),
+    );
     if (opts.worker) {
       const models = loadModels(config, await embedder(), (m) => log.info(m));
       const deriveService = new DeriveService(models, new CandidateRepository(ds), { ...config.derive, ontology });
@@ -329,10 +341,10 @@ export async function startApp(
         minGapSeconds: config.gold.promoteMinGapSeconds,
       });
       const deriveJob = new DeriveJob(ds, eventRepository, deriveService, config.derive, warn);
-      derive = new PollingLoop(
-        deriveStep(
+      stages.register(
+        deriveStage(
           deriveJob,
-          config.derive.concurrency,
+          config.derive,
           (r) => {
             if (r.kind !== 'skipped') log.debug({ derive: r }, 'derive step');
             metrics.observeDerive(r);
@@ -343,10 +355,8 @@ export async function startApp(
           },
           warn,
         ),
-        config.derive.pollMs,
-        warn,
       );
-      // Every kind of ops.jobs through one loop (src/jobs/): schedules fire, then the next due job runs.
+      // Every kind of ops.jobs through the one kernel (platform/jobs/): schedules fire, then the next due job runs.
       const reanchor = new ReanchorService(sql, overlayRepository, factRepository, new LineageRepository(ds), {
         accept: config.overlays.reanchorAccept,
         review: config.overlays.reanchorReview,
@@ -369,13 +379,15 @@ export async function startApp(
         await schedules.ensure('promote', await promotionRepository.namespacesWithEntities(), {}, config.gold.promoteEverySeconds);
       });
       await keepSchedules();
-      jobs = new PollingLoop(
-        async () => {
-          await keepSchedules().catch((err: unknown) => warn(`promotion schedules: ${err instanceof Error ? err.message : String(err)}`));
-          return worker.step();
-        },
-        config.derive.pollMs,
-        warn,
+      stages.register(
+        jobStage(
+          worker,
+          {
+            pollMs: config.derive.pollMs,
+            beforeStep: () => keepSchedules().catch((err: unknown) => warn(`promotion schedules: ${err instanceof Error ? err.message : String(err)}`)),
+          },
+          warn,
+        ),
       );
       const reembedJob = await services.reembed.enqueueIfModelChanged();
       if (reembedJob)
@@ -388,33 +400,23 @@ export async function startApp(
       const { namespace, ids } = JSON.parse(payload) as EventsIngestedNotification;
       log.debug({ namespace, events: ids.length }, 'events ingested (NOTIFY)');
       for (const id of ids) pubSub.publish('EVENT_INGESTED', { id, namespace });
-      projector.wake();
-      derive?.wake();
+      stages.wake(CHANNELS.events);
     });
     await listener.on(CHANNELS.facts, (payload) => {
       const { namespace, added, superseded } = JSON.parse(payload) as FactsChangedNotification;
       for (const id of added) pubSub.publish('FACT_ADDED', { namespace, id });
       for (const [id, newId] of superseded) pubSub.publish('FACT_SUPERSEDED', { namespace, id, newId });
-      projector.wake();
+      stages.wake(CHANNELS.facts);
     });
     await listener.on(CHANNELS.jobs, (payload) => {
       pubSub.publish('JOB_CHANGED', JSON.parse(payload) as { id: string });
-      jobs?.wake();
+      stages.wake(CHANNELS.jobs);
     });
     const warmUpFailed = await warmedUp;
     if (warmUpFailed) throw warmUpFailed;
     if (opts.worker) {
-      for (const [what, loop] of [
-        ['projector loop', projector],
-        ['derivation loop', derive],
-        ['jobs loop', jobs],
-      ] as const) {
-        if (!loop) continue;
-        cleanups.push({ what, run: () => loop.stop() });
-        // The projector writes the graph: it starts once the graph's schema is in place.
-        if (loop === projector && !graph.upAtStart) void graph.ready.then((ok) => ok && loop.start());
-        else loop.start();
-      }
+      cleanups.push(...stages.stopSteps().reverse());
+      stages.start();
       log.info('background workers running (projector, derivation, jobs)');
     }
 
@@ -454,7 +456,7 @@ export async function startApp(
       services,
       repositories: { events: eventRepository, facts: factRepository },
       http: httpHandle,
-      loops: { projector, derive, jobs },
+      stages,
       embedder: embedderStatus,
       stop: () => runShutdown([...cleanups].reverse(), log),
     };
@@ -462,6 +464,12 @@ export async function startApp(
     for (const c of cleanups.reverse()) await c.run().catch(() => undefined);
     throw err;
   }
+}
+
+/** The graph's rebuild and consistency check, handed Gold's rows and the overlays (tests build one without an embedder). */
+export function graphRebuildService(ds: DataSource, driver: Driver, embedding?: EventEmbedding): GraphRebuildService {
+  const sql = Sql.of(ds);
+  return new GraphRebuildService(ds, driver, { gold: goldGraphSource(new PromotionRepository(sql)), overlays: new OverlayRepository(sql), embedding });
 }
 
 async function builtSchema(pending: Promise<{ built: GraphQLSchema } | { err: unknown }> | undefined): Promise<GraphQLSchema> {

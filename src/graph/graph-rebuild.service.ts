@@ -11,13 +11,11 @@ import { deleteProjectedNodes, PROJECTED_LABELS, readGraphKeys } from './cypher/
 import { CypherRunner } from './cypher/cypher-runner';
 import { mergeRelationshipEdges } from './cypher/relationship-edges';
 import { GraphSourceRepository, PageCursor } from './graph-source.repository';
-import { PromotionRepository } from '../gold/promotion/promotion.repository';
 import { Sql } from '../platform/postgres/sql';
-import { mergeGoldEntityNodes, mergeGoldRelationshipEdges, readGoldGraphKeys } from './cypher/gold-nodes';
-import { goldKeys, toGoldEntityNode, toGoldRelationshipEdge } from '../gold/promotion/gold-projection.job';
-import { embedMissing, EventEmbedding } from './projection.job';
-import { OverlayRepository } from '../gold/overlay/overlay.repository';
-import { composeEventRows, composeFactRows } from './overlay-projection';
+import { GoldEntityNodeRow, GoldRelationshipEdgeRow, mergeGoldEntityNodes, mergeGoldRelationshipEdges, readGoldGraphKeys } from './cypher/gold-nodes';
+import { EventEmbeddingRepository } from '../silver/event-embedding.repository';
+import { currentEventModel, embedMissing, EventEmbedding } from '../silver/event-embedding.service';
+import { composeEventRows, composeFactRows, ProjectionOverlays } from './overlay-projection';
 
 export type GraphRebuildPhase = 'delete' | 'events' | 'entities' | 'facts' | 'relationships' | 'gold';
 
@@ -51,6 +49,26 @@ export interface GraphConsistency {
   extraInNeo4j: string[];
 }
 
+/**
+ * Gold's rows as the graph holds them (gold/promotion/gold-graph-source.ts implements it): pages
+ * of node and edge rows in id order for a rebuild, and the keys a consistency check compares.
+ */
+export interface GoldGraphSource {
+  entitiesPage(c: PageCursor): Promise<GoldEntityNodeRow[]>;
+  relationshipsPage(c: PageCursor): Promise<GoldRelationshipEdgeRow[]>;
+  /** `GoldEntity`, `MERGED_FROM` and `GOLD_RELATED` keys of a namespace, in the shape `readGoldGraphKeys` gives for Neo4j. */
+  keys(namespace: string): Promise<Record<string, string[]>>;
+}
+
+/** What a rebuild is handed by the composition root (src/app/app.ts): Gold's rows and overlays, and Silver's event embeddings. */
+export interface GraphRebuildPorts {
+  gold: GoldGraphSource;
+  /** Overlay spans, so the rebuilt graph holds what readers see (as the projector writes it). */
+  overlays: ProjectionOverlays;
+  /** Embeds events without a stored vector of the current model; unset: events go without vectors. */
+  embedding?: EventEmbedding;
+}
+
 export interface GraphRebuildOptions {
   batchSize?: number;
   onProgress?: (p: GraphRebuildProgress) => void;
@@ -65,17 +83,21 @@ export interface GraphRebuildOptions {
  */
 export class GraphRebuildService {
   private readonly source: GraphSourceRepository;
-  private readonly gold: PromotionRepository;
-  private readonly overlays: OverlayRepository;
+  private readonly embeddings: EventEmbeddingRepository;
+  private readonly gold: GoldGraphSource;
+  private readonly overlays: ProjectionOverlays;
+  private readonly embedding: EventEmbedding | undefined;
 
   constructor(
-    private readonly ds: DataSource,
+    ds: DataSource,
     private readonly driver: Driver,
-    private readonly embedding?: EventEmbedding,
+    ports: GraphRebuildPorts,
   ) {
     this.source = new GraphSourceRepository(ds);
-    this.gold = new PromotionRepository(Sql.of(ds));
-    this.overlays = new OverlayRepository(Sql.of(ds));
+    this.embeddings = new EventEmbeddingRepository(Sql.of(ds));
+    this.gold = ports.gold;
+    this.overlays = ports.overlays;
+    this.embedding = ports.embedding;
   }
 
   async rebuildGraph(namespace: string | null, opts: GraphRebuildOptions = {}): Promise<GraphRebuildResult> {
@@ -95,15 +117,10 @@ export class GraphRebuildService {
     }
 
     // Stored event vectors are replayed; an event without one of the current model is embedded (and stored) on the way.
-    const model = this.embedding
-      ? await this.embedding.embedder().then(
-          (e) => e.model,
-          () => null,
-        )
-      : null;
+    const model = await currentEventModel(this.embedding);
     const eventsPage = async (c: PageCursor) => {
       const rows = await this.source.eventsPage(c, model);
-      const embedded = this.embedding ? await embedMissing(this.source, rows, this.embedding) : rows;
+      const embedded = this.embedding ? await embedMissing(this.embeddings, rows, this.embedding) : rows;
       return composeEventRows(embedded, this.overlays, this.embedding?.embedder, this.embedding?.warn ?? (() => undefined));
     };
     const events = await this.replay(namespace, batchSize, 'events', eventsPage, (tx, rows) => mergeEventNodes(tx, rows), progress);
@@ -138,16 +155,16 @@ export class GraphRebuildService {
       namespace,
       batchSize,
       'gold',
-      (c) => this.gold.goldEntitiesPage(c.namespace, c.after, c.limit),
-      (tx, rows) => mergeGoldEntityNodes(tx, rows.map(toGoldEntityNode)),
+      (c) => this.gold.entitiesPage(c),
+      (tx, rows) => mergeGoldEntityNodes(tx, rows),
       progress,
     );
     const goldRelationships = await this.replay(
       namespace,
       batchSize,
       'gold',
-      (c) => this.gold.goldRelationshipsPage(c.namespace, c.after, c.limit),
-      (tx, rows) => mergeGoldRelationshipEdges(tx, rows.map(toGoldRelationshipEdge)),
+      (c) => this.gold.relationshipsPage(c),
+      (tx, rows) => mergeGoldRelationshipEdges(tx, rows),
       progress,
     );
     return { deleted, events, entities, facts, relationships, gold: goldEntities + goldRelationships, ms: Date.now() - t0 };
@@ -163,7 +180,7 @@ export class GraphRebuildService {
     const maxIds = opts.maxIds ?? 100;
     const pg = {
       ...(await this.source.keys(namespace)).keys,
-      ...goldKeys(await this.gold.goldEntities(namespace), await this.gold.goldRelationships(namespace)),
+      ...(await this.gold.keys(namespace)),
     };
     const session = this.driver.session({ defaultAccessMode: neo4j.session.READ });
     let graph: Record<string, string[]>;

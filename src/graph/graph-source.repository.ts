@@ -243,18 +243,6 @@ export class GraphSourceRepository {
     );
   }
 
-  /** Stores event embeddings (idempotent: a row already there for the same event and model wins). */
-  async saveEventEmbeddings(rows: ReadonlyArray<{ eventId: string; namespace: string; model: string; embedding: number[] }>): Promise<void> {
-    if (rows.length === 0) return;
-    await this.sql.execute(
-      `INSERT INTO silver.event_embeddings (event_id, namespace, model, embedding)
-       SELECT event_id, namespace, model, embedding::real[]
-         FROM json_to_recordset($1::json) AS t(event_id uuid, namespace text, model text, embedding float8[])
-       ON CONFLICT (event_id, model) DO NOTHING`,
-      [JSON.stringify(rows.map((r) => ({ event_id: r.eventId, namespace: r.namespace, model: r.model, embedding: r.embedding })))],
-    );
-  }
-
   async counts(namespace: string): Promise<Record<string, number>> {
     return (await this.keys(namespace)).counts;
   }

@@ -4,7 +4,7 @@ import { mergeEntityNodes } from './cypher/entity-nodes';
 import { EventNodeRow, mergeEventNodes } from './cypher/event-nodes';
 import { syncFactEdges } from './cypher/fact-edges';
 import { FactNodeRow, mergeFactNodes } from './cypher/fact-nodes';
-import type { EventEmbedding } from './projection.job';
+import type { EventEmbedding } from '../silver/event-embedding.service';
 
 /** Not a valid namespace (common/namespace.ts): the warm-up rows belong to no one, and no grant reaches them. */
 export const WARM_UP_NAMESPACE = '#warm-up';

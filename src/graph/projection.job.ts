@@ -1,17 +1,19 @@
 import { Driver } from 'neo4j-driver';
 import { DataSource } from 'typeorm';
 import { col, Sql, SqlRow } from '../platform/postgres/sql';
-import { mergeEntityNodes } from './cypher/entity-nodes';
-import { Embedder } from '../silver/model-ports';
+import { DrainResult, drainOutbox, drainStep, OutboxConsumer } from '../platform/outbox-drain';
+import { Stage } from '../platform/stages';
+import { CHANNELS } from '../platform/pubsub/topics';
+import { EntityNodeRow, mergeEntityNodes } from './cypher/entity-nodes';
 import { EventNodeRow, mergeEventNodes } from './cypher/event-nodes';
 import { syncFactEdges } from './cypher/fact-edges';
-import { mergeFactNodes } from './cypher/fact-nodes';
+import { FactNodeRow, mergeFactNodes } from './cypher/fact-nodes';
 import { deleteErasedNodes } from './cypher/erased-nodes';
-import { mergeRelationshipEdges } from './cypher/relationship-edges';
+import { mergeRelationshipEdges, RelationshipEdgeRow } from './cypher/relationship-edges';
 import { GraphSourceRepository } from './graph-source.repository';
-import { retryDelaySql } from '../platform/jobs/backoff';
-import { OverlayRepository } from '../gold/overlay/overlay.repository';
-import { composeEventRows, composeFactRows } from './overlay-projection';
+import { EventEmbeddingRepository } from '../silver/event-embedding.repository';
+import { currentEventModel, embedMissing, EventEmbedding } from '../silver/event-embedding.service';
+import { composeEventRows, composeFactRows, ProjectionOverlays } from './overlay-projection';
 
 type AggregateType = 'event' | 'fact' | 'entity' | 'relationship';
 
@@ -24,7 +26,8 @@ interface OutboxRow {
   attempts: number;
 }
 
-export type ProjectionResult = { kind: 'success'; projected: number } | { kind: 'skipped' } | { kind: 'failed'; error: string; rows: number };
+/** What one batch did (the outbox drain's result). */
+export type ProjectionResult = DrainResult;
 
 /**
  * Where one batch's time went, in ms since the batch began (it began at `startedAt`, epoch ms):
@@ -50,9 +53,6 @@ type BatchMarks = Pick<ProjectionTrace, 'events' | 'facts' | 'claimedMs' | 'even
 
 /** Aggregate types this projector writes. */
 const PROJECTED_TYPES: readonly AggregateType[] = ['event', 'fact', 'entity', 'relationship'];
-
-/** Retry delay after a failed write: 2 × 2^attempts seconds (jobs/backoff.ts), capped. */
-const MAX_BACKOFF_SECONDS = 300;
 
 /** Connection-level failures (server down, restarting, network), as opposed to a bad row. */
 export function isNeo4jUnavailable(err: unknown): boolean {
@@ -80,37 +80,58 @@ function absent(wanted: readonly string[], found: ReadonlyArray<{ id: string }>)
   return wanted.filter((id) => !have.has(id));
 }
 
-/** Embeds event contents for the event channel of searchMemory (the process's shared embedder). */
-export interface EventEmbedding {
-  embedder: () => Promise<Embedder>;
-  warn: (msg: string) => void;
+/** What the projector is handed by the composition root (src/app/app.ts). */
+export interface ProjectionPorts {
+  /**
+   * The overlay spans of a batch's facts and events, read in the batch's transaction (Gold
+   * implements it: gold/overlay/overlay.repository.ts). Neo4j holds what readers see.
+   */
+  overlays: (tx: Sql) => ProjectionOverlays;
+  /** Embeds new events on their way into the graph (Silver's event embeddings); unset: events go without vectors. */
+  embedding?: EventEmbedding;
+  /** Each batch's timings (`LOG_LEVEL=debug`). */
+  trace?: (t: ProjectionTrace) => void;
+}
+
+/** A claimed batch, re-read from Postgres and composed as readers see it. */
+interface ProjectionBatch {
+  events: EventNodeRow[];
+  entities: EntityNodeRow[];
+  facts: FactNodeRow[];
+  relationships: RelationshipEdgeRow[];
+  erasedEvents: string[];
+  erasedFacts: string[];
 }
 
 /**
- * Drains `ops.outbox` into Neo4j: claims a batch (`FOR UPDATE SKIP LOCKED`, oldest first), MERGEs
- * it in one Neo4j transaction and marks it processed in the same Postgres transaction. When Neo4j
- * fails the rows stay pending with exponential backoff, so nothing is lost while it is down.
+ * Drains `ops.outbox` into Neo4j through the one outbox drain (platform/outbox-drain.ts): claims a
+ * batch (`FOR UPDATE SKIP LOCKED`, oldest first), MERGEs it in one Neo4j transaction and marks it
+ * processed in the same Postgres transaction. When Neo4j fails the rows stay pending with
+ * exponential backoff, so nothing is lost while it is down.
  * Silver rows carry ids only: the batch re-reads the current facts, entities and relationships
  * (one query per type), so a replayed or out-of-order row writes the current state, idempotently.
- * Events are embedded here, on their way into the graph, so a raw turn is findable by meaning as
- * soon as it is projected, ahead of its derivation; the vectors are kept in
- * `silver.event_embeddings` so a rebuild or a replay does not embed again.
+ * Events are embedded here (Silver's `embedMissing`), on their way into the graph, so a raw turn
+ * is findable by meaning as soon as it is projected, ahead of its derivation; the vectors are kept
+ * in `silver.event_embeddings` so a rebuild or a replay does not embed again.
  */
 export class ProjectionJob {
+  private readonly sql: Sql;
+
   constructor(
-    private readonly ds: DataSource,
+    ds: DataSource,
     private readonly neo4j: Driver,
     private readonly batchSize: number,
-    private readonly embedding?: EventEmbedding,
-    private readonly trace?: (t: ProjectionTrace) => void,
-  ) {}
+    private readonly ports: ProjectionPorts,
+  ) {
+    this.sql = Sql.of(ds);
+  }
 
   async runOnce(): Promise<ProjectionResult> {
     const startedAt = Date.now();
     const marks: BatchMarks = { events: 0, facts: 0, claimedMs: 0, eventsEmbeddedMs: 0, composedMs: 0, graphMs: 0 };
-    const result = await this.batch(startedAt, marks);
+    const result = await drainOutbox(this.sql, this.consumer(startedAt, marks));
     if (result.kind !== 'skipped')
-      this.trace?.({
+      this.ports.trace?.({
         startedAt,
         rows: result.kind === 'success' ? result.projected : result.rows,
         ...marks,
@@ -120,132 +141,91 @@ export class ProjectionJob {
     return result;
   }
 
-  private async batch(startedAt: number, marks: BatchMarks): Promise<ProjectionResult> {
-    return this.ds.transaction(async (em) => {
-      const tx = Sql.within(em);
-      const rows = await tx.rows(
-        `SELECT id, aggregate_type, op, payload, attempts FROM ops.outbox
-          WHERE processed_at IS NULL AND available_at <= now() AND aggregate_type = ANY($2::text[])
-          ORDER BY id LIMIT $1 FOR UPDATE SKIP LOCKED`,
-        [this.batchSize, PROJECTED_TYPES],
-        toOutboxRow,
-      );
-      if (rows.length === 0) return { kind: 'skipped' } as const;
-      marks.claimedMs = Date.now() - startedAt;
-      const ids = rows.map((r) => r.id);
-      // Postgres reads stay outside the try: an SQL error aborts this transaction, so it cannot record a retry.
-      const source = new GraphSourceRepository(em);
-      const eventIds = idsOf(rows, 'event');
-      const factIds = idsOf(rows, 'fact');
-      // Neo4j gets what readers see: overlaid facts and redacted events with their composed text and its embedding.
-      const overlays = new OverlayRepository(tx);
-      const warn = this.embedding?.warn ?? (() => undefined);
-      const embedded = await this.eventsWithEmbeddings(source, eventIds);
-      marks.eventsEmbeddedMs = Date.now() - startedAt;
-      const events = await composeEventRows(embedded, overlays, this.embedding?.embedder, warn);
-      const entities = await source.entitiesByIds(idsOf(rows, 'entity'));
-      const facts = await composeFactRows(await source.factsByIds(factIds), overlays, this.embedding?.embedder, warn);
-      // An id Postgres no longer projects was erased (destroyEvent): its node leaves the graph.
-      const erasedEvents = absent(eventIds, events);
-      const erasedFacts = absent(factIds, facts);
-      const relationships = await source.relationshipsByIds(idsOf(rows, 'relationship'));
-      Object.assign(marks, { composedMs: Date.now() - startedAt, events: events.length, facts: facts.length });
-      try {
+  private consumer(startedAt: number, marks: BatchMarks): OutboxConsumer<OutboxRow, ProjectionBatch> {
+    return {
+      claim: async (tx) => {
+        const rows = await tx.rows(
+          `SELECT id, aggregate_type, op, payload, attempts FROM ops.outbox
+            WHERE processed_at IS NULL AND available_at <= now() AND aggregate_type = ANY($2::text[])
+            ORDER BY id LIMIT $1 FOR UPDATE SKIP LOCKED`,
+          [this.batchSize, PROJECTED_TYPES],
+          toOutboxRow,
+        );
+        marks.claimedMs = Date.now() - startedAt;
+        return rows;
+      },
+      read: (tx, rows) => this.read(tx, rows, startedAt, marks),
+      write: async (batch) => {
         await this.neo4j.executeQuery('RETURN 1'); // fail fast before opening a write transaction
         const session = this.neo4j.session();
         try {
           await session.executeWrite(async (tx) => {
-            await mergeEventNodes(tx, events);
-            await mergeEntityNodes(tx, entities);
-            await mergeFactNodes(tx, facts);
-            await syncFactEdges(tx, facts);
-            await mergeRelationshipEdges(tx, relationships);
-            await deleteErasedNodes(tx, 'Fact', erasedFacts);
-            await deleteErasedNodes(tx, 'Event', erasedEvents);
+            await mergeEventNodes(tx, batch.events);
+            await mergeEntityNodes(tx, batch.entities);
+            await mergeFactNodes(tx, batch.facts);
+            await syncFactEdges(tx, batch.facts);
+            await mergeRelationshipEdges(tx, batch.relationships);
+            await deleteErasedNodes(tx, 'Fact', batch.erasedFacts);
+            await deleteErasedNodes(tx, 'Event', batch.erasedEvents);
           });
         } finally {
           await session.close();
         }
         marks.graphMs = Date.now() - startedAt;
-        await tx.execute(`UPDATE ops.outbox SET processed_at = now(), last_error = NULL WHERE id = ANY($1::bigint[])`, [ids]);
-        return { kind: 'success', projected: rows.length } as const;
-      } catch (err) {
-        const error = err instanceof Error ? err.message : String(err);
-        // Neo4j unreachable: the rows did nothing wrong. Leave them as they are (the loop polls
-        // again), so the backlog drains the moment Neo4j is back instead of after a long backoff.
-        if (isNeo4jUnavailable(err)) return { kind: 'failed', error, rows: rows.length } as const;
-        await tx.execute(
-          `UPDATE ops.outbox SET attempts = attempts + 1, last_error = $2,
-                  available_at = now() + ${retryDelaySql('attempts', '2', '$3')}
-            WHERE id = ANY($1::bigint[])`,
-          [ids, error.slice(0, 2000), MAX_BACKOFF_SECONDS],
-        );
-        return { kind: 'failed', error, rows: rows.length } as const;
-      }
-    });
+      },
+      unavailable: isNeo4jUnavailable,
+    };
   }
 
-  private async eventsWithEmbeddings(source: GraphSourceRepository, ids: string[]): Promise<EventNodeRow[]> {
+  private async read(tx: Sql, rows: readonly OutboxRow[], startedAt: number, marks: BatchMarks): Promise<ProjectionBatch> {
+    const source = new GraphSourceRepository(tx);
+    const eventIds = idsOf(rows, 'event');
+    const factIds = idsOf(rows, 'fact');
+    // Neo4j gets what readers see: overlaid facts and redacted events with their composed text and its embedding.
+    const overlays = this.ports.overlays(tx);
+    const embedding = this.ports.embedding;
+    const warn = embedding?.warn ?? (() => undefined);
+    const embedded = await this.eventsWithEmbeddings(tx, source, eventIds);
+    marks.eventsEmbeddedMs = Date.now() - startedAt;
+    const events = await composeEventRows(embedded, overlays, embedding?.embedder, warn);
+    const entities = await source.entitiesByIds(idsOf(rows, 'entity'));
+    const facts = await composeFactRows(await source.factsByIds(factIds), overlays, embedding?.embedder, warn);
+    // An id Postgres no longer projects was erased (destroyEvent): its node leaves the graph.
+    const erasedEvents = absent(eventIds, events);
+    const erasedFacts = absent(factIds, facts);
+    const relationships = await source.relationshipsByIds(idsOf(rows, 'relationship'));
+    Object.assign(marks, { composedMs: Date.now() - startedAt, events: events.length, facts: facts.length });
+    return { events, entities, facts, relationships, erasedEvents, erasedFacts };
+  }
+
+  private async eventsWithEmbeddings(tx: Sql, source: GraphSourceRepository, ids: string[]): Promise<EventNodeRow[]> {
     if (ids.length === 0) return [];
-    const model = this.embedding ? await this.currentModel() : null;
-    const events = await source.eventsByIds(ids, model);
-    return this.embedding ? embedMissing(source, events, this.embedding) : events;
-  }
-
-  /** The embedder's model name, or null when it cannot be loaded (then no stored vector is read). */
-  private async currentModel(): Promise<string | null> {
-    try {
-      return (await (this.embedding as EventEmbedding).embedder()).model;
-    } catch {
-      return null;
-    }
+    const embedding = this.ports.embedding;
+    const events = await source.eventsByIds(ids, await currentEventModel(embedding));
+    return embedding ? embedMissing(new EventEmbeddingRepository(tx), events, embedding) : events;
   }
 }
 
 /**
- * The batch's events with an embedding of the current model: stored ones are reused, the rest are
- * embedded in one call and stored. When the embedder fails, events are projected without a
- * vector (the keyword channel still finds them) and a later projection or re-embedding fills it.
+ * The projector as a stage of the one runner (platform/stages.ts): each step drains the first of
+ * `drains` that has work, in order (the Silver projector before Gold's, so MERGED_FROM finds the
+ * projected (:Entity) nodes). Woken by the NOTIFY of ingested events and changed facts; it starts
+ * once the graph's schema is applied (`startWhen`: the MERGEs rely on its constraints).
  */
-export async function embedMissing(source: GraphSourceRepository, events: EventNodeRow[], embedding: EventEmbedding): Promise<EventNodeRow[]> {
-  let embedder: Embedder;
-  try {
-    embedder = await embedding.embedder();
-  } catch (err) {
-    embedding.warn(`projector: embedder unavailable, events projected without vectors: ${err instanceof Error ? err.message : String(err)}`);
-    return events;
-  }
-  const missing = events.filter((e) => e.embedding === null || e.embeddingModel !== embedder.model);
-  if (missing.length === 0) return events;
-  let vectors: number[][];
-  try {
-    vectors = await embedder.embed(missing.map((e) => e.content));
-  } catch (err) {
-    embedding.warn(`projector: embedding ${missing.length} events failed, projected without vectors: ${err instanceof Error ? err.message : String(err)}`);
-    return events;
-  }
-  // Stored as real[]: project the same float32 values a rebuild will read back.
-  const fresh = new Map(missing.map((e, i) => [e.id, vectors[i]?.map(Math.fround) ?? null]));
-  await source.saveEventEmbeddings(
-    missing.flatMap((e) => {
-      const v = fresh.get(e.id);
-      return v ? [{ eventId: e.id, namespace: e.namespace, model: embedder.model, embedding: v }] : [];
-    }),
-  );
-  return events.map((e) => (fresh.has(e.id) ? { ...e, embedding: fresh.get(e.id) ?? null, embeddingModel: embedder.model } : e));
-}
-
-/** One projector step for a PollingLoop: true when it projected something. */
-export function projectorStep(job: Pick<ProjectionJob, 'runOnce'>, log: (msg: string) => void): () => Promise<boolean> {
-  let failures = 0;
-  return async () => {
-    const result = await job.runOnce();
-    if (result.kind === 'failed') {
-      failures += 1;
-      if (failures === 1 || failures % 20 === 0) log(`projector: Neo4j write failed (${result.error}); will retry`);
+export function projectorStage(
+  drains: ReadonlyArray<Pick<ProjectionJob, 'runOnce'>>,
+  settings: { pollMs: number; startWhen?: Promise<boolean> },
+  log: (msg: string) => void,
+): Stage {
+  const steps = drains.map((d) => drainStep(() => d.runOnce(), 'projector', log));
+  return {
+    name: 'projector',
+    wakeOn: [CHANNELS.events, CHANNELS.facts],
+    pollMs: settings.pollMs,
+    startWhen: settings.startWhen,
+    step: async () => {
+      for (const step of steps) if (await step()) return true;
       return false;
-    }
-    failures = 0;
-    return result.kind === 'success';
+    },
   };
 }

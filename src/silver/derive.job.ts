@@ -2,7 +2,9 @@ import { DataSource } from 'typeorm';
 import { col, Sql, SqlRow } from '../platform/postgres/sql';
 import { EventRepository } from '../bronze/event.repository';
 import { BronzeEvent } from '../bronze/event.types';
-import { retryDelaySql } from '../platform/jobs/backoff';
+import { retryDelaySql } from '../platform/backoff';
+import { Stage } from '../platform/stages';
+import { CHANNELS } from '../platform/pubsub/topics';
 import { DeriveService } from './derive.service';
 import { ModelException } from './model.exception';
 import { LostClaimError, writePlan } from './silver-writer';
@@ -217,7 +219,15 @@ const NOT_DESTROYED = `NOT EXISTS (SELECT 1 FROM bronze.event_tombstones t WHERE
 const BATCHES_PER_LANE = 4;
 
 /**
- * One derive step for a PollingLoop: `concurrency` lanes, each taking the next due namespace no
+ * Derivation as a stage of the one runner (platform/stages.ts): woken by the ingest's NOTIFY,
+ * `DERIVE_POLL_MS` otherwise.
+ */
+export function deriveStage(job: DeriveJob, settings: { concurrency: number; pollMs: number }, observe: DeriveObserver, log: (msg: string) => void): Stage {
+  return { name: 'derivation', wakeOn: [CHANNELS.events], pollMs: settings.pollMs, step: deriveStep(job, settings.concurrency, observe, log) };
+}
+
+/**
+ * One derive step: `concurrency` lanes, each taking the next due namespace no
  * other lane holds, batch after batch, so a lane whose batch ended early does not wait for the
  * others. True when any worked.
  */

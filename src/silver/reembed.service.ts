@@ -7,7 +7,7 @@ import { Capability } from '../access/capability';
 import { Embedder } from './model-ports';
 import { JobRow } from '../platform/jobs/job';
 import { JobRepository } from '../platform/jobs/job.repository';
-import { GraphSourceRepository } from '../graph/graph-source.repository';
+import { EventEmbeddingRepository } from './event-embedding.repository';
 
 export interface ReembedProgress {
   phase: 'facts' | 'events';
@@ -35,7 +35,7 @@ export class ReembedService {
   private readonly sql: Sql;
 
   constructor(
-    private readonly ds: DataSource,
+    ds: DataSource,
     private readonly embedder: () => Promise<Embedder>,
     private readonly jobs: JobRepository,
   ) {
@@ -117,12 +117,10 @@ export class ReembedService {
       );
       if (rows.length === 0) break;
       const vectors = await embedder.embed(rows.map((r) => r.content));
-      await this.ds.transaction(async (em) => {
-        await new GraphSourceRepository(em).saveEventEmbeddings(
-          rows.map((r, i) => ({ eventId: r.id, namespace: r.namespace, model, embedding: vectors[i] as number[] })),
-        );
+      await this.sql.transaction(async (tx) => {
+        await new EventEmbeddingRepository(tx).save(rows.map((r, i) => ({ eventId: r.id, namespace: r.namespace, model, embedding: vectors[i] as number[] })));
         await enqueueOutbox(
-          Sql.within(em),
+          tx,
           rows.map((r) => ({ namespace: r.namespace, type: 'event', id: r.id, payload: { id: r.id } })),
         );
       });

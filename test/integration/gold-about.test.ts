@@ -259,9 +259,7 @@ describe('about: "what do I know about X?" over Gold', () => {
 
   // Last: stops the background loops so that only the request's own round trips are counted.
   it('costs the same Neo4j and SQL round trips for one entity and for several, with their facts', async () => {
-    await t.app.loops.derive?.stop();
-    await t.app.loops.jobs?.stop();
-    await t.app.loops.projector.stop();
+    await t.app.stages.stop();
     const { counter, restore } = countNeo4jRoundTrips(t.app.neo4j);
     try {
       const names = ['Bob', 'Acme Corp', 'Bob Smith', 'ACME', 'Nobody Here'];

@@ -171,7 +171,7 @@ describe('Gold on day one: named twice, promoted once the namespace settles, "Bo
 
   it("brings a settled namespace's schedule forward only: never while events are pending, never later, never a disabled one", async () => {
     // Last test: the worker's job loop stops, so no schedule fires while this one moves them by hand.
-    await t.app.loops.jobs?.stop();
+    await t.app.stages.get('jobs')?.stop();
     const trigger = new PromotionTrigger(Sql.of(t.app.ds), { everySeconds: 900, settleSeconds: 5, minGapSeconds: 60 });
     const ns = uniqueNamespace('day-one-trigger');
     const schedule = async () =>

@@ -469,9 +469,7 @@ describe('Gold reads: preferences, relatedContext and Gold changes', () => {
     });
     await promoteAndWait(hub);
     await settled(hub);
-    await t.app.loops.derive?.stop();
-    await t.app.loops.jobs?.stop();
-    await t.app.loops.projector.stop();
+    await t.app.stages.stop();
     const { counter, restore } = countNeo4jRoundTrips(t.app.neo4j);
     try {
       const measure = async (topic: string) => {

@@ -416,9 +416,7 @@ describe('Gold conflict rules at promotion and the review queue', () => {
 
   // Last: stops the background loops so that only the request's own statements are counted.
   it('reads a page of the queue with its facts and subjects in the same number of SQL statements for one item or several', async () => {
-    await t.app.loops.derive?.stop();
-    await t.app.loops.jobs?.stop();
-    await t.app.loops.projector.stop();
+    await t.app.stages.stop();
     const measure = async (first: number) => {
       t.app.queryCounter.reset();
       const items = await queue(t.adminToken, ns, null, first);

@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { GraphRebuildService } from '../../src/graph/graph-rebuild.service';
+import { graphRebuildService } from '../../src/app/app';
 import { freePort } from '../../src/platform/local-services/free-port';
 import { LocalNeo4j, startLocalNeo4j } from '../../src/platform/local-services/local-neo4j';
 import { anEvent } from '../builders/event-input';
@@ -104,7 +104,7 @@ describe('Neo4j outage: ingest and derivation go on, the projector catches up', 
     await eventually(async () => (await pendingOutbox()) === 0, 'the projector to catch up', 60_000);
     expect((await fetch(`${t.url}/health`)).status).toBe(200);
 
-    const graph = new GraphRebuildService(t.app.ds, t.app.neo4j);
+    const graph = graphRebuildService(t.app.ds, t.app.neo4j);
     const check = await graph.checkConsistency(ns);
     expect(check.missingInNeo4j).toEqual([]);
     expect(check.extraInNeo4j).toEqual([]);
@@ -179,7 +179,7 @@ describe('Neo4j outage: ingest and derivation go on, the projector catches up', 
         90_000,
       );
       expect((await fetch(`${t2.url}/health`)).status).toBe(200);
-      const check = await new GraphRebuildService(t2.app.ds, t2.app.neo4j).checkConsistency(later);
+      const check = await graphRebuildService(t2.app.ds, t2.app.neo4j).checkConsistency(later);
       expect(check.ok).toBe(true);
       const hits = await gqlOk<{ searchMemory: Array<{ kind: string }> }>(
         t2.url,

@@ -1,6 +1,8 @@
 import { deleteProjectedNodes } from '../../src/graph/cypher/graph-admin';
 import { GraphRebuildService } from '../../src/graph/graph-rebuild.service';
 import { ProjectionJob } from '../../src/graph/projection.job';
+import { OverlayRepository } from '../../src/gold/overlay/overlay.repository';
+import { graphRebuildService } from '../../src/app/app';
 import { anEvent } from '../builders/event-input';
 import { cypher, dumpNamespace } from '../support/graph-dump';
 import { uniqueNamespace } from '../support/stores';
@@ -40,7 +42,7 @@ describe('Graph projection: Silver in Neo4j through the outbox, rebuildable and 
 
   beforeAll(async () => {
     t = await startTestApp({ OFFLINE_EMBEDDER: 'hashing', DERIVE_MAX_WAIT_MS: '0', DERIVE_POLL_MS: '50', PROJECTOR_POLL_MS: '50' });
-    graph = new GraphRebuildService(t.app.ds, t.app.neo4j);
+    graph = graphRebuildService(t.app.ds, t.app.neo4j);
     token = (await createToken(t, [{ namespacePattern: 'graph-*', capabilities: ['INGEST', 'READ', 'LIST'] }])).token;
     [vimEvent] = (await ingest([anEvent(ns).inConversation('c1', 1).by('USER').saying('I use vim for everything').at('2026-01-10T09:00:00.000Z').build()])) as [
       string,
@@ -161,7 +163,7 @@ describe('Graph projection: Silver in Neo4j through the outbox, rebuildable and 
       { ns: other },
     );
 
-    await t.app.loops.projector.stop(); // the rebuild alone writes the graph from here
+    await t.app.stages.get('projector')?.stop(); // the rebuild alone writes the graph from here
     try {
       const phases: string[] = [];
       const result = await graph.rebuildGraph(ns, { batchSize: 2, onProgress: (p) => phases.push(p.phase) });
@@ -179,7 +181,7 @@ describe('Graph projection: Silver in Neo4j through the outbox, rebuildable and 
       );
       expect(await dumpNamespace(t.app.neo4j, other)).toEqual(otherBefore);
     } finally {
-      t.app.loops.projector.start();
+      t.app.stages.get('projector')?.start();
     }
   });
 
@@ -205,7 +207,7 @@ describe('Graph projection: Silver in Neo4j through the outbox, rebuildable and 
     );
     const replayed: unknown[] = await t.app.ds.query(`UPDATE ops.outbox SET processed_at = NULL WHERE namespace = $1 RETURNING id`, [ns]);
     expect((replayed[0] as unknown[]).length).toBeGreaterThan(5);
-    t.app.loops.projector.wake();
+    t.app.stages.get('projector')?.wake();
     await drained(ns);
     expect(await dumpNamespace(t.app.neo4j, ns)).toEqual(before);
     expect(
@@ -219,7 +221,7 @@ describe('Graph projection: Silver in Neo4j through the outbox, rebuildable and 
       id: string;
     }>;
     const before = await dumpNamespace(t.app.neo4j, ns);
-    await t.app.loops.projector.stop();
+    await t.app.stages.get('projector')?.stop();
     try {
       await graph.rebuildGraph(ns); // a clean slate, then delete everything and replay only the old fact's row first
       await t.app.neo4j.executeQuery(`MATCH (n) WHERE n.namespace = $ns DETACH DELETE n`, { ns });
@@ -228,7 +230,7 @@ describe('Graph projection: Silver in Neo4j through the outbox, rebuildable and 
         `INSERT INTO ops.outbox (namespace, aggregate_type, aggregate_id, op, payload) VALUES ($1, 'fact', $2, 'upsert', jsonb_build_object('id', $2::text)) RETURNING id`,
         [ns, row?.id],
       )) as Array<{ id: string }>;
-      const job = new ProjectionJob(t.app.ds, t.app.neo4j, 1);
+      const job = new ProjectionJob(t.app.ds, t.app.neo4j, 1, { overlays: (tx) => new OverlayRepository(tx) });
       expect(await job.runOnce()).toEqual({ kind: 'success', projected: 1 });
       const placeholders = await cypher<{ labels: string[]; keys: string[] }>(
         t.app.neo4j,
@@ -241,7 +243,7 @@ describe('Graph projection: Silver in Neo4j through the outbox, rebuildable and 
       // Then everything else arrives (events and entities after the fact that pointed at them): the same graph.
       await t.app.ds.query(`UPDATE ops.outbox SET processed_at = NULL WHERE namespace = $1`, [ns]);
     } finally {
-      t.app.loops.projector.start();
+      t.app.stages.get('projector')?.start();
     }
     await drained(ns);
     expect(await dumpNamespace(t.app.neo4j, ns)).toEqual(before);

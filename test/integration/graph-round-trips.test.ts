@@ -182,9 +182,7 @@ describe('Graph reads: nested traversal and search results in a constant number 
     for (const team of [small, large]) await settled(team.ns);
     for (const team of [small, large]) await describeTeam(team);
     // Quiet the background loops so the counters see only the request.
-    await t.app.loops.derive?.stop();
-    await t.app.loops.jobs?.stop();
-    await t.app.loops.projector.stop();
+    await t.app.stages.stop();
     ({ counter: neo4j, restore: restoreNeo4j } = countNeo4jRoundTrips(t.app.neo4j));
     // Load the query embedder before anything is counted (it costs no round trip, only time).
     await gqlOk(t.url, token, SEARCH, { ns: small.ns, limit: 1 });

@@ -64,9 +64,7 @@ describe('Silver reads: batched relations and the namespace firewall', () => {
       60_000,
     );
     // Quiet the background loops so the counter sees only the request.
-    await t.app.loops.derive?.stop();
-    await t.app.loops.jobs?.stop();
-    await t.app.loops.projector.stop();
+    await t.app.stages.stop();
   });
   afterAll(async () => {
     await t?.stop();

@@ -68,7 +68,7 @@ describe('rebuildSilver: re-derive from Bronze', () => {
     expect(denied.errors?.[0]?.extensions?.code).toBe('FORBIDDEN');
 
     // Hold the job runner until the progress subscription is listening, so no update is missed.
-    await t.app.loops.jobs?.stop();
+    await t.app.stages.get('jobs')?.stop();
     const job = (
       await gqlOk<{ rebuildSilver: { id: string; status: string } }>(
         t.url,
@@ -86,7 +86,7 @@ describe('rebuildSilver: re-derive from Bronze', () => {
     );
     await progress.ready;
     await new Promise((r) => setTimeout(r, 300));
-    t.app.loops.jobs?.start();
+    t.app.stages.get('jobs')?.start();
     const done = await eventually(
       async () => {
         const j = (

@@ -1,10 +1,12 @@
 import { assertUnreachable } from '../../common/assert-unreachable';
 import { Sql } from '../postgres/sql';
-import { retryDelaySeconds } from './backoff';
+import { retryDelaySeconds } from '../backoff';
 import { ClaimedJob, ClaimedRow, JobOutcome, Lease, LostLeaseError } from './job';
 import { JobContext, JobHandler, JobHandlers } from './job-handler';
 import { JobProgress, JobRepository, RetryPolicy } from './job.repository';
 import { ScheduleRepository } from './schedule.repository';
+import { Stage } from '../stages';
+import { CHANNELS } from '../pubsub/topics';
 
 export interface JobWorkerSettings<P> {
   workerId: string;
@@ -42,7 +44,7 @@ export class JobWorker<P> {
     this.log = settings.log ?? (() => undefined);
   }
 
-  /** One PollingLoop step: true when a job ran (so the loop steps again at once). */
+  /** One stage step: true when a job ran (so the stage steps again at once). */
   async step(): Promise<boolean> {
     await this.schedules.fireDue(Object.keys(this.leaseSeconds));
     return this.runNext();
@@ -162,4 +164,21 @@ class RunContext<P> implements JobContext {
 
 function errorText(err: unknown): string {
   return err instanceof Error ? err.message : String(err);
+}
+
+/**
+ * The job kernel as a stage of the one runner (platform/stages.ts): woken by the NOTIFY of any job
+ * change. `beforeStep` runs first each time (keeping schedules up to date); its failure is logged
+ * and the step goes on.
+ */
+export function jobStage<P>(worker: JobWorker<P>, settings: { pollMs: number; beforeStep?: () => Promise<void> }, log: (msg: string) => void): Stage {
+  return {
+    name: 'jobs',
+    wakeOn: [CHANNELS.jobs],
+    pollMs: settings.pollMs,
+    step: async () => {
+      await settings.beforeStep?.().catch((err: unknown) => log(`jobs: before the step: ${errorText(err)}`));
+      return worker.step();
+    },
+  };
 }

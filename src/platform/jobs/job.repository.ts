@@ -1,5 +1,5 @@
 import { col, Sql } from '../postgres/sql';
-import { retryDelaySql } from './backoff';
+import { retryDelaySql } from '../backoff';
 import { JobPayloads, JobRequest } from './job-kinds';
 import { notifying } from './job-notify';
 import { ClaimedRow, JOB_COLUMNS, JobRow, Lease, toClaimedRow, toJobRow } from './job';
