@@ -3,6 +3,7 @@ import { col, Sql, SqlRow } from '../platform/postgres/sql';
 import { EventRepository } from '../bronze/event.repository';
 import { BronzeEvent } from '../bronze/event.types';
 import { retryDelaySql } from '../platform/backoff';
+import { FencedLease, Leases, LeaseTable } from '../platform/lease';
 import { Stage } from '../platform/stages';
 import { CHANNELS } from '../platform/pubsub/topics';
 import { DeriveService } from './derive.service';
@@ -40,6 +41,13 @@ export type DeriveResult =
 export type DeriveObserver = (r: DeriveResult) => void;
 
 /**
+ * A namespace's derivation lane is leased (platform/lease.ts) on its own row: one holder per
+ * namespace, across workers. Erasing an event (`bronze.destroy_event`) bumps the namespace's
+ * generation too, so a batch planned before the erasure cannot commit.
+ */
+const DERIVATION_LEASES: LeaseTable = { table: 'ops.derivation_leases', key: 'namespace', holder: 'worker_id', until: 'lease_until', token: 'generation' };
+
+/**
  * The micro-batch derivation job. One namespace at a time per call, under a lease with a fencing
  * generation: a killed worker's lease expires and another takes over; a worker whose lease was
  * taken cannot commit (its write transaction checks the generation and the queue rows), so each
@@ -47,6 +55,7 @@ export type DeriveObserver = (r: DeriveResult) => void;
  */
 export class DeriveJob {
   private readonly sql: Sql;
+  private readonly leases: Leases;
 
   constructor(
     private readonly ds: DataSource,
@@ -56,6 +65,7 @@ export class DeriveJob {
     private readonly log: (msg: string) => void = () => undefined,
   ) {
     this.sql = Sql.of(ds);
+    this.leases = new Leases(this.sql, DERIVATION_LEASES);
   }
 
   /** Namespaces with work that is due, oldest first. */
@@ -76,36 +86,17 @@ export class DeriveJob {
 
   /** Derives the next batch of one namespace if its lease can be had. */
   async runNamespace(namespace: string): Promise<DeriveResult> {
-    const generation = await this.acquireLease(namespace);
-    if (generation === undefined) return { kind: 'skipped' };
+    const lease = await this.leases.acquire(namespace, this.settings.workerId, this.settings.leaseSeconds);
+    if (lease === null) return { kind: 'skipped' };
     try {
       const batch = await this.nextBatch(namespace);
       if (batch.events.length === 0) return { kind: 'skipped' };
-      return await this.process(namespace, batch.events, batch.jobId, generation);
+      return await this.process(namespace, batch.events, batch.jobId, lease);
     } catch (err) {
       return { kind: 'failed', namespace, error: err instanceof Error ? err.message : String(err) };
     } finally {
-      await this.sql
-        .execute(`UPDATE ops.derivation_leases SET lease_until = now() WHERE namespace = $1 AND worker_id = $2 AND generation = $3`, [
-          namespace,
-          this.settings.workerId,
-          generation,
-        ])
-        .catch(() => undefined);
+      await this.leases.release(lease).catch(() => undefined);
     }
-  }
-
-  private async acquireLease(namespace: string): Promise<number | undefined> {
-    const [generation] = await this.sql.returning(
-      `INSERT INTO ops.derivation_leases AS l (namespace, worker_id, generation, lease_until)
-       VALUES ($1, $2, 1, now() + make_interval(secs => $3))
-       ON CONFLICT (namespace) DO UPDATE SET worker_id = EXCLUDED.worker_id, generation = l.generation + 1, lease_until = EXCLUDED.lease_until
-        WHERE l.lease_until < now() OR l.worker_id = EXCLUDED.worker_id
-       RETURNING generation`,
-      [namespace, this.settings.workerId, this.settings.leaseSeconds],
-      (r) => col.number(r, 'generation'),
-    );
-    return generation;
   }
 
   /** Pending events in time order (conversation sequence breaking ties); a failed event is retried alone. */
@@ -136,9 +127,9 @@ export class DeriveJob {
     return { events, jobId: rows.find((r) => r.job_id)?.job_id ?? null };
   }
 
-  private async process(namespace: string, events: BronzeEvent[], jobId: string | null, generation: number): Promise<DeriveResult> {
+  private async process(namespace: string, events: BronzeEvent[], jobId: string | null, lease: FencedLease): Promise<DeriveResult> {
     try {
-      const out = await this.planAndWrite(namespace, events, jobId, generation);
+      const out = await this.planAndWrite(namespace, events, jobId, lease);
       return { kind: 'success', namespace, events: events.length, facts: out.added, superseded: out.superseded, deadLettered: 0, fallback: false };
     } catch (err) {
       if (err instanceof LostClaimError) throw err;
@@ -153,7 +144,7 @@ export class DeriveJob {
       let dead = 0;
       for (const e of events) {
         try {
-          const out = await this.planAndWrite(namespace, [e], jobId, generation);
+          const out = await this.planAndWrite(namespace, [e], jobId, lease);
           facts += out.added;
           superseded += out.superseded;
         } catch (one) {
@@ -170,16 +161,11 @@ export class DeriveJob {
     namespace: string,
     events: BronzeEvent[],
     jobId: string | null,
-    generation: number,
+    lease: FencedLease,
   ): Promise<{ added: number; superseded: number }> {
     const plan = await this.derive.plan(namespace, events);
     return this.ds.transaction(async (em) => {
-      const fence = await Sql.within(em).maybeOne(
-        `SELECT 1 FROM ops.derivation_leases WHERE namespace = $1 AND worker_id = $2 AND generation = $3 FOR UPDATE`,
-        [namespace, this.settings.workerId, generation],
-        () => true,
-      );
-      if (fence === null) throw new LostClaimError(`lease on ${namespace} was taken over`);
+      if (!(await this.leases.fence(lease, Sql.within(em)))) throw new LostClaimError(`lease on ${namespace} was taken over`);
       const out = await writePlan(em, plan, { kind: jobId ? 'rebuild' : 'incremental', jobId, workerId: this.settings.workerId });
       return { added: out.added.length, superseded: out.superseded.length };
     });

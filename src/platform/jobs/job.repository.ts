@@ -1,5 +1,6 @@
 import { col, Sql } from '../postgres/sql';
 import { retryDelaySql } from '../backoff';
+import { FencedLease, Leases, LeaseTable } from '../lease';
 import { JobPayloads, JobRequest } from './job-kinds';
 import { notifying } from './job-notify';
 import { ClaimedRow, JOB_COLUMNS, JobRow, Lease, toClaimedRow, toJobRow } from './job';
@@ -19,6 +20,9 @@ export interface JobProgress {
   message?: string;
 }
 
+/** A job's lease lives on its row (platform/lease.ts): claimed with the row, held while it runs. */
+const JOB_LEASES: LeaseTable = { table: 'ops.jobs', key: 'id', holder: 'locked_by', until: 'locked_until', token: 'lease_token', live: `status = 'running'` };
+
 /** The conflict target of the partial unique index: one queued or running job per kind and namespace. */
 const ONE_ACTIVE = `ON CONFLICT (kind, (coalesce(namespace, ''))) WHERE status IN ('queued', 'running')`;
 
@@ -29,7 +33,11 @@ const ONE_ACTIVE = `ON CONFLICT (kind, (coalesce(namespace, ''))) WHERE status I
  * by another worker, they change nothing and report false (or throw LostLeaseError, see JobWorker).
  */
 export class JobRepository<P = JobPayloads> {
-  constructor(private readonly sql: Sql) {}
+  private readonly leases: Leases;
+
+  constructor(private readonly sql: Sql) {
+    this.leases = new Leases(sql, JOB_LEASES);
+  }
 
   /**
    * Queues a job, or, when one of its kind is already queued or running for the namespace,
@@ -84,11 +92,11 @@ export class JobRepository<P = JobPayloads> {
    */
   async claim(workerId: string, leaseSeconds: Readonly<Record<string, number>>): Promise<ClaimedRow | null> {
     return this.sql.maybeOne(
-      `UPDATE ops.jobs j SET status = 'running', started_at = coalesce(j.started_at, now()), locked_by = $1,
-              locked_until = now() + make_interval(secs => ($3::jsonb ->> j.kind)::float8), lease_token = j.lease_token + 1
+      `UPDATE ops.jobs j SET status = 'running', started_at = coalesce(j.started_at, now()),
+              ${this.leases.takeSet('j', '$1', '($3::jsonb ->> j.kind)::float8')}
         WHERE j.id = (SELECT id FROM ops.jobs
                        WHERE kind = ANY($2::text[])
-                         AND ((status = 'queued' AND run_at <= now()) OR (status = 'running' AND coalesce(locked_until, '-infinity') < now()))
+                         AND ((status = 'queued' AND run_at <= now()) OR (status = 'running' AND ${this.leases.expired()}))
                        ORDER BY run_at, created_at LIMIT 1 FOR UPDATE SKIP LOCKED)
         RETURNING j.id::text AS id, j.kind, j.namespace, j.params, j.reason, j.attempts, j.progress_done, j.progress_total, j.started_at, j.lease_token`,
       [workerId, Object.keys(leaseSeconds), JSON.stringify(leaseSeconds)],
@@ -97,25 +105,16 @@ export class JobRepository<P = JobPayloads> {
   }
 
   /** Extends the lease; false when it is no longer this worker's. */
-  async heartbeat(lease: Lease, leaseSeconds: number): Promise<boolean> {
-    const n = await this.sql.execute(
-      `UPDATE ops.jobs SET locked_until = now() + make_interval(secs => $3) WHERE id = $1 AND lease_token = $2 AND status = 'running'`,
-      [lease.jobId, lease.token, leaseSeconds],
-    );
-    return n === 1;
+  heartbeat(lease: Lease, leaseSeconds: number): Promise<boolean> {
+    return this.leases.renew(fenced(lease), leaseSeconds);
   }
 
   /**
    * Locks the job row inside the caller's transaction and tells whether the lease still holds,
    * so a handler's own writes commit only under a live lease (nobody can claim it meanwhile).
    */
-  async holds(lease: Lease, tx: Sql): Promise<boolean> {
-    const row = await tx.maybeOne(
-      `SELECT 1 AS one FROM ops.jobs WHERE id = $1 AND lease_token = $2 AND status = 'running' FOR UPDATE`,
-      [lease.jobId, lease.token],
-      (r) => col.number(r, 'one'),
-    );
-    return row !== null;
+  holds(lease: Lease, tx: Sql): Promise<boolean> {
+    return this.leases.fence(fenced(lease), tx);
   }
 
   /** Records progress (and extends the lease); false when the lease is lost. */
@@ -125,7 +124,7 @@ export class JobRepository<P = JobPayloads> {
         `UPDATE ops.jobs SET progress_done = coalesce($3::int, progress_done),
                 progress_total = CASE WHEN $4::boolean THEN $5::int ELSE progress_total END,
                 message = coalesce($6::text, message), locked_until = now() + make_interval(secs => $7)
-          WHERE id = $1 AND lease_token = $2 AND status = 'running' RETURNING id`,
+          WHERE ${this.leases.held('$1', '$2')} RETURNING id`,
         [lease.jobId, lease.token, p.done ?? null, p.total !== undefined, p.total ?? null, p.message ?? null, leaseSeconds],
       ),
       (r) => r,
@@ -140,7 +139,7 @@ export class JobRepository<P = JobPayloads> {
         `UPDATE ops.jobs SET status = 'succeeded', finished_at = now(), message = $3, error = NULL,
                 progress_done = coalesce($4::int, progress_done), progress_total = coalesce(progress_total, $4::int, progress_done),
                 locked_by = NULL, locked_until = NULL
-          WHERE id = $1 AND lease_token = $2 AND status = 'running' RETURNING id`,
+          WHERE ${this.leases.held('$1', '$2')} RETURNING id`,
         [lease.jobId, lease.token, message.slice(0, 4000), progressDone ?? null],
       ),
       (r) => r,
@@ -157,7 +156,7 @@ export class JobRepository<P = JobPayloads> {
                 status = CASE WHEN ${again} THEN 'queued' ELSE 'failed' END,
                 run_at = CASE WHEN ${again} THEN now() + ${retryDelaySql('attempts', '$5::float8', '$6::float8')} ELSE run_at END,
                 finished_at = CASE WHEN ${again} THEN NULL ELSE now() END
-          WHERE id = $1 AND lease_token = $2 AND status = 'running' RETURNING id`,
+          WHERE ${this.leases.held('$1', '$2')} RETURNING id`,
         [lease.jobId, lease.token, error.slice(0, 4000), retry.maxAttempts, retry.baseSeconds, retry.maxSeconds],
       ),
       (r) => r,
@@ -166,12 +165,12 @@ export class JobRepository<P = JobPayloads> {
   }
 
   /** Releases the lease of a job that stays running (its work goes on elsewhere) until `ms` from now. */
-  async wait(lease: Lease, ms: number): Promise<boolean> {
-    const n = await this.sql.execute(
-      `UPDATE ops.jobs SET locked_by = NULL, locked_until = now() + make_interval(secs => $3::float8 / 1000)
-        WHERE id = $1 AND lease_token = $2 AND status = 'running'`,
-      [lease.jobId, lease.token, ms],
-    );
-    return n === 1;
+  wait(lease: Lease, ms: number): Promise<boolean> {
+    return this.leases.release(fenced(lease), { afterMs: ms, clearHolder: true });
   }
+}
+
+/** A job's lease as the lease mechanism sees it (the job row's id is its key). */
+function fenced(lease: Lease): FencedLease {
+  return { key: lease.jobId, token: lease.token };
 }
