@@ -7,11 +7,12 @@ import {
   expandFromSeeds,
   FactSearchScope,
   indexVectorSearch,
+  factVectorSearch,
   keywordSearch,
-  ScoredId,
 } from '../src/graph/cypher/search-facts';
+import { ScoredId } from '../src/graph/cypher/search-channel';
 import { fuseByReciprocalRank, toLuceneQuery } from '../src/graph/search-ranking';
-import { DEFAULT_SEARCH_SETTINGS, factVectorSearch, oversampledIndexSearch } from '../src/graph/search.service';
+import { DEFAULT_SEARCH_SETTINGS, oversampledIndexSearch } from '../src/graph/search.service';
 import {
   countCypher,
   Fixture,

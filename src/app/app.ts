@@ -302,7 +302,7 @@ export async function startApp(
     // Before the projector's first batch and before /health answers: the first event after a
     // start took 1-2.5 s to reach the graph and the first search 2-5 s, in a cold Neo4j
     // (graph-warm-up.ts). It runs while the rest of the start (models, schedules, the GraphQL
-    // schema) goes on, and is awaited before the loops start.
+    // schema) goes on, and is awaited before the stages start.
     const warmedUp = warmUp(driver, embedder, opts.api ? services.search : undefined, embedderStatus, log, graph.upAtStart).then(
       () => null,
       (err: unknown) => err,

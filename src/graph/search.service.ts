@@ -84,9 +84,6 @@ const MAX_FACT_TYPES = 50;
 const GRAPH_SEEDS = 5;
 const MAX_NAME_MATCHED_ENTITIES = 10;
 
-/** bench/search.ts drives the fact vector channel through this module. */
-export { factVectorSearch };
-
 const NO_HITS: ScoredId[] = [];
 
 /**

@@ -4,9 +4,6 @@ import { visibleCypher } from '../../silver/visibility';
 import { CypherRunner } from './cypher-runner';
 import { countAll, countEmbedded, ScoredId, scoredIds, vectorChannel, VectorSearch, vectorSearch } from './search-channel';
 
-/** bench/search.ts and search-ranking.ts read the hit type from here. */
-export type { ScoredId } from './search-channel';
-
 /** Scope and filters every search channel applies inside Cypher (namespace first: nothing else is ever returned). */
 export interface FactSearchScope {
   namespace: string;
