@@ -203,7 +203,13 @@ describe('Gold on day one: named twice, promoted once the namespace settles, "Bo
     if (pending.rows[0].n > 0) expect(await trigger.afterDerive(ns)).toBe(false);
     await derived(ns);
     // After a run: only when derivation committed in the namespace since the run started (the
-    // worker brought the schedule forward itself after that batch: put it back first).
+    // worker brings the schedule forward itself after that batch, just after the batch commits:
+    // wait for it, then put it back, so its late move cannot land after ours).
+    await eventually(
+      async () => ((await schedule())?.next_run_at.getTime() ?? Infinity) - Date.now() < 10 * 60_000,
+      'the worker to bring the schedule forward after its batch',
+      30_000,
+    );
     await db.query(`UPDATE ops.schedules SET next_run_at = now() + interval '15 minutes' WHERE kind = 'promote' AND namespace = $1`, [ns]);
     expect(await trigger.afterPromotion(ns, new Date(Date.now() + 60_000))).toBe(false);
     expect(await trigger.afterPromotion(ns, new Date(Date.now() - 600_000))).toBe(true);
