@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { DataSource } from 'typeorm';
 import { UUID } from '../common/ids';
-import { outboxInsertFrom } from '../platform/outbox';
+import { outboxFrom } from '../platform/outbox';
 import { col, Sql, SqlRow } from '../platform/postgres/sql';
 import { BronzeEvent, DerivationStatus, EventKind, NormalizedEvent, Role } from './event.types';
 
@@ -109,10 +109,11 @@ export class EventRepository {
          INSERT INTO ops.derivation_queue (event_id, namespace, occurred_at, conversation_id, sequence_num)
          SELECT id, namespace, occurred_at, conversation_id, sequence_num FROM ins
        ), outboxed AS (
-         ${outboxInsertFrom(`SELECT namespace, 'event', id::text, 'upsert',
+         ${outboxFrom(`SELECT namespace, 'event' AS type, id::text AS id,
                 jsonb_build_object('id', id, 'namespace', namespace, 'source', source, 'kind', kind,
-                                   'conversationId', conversation_id, 'occurredAt', occurred_at, 'ingestedAt', ingested_at)
-           FROM ins ORDER BY occurred_at, id`)}
+                                   'conversationId', conversation_id, 'occurredAt', occurred_at, 'ingestedAt', ingested_at) AS payload,
+                row_number() OVER (ORDER BY occurred_at, id) AS ord
+           FROM ins`)}
        ), marks AS (
          INSERT INTO ops.watermarks AS w (namespace, source, last_source_event_id, last_occurred_at, last_ingested_at, event_count)
          SELECT DISTINCT ON (namespace, source) namespace, source, source_event_id, occurred_at, ingested_at,
@@ -130,7 +131,7 @@ export class EventRepository {
            FROM (SELECT namespace, id, occurred_at, (row_number() OVER (PARTITION BY namespace ORDER BY occurred_at, id) - 1) / 150 AS chunk FROM ins) c
           GROUP BY namespace, chunk
        )
-       SELECT id, ingested_at, (SELECT count(*) FROM notified) AS notified FROM ins`,
+       SELECT id, ingested_at, (SELECT count(*) FROM notified) AS notified, (SELECT queued FROM outboxed) AS queued FROM ins`,
       [
         ids,
         column((e) => e.namespace),

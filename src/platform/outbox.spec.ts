@@ -1,4 +1,4 @@
-import { enqueueOutbox, outboxInsertFrom, outboxRows } from './outbox';
+import { enqueueOutbox, outboxFrom, outboxRows } from './outbox';
 import { Sql } from './postgres/sql';
 
 /** An executor that records statements instead of running them. */
@@ -19,12 +19,11 @@ describe('outbox', () => {
     await enqueueOutbox(tx, [...outboxRows('ns', 'entity', ['e1'], { jobId: 'j' }), ...outboxRows('ns', 'fact', ['f1', 'f2'], { jobId: 'j' })]);
     expect(statements).toHaveLength(1);
     const [{ text, params }] = statements as [(typeof statements)[number]];
-    expect(text).toMatch(/^INSERT INTO ops\.outbox \(namespace, aggregate_type, aggregate_id, op, payload\)\nSELECT/);
-    expect(text).toContain('ORDER BY x.ord');
+    expect(text).toBe('SELECT ops.enqueue_outbox($1::jsonb)');
     expect(JSON.parse(params[0] as string)).toEqual([
-      { namespace: 'ns', type: 'entity', id: 'e1', payload: { id: 'e1', jobId: 'j' }, ord: 0 },
-      { namespace: 'ns', type: 'fact', id: 'f1', payload: { id: 'f1', jobId: 'j' }, ord: 1 },
-      { namespace: 'ns', type: 'fact', id: 'f2', payload: { id: 'f2', jobId: 'j' }, ord: 2 },
+      { namespace: 'ns', type: 'entity', id: 'e1', payload: { id: 'e1', jobId: 'j' } },
+      { namespace: 'ns', type: 'fact', id: 'f1', payload: { id: 'f1', jobId: 'j' } },
+      { namespace: 'ns', type: 'fact', id: 'f2', payload: { id: 'f2', jobId: 'j' } },
     ]);
   });
 
@@ -38,7 +37,9 @@ describe('outbox', () => {
     expect(outboxRows('ns', 'fact', ['f1'], { id: 'other' })[0]?.payload).toEqual({ id: 'f1' });
   });
 
-  it('prefixes a query with the insert head', () => {
-    expect(outboxInsertFrom(`SELECT 1`)).toMatch(/^INSERT INTO ops\.outbox \(namespace, aggregate_type, aggregate_id, op, payload\)\nSELECT 1$/);
+  it('queues the rows of a query through the same function, in their ord order', () => {
+    const text = outboxFrom(`SELECT 'ns' AS namespace, 'fact' AS type, 'f1' AS id, '{}'::jsonb AS payload, 1 AS ord`);
+    expect(text).toMatch(/^SELECT ops\.enqueue_outbox\(jsonb_agg\(/);
+    expect(text).toMatch(/ORDER BY o\.ord\)\) AS queued\s+FROM \(SELECT 'ns' AS namespace/);
   });
 });

@@ -6,11 +6,12 @@ import { Sql } from './postgres/sql';
  * projector (gold/promotion/gold-projection.job.ts) drains Gold rows a `payload.batch` at a time.
  * Both re-read each aggregate by `payload.id`, so a row carries ids and tags, never state.
  *
- * Two forms: `enqueueOutbox` writes rows the caller holds (one statement for any number), and
- * `outboxInsertFrom` gives the head of the insert for a statement that must hold it (the ingest's
- * one statement, an insert from a query), so no other module spells the table's columns.
- * The database writes it too: `bronze.destroy_event` and the `gold.erase_event_copies` trigger
- * (migrations 1764400000960 and 1764400000700) queue what an erasure changed in the same transaction.
+ * Every row goes through one database function, `ops.enqueue_outbox(rows jsonb)` (migration
+ * 1764400000980), the only statement that inserts into the table: this module calls it, and so do
+ * `bronze.destroy_event` and the `gold.erase_event_copies` trigger, which queue what an erasure
+ * changed in the same transaction. Two forms here: `enqueueOutbox` queues rows the caller holds
+ * (one statement for any number), and `outboxFrom` queues the rows of a query inside the caller's
+ * statement (the ingest's one statement, a query over other tables).
  */
 
 /** What the projectors look up: Silver and Bronze rows (graph projector) and Gold rows (Gold projector). */
@@ -36,14 +37,16 @@ export function outboxRows(namespace: string, type: OutboxAggregateType, ids: re
   return ids.map((id) => ({ namespace, type, id, payload: { ...tags, id } }));
 }
 
-const HEAD = `INSERT INTO ops.outbox (namespace, aggregate_type, aggregate_id, op, payload)`;
-
 /**
- * `INSERT INTO ops.outbox (...) <select>`, for a statement that writes outbox rows from a query.
- * `select` yields, in order: namespace, aggregate_type, aggregate_id (text), op ('upsert'), payload (jsonb).
+ * A statement yielding one column, `queued`, that queues the rows of `select` in the caller's
+ * statement (an insert's CTE, a query over other tables). `select` names its columns `namespace`,
+ * `type`, `id` (text), `payload` (jsonb) and `ord` (their order in the outbox). When a CTE holds it,
+ * the statement must read `queued`: PostgreSQL skips a SELECT CTE nobody reads.
  */
-export function outboxInsertFrom(select: string): string {
-  return `${HEAD}\n${select}`;
+export function outboxFrom(select: string): string {
+  return `SELECT ops.enqueue_outbox(jsonb_agg(jsonb_build_object('namespace', o.namespace, 'type', o.type, 'id', o.id, 'payload', o.payload)
+                                           ORDER BY o.ord)) AS queued
+     FROM (${select}) o`;
 }
 
 /**
@@ -52,12 +55,7 @@ export function outboxInsertFrom(select: string): string {
  */
 export async function enqueueOutbox(tx: Sql, rows: readonly OutboxRow[]): Promise<void> {
   if (rows.length === 0) return;
-  await tx.execute(
-    outboxInsertFrom(
-      `SELECT x.namespace, x.type, x.id, 'upsert', x.payload
-         FROM jsonb_to_recordset($1::jsonb) AS x(namespace text, type text, id text, payload jsonb, ord int)
-        ORDER BY x.ord`,
-    ),
-    [JSON.stringify(rows.map((r, ord) => ({ namespace: r.namespace, type: r.type, id: r.id, payload: r.payload, ord })))],
-  );
+  await tx.execute(`SELECT ops.enqueue_outbox($1::jsonb)`, [
+    JSON.stringify(rows.map((r) => ({ namespace: r.namespace, type: r.type, id: r.id, payload: r.payload }))),
+  ]);
 }

@@ -1,5 +1,5 @@
 import { DataSource } from 'typeorm';
-import { enqueueOutbox, outboxInsertFrom } from '../platform/outbox';
+import { enqueueOutbox, outboxFrom } from '../platform/outbox';
 import { col, Sql } from '../platform/postgres/sql';
 import { AccessException, AccessExceptionCode } from '../access/access.exception';
 import { AuthContext } from '../access/auth-context';
@@ -95,7 +95,8 @@ export class ReembedService {
           [payload, model],
         );
         await tx.execute(
-          outboxInsertFrom(`SELECT namespace, 'fact', id::text, 'upsert', jsonb_build_object('id', id) FROM silver.facts WHERE id = ANY($1::uuid[])`),
+          outboxFrom(`SELECT namespace, 'fact' AS type, id::text AS id, jsonb_build_object('id', id) AS payload, id AS ord
+                        FROM silver.facts WHERE id = ANY($1::uuid[])`),
           [rows.map((r) => r.id)],
         );
       });

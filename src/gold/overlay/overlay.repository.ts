@@ -1,4 +1,4 @@
-import { enqueueOutbox, outboxInsertFrom } from '../../platform/outbox';
+import { enqueueOutbox, outboxFrom } from '../../platform/outbox';
 import { col, Sql, SqlRow } from '../../platform/postgres/sql';
 import { ComposeSpan } from '../../common/compose-text';
 import { OverlayKindName, OverlayRecord, OverlayStatus } from './overlay.types';
@@ -190,8 +190,8 @@ export async function reprojectTarget(tx: Sql, o: Pick<OverlayRecord, 'namespace
   // An event redaction also changes the quotes on its DERIVED_FROM edges, which the facts' projection writes.
   if (o.eventId) {
     await tx.execute(
-      outboxInsertFrom(`SELECT DISTINCT $1, 'fact', s.fact_id::text, 'upsert', jsonb_build_object('id', s.fact_id::text, 'overlay', true)
-         FROM silver.fact_sources s WHERE s.event_id = $2::uuid`),
+      outboxFrom(`SELECT $1::text AS namespace, 'fact' AS type, d.f AS id, jsonb_build_object('id', d.f, 'overlay', true) AS payload, d.f AS ord
+         FROM (SELECT DISTINCT s.fact_id::text AS f FROM silver.fact_sources s WHERE s.event_id = $2::uuid) d`),
       [o.namespace, o.eventId],
     );
   }
