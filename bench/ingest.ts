@@ -6,6 +6,9 @@ import { nowMs, report, round, summarize, withBenchApp } from './harness';
 
 const TOTAL = Number(process.env.BENCH_EVENTS ?? 20_000);
 const BATCH = 500;
+const DAY_MS = 86_400_000;
+/** Events spread over the twelve months before the run (ingest refuses times more than a day ahead). */
+const SPREAD_FROM = Date.UTC(new Date().getUTCFullYear() - 1, new Date().getUTCMonth(), 1);
 const WORDS =
   'the agent user said prefers uses switched from to neovim vim postgres neo4j deploy friday meeting notes bug fix release customer email phone tokyo berlin project plan because'.split(
     ' ',
@@ -38,7 +41,7 @@ function batchOf(run: string, b: number): EventSubmission[] {
       conversationId: `c-${Math.floor(i / 50)}`,
       sequenceNum: i % 50,
       content: contentFor(i),
-      occurredAt: new Date(Date.UTC(2026, i % 12, 1 + (i % 28))).toISOString(),
+      occurredAt: new Date(SPREAD_FROM + ((i % 12) * 30 + (i % 28)) * DAY_MS).toISOString(),
     };
   });
 }
