@@ -102,6 +102,7 @@ program
   .option('--token-file <file>', 'file holding an API token with "admin" on the namespace (default: MEDALLION_TOKEN, then DATA_DIR/admin.token)')
   .option('--token <token>', 'API token on the command line (prefer MEDALLION_TOKEN or --token-file)')
   .option('--json', 'print the report as JSON instead of a table')
+  .option('--checks <names>', 'only these checks, comma-separated (docs/quality.md)')
   .action(async (o: Omit<QualityCommandOptions, 'url'> & { url?: string }) => {
     const config = loadConfig();
     process.exitCode = await runQualityCommand(config, { ...o, url: o.url ?? `http://127.0.0.1:${config.port}` });

@@ -335,6 +335,19 @@ describe('qualityReport: each check catches its planted defect in the real store
     expect(check(own, 'confidence_distribution').detail).toBe('no current facts');
   }, 180_000);
 
+  it('checks: only the named checks, in report order; an unknown name is BAD_USER_INPUT naming the valid ones', async () => {
+    const ns = uniqueNamespace('q-only');
+    const only = `query($ns: String!, $checks: [String!]) { qualityReport(namespace: $ns, checks: $checks) { ok checks { name } } }`;
+    const r = await gqlOk<{ qualityReport: { ok: boolean; checks: Array<{ name: string }> } }>(t.url, t.adminToken, only, {
+      ns,
+      checks: ['dead_letters', 'completeness'],
+    });
+    expect(r.qualityReport.checks.map((c) => c.name)).toEqual(['completeness', 'dead_letters']);
+    const bad = await gql(t.url, t.adminToken, only, { ns, checks: ['completeness', 'freshness'] });
+    expect(bad.errors?.[0]?.extensions?.code).toBe('BAD_USER_INPUT');
+    expect(bad.errors?.[0]?.message).toMatch(/unknown quality check\(s\) "freshness": the checks are completeness, provenance/);
+  }, 60_000);
+
   it('medallion quality --namespace NS prints a table and exits 0 when clean, 2 when a check fails', async () => {
     const { ns } = await clean('q-cli');
     const config = loadConfig({ DATA_DIR: '/nonexistent-medallion-quality' });
@@ -352,6 +365,9 @@ describe('qualityReport: each check catches its planted defect in the real store
     expect(failed).toBe(QUALITY_FAILED_EXIT);
     expect(out.join('')).toMatch(/^dead_letters\s+FAIL\s+1\s+0\s+1 open dead letters/m);
     expect(out.join('')).toContain(`1 of ${QUALITY_CHECKS.length} checks failed`);
+    out.length = 0;
+    expect(await runQualityCommand(config, { url: t.url, namespace: ns, token: t.adminToken, checks: 'completeness, provenance' }, (s) => out.push(s))).toBe(0);
+    expect(out.join('')).toContain('all 2 checks passed');
 
     // A token without admin: a message a person can act on, not a stack trace.
     const reader = (await createToken(t, [{ namespacePattern: ns, capabilities: ['READ'] }], 'reader')).token;

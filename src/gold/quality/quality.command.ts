@@ -8,6 +8,8 @@ export interface QualityCommandOptions {
   token?: string;
   tokenFile?: string;
   json?: boolean;
+  /** Comma-separated check names: only these. */
+  checks?: string;
 }
 
 /** Exit code of `medallion quality` when at least one check failed. */
@@ -44,7 +46,11 @@ export async function runQualityCommand(
   const client = new MemoryClient({ url: o.url, token });
   let report: Report;
   try {
-    report = (await client.request(QualityReportDocument, { namespace: o.namespace })).qualityReport;
+    const checks = o.checks
+      ?.split(',')
+      .map((c) => c.trim())
+      .filter(Boolean);
+    report = (await client.request(QualityReportDocument, { namespace: o.namespace, checks: checks?.length ? checks : null })).qualityReport;
   } catch (err) {
     const unreachable = networkCause(err);
     if (unreachable) throw new CliError(`cannot reach the service at ${o.url} (${unreachable}): start it (npm start) or pass --url`);

@@ -6,6 +6,7 @@ import { CypherRunner } from '../../graph/cypher/cypher-runner';
 import { GraphConsistency } from '../../graph/graph-rebuild.service';
 import * as checks from './quality-checks';
 import { QualityRepository } from './quality.repository';
+import { GoldException, GoldExceptionCode } from '../gold.exception';
 import { QUALITY_CHECKS, QualityCheckName, QualityCheckResult, QualityReportResult, QualityThresholds } from './quality.types';
 
 /** What the report needs of the graph floor: the existing Postgres-against-Neo4j comparison (GraphRebuildService). */
@@ -52,17 +53,26 @@ export class QualityService {
     };
   }
 
-  /** The report on behalf of a caller, who needs "admin" on the namespace (docs/quality.md, "Who may read it"). */
-  async reportFor(auth: AuthContext, namespace: string): Promise<QualityReportResult> {
+  /**
+   * The report on behalf of a caller, who needs "admin" on the namespace (docs/quality.md, "Who
+   * may read it"); `only`: these checks alone (unknown names are BAD_USER_INPUT), null: all.
+   */
+  async reportFor(auth: AuthContext, namespace: string, only: readonly string[] | null = null): Promise<QualityReportResult> {
     auth.require(Capability.ADMIN, namespace);
-    return this.report(namespace);
+    const unknown = (only ?? []).filter((n) => !(QUALITY_CHECKS as readonly string[]).includes(n));
+    if (unknown.length > 0)
+      throw new GoldException(
+        GoldExceptionCode.INVALID_ARGUMENT,
+        `unknown quality check(s) ${unknown.map((n) => JSON.stringify(n)).join(', ')}: the checks are ${QUALITY_CHECKS.join(', ')}`,
+      );
+    return this.report(namespace, only === null ? QUALITY_CHECKS : QUALITY_CHECKS.filter((n) => only.includes(n)));
   }
 
-  /** Every check, one after the other (each is one statement or one Cypher read: no burst on a shared pool). */
-  async report(namespace: string): Promise<QualityReportResult> {
+  /** The checks (all by default), one after the other, in report order (each is one statement or one Cypher read: no burst on a shared pool). */
+  async report(namespace: string, names: readonly QualityCheckName[] = QUALITY_CHECKS): Promise<QualityReportResult> {
     const generatedAt = new Date();
     const results: QualityCheckResult[] = [];
-    for (const name of QUALITY_CHECKS) results.push(await this.checks[name](namespace));
+    for (const name of names) results.push(await this.checks[name](namespace));
     return { namespace, ok: results.every((c) => c.ok), generatedAt, checks: results };
   }
 
