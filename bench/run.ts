@@ -13,6 +13,7 @@ import { promoteBench } from './promote';
 import { promotePairsBench } from './promote-pairs';
 import { provenanceBench } from './provenance';
 import { qualityBench } from './quality';
+import { qualityLocomo } from './quality-locomo';
 import { recallBench } from './recall';
 import { searchBench } from './search';
 import { searchProfile } from './search-profile';
@@ -34,6 +35,7 @@ const BENCHMARKS: Record<string, () => Promise<void>> = {
   'search-profile': searchProfile,
   provenance: provenanceBench,
   quality: qualityBench,
+  'quality-locomo': qualityLocomo,
   recall: recallBench,
   scenarios: scenariosBench,
   embedders: embeddersBench,
