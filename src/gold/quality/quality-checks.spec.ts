@@ -1,3 +1,4 @@
+import { loadConfig } from '../../common/config';
 import * as checks from './quality-checks';
 import { formatQualityTable } from './quality.command';
 import { DEFAULT_QUALITY_THRESHOLDS as T } from './quality.types';
@@ -5,6 +6,15 @@ import { DEFAULT_QUALITY_THRESHOLDS as T } from './quality.types';
 const none = { count: 0, sample: [] };
 
 describe('quality checks: each judges its measure against its threshold', () => {
+  it('the defaults of the QUALITY_* settings are DEFAULT_QUALITY_THRESHOLDS, and each variable is read', () => {
+    expect(loadConfig({ DATA_DIR: '/tmp/medallion-quality-spec' }).quality).toEqual(T);
+    expect(loadConfig({ DATA_DIR: '/tmp/medallion-quality-spec', QUALITY_DUPLICATE_SIMILARITY: '0.9', QUALITY_MAX_LAG_SECONDS: '60' }).quality).toMatchObject({
+      duplicateSimilarity: 0.9,
+      maxLagSeconds: 60,
+    });
+    expect(() => loadConfig({ DATA_DIR: '/tmp/medallion-quality-spec', QUALITY_MIN_CONFIDENCE: '2' })).toThrow(/QUALITY_MIN_CONFIDENCE/);
+  });
+
   it('counts pass at 0 and fail above, naming the first offenders and marking more with …', () => {
     expect(checks.completeness({ factsWithoutSource: none, entitiesWithoutSource: none })).toMatchObject({ ok: true, value: 0, threshold: 0 });
     const bad = checks.completeness({ factsWithoutSource: { count: 3, sample: ['f1', 'f2'] }, entitiesWithoutSource: { count: 1, sample: ['e1'] } });
