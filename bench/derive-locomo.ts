@@ -10,7 +10,7 @@ const LOCOMO_CANDIDATES = [
   process.env.LOCOMO_FILE,
   ...['..', '../..'].map((up) => path.resolve(ROOT, up, 'shared', 'eval', 'locomo-dev', 'locomo-dev.json')),
 ].filter((f): f is string => !!f);
-const LOCOMO = LOCOMO_CANDIDATES.find((f) => fs.existsSync(f)) ?? (LOCOMO_CANDIDATES[0] as string);
+export const LOCOMO = LOCOMO_CANDIDATES.find((f) => fs.existsSync(f)) ?? (LOCOMO_CANDIDATES[0] as string);
 const MAIN = path.join(ROOT, 'dist', 'src', 'app', 'main.js');
 const INGEST = `mutation($input: [EventInput!]!) { ingestEvents(input: $input) { status } }`;
 const STATUS = `query($ns: String!) { pipelineStatus(namespace: $ns) { pending deadLetters } }`;
@@ -21,7 +21,7 @@ interface Turn {
   dia_id: string;
   text: string;
 }
-interface Sample {
+export interface Sample {
   sample_id: string;
   conversation: Record<string, unknown>;
 }

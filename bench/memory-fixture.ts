@@ -443,7 +443,7 @@ async function loadFixture(
   }
 }
 
-export type MemoryBenchKind = 'search' | 'provenance';
+export type MemoryBenchKind = 'search' | 'provenance' | 'quality';
 type Measure = (ctx: ScaleContext) => Promise<Record<string, unknown>>;
 const measures = new Map<MemoryBenchKind, Measure>();
 const measured = new Set<MemoryBenchKind>();

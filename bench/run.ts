@@ -12,6 +12,8 @@ import { ingestLatency } from './ingest-latency';
 import { promoteBench } from './promote';
 import { promotePairsBench } from './promote-pairs';
 import { provenanceBench } from './provenance';
+import { qualityBench } from './quality';
+import { qualityLocomo } from './quality-locomo';
 import { recallBench } from './recall';
 import { searchBench } from './search';
 import { searchProfile } from './search-profile';
@@ -32,6 +34,8 @@ const BENCHMARKS: Record<string, () => Promise<void>> = {
   search: searchBench,
   'search-profile': searchProfile,
   provenance: provenanceBench,
+  quality: qualityBench,
+  'quality-locomo': qualityLocomo,
   recall: recallBench,
   scenarios: scenariosBench,
   embedders: embeddersBench,

@@ -19,6 +19,7 @@ import { SilverEntityMentions1764400000910 } from './1764400000910-silver-entity
 import { ErasureRederivesSharedFacts1764400000960 } from './1764400000960-erasure-rederives-shared-facts';
 import { EventSpeakerReprojection1764400000970 } from './1764400000970-event-speaker-reprojection';
 import { OneOutboxWriter1764400000980 } from './1764400000980-one-outbox-writer';
+import { QualityReportIndexes1764400001000 } from './1764400001000-quality-report-indexes';
 
 /** Every migration, oldest first. Listed explicitly so no glob depends on the build layout. */
 export const migrations = [
@@ -43,4 +44,5 @@ export const migrations = [
   ErasureRederivesSharedFacts1764400000960,
   EventSpeakerReprojection1764400000970,
   OneOutboxWriter1764400000980,
+  QualityReportIndexes1764400001000,
 ];

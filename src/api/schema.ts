@@ -18,6 +18,7 @@ import { GoldEntityResolver, GoldRelationshipResolver } from '../gold/promotion/
 import { EventContentResolver, FactOverlayResolver, OverlayResolver, OverlayTextResolver } from '../gold/overlay/overlay.resolver';
 import { AboutResolver } from '../gold/about/about.resolver';
 import { ReviewResolver } from '../gold/review/review.resolver';
+import { QualityResolver } from '../gold/quality/quality.resolver';
 import { GoldChangeResolver, GoldPreferenceResolver, RelatedContextResolver } from '../gold/reads/gold-reads.resolver';
 
 export const resolvers = [
@@ -45,6 +46,7 @@ export const resolvers = [
   RelatedContextResolver,
   GoldPreferenceResolver,
   GoldChangeResolver,
+  QualityResolver,
 ] as const;
 
 /** The one GraphQL schema: the code-first resolvers plus the generated graph exploration API. */

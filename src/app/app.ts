@@ -42,6 +42,8 @@ import { ConflictService } from '../gold/review/conflict.service';
 import { ReviewRepository } from '../gold/review/review.repository';
 import { ReviewService } from '../gold/review/review.service';
 import { GoldReadService } from '../gold/reads/gold-read.service';
+import { QualityRepository } from '../gold/quality/quality.repository';
+import { QualityService } from '../gold/quality/quality.service';
 import { PromotionRepository } from '../gold/promotion/promotion.repository';
 import { PromotionService } from '../gold/promotion/promotion.service';
 import { GoldProjectionJob } from '../gold/promotion/gold-projection.job';
@@ -250,6 +252,7 @@ export async function startApp(
       new ConflictService(sql, reviewRepository, { reviewConfidence: config.gold.reviewConfidence, objectOverlap: 0.6, batchSize: config.gold.batchSize }),
     );
     const about = new AboutService(new AboutRepository(sql), driver, facts, DEFAULT_ABOUT_OPTIONS, review);
+    const graphRebuild = graphRebuildService(ds, driver, { embedder, warn: (m) => log.warn(m) });
     const services: Services = {
       tokens: tokenService,
       ingest: new IngestService(eventRepository, systemClock, config.limits, (o) => metrics.observeIngest(o)),
@@ -269,7 +272,7 @@ export async function startApp(
       facts,
       silver: new SilverReadService(facts, factRepository, config.limits.maxPageSize),
       pipeline,
-      graph: graphRebuildService(ds, driver, { embedder, warn: (m) => log.warn(m) }),
+      graph: graphRebuild,
       search: new SearchService(
         driver,
         embedder,
@@ -298,6 +301,7 @@ export async function startApp(
       about,
       review,
       goldReads: new GoldReadService(driver, facts, about, config.limits, review),
+      quality: new QualityService(new QualityRepository(sql), driver, graphRebuild, config.quality),
     };
     // Before the projector's first batch and before /health answers: the first event after a
     // start took 1-2.5 s to reach the graph and the first search 2-5 s, in a cold Neo4j

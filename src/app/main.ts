@@ -9,6 +9,7 @@ import { createLogger } from '../common/logger';
 import { printAppSchema } from '../api/schema';
 import { CliError, ImportCommandOptions, runImportCommand } from '../bronze/import.command';
 import { McpStdioError, runMcpStdio } from '../mcp/mcp-stdio';
+import { QualityCommandOptions, runQualityCommand } from '../gold/quality/quality.command';
 
 const program = new Command().name('medallion').description('Medallion memory service: Bronze events, Silver facts, Gold graph, one GraphQL API');
 
@@ -91,6 +92,20 @@ program
   .action(async (file: string, o: Omit<ImportCommandOptions, 'url'> & { url?: string }) => {
     const config = loadConfig();
     process.exitCode = await runImportCommand(config, file, { ...o, url: o.url ?? `http://127.0.0.1:${config.port}` });
+  });
+
+program
+  .command('quality')
+  .description('print the quality report of a namespace (docs/quality.md) from a running service; exit 2 when a check fails')
+  .requiredOption('--namespace <namespace>', 'the namespace to check')
+  .option('--url <url>', 'service URL (default: http://127.0.0.1:$PORT, PORT defaulting to 4000)')
+  .option('--token-file <file>', 'file holding an API token with "admin" on the namespace (default: MEDALLION_TOKEN, then DATA_DIR/admin.token)')
+  .option('--token <token>', 'API token on the command line (prefer MEDALLION_TOKEN or --token-file)')
+  .option('--json', 'print the report as JSON instead of a table')
+  .option('--checks <names>', 'only these checks, comma-separated (docs/quality.md)')
+  .action(async (o: Omit<QualityCommandOptions, 'url'> & { url?: string }) => {
+    const config = loadConfig();
+    process.exitCode = await runQualityCommand(config, { ...o, url: o.url ?? `http://127.0.0.1:${config.port}` });
   });
 
 program

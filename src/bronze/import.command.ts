@@ -31,7 +31,7 @@ const readTokenFile = (file: string): string => {
 };
 
 /** --token-file, then --token, then MEDALLION_TOKEN, then the admin token the service wrote to DATA_DIR. */
-function resolveToken(config: AppConfig, o: ImportCommandOptions): string {
+export function resolveToken(config: AppConfig, o: Pick<ImportCommandOptions, 'token' | 'tokenFile'>): string {
   if (o.tokenFile) return readTokenFile(o.tokenFile);
   const token = o.token ?? config.cliToken;
   if (token) return token;
@@ -41,7 +41,7 @@ function resolveToken(config: AppConfig, o: ImportCommandOptions): string {
 }
 
 /** Why the client could not reach the service (e.g. ECONNREFUSED), or undefined for other errors. */
-function networkCause(err: unknown): string | undefined {
+export function networkCause(err: unknown): string | undefined {
   if (!(err instanceof MemoryClientError) || err.code !== 'NETWORK_ERROR') return undefined;
   // The client keeps fetch's error as the cause; its own cause names the socket error.
   const e = err.cause as { message?: unknown; cause?: { code?: unknown; message?: unknown } } | undefined;

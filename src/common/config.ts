@@ -103,6 +103,18 @@ export interface AppConfig {
     /** A conflict among a Gold entity's facts with any fact below this confidence goes to the review queue (docs/gold-review.md). */
     readonly reviewConfidence: number;
   };
+  /** Thresholds of the quality report (docs/quality.md): each check passes when its value is at most its threshold. */
+  readonly quality: {
+    readonly minConfidence: number;
+    readonly maxLowConfidenceShare: number;
+    readonly lowConfidenceFloor: number;
+    readonly maxLowConfidenceEntities: number;
+    readonly duplicateSimilarity: number;
+    readonly maxLagSeconds: number;
+    readonly lagWindowHours: number;
+    readonly maxDeadLetters: number;
+    readonly maxListed: number;
+  };
   readonly models: {
     readonly judgeModel: string | undefined;
     readonly embeddingDimensions: number | undefined;
@@ -223,6 +235,15 @@ const envSchema = z.object({
   GOLD_CANDIDATES_PER_ENTITY: intIn(0, 10_000).default(25),
   GOLD_PAIR_CONCURRENCY: intIn(1, 16).default(2),
   GOLD_REVIEW_CONFIDENCE: z.coerce.number().min(0).max(1).default(0.7),
+  QUALITY_MIN_CONFIDENCE: z.coerce.number().min(0).max(1).default(0.7),
+  QUALITY_MAX_LOW_CONFIDENCE_SHARE: z.coerce.number().min(0).max(1).default(0.5),
+  QUALITY_LOW_CONFIDENCE_FLOOR: z.coerce.number().min(0).max(1).default(0.5),
+  QUALITY_MAX_LOW_CONFIDENCE_ENTITIES: intIn(0, 100_000_000).default(100),
+  QUALITY_DUPLICATE_SIMILARITY: z.coerce.number().min(0).max(1).default(0.85),
+  QUALITY_MAX_LAG_SECONDS: z.coerce.number().min(0).max(604_800).default(300),
+  QUALITY_LAG_WINDOW_HOURS: intIn(1, 8760).default(24),
+  QUALITY_MAX_DEAD_LETTERS: intIn(0, 100_000_000).default(0),
+  QUALITY_MAX_LISTED: intIn(0, 1000).default(10),
   SEARCH_GRAPH_GOLD: z.enum(['true', 'false'], { error: 'expected true or false' }).default('true'),
   SEARCH_SPEAKER_BOOST: z.coerce.number().min(0).max(10).optional(),
   OVERLAY_REANCHOR_ACCEPT: z.coerce.number().min(0).max(1).default(0.75),
@@ -348,6 +369,17 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
       candidatesPerEntity: e.GOLD_CANDIDATES_PER_ENTITY === 0 ? null : e.GOLD_CANDIDATES_PER_ENTITY,
       pairConcurrency: e.GOLD_PAIR_CONCURRENCY,
       reviewConfidence: e.GOLD_REVIEW_CONFIDENCE,
+    }),
+    quality: Object.freeze({
+      minConfidence: e.QUALITY_MIN_CONFIDENCE,
+      maxLowConfidenceShare: e.QUALITY_MAX_LOW_CONFIDENCE_SHARE,
+      lowConfidenceFloor: e.QUALITY_LOW_CONFIDENCE_FLOOR,
+      maxLowConfidenceEntities: e.QUALITY_MAX_LOW_CONFIDENCE_ENTITIES,
+      duplicateSimilarity: e.QUALITY_DUPLICATE_SIMILARITY,
+      maxLagSeconds: e.QUALITY_MAX_LAG_SECONDS,
+      lagWindowHours: e.QUALITY_LAG_WINDOW_HOURS,
+      maxDeadLetters: e.QUALITY_MAX_DEAD_LETTERS,
+      maxListed: e.QUALITY_MAX_LISTED,
     }),
     models: Object.freeze({
       judgeModel: e.JUDGE_MODEL,

@@ -13,6 +13,7 @@ import { GoldEntityRow, GoldRelationshipRow } from './promotion/promotion.reposi
 import { GoldService } from './promotion/gold.service';
 import { GoldReadService, PreferenceRow } from './reads/gold-read.service';
 import { ReviewService } from './review/review.service';
+import { QualityService } from './quality/quality.service';
 
 /** The services Gold's resolvers call (the request scope holds them all). */
 export interface GoldServices {
@@ -26,6 +27,8 @@ export interface GoldServices {
   readonly goldReads: GoldReadService;
   /** Who may follow a Silver row reached from Gold (SilverReadService.visible, mayTraverse). */
   readonly silver: SilverReadService;
+  /** The quality report of a namespace (docs/quality.md). */
+  readonly quality: QualityService;
 }
 
 /** Per-operation loaders over Gold (built in scope/request-scope.ts); nested lists hold at most NESTED_LIST_MAX. */

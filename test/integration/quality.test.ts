@@ -1,0 +1,406 @@
+import { randomUUID } from 'node:crypto';
+import { Driver } from 'neo4j-driver';
+import { Client } from 'pg';
+import { loadConfig } from '../../src/common/config';
+import { createNeo4jDriver } from '../../src/platform/neo4j/neo4j-client';
+import { QUALITY_FAILED_EXIT, runQualityCommand } from '../../src/gold/quality/quality.command';
+import { QUALITY_CHECKS } from '../../src/gold/quality/quality.types';
+import { anEvent } from '../builders/event-input';
+import { outboxDrained, runPromotion } from '../support/gold';
+import { seedSilver, SeededSilver } from '../support/silver-seed';
+import { testStores, uniqueNamespace } from '../support/stores';
+import { createToken, eventually, gql, gqlOk, startTestApp, TestApp } from '../support/test-app';
+
+const REPORT = `query($ns: String!) { qualityReport(namespace: $ns) { namespace ok generatedAt checks { name value threshold ok detail } } }`;
+
+interface Check {
+  name: string;
+  value: number;
+  threshold: number;
+  ok: boolean;
+  detail: string;
+}
+interface Report {
+  namespace: string;
+  ok: boolean;
+  generatedAt: string;
+  checks: Check[];
+}
+
+/** A small clean Silver state: three people or places, each named twice, and one relationship. */
+const CLEAN = {
+  entities: [
+    { key: 'alice', name: 'Alice Martin', type: 'person' },
+    { key: 'acme', name: 'Acme Corp', type: 'organization' },
+    { key: 'denver', name: 'Denver', type: 'place' },
+  ],
+  mentions: [
+    { entity: 'alice', conversation: 'c1' },
+    { entity: 'alice', conversation: 'c2' },
+    { entity: 'acme', conversation: 'c1' },
+    { entity: 'acme', conversation: 'c3' },
+    { entity: 'denver', conversation: 'c2' },
+    { entity: 'denver', conversation: 'c3' },
+  ],
+  relationships: [{ type: 'works_at', source: 'alice', target: 'acme', conversation: 'c1' }],
+};
+
+describe('qualityReport: each check catches its planted defect in the real stores and passes on clean data', () => {
+  let t: TestApp;
+  let db: Client;
+  let driver: Driver;
+
+  beforeAll(async () => {
+    t = await startTestApp({ OFFLINE_EMBEDDER: 'hashing', DERIVE_MAX_WAIT_MS: '0', DERIVE_POLL_MS: '50', GOLD_PROMOTE_EVERY_SECONDS: '0' });
+    db = new Client({ connectionString: t.databaseUrl });
+    await db.connect();
+    driver = createNeo4jDriver(testStores().neo4j);
+  }, 120_000);
+  afterAll(async () => {
+    await driver?.close();
+    await db?.end();
+    await t?.stop();
+  });
+
+  const report = async (ns: string, token = t.adminToken): Promise<Report> =>
+    (await gqlOk<{ qualityReport: Report }>(t.url, token, REPORT, { ns })).qualityReport;
+  const check = (r: Report, name: string): Check => {
+    const c = r.checks.find((x) => x.name === name);
+    if (!c) throw new Error(`no check ${name} in ${JSON.stringify(r.checks.map((x) => x.name))}`);
+    return c;
+  };
+  const derived = (ns: string) =>
+    eventually(
+      async () => {
+        const { rows } = await db.query(`SELECT count(*) FILTER (WHERE status <> 'done')::int AS left FROM ops.derivation_queue WHERE namespace = $1`, [ns]);
+        return rows[0].left === 0;
+      },
+      `the derivation of ${ns}`,
+      120_000,
+    );
+
+  /** A clean namespace, promoted to Gold and projected to Neo4j. */
+  const clean = async (prefix: string): Promise<{ ns: string; seeded: SeededSilver }> => {
+    const ns = uniqueNamespace(prefix);
+    const seeded = await seedSilver(t, ns, CLEAN);
+    await derived(ns);
+    expect((await runPromotion(t, ns)).status).toBe('succeeded');
+    await outboxDrained(db, ns);
+    return { ns, seeded };
+  };
+  const runOf = async (ns: string): Promise<string> =>
+    (await db.query(`SELECT id FROM silver.derivation_runs WHERE namespace = $1 LIMIT 1`, [ns])).rows[0].id as string;
+  const aFact = async (ns: string): Promise<string> =>
+    (await db.query(`SELECT id FROM silver.facts WHERE namespace = $1 AND retired_at IS NULL ORDER BY id LIMIT 1`, [ns])).rows[0].id as string;
+  /** A live fact with a source on an existing event of the namespace. */
+  const insertFact = async (ns: string, seeded: SeededSilver, o: { subject?: string; confidence?: number; type?: string } = {}): Promise<string> => {
+    const id = randomUUID();
+    await db.query(
+      `INSERT INTO silver.facts (id, namespace, statement, fact_type, subject_entity_id, confidence, importance, valid_from, extraction_model, derivation_run_id)
+       VALUES ($1::uuid, $2, 'planted ' || $1::text, $3, $4, $5, 0.5, now(), 'seed', $6)`,
+      [id, ns, o.type ?? 'attribute', o.subject ?? null, o.confidence ?? 0.9, await runOf(ns)],
+    );
+    await db.query(`INSERT INTO silver.fact_sources (fact_id, event_id, span_start, span_end, quote) VALUES ($1, $2, 0, 2, 'ok')`, [id, seeded.eventIds[0]]);
+    return id;
+  };
+  const write = (query: string, params: Record<string, unknown>) => driver.executeQuery(query, params);
+
+  it('a clean, promoted namespace passes every check, in the documented order', async () => {
+    const { ns } = await clean('q-clean');
+    const r = await report(ns);
+    expect(r.checks.map((c) => c.name)).toEqual([...QUALITY_CHECKS]);
+    expect(r.checks.filter((c) => !c.ok)).toEqual([]);
+    expect(r.ok).toBe(true);
+    expect(r.namespace).toBe(ns);
+    // Gold exists: the Gold checks read real Gold rows, not an empty namespace.
+    const { rows } = await db.query(`SELECT count(*)::int AS n FROM gold.entities WHERE namespace = $1 AND retired_at IS NULL`, [ns]);
+    expect(rows[0].n).toBeGreaterThan(0);
+    expect(check(r, 'uniqueness').threshold).toBe(0);
+    expect(check(r, 'confidence_distribution').threshold).toBe(0.5);
+    expect(check(r, 'timeliness_derivation').threshold).toBe(300);
+  }, 180_000);
+
+  it('completeness: a live fact without a source, and an entity nothing names', async () => {
+    const { ns } = await clean('q-complete');
+    const fact = randomUUID();
+    await db.query(
+      `INSERT INTO silver.facts (id, namespace, statement, fact_type, confidence, importance, valid_from, extraction_model, derivation_run_id)
+       VALUES ($1, $2, 'no source', 'attribute', 0.9, 0.5, now(), 'seed', $3)`,
+      [fact, ns, await runOf(ns)],
+    );
+    const entity = randomUUID();
+    await db.query(
+      `INSERT INTO silver.entities (id, namespace, type, name, name_key, derivation_run_id) VALUES ($1, $2, 'concept', 'Zebra Quartz', 'zebra quartz', $3)`,
+      [entity, ns, await runOf(ns)],
+    );
+    const c = check(await report(ns), 'completeness');
+    expect(c).toMatchObject({ ok: false, value: 2, threshold: 0 });
+    expect(c.detail).toContain(fact);
+    expect(c.detail).toContain(entity);
+  }, 180_000);
+
+  it('provenance: a Silver source citing an event that is not in Bronze, and a Gold entity without members', async () => {
+    const { ns } = await clean('q-prov');
+    const ghost = randomUUID();
+    const fact = await aFact(ns);
+    await db.query(`INSERT INTO silver.fact_sources (fact_id, event_id, span_start, span_end, quote) VALUES ($1, $2, 0, 2, 'ok')`, [fact, ghost]);
+    const gold = randomUUID();
+    await db.query(
+      `INSERT INTO gold.entities (id, namespace, type, name, name_key, confidence, source_count) VALUES ($1, $2, 'person', 'Nobody', 'nobody', 0.9, 2)`,
+      [gold, ns],
+    );
+    const c = check(await report(ns), 'provenance');
+    expect(c).toMatchObject({ ok: false, value: 2 });
+    expect(c.detail).toContain(`fact:${fact}`);
+    expect(c.detail).toContain(`gold_entity:${gold}`);
+  }, 180_000);
+
+  it('consistency_endpoints: a live relationship whose source entity was retired', async () => {
+    const { ns, seeded } = await clean('q-ends');
+    await db.query(`UPDATE silver.entities SET retired_at = now() WHERE id = $1`, [seeded.ids.alice]);
+    const c = check(await report(ns), 'consistency_endpoints');
+    expect(c.ok).toBe(false);
+    // The works_at relationship and Alice's two facts point at her.
+    expect(c.value).toBe(3);
+    expect(c.detail).toMatch(/relationship:/);
+  }, 180_000);
+
+  it('consistency_graph: a Fact node deleted from Neo4j (graphConsistency, reused)', async () => {
+    const { ns } = await clean('q-graph');
+    const fact = await aFact(ns);
+    await write(`MATCH (f:Fact {id: $id}) DETACH DELETE f`, { id: fact });
+    const c = check(await report(ns), 'consistency_graph');
+    expect(c.ok).toBe(false);
+    expect(c.detail).toContain(fact);
+    expect(c.detail).toMatch(/Fact \d+ in Postgres/);
+  }, 180_000);
+
+  it('uniqueness: two live entities of one type above 0.85, listed as a pair; below the threshold or another type, none', async () => {
+    const { ns, seeded } = await clean('q-unique');
+    const run = await runOf(ns);
+    const twin = randomUUID();
+    await db.query(
+      `INSERT INTO silver.entities (id, namespace, type, name, name_key, derivation_run_id) VALUES ($1, $2, 'person', 'Martin Alice', 'martin alice', $3),
+              (gen_random_uuid(), $2, 'organization', 'Martin Alice', 'martin alice', $3), (gen_random_uuid(), $2, 'person', 'Alicia Marten', 'alicia marten', $3)`,
+      [twin, ns, run],
+    );
+    await insertFact(ns, seeded, { subject: twin });
+    const { rows } = await db.query(`SELECT similarity('alice martin', 'martin alice') AS s, similarity('alice martin', 'alicia marten') AS low`);
+    expect(rows[0].s).toBeGreaterThan(0.85);
+    expect(rows[0].low).toBeLessThan(0.85);
+    const c = check(await report(ns), 'uniqueness');
+    expect(c).toMatchObject({ ok: false, value: 1, threshold: 0 });
+    expect(c.detail).toMatch(/^1 pairs above 0\.85: person "(Alice Martin" ~ "Martin Alice|Martin Alice" ~ "Alice Martin)" 1 \(/);
+    expect(c.detail).toContain(seeded.ids.alice);
+    expect(c.detail).toContain(twin);
+  }, 180_000);
+
+  it('confidence_distribution: a fact type mostly below the promotion threshold 0.7, per type', async () => {
+    const { ns, seeded } = await clean('q-conf');
+    for (const confidence of [0.3, 0.4, 0.65]) await insertFact(ns, seeded, { subject: seeded.ids.acme, confidence, type: 'event' });
+    const c = check(await report(ns), 'confidence_distribution');
+    expect(c).toMatchObject({ ok: false, value: 1, threshold: 0.5 });
+    expect(c.detail).toContain('event 1 (3/3)');
+    expect(c.detail).toContain('attribute 0 (0/6)');
+  }, 180_000);
+
+  it('low_confidence_proliferation: more than 100 live entities of one type whose best fact is below 0.5', async () => {
+    const { ns, seeded } = await clean('q-prolif');
+    const run = await runOf(ns);
+    await db.query(
+      `WITH e AS (
+         INSERT INTO silver.entities (id, namespace, type, name, name_key, derivation_run_id)
+         SELECT gen_random_uuid(), $1, 'concept', 'thing ' || i, 'thing ' || i, $2 FROM generate_series(1, 101) i RETURNING id
+       ), f AS (
+         INSERT INTO silver.facts (id, namespace, statement, fact_type, subject_entity_id, confidence, importance, valid_from, extraction_model, derivation_run_id)
+         SELECT gen_random_uuid(), $1, 'weak', 'attribute', e.id, 0.3, 0.5, now(), 'seed', $2 FROM e RETURNING id
+       )
+       INSERT INTO silver.fact_sources (fact_id, event_id, span_start, span_end, quote) SELECT f.id, $3, 0, 2, 'ok' FROM f`,
+      [ns, run, seeded.eventIds[0]],
+    );
+    const c = check(await report(ns), 'low_confidence_proliferation');
+    expect(c).toMatchObject({ ok: false, value: 101, threshold: 100 });
+    expect(c.detail).toContain('concept 101');
+  }, 180_000);
+
+  it('timeliness_derivation: events derived an hour after their ingest (p95 over the window)', async () => {
+    const { ns } = await clean('q-lag');
+    await db.query(`UPDATE ops.derivation_queue SET enqueued_at = processed_at - interval '1 hour' WHERE namespace = $1`, [ns]);
+    const c = check(await report(ns), 'timeliness_derivation');
+    expect(c.ok).toBe(false);
+    expect(c.value).toBeCloseTo(3600, 0);
+    expect(c.detail).toMatch(/over 7 events .* p50 3600 s, p95 3600 s/);
+  }, 180_000);
+
+  it('timeliness_outbox: an outbox row waiting for an hour', async () => {
+    const { ns } = await clean('q-outbox');
+    await db.query(
+      `INSERT INTO ops.outbox (namespace, aggregate_type, aggregate_id, op, payload, created_at, available_at)
+       VALUES ($1, 'fact', $2, 'upsert', jsonb_build_object('id', $2::text), now() - interval '1 hour', now() + interval '1 day')`,
+      [ns, randomUUID()],
+    );
+    const c = check(await report(ns), 'timeliness_outbox');
+    expect(c.ok).toBe(false);
+    expect(c.value).toBeGreaterThanOrEqual(3600);
+    expect(c.detail).toMatch(/^1 outbox rows not projected yet/);
+  }, 180_000);
+
+  it('dead_letters: an open dead letter, named by its event', async () => {
+    const { ns, seeded } = await clean('q-dead');
+    await db.query(`INSERT INTO silver.dead_letters (namespace, event_id, error_code, error, attempts) VALUES ($1, $2, 'MODEL_OUTPUT_INVALID', 'boom', 5)`, [
+      ns,
+      seeded.eventIds[1],
+    ]);
+    const c = check(await report(ns), 'dead_letters');
+    expect(c).toMatchObject({ ok: false, value: 1, threshold: 0 });
+    expect(c.detail).toContain(`${seeded.eventIds[1]} (MODEL_OUTPUT_INVALID)`);
+  }, 180_000);
+
+  it('orphan_gold_nodes: a GoldEntity node without any edge in Neo4j', async () => {
+    const { ns } = await clean('q-orphan');
+    const id = randomUUID();
+    await write(`CREATE (:GoldEntity {id: $id, namespace: $ns, name: 'Lonely'})`, { id, ns });
+    const c = check(await report(ns), 'orphan_gold_nodes');
+    expect(c).toMatchObject({ ok: false, value: 1 });
+    expect(c.detail).toContain(id);
+  }, 180_000);
+
+  it('duplicate_edges: a live twin of a Silver relationship, and twin GOLD_RELATED edges in Neo4j', async () => {
+    const { ns, seeded } = await clean('q-dup');
+    await db.query(
+      `INSERT INTO silver.relationships (id, namespace, type, source_entity_id, target_entity_id, confidence, valid_from, extraction_model, derivation_run_id)
+       VALUES (gen_random_uuid(), $1, 'works_at', $2, $3, 0.9, now(), 'seed', $4)`,
+      [ns, seeded.ids.alice, seeded.ids.acme, await runOf(ns)],
+    );
+    // Two GOLD_RELATED edges of one type between the same two Gold entities (Alice's and Acme's, promoted).
+    const { records } = await driver.executeQuery(`MATCH (g:GoldEntity) WHERE g.namespace = $ns RETURN g.id AS id ORDER BY g.name`, { ns });
+    expect(records.length).toBeGreaterThanOrEqual(2);
+    for (let i = 0; i < 2; i++)
+      await write(
+        `MATCH (a:GoldEntity {id: $a}), (b:GoldEntity {id: $b}) CREATE (a)-[:GOLD_RELATED {id: $id, namespace: $ns, type: 'partner_of', validFrom: datetime()}]->(b)`,
+        { a: records[0]!.get('id'), b: records[1]!.get('id'), id: randomUUID(), ns },
+      );
+    const c = check(await report(ns), 'duplicate_edges');
+    expect(c).toMatchObject({ ok: false, value: 2 });
+    expect(c.detail).toContain(`works_at ${seeded.ids.alice}->${seeded.ids.acme}`);
+    expect(c.detail).toContain('GOLD_RELATED:partner_of');
+  }, 180_000);
+
+  it('temporal_consistency: a relationship ending before it starts, and a superseded fact still valid', async () => {
+    const { ns, seeded } = await clean('q-time');
+    const rel = randomUUID();
+    await db.query(
+      `INSERT INTO silver.relationships (id, namespace, type, source_entity_id, target_entity_id, confidence, valid_from, valid_to, extraction_model, derivation_run_id)
+       VALUES ($1, $2, 'lives_in', $3, $4, 0.9, '2026-01-01', '2025-01-01', 'seed', $5)`,
+      [rel, ns, seeded.ids.alice, seeded.ids.denver, await runOf(ns)],
+    );
+    const newer = await insertFact(ns, seeded, { subject: seeded.ids.denver });
+    const older = (await db.query(`SELECT id FROM silver.facts WHERE namespace = $1 AND id <> $2 ORDER BY id LIMIT 1`, [ns, newer])).rows[0].id as string;
+    await db.query(`UPDATE silver.facts SET superseded_by = $1 WHERE id = $2`, [newer, older]);
+    const c = check(await report(ns), 'temporal_consistency');
+    expect(c).toMatchObject({ ok: false, value: 2 });
+    expect(c.detail).toContain(rel);
+    expect(c.detail).toContain(older);
+  }, 180_000);
+
+  it('orphaned_overlays: an overlay a rebuild left ORPHANED', async () => {
+    const { ns } = await clean('q-overlay');
+    const overlay = randomUUID();
+    await db.query(
+      `INSERT INTO gold.overlays (id, version, namespace, fact_id, kind, exact, prefix, suffix, span_start, span_end, text_hash, body, author, author_id,
+                                  changed_by, status, created_at)
+       VALUES ($1, 1, $2, $3, 'ANNOTATION', 'st', '', 'atement', 0, 2, 'x', 'note', 'tester', gen_random_uuid(), 'tester', 'ORPHANED', now())`,
+      [overlay, ns, await aFact(ns)],
+    );
+    const c = check(await report(ns), 'orphaned_overlays');
+    expect(c).toMatchObject({ ok: false, value: 1 });
+    expect(c.detail).toContain(overlay);
+  }, 180_000);
+
+  it('checks "admin" on the namespace: read is not enough, and an admin of A cannot read the report of B', async () => {
+    const a = uniqueNamespace('q-iso-a');
+    const b = uniqueNamespace('q-iso-b');
+    await seedSilver(t, b, CLEAN);
+    const adminOfA = (await createToken(t, [{ namespacePattern: a, capabilities: ['ADMIN'] }], 'admin-a')).token;
+    const readerOfB = (await createToken(t, [{ namespacePattern: b, capabilities: ['READ', 'LIST', 'SEARCH'] }], 'reader-b')).token;
+    for (const token of [adminOfA, readerOfB]) {
+      const r = await gql(t.url, token, REPORT, { ns: b });
+      expect(r.data).toBeNull();
+      expect(r.errors?.[0]?.extensions?.code).toBe('FORBIDDEN');
+      expect(r.errors?.[0]?.message).toMatch(/admin/);
+    }
+    // A's report sees none of B's rows: an empty namespace is clean.
+    const own = await report(a, adminOfA);
+    expect(own.ok).toBe(true);
+    expect(check(own, 'confidence_distribution').detail).toBe('no current facts');
+  }, 180_000);
+
+  it('checks: only the named checks, in report order; an unknown name is BAD_USER_INPUT naming the valid ones', async () => {
+    const ns = uniqueNamespace('q-only');
+    const only = `query($ns: String!, $checks: [String!]) { qualityReport(namespace: $ns, checks: $checks) { ok checks { name } } }`;
+    const r = await gqlOk<{ qualityReport: { ok: boolean; checks: Array<{ name: string }> } }>(t.url, t.adminToken, only, {
+      ns,
+      checks: ['dead_letters', 'completeness'],
+    });
+    expect(r.qualityReport.checks.map((c) => c.name)).toEqual(['completeness', 'dead_letters']);
+    const bad = await gql(t.url, t.adminToken, only, { ns, checks: ['completeness', 'freshness'] });
+    expect(bad.errors?.[0]?.extensions?.code).toBe('BAD_USER_INPUT');
+    expect(bad.errors?.[0]?.message).toMatch(/unknown quality check\(s\) "freshness": the checks are completeness, provenance/);
+  }, 60_000);
+
+  it('medallion quality --namespace NS prints a table and exits 0 when clean, 2 when a check fails', async () => {
+    const { ns } = await clean('q-cli');
+    const config = loadConfig({ DATA_DIR: '/nonexistent-medallion-quality' });
+    const out: string[] = [];
+    const ok = await runQualityCommand(config, { url: t.url, namespace: ns, token: t.adminToken }, (s) => out.push(s));
+    expect(ok).toBe(0);
+    const table = out.join('');
+    expect(table).toMatch(/^check\s+ok\s+value\s+threshold\s+detail$/m);
+    for (const name of QUALITY_CHECKS) expect(table).toMatch(new RegExp(`^${name}\\s+ok\\s`, 'm'));
+    expect(table).toContain(`all ${QUALITY_CHECKS.length} checks passed`);
+
+    await db.query(`INSERT INTO silver.dead_letters (namespace, event_id, error_code, error, attempts) VALUES ($1, gen_random_uuid(), 'X', 'boom', 5)`, [ns]);
+    out.length = 0;
+    const failed = await runQualityCommand(config, { url: t.url, namespace: ns, token: t.adminToken }, (s) => out.push(s));
+    expect(failed).toBe(QUALITY_FAILED_EXIT);
+    expect(out.join('')).toMatch(/^dead_letters\s+FAIL\s+1\s+0\s+1 open dead letters/m);
+    expect(out.join('')).toContain(`1 of ${QUALITY_CHECKS.length} checks failed`);
+    out.length = 0;
+    expect(await runQualityCommand(config, { url: t.url, namespace: ns, token: t.adminToken, checks: 'completeness, provenance' }, (s) => out.push(s))).toBe(0);
+    expect(out.join('')).toContain('all 2 checks passed');
+
+    // A token without admin: a message a person can act on, not a stack trace.
+    const reader = (await createToken(t, [{ namespacePattern: ns, capabilities: ['READ'] }], 'reader')).token;
+    await expect(runQualityCommand(config, { url: t.url, namespace: ns, token: reader }, () => undefined)).rejects.toThrow(
+      /refused the quality report \(FORBIDDEN/,
+    );
+  }, 180_000);
+
+  it('through the public path with default settings: ingest via GraphQL, derivation, promotion, then every check passes', async () => {
+    const ns = uniqueNamespace('q-public');
+    const agent = (await createToken(t, [{ namespacePattern: ns, capabilities: ['INGEST', 'READ', 'LIST', 'SEARCH'] }], 'agent')).token;
+    await gqlOk(t.url, agent, `mutation($input: [EventInput!]!) { ingestEvents(input: $input) { status } }`, {
+      input: [
+        'Bob Smith is my manager',
+        'I had lunch with Bob Smith today',
+        'Bob Smith moved to the Denver office',
+        'Bob says the launch slipped',
+        'I live in Lisbon and I love climbing',
+        'My sister Carol works at Acme Corp in Denver',
+      ].map((content) => anEvent(ns).by('USER').saying(content).build()),
+    });
+    await derived(ns);
+    expect((await runPromotion(t, ns)).status).toBe('succeeded');
+    await outboxDrained(db, ns);
+    const { rows } = await db.query(
+      `SELECT (SELECT count(*) FROM silver.facts WHERE namespace = $1)::int AS facts, (SELECT count(*) FROM gold.entities WHERE namespace = $1)::int AS gold`,
+      [ns],
+    );
+    expect(rows[0].facts).toBeGreaterThan(3);
+    expect(rows[0].gold).toBeGreaterThan(0);
+    const r = await report(ns);
+    expect(r.checks.filter((c) => !c.ok)).toEqual([]);
+    expect(r.ok).toBe(true);
+    expect(check(r, 'timeliness_derivation').detail).toMatch(/over 6 events/);
+  }, 300_000);
+});
