@@ -4,6 +4,7 @@ import { EventNodeRow } from './cypher/event-nodes';
 import { EntityNodeRow } from './cypher/entity-nodes';
 import { FactNodeRow, FactSourceRow } from './cypher/fact-nodes';
 import { RelationshipEdgeRow } from './cypher/relationship-edges';
+import { addDigestRow, BUCKET_HEX, DIGEST_HEX, KindDigests } from './key-buckets';
 
 /** Where a repository runs its SQL: the pool, an open TypeORM transaction, or an executor. */
 export type SqlSource = DataSource | EntityManager | Sql;
@@ -171,6 +172,25 @@ const EVENT_SELECT = (model: string) => `
 const FIRST_UUID = '00000000-0000-0000-0000-000000000000';
 
 /**
+ * Each Silver kind's keys in a namespace (`k`, text; `$1` the namespace), as the graph spells them
+ * (graph/cypher/graph-admin.ts `GRAPH_KEY_CYPHER`).
+ */
+const SILVER_KEY_SQL: Record<string, string> = {
+  Event: `SELECT e.id::text AS k FROM bronze.events e WHERE e.namespace = $1 AND ${NOT_TOMBSTONED('e.id')}`,
+  Fact: `SELECT f.id::text AS k FROM silver.facts f WHERE f.namespace = $1 AND ${PROJECTED_FACT}`,
+  Entity: `SELECT id::text AS k FROM silver.entities WHERE namespace = $1`,
+  DERIVED_FROM: `SELECT s.fact_id || '->' || s.event_id || '@' || COALESCE(s.span_start, -1) || ':' || COALESCE(s.span_end, -1) AS k
+                   FROM silver.fact_sources s JOIN silver.facts f ON f.id = s.fact_id
+                  WHERE f.namespace = $1 AND ${PROJECTED_FACT} AND ${NOT_TOMBSTONED('s.event_id')}`,
+  ABOUT: `SELECT id || '->' || subject_entity_id || '@subject' AS k FROM silver.facts f WHERE namespace = $1 AND subject_entity_id IS NOT NULL AND ${PROJECTED_FACT}
+          UNION ALL
+          SELECT id || '->' || object_entity_id || '@object' FROM silver.facts f WHERE namespace = $1 AND object_entity_id IS NOT NULL AND ${PROJECTED_FACT}`,
+  SUPERSEDES: `SELECT f.superseded_by || '->' || f.id AS k FROM silver.facts f JOIN silver.facts n ON n.id = f.superseded_by
+                WHERE f.namespace = $1 AND ${PROJECTED_FACT} AND n.erased_at IS NULL`,
+  RELATED: `SELECT id::text AS k FROM silver.relationships WHERE namespace = $1`,
+};
+
+/**
  * Reads the current Silver (and Bronze event) state the graph projection writes: by ids for the
  * outbox projector (one query per aggregate type and batch), or page by page for a rebuild.
  */
@@ -249,28 +269,35 @@ export class GraphSourceRepository {
 
   /** Every node id / edge key the graph of a namespace must hold, per label or relationship type. */
   async keys(namespace: string): Promise<{ counts: Record<string, number>; keys: Record<string, string[]> }> {
-    const q = (sql: string): Promise<string[]> => this.sql.rows(sql, [namespace], keyOf);
-    const keys: Record<string, string[]> = {
-      Event: await q(`SELECT e.id::text AS k FROM bronze.events e WHERE e.namespace = $1 AND ${NOT_TOMBSTONED('e.id')}`),
-      Fact: await q(`SELECT f.id::text AS k FROM silver.facts f WHERE f.namespace = $1 AND ${PROJECTED_FACT}`),
-      Entity: await q(`SELECT id::text AS k FROM silver.entities WHERE namespace = $1`),
-      DERIVED_FROM: await q(
-        `SELECT s.fact_id || '->' || s.event_id || '@' || COALESCE(s.span_start, -1) || ':' || COALESCE(s.span_end, -1) AS k
-           FROM silver.fact_sources s JOIN silver.facts f ON f.id = s.fact_id
-          WHERE f.namespace = $1 AND ${PROJECTED_FACT} AND ${NOT_TOMBSTONED('s.event_id')}`,
-      ),
-      ABOUT: await q(
-        `SELECT id || '->' || subject_entity_id || '@subject' AS k FROM silver.facts f WHERE namespace = $1 AND subject_entity_id IS NOT NULL AND ${PROJECTED_FACT}
-         UNION ALL
-         SELECT id || '->' || object_entity_id || '@object' FROM silver.facts f WHERE namespace = $1 AND object_entity_id IS NOT NULL AND ${PROJECTED_FACT}`,
-      ),
-      SUPERSEDES: await q(
-        `SELECT f.superseded_by || '->' || f.id AS k FROM silver.facts f JOIN silver.facts n ON n.id = f.superseded_by
-          WHERE f.namespace = $1 AND ${PROJECTED_FACT} AND n.erased_at IS NULL`,
-      ),
-      RELATED: await q(`SELECT id::text AS k FROM silver.relationships WHERE namespace = $1`),
-    };
+    const keys: Record<string, string[]> = {};
+    for (const [kind, sql] of Object.entries(SILVER_KEY_SQL)) keys[kind] = await this.sql.rows(sql, [namespace], keyOf);
     const counts = Object.fromEntries(Object.entries(keys).map(([k, v]) => [k, v.length]));
     return { counts, keys };
+  }
+
+  /**
+   * Per kind and bucket, the count and 40-bit sum of the keys' MD5 (graph/key-buckets.ts), in one
+   * statement: what `checkConsistency` compares with the graph's own digests.
+   */
+  async keyDigests(namespace: string): Promise<KindDigests> {
+    const parts = Object.entries(SILVER_KEY_SQL).map(([kind, sql]) => `SELECT '${kind}'::text AS kind, md5(q.k) AS h FROM (${sql}) q`);
+    const rows = await this.sql.rows(
+      `SELECT kind, substr(h, 1, ${BUCKET_HEX}) AS b, count(*)::int AS n,
+              sum(('x' || substr(h, ${BUCKET_HEX + 1}, ${DIGEST_HEX}))::bit(${DIGEST_HEX * 4})::bigint)::text AS s
+         FROM (${parts.join(' UNION ALL ')}) x
+        GROUP BY 1, 2`,
+      [namespace],
+      (r) => ({ kind: col.string(r, 'kind'), b: col.string(r, 'b'), n: col.number(r, 'n'), s: col.string(r, 's') }),
+    );
+    const out: KindDigests = {};
+    for (const r of rows) addDigestRow(out, r.kind, r.b, r.n, r.s);
+    return out;
+  }
+
+  /** The keys of one kind that fall in `buckets`. */
+  async keysInBuckets(namespace: string, kind: string, buckets: readonly string[]): Promise<string[]> {
+    const sql = SILVER_KEY_SQL[kind];
+    if (sql === undefined) throw new Error(`no Silver graph kind ${kind}`);
+    return this.sql.rows(`SELECT q.k FROM (${sql}) q WHERE substr(md5(q.k), 1, ${BUCKET_HEX}) = ANY($2::text[])`, [namespace, [...buckets]], keyOf);
   }
 }

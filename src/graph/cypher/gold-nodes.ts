@@ -1,5 +1,6 @@
 import { namespaceKey } from '../../platform/neo4j/namespace-key';
 import { assertIdentifier, CypherRunner } from './cypher-runner';
+import { GraphKeyCypher, readKeys } from './key-digest';
 
 export interface GoldEntityNodeRow {
   id: string;
@@ -76,15 +77,17 @@ export async function mergeGoldRelationshipEdges(tx: CypherRunner, rows: readonl
   );
 }
 
+/** How the graph spells the Gold kinds' keys (see `GRAPH_KEY_CYPHER`), as `goldKeys` (gold/promotion) builds them from Postgres rows. */
+export const GOLD_GRAPH_KEY_CYPHER: Record<string, GraphKeyCypher> = {
+  GoldEntity: {
+    match: 'MATCH (g:GoldEntity) WHERE g.namespace = $ns',
+    key: "g.id + '@' + toString(g.version) + ':' + [l IN labels(g) WHERE l <> 'GoldEntity'][0] + ':' + g.name",
+  },
+  MERGED_FROM: { match: 'MATCH (g:GoldEntity)-[:MERGED_FROM]->(e:Entity) WHERE g.namespace = $ns', key: "g.id + '->' + e.id" },
+  GOLD_RELATED: { match: 'MATCH (:GoldEntity)-[x:GOLD_RELATED]->(:GoldEntity) WHERE x.namespace = $ns', key: "x.id + '@' + toString(x.version)" },
+};
+
 /** Gold node ids and edge keys of a namespace, in the shape `GraphSourceRepository.goldKeys` gives for Postgres. */
 export async function readGoldGraphKeys(tx: CypherRunner, namespace: string): Promise<Record<string, string[]>> {
-  const q = async (cypher: string): Promise<string[]> => (await tx.run(cypher, { ns: namespace })).records.map((r) => String(r.get('k')));
-  return {
-    GoldEntity: await q(
-      `MATCH (g:GoldEntity) WHERE g.namespace = $ns
-       RETURN g.id + '@' + toString(g.version) + ':' + [l IN labels(g) WHERE l <> 'GoldEntity'][0] + ':' + g.name AS k`,
-    ),
-    MERGED_FROM: await q(`MATCH (g:GoldEntity)-[:MERGED_FROM]->(e:Entity) WHERE g.namespace = $ns RETURN g.id + '->' + e.id AS k`),
-    GOLD_RELATED: await q(`MATCH (:GoldEntity)-[x:GOLD_RELATED]->(:GoldEntity) WHERE x.namespace = $ns RETURN x.id + '@' + toString(x.version) AS k`),
-  };
+  return readKeys(tx, namespace, GOLD_GRAPH_KEY_CYPHER);
 }

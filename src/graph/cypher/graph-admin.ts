@@ -1,5 +1,6 @@
 import neo4j, { Session } from 'neo4j-driver';
 import { assertIdentifier, CypherRunner } from './cypher-runner';
+import { GraphKeyCypher, readKeys } from './key-digest';
 
 /** The node labels the Silver/Bronze projection owns (gold nodes are not touched here). */
 export const PROJECTED_LABELS = ['Event', 'Fact', 'Entity'] as const;
@@ -20,17 +21,24 @@ export async function deleteProjectedNodes(session: Session, label: string, name
   return Number(res.records[0]?.get('deleted') ?? 0);
 }
 
+/**
+ * How the graph spells each Silver kind's key (label or relationship type): a MATCH of the
+ * namespace's nodes/edges and the key expression, the same text `GraphSourceRepository` builds in SQL.
+ */
+export const GRAPH_KEY_CYPHER: Record<string, GraphKeyCypher> = {
+  Event: { match: 'MATCH (n:Event) WHERE n.namespace = $ns', key: 'n.id' },
+  Fact: { match: 'MATCH (n:Fact) WHERE n.namespace = $ns', key: 'n.id' },
+  Entity: { match: 'MATCH (n:Entity) WHERE n.namespace = $ns', key: 'n.id' },
+  DERIVED_FROM: {
+    match: 'MATCH (f:Fact)-[d:DERIVED_FROM]->(e:Event) WHERE f.namespace = $ns',
+    key: "f.id + '->' + e.id + '@' + toString(toInteger(d.spanStart)) + ':' + toString(toInteger(d.spanEnd))",
+  },
+  ABOUT: { match: 'MATCH (f:Fact)-[a:ABOUT]->(n:Entity) WHERE f.namespace = $ns', key: "f.id + '->' + n.id + '@' + coalesce(a.role, '')" },
+  SUPERSEDES: { match: 'MATCH (newer:Fact)-[:SUPERSEDES]->(f:Fact) WHERE f.namespace = $ns', key: "newer.id + '->' + f.id" },
+  RELATED: { match: 'MATCH (a:Entity)-[x:RELATED]->(:Entity) WHERE a.namespace = $ns', key: 'x.id' },
+};
+
 /** Node ids / edge keys of a namespace, per label and relationship type, in the same key shape as the Postgres side. */
 export async function readGraphKeys(tx: CypherRunner, namespace: string): Promise<Record<string, string[]>> {
-  const q = async (cypher: string): Promise<string[]> => (await tx.run(cypher, { ns: namespace })).records.map((r) => String(r.get('k')));
-  const keys: Record<string, string[]> = {};
-  for (const label of PROJECTED_LABELS) keys[label] = await q(`MATCH (n:${assertIdentifier(label)}) WHERE n.namespace = $ns RETURN n.id AS k`);
-  keys.DERIVED_FROM = await q(
-    `MATCH (f:Fact)-[d:DERIVED_FROM]->(e:Event) WHERE f.namespace = $ns
-     RETURN f.id + '->' + e.id + '@' + toString(toInteger(d.spanStart)) + ':' + toString(toInteger(d.spanEnd)) AS k`,
-  );
-  keys.ABOUT = await q(`MATCH (f:Fact)-[a:ABOUT]->(n:Entity) WHERE f.namespace = $ns RETURN f.id + '->' + n.id + '@' + coalesce(a.role, '') AS k`);
-  keys.SUPERSEDES = await q(`MATCH (newer:Fact)-[:SUPERSEDES]->(f:Fact) WHERE f.namespace = $ns RETURN newer.id + '->' + f.id AS k`);
-  keys.RELATED = await q(`MATCH (a:Entity)-[x:RELATED]->(:Entity) WHERE a.namespace = $ns RETURN x.id AS k`);
-  return keys;
+  return readKeys(tx, namespace, GRAPH_KEY_CYPHER);
 }
