@@ -1,10 +1,26 @@
 import { Client } from 'pg';
+import { GOLD_GRAPH_KEY_CYPHER } from '../src/graph/cypher/gold-nodes';
+import { GRAPH_KEY_CYPHER } from '../src/graph/cypher/graph-admin';
+import { GraphKeyCypher, readKeyDigests } from '../src/graph/cypher/key-digest';
+import { GraphSourceRepository } from '../src/graph/graph-source.repository';
 import { backwardGraphEdges, duplicateGraphEdges, orphanGoldNodes } from '../src/graph/cypher/quality-reads';
 import { QualityRepository } from '../src/gold/quality/quality.repository';
 import { QualityService } from '../src/gold/quality/quality.service';
 import { QUALITY_CHECKS, QualityCheckName } from '../src/gold/quality/quality.types';
 import { RowMapper, Sql } from '../src/platform/postgres/sql';
-import { graphql, printTable, profiled, registerMemoryBench, round, runMemoryBench, ScaleContext, summarize, TARGET, timed } from './memory-fixture';
+import {
+  countCypher,
+  graphql,
+  printTable,
+  profiled,
+  registerMemoryBench,
+  round,
+  runMemoryBench,
+  ScaleContext,
+  summarize,
+  TARGET,
+  timed,
+} from './memory-fixture';
 
 const REPORT = `query($ns: String!) { qualityReport(namespace: $ns) { ok checks { name value threshold ok detail } } }`;
 
@@ -127,6 +143,9 @@ async function measureQuality(ctx: ScaleContext): Promise<Record<string, unknown
       ];
       rows.push([name, `${t.ms.p50} ms p50 (${round(t.ms.p50 / Math.max(0.01, baseline.ms.p50), 1)}× baseline)  ${paths.join(', ')}`]);
     }
+    const consistencyGraph = await measureGraphConsistency(ctx, runs);
+    rows.push(['graphConsistency: bucket digests', consistencyGraph.bucketed.ms]);
+    rows.push(['graphConsistency: full read (before)', consistencyGraph.fullRead.ms]);
     const overHttp = await timed(runs, () => graphql(env, REPORT, { ns: TARGET }));
     rows.push(['qualityReport over HTTP (all checks)', overHttp.ms]);
     printTable(`qualityReport, ${ctx.label} facts/namespace (median of ${runs} runs per check)`, rows);
@@ -137,11 +156,59 @@ async function measureQuality(ctx: ScaleContext): Promise<Record<string, unknown
       baselineCountFactsMs: baseline.ms,
       qualityReportOverHttp: { ms: overHttp.ms, overBaselineP50: round(overHttp.ms.p50 / Math.max(0.01, baseline.ms.p50), 1) },
       checks: perCheck,
+      consistencyGraph,
       slowest: slowest?.[0],
       totals: summarize(Object.values(perCheck).map((c) => (c as { ms: { p50: number } }).ms.p50)),
     };
   } finally {
     await pg.end();
+  }
+}
+
+/**
+ * `consistency_graph` two ways on the same data: the bucket digests it runs now, and the full read
+ * of every key it ran before (`checkConsistencyByFullRead`), with the round trips of each (Cypher
+ * statements; SQL statements on the app's pool, the fewest of the runs: a background loop may add some).
+ */
+async function measureGraphConsistency(ctx: ScaleContext, runs: number) {
+  const { env } = ctx;
+  const graph = env.app.services.graph;
+  const cypherCount = countCypher(env.app.neo4j);
+  const roundTrips = async (fn: () => Promise<unknown>) => {
+    const seen = { cypher: Number.POSITIVE_INFINITY, sql: Number.POSITIVE_INFINITY };
+    for (let i = 0; i < runs; i++) {
+      cypherCount.reset();
+      env.app.queryCounter.reset();
+      await fn();
+      seen.cypher = Math.min(seen.cypher, cypherCount.count);
+      seen.sql = Math.min(seen.sql, env.app.queryCounter.count);
+    }
+    return seen;
+  };
+  const bucketed = await timed(runs, () => graph.checkConsistency(TARGET));
+  const fullRead = await timed(runs, () => graph.checkConsistencyByFullRead(TARGET));
+  const [a, b] = [await graph.checkConsistency(TARGET), await graph.checkConsistencyByFullRead(TARGET)];
+  // Its two halves alone (they run concurrently in checkConsistency).
+  const keys = { ...GRAPH_KEY_CYPHER, ...GOLD_GRAPH_KEY_CYPHER };
+  const neo4jDigests = await timed(runs, () => readDigestsRaw(ctx, keys));
+  const postgresDigests = await timed(runs, () => new GraphSourceRepository(env.app.ds).keyDigests(TARGET));
+  return {
+    bucketed: { ms: bucketed.ms, roundTrips: await roundTrips(() => graph.checkConsistency(TARGET)) },
+    fullRead: { ms: fullRead.ms, roundTrips: await roundTrips(() => graph.checkConsistencyByFullRead(TARGET)) },
+    neo4jDigestsAlone: neo4jDigests.ms,
+    postgresSilverDigestsAlone: postgresDigests.ms,
+    sameResult: JSON.stringify(a) === JSON.stringify(b),
+    ok: a.ok,
+    counts: a.postgres,
+  };
+}
+
+async function readDigestsRaw(ctx: ScaleContext, keys: Record<string, GraphKeyCypher>) {
+  const session = ctx.raw.session({ defaultAccessMode: 'READ' });
+  try {
+    return await session.executeRead((tx) => readKeyDigests(tx, TARGET, keys));
+  } finally {
+    await session.close();
   }
 }
 

@@ -204,15 +204,17 @@ export class GraphRebuildService {
    */
   async checkConsistency(namespace: string, opts: { maxIds?: number } = {}): Promise<GraphConsistency> {
     const maxIds = opts.maxIds ?? 100;
-    let graph: KindDigests;
-    try {
-      graph = await this.read((tx) => readKeyDigests(tx, namespace, GRAPH_KEYS));
-    } catch (e) {
-      if (lacksApocMd5(e)) return this.checkConsistencyByFullRead(namespace, opts);
-      throw e;
-    }
-    const goldKeys = await this.gold.keys(namespace);
-    const pg: KindDigests = { ...(await this.source.keyDigests(namespace)) };
+    // The two stores work at once: the Neo4j digests, the Silver digests in Postgres and Gold's keys.
+    const [graph, silver, goldKeys] = await Promise.all([
+      this.read((tx) => readKeyDigests(tx, namespace, GRAPH_KEYS)).catch((e: unknown) => {
+        if (lacksApocMd5(e)) return null;
+        throw e;
+      }),
+      this.source.keyDigests(namespace),
+      this.gold.keys(namespace),
+    ]);
+    if (graph === null) return this.checkConsistencyByFullRead(namespace, opts);
+    const pg: KindDigests = { ...silver };
     for (const [kind, keys] of Object.entries(goldKeys)) pg[kind] = digestKeys(keys);
 
     const missing: string[] = [];
