@@ -79,36 +79,43 @@ export class AppMetrics {
       help: 'Outbox rows not yet projected to Neo4j',
       registers: [this.own],
       async collect() {
-        const [row] = (await ds.query(
-          `SELECT count(*)::int AS n, coalesce(extract(epoch FROM now() - min(created_at)), 0)::float AS age FROM ops.outbox WHERE processed_at IS NULL`,
-        )) as Array<{ n: number; age: number }>;
+        const [row] = (await ds.query(`SELECT count(*)::int AS n FROM ops.outbox WHERE processed_at IS NULL`)) as Array<{ n: number }>;
         this.set(row?.n ?? 0);
-        outboxAge.set(row?.age ?? 0);
       },
     });
-    const outboxAge = new Gauge({
+    // Projector lag. Its own query (it was set by the pending gauge's, but prom-client collects a
+    // scrape's metrics concurrently, so it showed the previous scrape's age).
+    new Gauge({
       name: 'medallion_outbox_oldest_pending_seconds',
       help: 'Age of the oldest unprojected outbox row',
       registers: [this.own],
+      async collect() {
+        const [row] = (await ds.query(
+          `SELECT coalesce(extract(epoch FROM now() - min(created_at)), 0)::float AS age FROM ops.outbox WHERE processed_at IS NULL`,
+        )) as Array<{ age: number }>;
+        this.set(row?.age ?? 0);
+      },
     });
     new Gauge({
       name: 'medallion_derivation_pending',
       help: 'Events waiting for Silver derivation',
       registers: [this.own],
       async collect() {
-        const [row] = (await ds.query(
-          `SELECT count(*)::int AS n, coalesce(extract(epoch FROM now() - min(enqueued_at)), 0)::float AS age
-             FROM ops.derivation_queue WHERE status = 'pending'`,
-        )) as Array<{ n: number; age: number }>;
+        const [row] = (await ds.query(`SELECT count(*)::int AS n FROM ops.derivation_queue WHERE status = 'pending'`)) as Array<{ n: number }>;
         this.set(row?.n ?? 0);
-        derivationLag.set(row?.age ?? 0);
       },
     });
-    // Set by medallion_derivation_pending's collect (one query for both; it is registered first, so it runs first).
-    const derivationLag = new Gauge({
+    // Its own query: prom-client collects every metric of a scrape concurrently.
+    new Gauge({
       name: 'medallion_derivation_lag_seconds',
       help: 'Derivation lag: age of the oldest event waiting for derivation (0 when none waits)',
       registers: [this.own],
+      async collect() {
+        const [row] = (await ds.query(
+          `SELECT coalesce(extract(epoch FROM now() - min(enqueued_at)), 0)::float AS age FROM ops.derivation_queue WHERE status = 'pending'`,
+        )) as Array<{ age: number }>;
+        this.set(row?.age ?? 0);
+      },
     });
     new Gauge({
       name: 'medallion_derive_dead_letters_open',
