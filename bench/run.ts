@@ -18,6 +18,7 @@ import { searchProfile } from './search-profile';
 import { scenariosBench } from './scenarios';
 import { silverReferenceBench } from './silver-reference';
 import { startStopBench } from './start-stop';
+import { tracingOverhead } from './tracing-overhead';
 import { updatesBench } from './updates';
 
 /** `npm run bench -- [name ...]`: runs the named benchmarks (default: all) and writes bench/results/. */
@@ -43,6 +44,7 @@ const BENCHMARKS: Record<string, () => Promise<void>> = {
   'promote-pairs': promotePairsBench,
   'start-stop': startStopBench,
   updates: updatesBench,
+  'tracing-overhead': tracingOverhead,
 };
 
 async function main(): Promise<void> {
