@@ -19,6 +19,7 @@ import { scenariosBench } from './scenarios';
 import { silverReferenceBench } from './silver-reference';
 import { startStopBench } from './start-stop';
 import { tracingOverhead } from './tracing-overhead';
+import { dashboardBench } from './dashboard';
 import { updatesBench } from './updates';
 
 /** `npm run bench -- [name ...]`: runs the named benchmarks (default: all) and writes bench/results/. */
@@ -45,6 +46,7 @@ const BENCHMARKS: Record<string, () => Promise<void>> = {
   'start-stop': startStopBench,
   updates: updatesBench,
   'tracing-overhead': tracingOverhead,
+  dashboard: dashboardBench,
 };
 
 async function main(): Promise<void> {
