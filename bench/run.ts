@@ -20,6 +20,8 @@ import { searchProfile } from './search-profile';
 import { scenariosBench } from './scenarios';
 import { silverReferenceBench } from './silver-reference';
 import { startStopBench } from './start-stop';
+import { tracingOverhead } from './tracing-overhead';
+import { dashboardBench } from './dashboard';
 import { updatesBench } from './updates';
 
 /** `npm run bench -- [name ...]`: runs the named benchmarks (default: all) and writes bench/results/. */
@@ -47,6 +49,8 @@ const BENCHMARKS: Record<string, () => Promise<void>> = {
   'promote-pairs': promotePairsBench,
   'start-stop': startStopBench,
   updates: updatesBench,
+  'tracing-overhead': tracingOverhead,
+  dashboard: dashboardBench,
 };
 
 async function main(): Promise<void> {

@@ -73,6 +73,7 @@ import { Sql } from '../platform/postgres/sql';
 import { JobRepository } from '../platform/jobs/job.repository';
 import { parsePayload } from '../platform/jobs/job-kinds';
 import { jobHandlers } from './job-registry';
+import { serveMetrics, startTracing } from './telemetry';
 import { JobWorker, jobStage } from '../platform/jobs/job-worker';
 import { ScheduleRepository } from '../platform/jobs/schedule.repository';
 import { scheduleKeeper } from '../platform/jobs/schedule-keeper';
@@ -186,6 +187,8 @@ export async function startApp(
   log: AppLogger,
 ): Promise<App> {
   let generated: string | undefined;
+  // Tracing (OTEL_EXPORTER_OTLP_ENDPOINT) before anything that makes spans; off: nothing registered.
+  const tracing = startTracing(config, opts.api && opts.worker ? 'api+worker' : opts.api ? 'api' : opts.worker ? 'worker' : 'cli');
   const database = await openDatabase({
     ownerUrl: stores.postgresUrl,
     runtimeUrl: stores.postgresRuntimeUrl,
@@ -198,6 +201,8 @@ export async function startApp(
   });
   const { ds, counter } = database;
   const cleanups: ShutdownStep[] = [{ what: 'PostgreSQL pool', run: () => database.close() }];
+  // Runs last: the spans of the stop itself are sent too.
+  if (tracing) cleanups.unshift({ what: 'trace export', run: () => tracing.shutdown() });
   try {
     const driver = createNeo4jDriver(stores.neo4j);
     cleanups.push({ what: 'Neo4j driver', run: () => driver.close() });
@@ -422,6 +427,12 @@ export async function startApp(
       cleanups.push(...stages.stopSteps().reverse());
       stages.start();
       log.info('background workers running (projector, derivation, jobs)');
+    }
+    // A process without the API (`medallion worker`) serves its metrics at METRICS_PORT when set.
+    if (!opts.api && opts.worker && config.metricsPort !== undefined) {
+      const served = await serveMetrics(metrics.registry, config.host, config.metricsPort);
+      cleanups.push({ what: 'metrics server', run: () => served.close() });
+      log.info({ url: `${served.url}/metrics` }, 'serving worker metrics');
     }
 
     let httpHandle: HttpServerHandle | undefined;

@@ -32,6 +32,14 @@ export interface AppConfig {
   /** The CLI's API token (MEDALLION_TOKEN): kept out of the command line, which npm echoes. */
   readonly cliToken: string | undefined;
   readonly logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
+  /** Where a process that serves no API (`worker`) serves /metrics (METRICS_PORT); unset: nowhere. */
+  readonly metricsPort: number | undefined;
+  /**
+   * OpenTelemetry traces (docs/operations.md "Tracing"): exported over OTLP/HTTP to `tracesUrl`
+   * (OTEL_EXPORTER_OTLP_TRACES_ENDPOINT, or OTEL_EXPORTER_OTLP_ENDPOINT + /v1/traces); unset or
+   * OTEL_SDK_DISABLED=true: tracing is off and costs nothing.
+   */
+  readonly tracing: { readonly tracesUrl: string | undefined; readonly serviceName: string };
   readonly limits: {
     readonly maxContentBytes: number;
     readonly maxPayloadBytes: number;
@@ -187,6 +195,11 @@ const envSchema = z.object({
   EXTRACTION_MODEL: optionalString,
   EMBEDDING_MODEL: optionalString,
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  METRICS_PORT: intIn(0, 65535).optional(),
+  OTEL_EXPORTER_OTLP_ENDPOINT: urlWithScheme(['http', 'https']),
+  OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: urlWithScheme(['http', 'https']),
+  OTEL_SERVICE_NAME: z.string().min(1).default('medallion-memory'),
+  OTEL_SDK_DISABLED: z.enum(['true', 'false'], { error: 'expected true or false' }).default('false'),
   MAX_CONTENT_BYTES: intIn(1, 64 * 1024 * 1024).default(1024 * 1024),
   MAX_PAYLOAD_BYTES: intIn(1, 64 * 1024 * 1024).default(1024 * 1024),
   MAX_PAYLOAD_DEPTH: intIn(1, 1000).default(64),
@@ -319,6 +332,15 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     }),
     cliToken: e.MEDALLION_TOKEN,
     logLevel: e.LOG_LEVEL,
+    metricsPort: e.METRICS_PORT,
+    tracing: Object.freeze({
+      tracesUrl:
+        e.OTEL_SDK_DISABLED === 'true'
+          ? undefined
+          : (e.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT ??
+            (e.OTEL_EXPORTER_OTLP_ENDPOINT ? `${e.OTEL_EXPORTER_OTLP_ENDPOINT.replace(/\/+$/, '')}/v1/traces` : undefined)),
+      serviceName: e.OTEL_SERVICE_NAME,
+    }),
     limits: Object.freeze({
       maxContentBytes: e.MAX_CONTENT_BYTES,
       maxPayloadBytes: e.MAX_PAYLOAD_BYTES,
