@@ -7,9 +7,11 @@ import { Sql } from '../../src/platform/postgres/sql';
 import { ChainRepository } from '../../src/gold/portability/chain.repository';
 import { exportNamespace, verifyExportFile, verifyNamespace } from '../../src/gold/portability/export-file';
 import { importExport, ImportSummary } from '../../src/gold/portability/import-file';
-import { settled as namespaceSettled } from '../../src/app/portability.command';
+import { runExport, runVerify, settled as namespaceSettled } from '../../src/app/portability.command';
+import { loadConfig } from '../../src/common/config';
+import { createLogger } from '../../src/common/logger';
 import { anEvent } from '../builders/event-input';
-import { uniqueNamespace } from '../support/stores';
+import { testStores, uniqueNamespace } from '../support/stores';
 import { createToken, gqlOk, startTestApp, TestApp } from '../support/test-app';
 
 const INGEST = `mutation($input: [EventInput!]!) { ingestEvents(input: $input) { status event { id } } }`;
@@ -260,6 +262,36 @@ describe('export, import and the verifiable hash chain', () => {
     expect(s.events.created).toBe(1);
   }, 120_000);
 
+  it('concurrent ingest and concurrent sealers give one gapless chain that covers every event once', async () => {
+    const nsc = uniqueNamespace('chain-concurrent');
+    const batch = (b: number) =>
+      Array.from({ length: 25 }, (_, i) =>
+        anEvent(nsc)
+          .withKey('load', `b${b}-${i}`)
+          .saying(`note ${b}-${i}`)
+          .at(`2026-01-${String(1 + (i % 28)).padStart(2, '0')}T00:00:00Z`)
+          .build(),
+      );
+    let sealing = true;
+    const sealers = [0, 1].map(async () => {
+      while (sealing) await chain.seal(nsc);
+    });
+    await Promise.all(Array.from({ length: 8 }, (_, b) => gqlOk(t.url, admin, INGEST, { input: batch(b) })));
+    sealing = false;
+    await Promise.all(sealers);
+    await chain.sealAll(nsc);
+    const rows = (await owner.query(`SELECT seq::int AS seq, kind, item_id FROM ops.hash_chain WHERE namespace = $1 ORDER BY seq`, [nsc])).rows as Array<{
+      seq: number;
+      kind: string;
+      item_id: string;
+    }>;
+    expect(rows.map((r) => r.seq)).toEqual(rows.map((_, i) => i + 1));
+    const events = rows.filter((r) => r.kind === 'event').map((r) => r.item_id);
+    expect(events).toHaveLength(200);
+    expect(new Set(events).size).toBe(200);
+    expect(await verifyNamespace(chain, nsc)).toMatchObject({ ok: true, unsealed: 0 });
+  }, 120_000);
+
   it('verify --file names the line an edit broke', async () => {
     const lines = fs.readFileSync(file, 'utf8').split('\n');
     const at = lines.findIndex((l) => l.includes('"type":"overlay"'));
@@ -271,7 +303,31 @@ describe('export, import and the verifiable hash chain', () => {
     const r = await verifyExportFile(tampered);
     expect(r.ok).toBe(false);
     expect(r.broken).toMatchObject({ line: at + 1, kind: 'overlay', reason: 'the overlay text differs from what was sealed' });
+    // The command: exit 4 on a broken chain, 0 on an intact one, and no database needed for a file.
+    const config = loadConfig({ DATABASE_URL: 'postgres://nobody@127.0.0.1:1/none' });
+    const log = createLogger('silent');
+    expect(await runVerify(config, log, { file: tampered })).toBe(4);
+    expect(await runVerify(config, log, { file })).toBe(0);
+    await expect(runVerify(config, log, {})).rejects.toThrow(/exactly one of --namespace NS .* or --file/);
   });
+
+  it('medallion export through the command writes what the library writes, and verify --namespace through the command passes', async () => {
+    const stores = testStores();
+    const config = loadConfig({
+      DATABASE_URL: t.databaseUrl,
+      DATABASE_RUNTIME_URL: t.runtimeDatabaseUrl,
+      NEO4J_URI: stores.neo4j.uri,
+      NEO4J_USER: stores.neo4j.user,
+      NEO4J_PASSWORD: stores.neo4j.password,
+      ADMIN_TOKEN: t.adminToken,
+      DATA_DIR: dir,
+      LOG_LEVEL: 'silent',
+    });
+    const out = path.join(dir, 'cli.jsonl');
+    expect(await runExport(config, createLogger('silent'), ns, out)).toBe(0);
+    expect(fs.readFileSync(out, 'utf8')).toBe(fs.readFileSync(file, 'utf8'));
+    expect(await runVerify(config, createLogger('silent'), { namespace: ns })).toBe(0);
+  }, 120_000);
 
   it('verify --namespace names the first row the owner altered behind the guards', async () => {
     const seq = (await owner.query(`SELECT seq::int AS seq FROM ops.hash_chain WHERE namespace = $1 AND kind = 'event' AND item_id = $2`, [ns, ids.m4])).rows[0]

@@ -15,7 +15,16 @@ export function chainSealerStage(repo: ChainRepository, pollMs = CHAIN_SEAL_POLL
     pollMs,
     async step() {
       let sealed = 0;
-      for (const namespace of await repo.namespaces()) sealed += await repo.seal(namespace);
+      let failure: unknown;
+      // One namespace's failure (logged by the runner, retried next step) does not hold up the others.
+      for (const namespace of await repo.namespaces()) {
+        try {
+          sealed += await repo.seal(namespace);
+        } catch (err) {
+          failure ??= new Error(`sealing namespace ${namespace}: ${err instanceof Error ? err.message : String(err)}`);
+        }
+      }
+      if (failure) throw failure;
       return sealed > 0;
     },
   };
