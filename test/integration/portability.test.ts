@@ -304,7 +304,7 @@ describe('export, import and the verifiable hash chain', () => {
     expect(r.ok).toBe(false);
     expect(r.broken).toMatchObject({ line: at + 1, kind: 'overlay', reason: 'the overlay text differs from what was sealed' });
     // The command: exit 4 on a broken chain, 0 on an intact one, and no database needed for a file.
-    const config = loadConfig({ DATABASE_URL: 'postgres://nobody@127.0.0.1:1/none' });
+    const config = loadConfig({ DATABASE_URL: 'postgres://nobody@127.0.0.1:1/none', DATABASE_RUNTIME_URL: 'postgres://nobody@127.0.0.1:1/none' });
     const log = createLogger('silent');
     expect(await runVerify(config, log, { file: tampered })).toBe(4);
     expect(await runVerify(config, log, { file })).toBe(0);
