@@ -324,5 +324,6 @@ export class ChainVerifier {
 export function describeVerify(r: VerifyResult, what: string): string {
   if (r.ok) return `${what}: chain intact, ${r.links} link(s), head ${r.head}`;
   const b = r.broken as BrokenLink;
+  if (b.position < 0) return `${what}: chain BROKEN at line ${b.line ?? '?'}: the line is malformed (${b.reason})`;
   return `${what}: chain BROKEN at position ${b.position}${b.line !== undefined ? ` (line ${b.line})` : ''}: ${b.kind} ${b.id}: ${b.reason}`;
 }
