@@ -105,6 +105,10 @@ describe('export, import and the verifiable hash chain', () => {
       input: { factId: tea.id, kind: 'EDIT', exact: 'green tea', body: 'black coffee, no sugar', reason: 'corrected again' },
     });
     await gqlOk(t.url, admin, ADD, { input: { eventId: ids.m1, kind: 'REDACTION', exact: 'Berlin', reason: 'private' } });
+    // An overlay on a fact the erasure below will scrub: its erased form must still verify, and it is never imported.
+    const employer = all.find((f) => /Zorblatt/.test(f.machineStatement));
+    if (!employer) throw new Error(`no fact about Zorblatt: ${JSON.stringify(all.map((f) => f.machineStatement))}`);
+    await gqlOk(t.url, admin, ADD, { input: { factId: employer.id, kind: 'ANNOTATION', exact: 'Zorblatt', body: 'Zorblatt is the employer' } });
     await settled(ns);
     await chain.sealAll(ns);
     const kinds = (await owner.query(`SELECT kind, count(*)::int AS n FROM ops.hash_chain WHERE namespace = $1 GROUP BY kind`, [ns])).rows as Array<{
@@ -113,7 +117,7 @@ describe('export, import and the verifiable hash chain', () => {
     }>;
     const byKind = Object.fromEntries(kinds.map((k) => [k.kind, k.n]));
     expect(byKind.event).toBe(4);
-    expect(byKind.overlay).toBe(3);
+    expect(byKind.overlay).toBe(4);
     const judged = (await owner.query(`SELECT count(*)::int AS n FROM silver.judge_decisions WHERE namespace = $1`, [ns])).rows[0].n as number;
     expect(byKind.judge_decision ?? 0).toBe(judged);
     expect(await chain.unsealedCount(ns)).toBe(0);
@@ -130,6 +134,7 @@ describe('export, import and the verifiable hash chain', () => {
     await settled(ns);
     await chain.sealAll(ns);
     expect((await owner.query(`SELECT count(*)::int AS n FROM ops.hash_chain WHERE namespace = $1 AND kind = 'approval_log'`, [ns])).rows[0].n).toBe(3);
+    expect((await owner.query(`SELECT count(*)::int AS n FROM gold.overlays WHERE namespace = $1 AND exact = '[erased]'`, [ns])).rows[0].n).toBe(1);
     const live = await verifyNamespace(chain, ns);
     expect(live).toMatchObject({ ok: true, broken: null, unsealed: 0 });
     expect(live.links).toBeGreaterThanOrEqual(4 + 3 + 3);
@@ -158,7 +163,8 @@ describe('export, import and the verifiable hash chain', () => {
     const erased = events.find((e) => e.id === ids.m3);
     expect(erased).toMatchObject({ content: '', rawPayloadText: null, destroyedAt: expect.any(String) });
     expect(fs.readFileSync(file, 'utf8')).not.toContain('Zorblatt');
-    expect(lines.filter((l) => l.type === 'overlay')).toHaveLength(3);
+    expect(lines.filter((l) => l.type === 'overlay')).toHaveLength(4);
+    expect(lines.filter((l) => l.type === 'overlay' && (l.ctx as { erased?: boolean }).erased)).toHaveLength(1);
     expect(lines.filter((l) => l.type === 'approval_log').map((l) => (l.item as { step: string }).step)).toEqual(['REQUESTED', 'APPROVED', 'EXECUTED']);
     expect(await verifyExportFile(file)).toMatchObject({ ok: true, namespace: ns, links: lines.length - 1, head: s.head });
   });
@@ -181,7 +187,7 @@ describe('export, import and the verifiable hash chain', () => {
     const summary = await importInto(ns2);
     expect(summary.rejected).toEqual([]);
     expect(summary.events).toEqual({ created: 3, existing: 0, erased: 1 });
-    expect(summary.overlays).toEqual({ created: 2, existing: 0, unplaced: 0 });
+    expect(summary.overlays).toEqual({ created: 2, existing: 0, unplaced: 0, erased: 1 });
     expect(summary.approvalLog).toEqual({ created: 3, existing: 0 });
     await settled(ns2);
 
@@ -210,7 +216,7 @@ describe('export, import and the verifiable hash chain', () => {
     const ov = async (namespace: string) =>
       (
         await owner.query(
-          `SELECT o.version, o.kind, o.body, o.status, (o.event_id IS NOT NULL) AS on_event FROM gold.overlays o WHERE o.namespace = $1 ORDER BY kind, version`,
+          `SELECT o.version, o.kind, o.body, o.status, (o.event_id IS NOT NULL) AS on_event FROM gold.overlays o WHERE o.namespace = $1 AND o.exact <> '[erased]' ORDER BY kind, version`,
           [namespace],
         )
       ).rows;
@@ -235,7 +241,7 @@ describe('export, import and the verifiable hash chain', () => {
     const rerun = await importInto(ns2);
     expect(rerun).toMatchObject({
       events: { created: 0, existing: 3, erased: 1 },
-      overlays: { created: 0, existing: 2 },
+      overlays: { created: 0, existing: 2, erased: 1 },
       approvalLog: { created: 0, existing: 3 },
       rejected: [],
     });

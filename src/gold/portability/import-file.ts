@@ -26,7 +26,8 @@ export interface ImportOptions {
 export interface ImportSummary {
   lines: number;
   events: { created: number; existing: number; erased: number };
-  overlays: { created: number; existing: number; unplaced: number };
+  /** Counted per overlay (all its versions); `erased`: an erasure at the source scrubbed it, so it is not loaded. */
+  overlays: { created: number; existing: number; unplaced: number; erased: number };
   approvalLog: { created: number; existing: number };
   /** Judge decisions are not loaded: the target's own derivation decides again (they are in the export for verify). */
   judgeDecisions: number;
@@ -58,7 +59,7 @@ export async function importExport(sql: Sql, events: EventRepository, file: stri
   const summary: ImportSummary = {
     lines: 0,
     events: { created: 0, existing: 0, erased: 0 },
-    overlays: { created: 0, existing: 0, unplaced: 0 },
+    overlays: { created: 0, existing: 0, unplaced: 0, erased: 0 },
     approvalLog: { created: 0, existing: 0 },
     judgeDecisions: 0,
     rejected: [],
@@ -66,6 +67,7 @@ export async function importExport(sql: Sql, events: EventRepository, file: stri
   const now = o.now ?? (() => new Date());
   let pending: Array<{ lineNo: number; event: NormalizedEvent }> = [];
   const overlays: Array<{ lineNo: number; item: OverlayItem; map: OverlayTargetKeys }> = [];
+  const erasedOverlays = new Set<string>();
   const reject = (line: number, reason: string) => summary.rejected.push({ line, reason });
 
   const flush = async () => {
@@ -115,9 +117,13 @@ export async function importExport(sql: Sql, events: EventRepository, file: stri
           if (pending.length >= o.batchSize) await flush();
           break;
         }
-        case 'overlay':
-          overlays.push({ lineNo, item: line.item as OverlayItem, map: line.map ?? {} });
+        case 'overlay': {
+          const item = line.item as OverlayItem;
+          // Scrubbed by an erasure at the source (its fact or event is gone): nothing to place, never resurrected.
+          if (line.ctx?.erased) erasedOverlays.add(item.id);
+          else overlays.push({ lineNo, item, map: line.map ?? {} });
           break;
+        }
         case 'approval_log': {
           await flush();
           const added = await appendLogLine(sql, line.item as ApprovalLogItem, o.namespace);
@@ -134,8 +140,15 @@ export async function importExport(sql: Sql, events: EventRepository, file: stri
     await flush();
     if (overlays.length > 0 && o.derived) {
       await o.derived();
-      await placeOverlays(sql, overlays, o.namespace, summary, reject);
-    } else summary.overlays.unplaced += overlays.length;
+      await placeOverlays(
+        sql,
+        overlays.filter((v) => !erasedOverlays.has(v.item.id)),
+        o.namespace,
+        summary,
+        reject,
+      );
+    } else summary.overlays.unplaced += new Set(overlays.map((v) => v.item.id)).size;
+    summary.overlays.erased = erasedOverlays.size;
   } finally {
     progress.stop();
   }
@@ -312,7 +325,7 @@ async function targetOf(
 export function describeImport(file: string, s: ImportSummary): string {
   const lines = [
     `${file}: ${s.lines} lines; events ${s.events.created} created, ${s.events.existing} already there, ${s.events.erased} erased at the source (skipped); ` +
-      `overlays ${s.overlays.created} placed, ${s.overlays.existing} already there, ${s.overlays.unplaced} not placed; ` +
+      `overlays ${s.overlays.created} placed, ${s.overlays.existing} already there, ${s.overlays.unplaced} not placed, ${s.overlays.erased} erased at the source (skipped); ` +
       `approval log ${s.approvalLog.created} added, ${s.approvalLog.existing} already there; ${s.judgeDecisions} judge decisions (decided again by derivation); ${s.rejected.length} rejected`,
     ...s.rejected.map((r) => `  line ${r.line}: ${r.reason}`),
   ];
