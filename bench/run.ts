@@ -8,6 +8,7 @@ import { deriveThroughput } from './derive';
 import { fuzzBench } from './fuzz';
 import { deriveLocomo } from './derive-locomo';
 import { ingestThroughput } from './ingest';
+import { exportImport } from './export-import';
 import { ingestLatency } from './ingest-latency';
 import { promoteBench } from './promote';
 import { promotePairsBench } from './promote-pairs';
@@ -28,6 +29,7 @@ import { updatesBench } from './updates';
 const BENCHMARKS: Record<string, () => Promise<void>> = {
   'ingest-latency': ingestLatency,
   ingest: ingestThroughput,
+  'export-import': exportImport,
   derive: deriveThroughput,
   'derive-locomo': deriveLocomo,
   'extract-quality': extractQuality,

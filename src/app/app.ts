@@ -34,6 +34,8 @@ import { ProjectionJob, projectorStage } from '../graph/projection.job';
 import { warmUpGraph } from '../graph/graph-warm-up';
 import { ReembedService } from '../silver/reembed.service';
 import { StageRunner } from '../platform/stages';
+import { ChainRepository } from '../gold/portability/chain.repository';
+import { chainSealerStage } from '../gold/portability/chain-sealer';
 import { runShutdown, ShutdownStep } from '../common/shutdown';
 import { GoldService } from '../gold/promotion/gold.service';
 import { AboutRepository } from '../gold/about/about.repository';
@@ -398,6 +400,8 @@ export async function startApp(
           warn,
         ),
       );
+      // The per-namespace hash chain over Bronze, overlays, approval log and judge decisions (docs/operations-export.md).
+      stages.register(chainSealerStage(new ChainRepository(sql)));
       const reembedJob = await services.reembed.enqueueIfModelChanged();
       if (reembedJob)
         log.info(
