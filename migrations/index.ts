@@ -18,6 +18,7 @@ import { UnforgeableApprovals1764400000900 } from './1764400000900-unforgeable-a
 import { SilverEntityMentions1764400000910 } from './1764400000910-silver-entity-mentions';
 import { ErasureRederivesSharedFacts1764400000960 } from './1764400000960-erasure-rederives-shared-facts';
 import { EventSpeakerReprojection1764400000970 } from './1764400000970-event-speaker-reprojection';
+import { MemoryLifecycle1764400001050 } from './1764400001050-memory-lifecycle';
 
 /** Every migration, oldest first. Listed explicitly so no glob depends on the build layout. */
 export const migrations = [
@@ -41,4 +42,5 @@ export const migrations = [
   SilverEntityMentions1764400000910,
   ErasureRederivesSharedFacts1764400000960,
   EventSpeakerReprojection1764400000970,
+  MemoryLifecycle1764400001050,
 ];

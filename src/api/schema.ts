@@ -17,6 +17,7 @@ import { PipelineResolver } from '../silver/pipeline.resolver';
 import { GoldEntityResolver, GoldRelationshipResolver } from '../gold/promotion/gold.resolver';
 import { EventContentResolver, FactOverlayResolver, OverlayResolver, OverlayTextResolver } from '../gold/overlay/overlay.resolver';
 import { AboutResolver } from '../gold/about/about.resolver';
+import { LifecycleResolver } from '../gold/decay/lifecycle.resolver';
 import { ReviewResolver } from '../gold/review/review.resolver';
 import { GoldChangeResolver, GoldPreferenceResolver, RelatedContextResolver } from '../gold/reads/gold-reads.resolver';
 
@@ -44,6 +45,7 @@ export const resolvers = [
   ReviewResolver,
   RelatedContextResolver,
   GoldPreferenceResolver,
+  LifecycleResolver,
   GoldChangeResolver,
 ] as const;
 

@@ -24,6 +24,7 @@ import { GoldService } from '../gold/promotion/gold.service';
 import { AboutService } from '../gold/about/about.service';
 import { ReviewService } from '../gold/review/review.service';
 import { GoldReadService } from '../gold/reads/gold-read.service';
+import { LifecycleService } from '../gold/decay/lifecycle.service';
 import { AccessContext } from '../access/access.context';
 import { RequestContextOf } from '../access/request-context';
 import { BronzeContext, BronzeLoaders } from '../bronze/bronze.context';
@@ -71,6 +72,8 @@ export interface Services {
   readonly review: ReviewService;
   /** Preferences and relatedContext over Gold (docs/gold-reads.md). */
   readonly goldReads: GoldReadService;
+  /** Decay, reversible pruning and restorePruned (docs/lifecycle.md). */
+  readonly lifecycle: LifecycleService;
 }
 
 /**
