@@ -5,6 +5,7 @@ import { buildSchema } from 'type-graphql';
 import { TokenResolver } from '../access/token.resolver';
 import { ApprovalResolver } from '../access/approval.resolver';
 import { ErasureResolver } from '../bronze/erasure.resolver';
+import { RetentionResolver } from '../bronze/retention.resolver';
 import { EventResolver } from '../bronze/event.resolver';
 import { GraphResolver } from '../graph/graph.resolver';
 import { SearchResolver } from '../graph/search.resolver';
@@ -39,6 +40,7 @@ export const resolvers = [
   TokenResolver,
   ApprovalResolver,
   ErasureResolver,
+  RetentionResolver,
   GoldEntityResolver,
   GoldRelationshipResolver,
   AboutResolver,

@@ -22,6 +22,8 @@ import { IngestService } from '../bronze/ingest.service';
 import { AppConfig, decaySettings } from '../common/config';
 import { Clock, systemClock } from '../common/clock';
 import { UsageRecorder } from '../silver/usage-recorder';
+import { RetentionRepository } from '../bronze/retention.repository';
+import { RetentionService } from '../bronze/retention.service';
 import { LifecycleRepository } from '../gold/decay/lifecycle.repository';
 import { LifecycleService } from '../gold/decay/lifecycle.service';
 import { AppLogger } from '../common/logger';
@@ -306,6 +308,7 @@ export async function startApp(
       }),
       approvalGate,
       erasure: new ErasureService(eventRepository, new ErasureRepository(sql), approvalRepository),
+      retention: new RetentionService(new RetentionRepository(sql), { retentionDays: config.lifecycle.bronzeRetentionDays }, opts.clock ?? systemClock),
       gold: new GoldService(sql, promotionRepository, jobRepository, { maxPageSize: config.limits.maxPageSize, fallbackType: ontology.fallbackEntityType }),
       overlays: new OverlayService(sql, overlayRepository, factRepository, eventRepository, approvalGate),
       about,
