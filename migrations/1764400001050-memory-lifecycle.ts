@@ -73,11 +73,15 @@ export class MemoryLifecycle1764400001050 implements MigrationInterface {
     await q.query(`DROP TABLE bronze.retention_log`);
     await q.query(REQUEST_APPROVAL(`CASE p_action WHEN 'DESTROY_EVENT' THEN 'admin' ELSE 'overlay' END`));
     await q.query(`ALTER TABLE access.approval_requests DROP CONSTRAINT approval_requests_action_check`);
-    await q.query(`ALTER TABLE access.approval_requests ADD CONSTRAINT approval_requests_action_check CHECK (action IN ('DESTROY_EVENT', 'OVERWRITE_OVERLAY'))`);
+    await q.query(
+      `ALTER TABLE access.approval_requests ADD CONSTRAINT approval_requests_action_check CHECK (action IN ('DESTROY_EVENT', 'OVERWRITE_OVERLAY'))`,
+    );
     await q.query(`DROP INDEX gold.gold_entities_pruned_idx`);
     await q.query(`DROP TABLE silver.fact_usage`);
     await q.query(`DROP INDEX silver.facts_pruned_idx`);
-    await q.query(`ALTER TABLE silver.facts DROP COLUMN decayed_at, DROP COLUMN effective_importance, DROP CONSTRAINT facts_retired_reason_ck, DROP COLUMN retired_reason`);
+    await q.query(
+      `ALTER TABLE silver.facts DROP COLUMN decayed_at, DROP COLUMN effective_importance, DROP CONSTRAINT facts_retired_reason_ck, DROP COLUMN retired_reason`,
+    );
   }
 }
 

@@ -5,7 +5,10 @@ import { ApprovalAction, ApprovalLogEntry, ApprovalStatus, ApprovalStep, Approva
 @InputType({ description: 'A request for an irreversible operation; a different principal holding "approve" on the namespace decides it.' })
 export class ApprovalRequestInput {
   @Field(() => String) namespace!: string;
-  @Field(() => ApprovalAction, { description: 'DESTROY_EVENT needs "admin" on the namespace to request; OVERWRITE_OVERLAY needs "overlay"; RETAIN_BRONZE needs "admin" on "*" (its namespace is "*").' })
+  @Field(() => ApprovalAction, {
+    description:
+      'DESTROY_EVENT needs "admin" on the namespace to request; OVERWRITE_OVERLAY needs "overlay"; RETAIN_BRONZE needs "admin" on "*" (its namespace is "*").',
+  })
   action!: ApprovalAction;
   @Field(() => JsonScalar, {
     description:

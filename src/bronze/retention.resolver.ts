@@ -47,7 +47,11 @@ export class RetentionResolver {
     description:
       'Drops the Bronze partitions before a month, irreversibly, under an APPROVED RETAIN_BRONZE request on namespace "*" with params {"before": "YYYY-MM-01"} (single use; needs "admin" on "*"). Each dropped partition is logged (bronze.retention_log). Silver and Gold keep what was derived; their sources then name events Bronze no longer holds. docs/lifecycle.md.',
   })
-  async retainBronze(@Arg('before', () => Date) before: Date, @Arg('approvalId', () => ID) approvalId: string, @Ctx() ctx: BronzeContext): Promise<BronzePartition[]> {
+  async retainBronze(
+    @Arg('before', () => Date) before: Date,
+    @Arg('approvalId', () => ID) approvalId: string,
+    @Ctx() ctx: BronzeContext,
+  ): Promise<BronzePartition[]> {
     return (await ctx.services.retention.retain(ctx.auth, before, approvalId)).map((p) => BronzePartition.from(p));
   }
 }

@@ -56,7 +56,10 @@ export class RetentionService {
       );
     }
     if (before.getTime() !== firstOfMonth(before.getTime()).getTime()) {
-      throw new BronzeException(BronzeExceptionCode.INVALID_ARGUMENT, `before must be the first instant of a month in UTC (YYYY-MM-01T00:00:00Z); got ${before.toISOString()}`);
+      throw new BronzeException(
+        BronzeExceptionCode.INVALID_ARGUMENT,
+        `before must be the first instant of a month in UTC (YYYY-MM-01T00:00:00Z); got ${before.toISOString()}`,
+      );
     }
     const latestAllowed = firstOfMonth(this.clock.now().getTime() - this.settings.retentionDays * DAY_MS);
     if (before.getTime() > latestAllowed.getTime()) {

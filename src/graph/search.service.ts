@@ -181,10 +181,10 @@ export class SearchService {
     const top = ranked.slice(0, limit);
     this.uses.record(top.filter((h) => h.kind === 'FACT').map((h) => h.id));
     return top.map((h): MemoryHitRow =>
-        h.kind === 'FACT'
-          ? { kind: 'FACT', fact: visibleFacts.get(h.id) as Fact, score: h.score, channels: h.channels }
-          : { kind: 'EVENT', event: visibleEvents.get(h.id) as BronzeEvent, score: h.score, channels: h.channels },
-      );
+      h.kind === 'FACT'
+        ? { kind: 'FACT', fact: visibleFacts.get(h.id) as Fact, score: h.score, channels: h.channels }
+        : { kind: 'EVENT', event: visibleEvents.get(h.id) as BronzeEvent, score: h.score, channels: h.channels },
+    );
   }
 
   /**

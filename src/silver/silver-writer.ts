@@ -46,7 +46,11 @@ export async function writePlan(em: EntityManager, plan: DerivationPlan, meta: R
   await corroborateStoredFacts(tx, writes.corroboratedStored);
   await insertFactSources(tx, writes.sources);
   // A new fact that a pruned one already states brings the pruned one back (docs/lifecycle.md).
-  const twins = await restorePrunedTwins(tx, ns, writes.inserts.map((f) => f.id));
+  const twins = await restorePrunedTwins(
+    tx,
+    ns,
+    writes.inserts.map((f) => f.id),
+  );
   await insertDecisions(tx, ns, runId, plan.models.judge, plan.facts);
   await writeRelationships(tx, ns, runId, plan.models.extraction, plan.relationships);
   const added = writes.inserts.map((f) => f.id);
@@ -63,11 +67,6 @@ export async function writePlan(em: EntityManager, plan: DerivationPlan, meta: R
   await enqueueProjection(tx, ns, runId, outbox);
   await resolveDeadLetters(tx, plan.eventIds);
   const duplicate = new Set(twins.duplicates);
-  await notifyFacts(
-    tx,
-    ns,
-    [...added.filter((id) => !duplicate.has(id)), ...twins.restored],
-    superseded,
-  );
+  await notifyFacts(tx, ns, [...added.filter((id) => !duplicate.has(id)), ...twins.restored], superseded);
   return { runId, added, superseded };
 }

@@ -59,13 +59,17 @@ describe('memory lifecycle: decay, use recording, reversible pruning (docs/lifec
   const settled = async (ns: string) => {
     await eventually(
       async () =>
-        (await gqlOk<{ pipelineStatus: { pending: number } }>(t.url, t.adminToken, `query($ns: String!) { pipelineStatus(namespace: $ns) { pending } }`, { ns }))
-          .pipelineStatus.pending === 0,
+        (
+          await gqlOk<{ pipelineStatus: { pending: number } }>(t.url, t.adminToken, `query($ns: String!) { pipelineStatus(namespace: $ns) { pending } }`, {
+            ns,
+          })
+        ).pipelineStatus.pending === 0,
       'derivation',
       90_000,
     );
     await eventually(
-      async () => (await pg.query<{ n: number }>(`SELECT count(*)::int AS n FROM ops.outbox WHERE processed_at IS NULL AND namespace = $1`, [ns])).rows[0]?.n === 0,
+      async () =>
+        (await pg.query<{ n: number }>(`SELECT count(*)::int AS n FROM ops.outbox WHERE processed_at IS NULL AND namespace = $1`, [ns])).rows[0]?.n === 0,
       'the outbox to drain',
       90_000,
     );
@@ -82,7 +86,9 @@ describe('memory lifecycle: decay, use recording, reversible pruning (docs/lifec
   const waitJob = async (id: string) =>
     eventually(
       async () => {
-        const j = (await gqlOk<{ job: { status: string; error: string | null } }>(t.url, t.adminToken, `query($id: ID!) { job(id: $id) { status error } }`, { id })).job;
+        const j = (
+          await gqlOk<{ job: { status: string; error: string | null } }>(t.url, t.adminToken, `query($id: ID!) { job(id: $id) { status error } }`, { id })
+        ).job;
         if (j.status === 'failed') throw new Error(`job ${id} failed: ${j.error}`);
         return j.status === 'succeeded';
       },
@@ -194,9 +200,14 @@ describe('memory lifecycle: decay, use recording, reversible pruning (docs/lifec
   it('a Silver rebuild reproduces the decayed importance (uses are keyed by the fact, not its row)', async () => {
     const before = await effective(nsA);
     const job = (
-      await gqlOk<{ rebuildSilver: { id: string } }>(t.url, adminA, `mutation($ns: String!) { rebuildSilver(namespace: $ns, reason: "lifecycle test") { id } }`, {
-        ns: nsA,
-      })
+      await gqlOk<{ rebuildSilver: { id: string } }>(
+        t.url,
+        adminA,
+        `mutation($ns: String!) { rebuildSilver(namespace: $ns, reason: "lifecycle test") { id } }`,
+        {
+          ns: nsA,
+        },
+      )
     ).rebuildSilver;
     await waitJob(job.id);
     await settled(nsA);
@@ -250,9 +261,14 @@ describe('memory lifecycle: decay, use recording, reversible pruning (docs/lifec
     expect(byId.fact).toBeNull();
     expect(byId.withPruned.retiredReason).toBe('pruned');
     // Listings.
-    const listed = await gqlOk<{ facts: { edges: Array<{ node: { id: string } }> } }>(t.url, adminA, `query($ns: String!) { facts(namespace: $ns) { edges { node { id } } } }`, {
-      ns: nsA,
-    });
+    const listed = await gqlOk<{ facts: { edges: Array<{ node: { id: string } }> } }>(
+      t.url,
+      adminA,
+      `query($ns: String!) { facts(namespace: $ns) { edges { node { id } } } }`,
+      {
+        ns: nsA,
+      },
+    );
     expect(listed.facts.edges.map((e) => e.node.id)).toEqual([overlaid]);
     // Search (Neo4j channels and the Postgres re-check).
     const searched = await gqlOk<{ searchMemory: Array<{ fact: { id: string } | null }> }>(
@@ -299,18 +315,15 @@ describe('memory lifecycle: decay, use recording, reversible pruning (docs/lifec
       { id: target.id },
     );
     expect(byId.fact).toEqual({ id: target.id, retiredAt: null, retiredReason: null });
-    await eventually(
-      async () => {
-        const s = await gqlOk<{ searchMemory: Array<{ fact: { id: string } | null }> }>(
-          t.url,
-          adminA,
-          `query($ns: String!, $q: String!) { searchMemory(namespace: $ns, query: $q, limit: 20) { fact { id } } }`,
-          { ns: nsA, q: target.statement },
-        );
-        return s.searchMemory.some((h) => h.fact?.id === target.id);
-      },
-      'the restored fact in search',
-    );
+    await eventually(async () => {
+      const s = await gqlOk<{ searchMemory: Array<{ fact: { id: string } | null }> }>(
+        t.url,
+        adminA,
+        `query($ns: String!, $q: String!) { searchMemory(namespace: $ns, query: $q, limit: 20) { fact { id } } }`,
+        { ns: nsA, q: target.statement },
+      );
+      return s.searchMemory.some((h) => h.fact?.id === target.id);
+    }, 'the restored fact in search');
   });
 
   it('new evidence (an event deriving the same fact) brings a pruned fact back', async () => {
@@ -318,8 +331,9 @@ describe('memory lifecycle: decay, use recording, reversible pruning (docs/lifec
     const r = await prune(adminA, nsA, 0.1, 180);
     await waitJob((r.data as { prune: { id: string } }).prune.id);
     await settled(nsA);
-    const tea = (await pg.query<{ id: string }>(`SELECT id::text FROM silver.facts WHERE namespace = $1 AND retired_reason = 'pruned' AND statement ILIKE '%tea%'`, [nsA]))
-      .rows[0];
+    const tea = (
+      await pg.query<{ id: string }>(`SELECT id::text FROM silver.facts WHERE namespace = $1 AND retired_reason = 'pruned' AND statement ILIKE '%tea%'`, [nsA])
+    ).rows[0];
     expect(tea).toBeDefined();
     await ingest(nsA, 'Alice drinks green tea every morning');
     await settled(nsA);
@@ -334,18 +348,23 @@ describe('memory lifecycle: decay, use recording, reversible pruning (docs/lifec
     expect((await prune(readerA, nsA, 0.5, 30)).errors?.[0]?.extensions?.code).toBe('FORBIDDEN');
     expect((await restore(adminB, nsA)).errors?.[0]?.extensions?.code).toBe('FORBIDDEN');
     expect((await restore(readerA, nsA)).errors?.[0]?.extensions?.code).toBe('FORBIDDEN');
-    const prunedInA = async () => (await pg.query<{ n: number }>(`SELECT count(*)::int AS n FROM silver.facts WHERE namespace = $1 AND retired_reason = 'pruned'`, [nsA])).rows[0]?.n;
+    const prunedInA = async () =>
+      (await pg.query<{ n: number }>(`SELECT count(*)::int AS n FROM silver.facts WHERE namespace = $1 AND retired_reason = 'pruned'`, [nsA])).rows[0]?.n;
     const before = await prunedInA();
     expect(before).toBeGreaterThan(0);
     // B's admin restoring "its" namespace with A's fact ids touches nothing of A.
-    const ids = (await pg.query<{ id: string }>(`SELECT id::text FROM silver.facts WHERE namespace = $1 AND retired_reason = 'pruned'`, [nsA])).rows.map((x) => x.id);
+    const ids = (await pg.query<{ id: string }>(`SELECT id::text FROM silver.facts WHERE namespace = $1 AND retired_reason = 'pruned'`, [nsA])).rows.map(
+      (x) => x.id,
+    );
     expect((await restore(adminB, nsB, ids)).data?.restorePruned).toBe(0);
     expect(await prunedInA()).toBe(before);
     // B's prune leaves A alone.
     const b = await prune(adminB, nsB, 1, 1);
     await waitJob((b.data as { prune: { id: string } }).prune.id);
     expect(await prunedInA()).toBe(before);
-    expect((await pg.query(`SELECT count(*)::int AS n FROM silver.facts WHERE namespace = $1 AND retired_reason = 'pruned'`, [nsB])).rows[0].n).toBeGreaterThan(0);
+    expect((await pg.query(`SELECT count(*)::int AS n FROM silver.facts WHERE namespace = $1 AND retired_reason = 'pruned'`, [nsB])).rows[0].n).toBeGreaterThan(
+      0,
+    );
     // A's pruned fact read by B's admin: not there.
     expect((await gqlOk<{ fact: unknown }>(t.url, adminB, `query($id: ID!) { fact(id: $id, includePruned: true) { id } }`, { id: ids[0] })).fact).toBeNull();
 

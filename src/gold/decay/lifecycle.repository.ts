@@ -37,7 +37,8 @@ const OVERLAID = `EXISTS (SELECT 1 FROM gold.overlays o WHERE o.fact_id = f.id
                     AND (SELECT l.status FROM gold.overlays l WHERE l.id = o.id ORDER BY l.version DESC LIMIT 1) <> 'RETRACTED')`;
 
 /** The settings and clock as parameters $2..$6 (namespace is $1). */
-const formula = (base: string) => decayedImportanceSql(base, LAST_ACTIVE_SQL, { now: '$2::timestamptz', after: '$3::float8', cycle: '$4::float8', factor: '$5::float8', floor: '$6::float8' });
+const formula = (base: string) =>
+  decayedImportanceSql(base, LAST_ACTIVE_SQL, { now: '$2::timestamptz', after: '$3::float8', cycle: '$4::float8', factor: '$5::float8', floor: '$6::float8' });
 const settingsArgs = (now: Date, s: DecaySettings) => [now.toISOString(), s.afterDays, s.cycleDays, s.factor, s.floor];
 
 /**

@@ -48,7 +48,10 @@ export class LifecycleService {
   async requestPrune(auth: AuthContext, namespace: string, maxImportance: number, unusedForDays: number): Promise<JobRow> {
     const principal = auth.require(Capability.ADMIN, namespace);
     if (!(Number.isFinite(maxImportance) && maxImportance >= 0 && maxImportance <= 1)) {
-      throw new GoldException(GoldExceptionCode.INVALID_ARGUMENT, `maxImportance must be between 0 and 1 (importance is a score in [0, 1]); got ${maxImportance}`);
+      throw new GoldException(
+        GoldExceptionCode.INVALID_ARGUMENT,
+        `maxImportance must be between 0 and 1 (importance is a score in [0, 1]); got ${maxImportance}`,
+      );
     }
     if (!Number.isInteger(unusedForDays) || unusedForDays < 1 || unusedForDays > 36_500) {
       throw new GoldException(GoldExceptionCode.INVALID_ARGUMENT, `unusedForDays must be a whole number of days between 1 and 36500; got ${unusedForDays}`);
@@ -68,7 +71,10 @@ export class LifecycleService {
     auth.require(Capability.ADMIN, namespace);
     if (factIds !== null) {
       if (factIds.length > MAX_RESTORE_IDS) {
-        throw new GoldException(GoldExceptionCode.INVALID_ARGUMENT, `factIds holds ${factIds.length} ids; pass at most ${MAX_RESTORE_IDS} per call, or omit it to restore every pruned fact`);
+        throw new GoldException(
+          GoldExceptionCode.INVALID_ARGUMENT,
+          `factIds holds ${factIds.length} ids; pass at most ${MAX_RESTORE_IDS} per call, or omit it to restore every pruned fact`,
+        );
       }
       factIds.forEach((id, i) => requireUuid(id, `factIds[${i}]`));
     }
