@@ -7,6 +7,7 @@ import { decayedImportance } from '../../src/silver/decay';
 import { decaySettings } from '../../src/common/config';
 import { LifecycleRepository } from '../../src/gold/decay/lifecycle.repository';
 import { Sql } from '../../src/platform/postgres/sql';
+import { JobRepository } from '../../src/platform/jobs/job.repository';
 
 const DAY = 86_400_000;
 
@@ -41,6 +42,7 @@ describe('memory lifecycle: decay, use recording, reversible pruning (docs/lifec
   let repo: LifecycleRepository;
   const nsA = uniqueNamespace('life-a');
   const nsB = uniqueNamespace('life-b');
+  const nsG = uniqueNamespace('life-g');
   let adminA: string;
   let adminB: string;
   let readerA: string;
@@ -128,8 +130,10 @@ describe('memory lifecycle: decay, use recording, reversible pruning (docs/lifec
     readerA = (await createToken(t, [{ namespacePattern: nsA, capabilities: ['READ', 'LIST', 'SEARCH'] }])).token;
     for (const c of CONVERSATION) await ingest(nsA, c);
     await ingest(nsB, 'Bob uses emacs for everything');
+    for (const c of ['Carol likes jazz', 'Carol plays the piano every evening', 'Carol lives in Oslo']) await ingest(nsG, c);
     await settled(nsA);
     await settled(nsB);
+    await settled(nsG);
   }, 240_000);
   afterAll(async () => {
     await pg?.end();
@@ -149,8 +153,12 @@ describe('memory lifecycle: decay, use recording, reversible pruning (docs/lifec
 
     // 60 idle days: floor((60 - 30) / 7) = 4 cycles of 0.8.
     clock.t += 60 * DAY;
-    const run = await t.app.services.lifecycle.decay(nsA, null);
-    expect(run.decayed).toBe(run.facts);
+    // Through the job kernel, as the schedule runs it.
+    const { job } = await new JobRepository(Sql.of(t.app.ds)).enqueue({ kind: 'decay', namespace: nsA, params: {}, reason: 'lifecycle test' });
+    await waitJob(job.id);
+    expect((await pg.query(`SELECT message FROM ops.jobs WHERE id = $1`, [job.id])).rows[0].message).toMatch(
+      /^(\d+) current facts, \1 below their base importance/,
+    );
     for (const f of (await effective(nsA)).values()) {
       expect(f.eff).toBeCloseTo(decayedImportance(f.base, f.active, clock.now(), s), 5);
       expect(f.eff).toBeCloseTo(Math.max(Math.min(f.base, 0.05), f.base * 0.8 ** 4), 5);
@@ -374,4 +382,70 @@ describe('memory lifecycle: decay, use recording, reversible pruning (docs/lifec
     expect((await prune(adminA, nsA, 0.1, 0)).errors?.[0]?.extensions?.code).toBe('BAD_USER_INPUT');
     expect((await restore(adminA, nsA, ['not-a-uuid'])).errors?.[0]?.extensions?.code).toBe('BAD_USER_INPUT');
   });
+
+  it('Gold: an entity whose facts were all pruned is pruned too (promotion leaves it so), and restorePruned brings it back', async () => {
+    const promote = async () => {
+      const job = (await gqlOk<{ promote: { id: string } }>(t.url, t.adminToken, `mutation($ns: String!) { promote(namespace: $ns) { id } }`, { ns: nsG }))
+        .promote;
+      await waitJob(job.id);
+      await settled(nsG);
+    };
+    const gold = async () =>
+      (
+        await pg.query<{ id: string; retired_reason: string | null }>(`SELECT id::text, retired_reason FROM gold.entities WHERE namespace = $1 ORDER BY id`, [
+          nsG,
+        ])
+      ).rows;
+    const neoRetired = async (id: string) =>
+      (await t.app.neo4j.executeQuery(`MATCH (g:GoldEntity {id: $id}) RETURN g.retiredAt IS NOT NULL AS retired`, { id })).records[0]?.get('retired');
+    await promote();
+    const live = await gold();
+    expect(live.length).toBeGreaterThan(0);
+    expect(live.every((g) => g.retired_reason === null)).toBe(true);
+
+    clock.t += 400 * DAY;
+    const r = await prune(t.adminToken, nsG, 1, 1);
+    await waitJob((r.data as { prune: { id: string } }).prune.id);
+    await settled(nsG);
+    expect((await gold()).map((g) => g.retired_reason)).toEqual(live.map(() => 'pruned'));
+    expect(await neoRetired(live[0]?.id as string)).toBe(true);
+    const read = await gqlOk<{ goldEntity: { retiredReason: string | null } | null }>(
+      t.url,
+      t.adminToken,
+      `query($id: ID!) { goldEntity(id: $id) { retiredReason } }`,
+      {
+        id: live[0]?.id,
+      },
+    );
+    expect(read.goldEntity?.retiredReason).toBe('pruned');
+    // A promotion run does not bring it back on its own.
+    await promote();
+    expect((await gold()).map((g) => g.retired_reason)).toEqual(live.map(() => 'pruned'));
+
+    const back = await restore(t.adminToken, nsG);
+    expect(back.data?.restorePruned).toBeGreaterThan(0);
+    await settled(nsG);
+    expect((await gold()).map((g) => g.retired_reason)).toEqual(live.map(() => null));
+    expect(await neoRetired(live[0]?.id as string)).toBe(false);
+  });
+
+  it('every namespace with facts gets a decay and a prune schedule with the configured defaults', async () => {
+    const schedules = await eventually(
+      async () => {
+        const rows = (
+          await pg.query<{ kind: string; params: unknown; secs: number }>(
+            `SELECT kind, params, extract(epoch FROM run_every)::int AS secs FROM ops.schedules WHERE namespace = $1 AND kind IN ('decay', 'prune') ORDER BY kind`,
+            [nsA],
+          )
+        ).rows;
+        return rows.length === 2 ? rows : null;
+      },
+      'the decay and prune schedules (checked once a minute)',
+      90_000,
+    );
+    expect(schedules).toEqual([
+      { kind: 'decay', params: {}, secs: 86_400 },
+      { kind: 'prune', params: { maxImportance: 0.1, unusedForDays: 180 }, secs: 604_800 },
+    ]);
+  }, 120_000);
 });

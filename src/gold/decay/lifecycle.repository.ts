@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { enqueueOutbox, outboxRows } from '../../platform/outbox';
 import { col, Sql } from '../../platform/postgres/sql';
 import { DecaySettings, decayedImportanceSql, LAST_ACTIVE_SQL } from '../../silver/decay';
@@ -7,6 +8,8 @@ export interface DecayRun {
   facts: number;
   /** Of those, how many are below their base importance. */
   decayed: number;
+  /** Of those, how many changed since the last run (only these rows are written). */
+  written: number;
   /** Gold entities brought back because a fact about them is current again. */
   restoredGoldEntities: number;
 }
@@ -61,17 +64,21 @@ export class LifecycleRepository {
 
   /** Writes every current fact's effective importance at `now` (one statement), then brings back Gold entities with a current fact. */
   async decay(tx: Sql, namespace: string, now: Date, s: DecaySettings, jobId: string | null): Promise<DecayRun> {
+    // Only rows whose value moved are written (a daily run over a settled namespace writes little).
     const [r] = await tx.rows(
-      `WITH u AS (
-         UPDATE silver.facts f SET effective_importance = LEAST(1, GREATEST(0, ${formula('f.importance')})), decayed_at = $2::timestamptz
-          WHERE f.namespace = $1 AND f.retired_at IS NULL
-          RETURNING f.importance, f.effective_importance)
-       SELECT count(*)::int AS facts, count(*) FILTER (WHERE effective_importance < importance)::int AS decayed FROM u`,
+      `WITH x AS MATERIALIZED (
+         SELECT f.id, f.importance, LEAST(1, GREATEST(0, ${formula('f.importance')}))::real AS eff
+           FROM silver.facts f WHERE f.namespace = $1 AND f.retired_at IS NULL),
+       u AS (
+         UPDATE silver.facts f SET effective_importance = x.eff, decayed_at = $2::timestamptz
+           FROM x WHERE f.id = x.id AND f.effective_importance IS DISTINCT FROM x.eff
+         RETURNING f.id)
+       SELECT count(*)::int AS facts, count(*) FILTER (WHERE x.eff < x.importance)::int AS decayed, (SELECT count(*) FROM u)::int AS written FROM x`,
       [namespace, ...settingsArgs(now, s)],
-      (row) => ({ facts: col.number(row, 'facts'), decayed: col.number(row, 'decayed') }),
+      (row) => ({ facts: col.number(row, 'facts'), decayed: col.number(row, 'decayed'), written: col.number(row, 'written') }),
     );
     const restored = await this.restoreGold(tx, namespace, null, jobId);
-    return { facts: r?.facts ?? 0, decayed: r?.decayed ?? 0, restoredGoldEntities: restored.length };
+    return { facts: r?.facts ?? 0, decayed: r?.decayed ?? 0, written: r?.written ?? 0, restoredGoldEntities: restored.length };
   }
 
   /**
@@ -97,9 +104,10 @@ export class LifecycleRepository {
       [namespace],
       ids,
     );
+    // The Gold projector claims Gold rows by their batch tag (gold-projection.job.ts): one batch per run.
     await enqueueOutbox(tx, [
       ...outboxRows(namespace, 'fact', facts, { jobId, lifecycle: 'pruned' }),
-      ...outboxRows(namespace, 'gold_entity', goldEntities, { jobId, lifecycle: 'pruned' }),
+      ...outboxRows(namespace, 'gold_entity', goldEntities, { jobId, lifecycle: 'pruned', batch: randomUUID() }),
     ]);
     return { facts, goldEntities, protectedByOverlay };
   }
@@ -126,7 +134,7 @@ export class LifecycleRepository {
       [namespace, goldIds],
       ids,
     );
-    await enqueueOutbox(tx, outboxRows(namespace, 'gold_entity', restored, { jobId, lifecycle: 'restored' }));
+    await enqueueOutbox(tx, outboxRows(namespace, 'gold_entity', restored, { jobId, lifecycle: 'restored', batch: randomUUID() }));
     return restored;
   }
 
