@@ -34,7 +34,7 @@ export class Fact {
   @Field(() => String, {
     nullable: true,
     description:
-      "Why the engine stopped believing it: 'pruned' (decayed and unused; restorePruned brings it back), 'duplicate' (a pruned twin came back instead), 'rebuild', 'erasure'; null when current or not recorded.",
+      "Why the engine stopped believing it: 'pruned' (decayed and unused; restorePruned brings it back), 'duplicate' (a pruned twin came back instead), 'rebuild', 'update' (a better statement replaced it), 'erasure'; null when current or retired before reasons were recorded.",
   })
   retiredReason!: string | null;
   @Field(() => Float, {
