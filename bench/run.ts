@@ -6,6 +6,7 @@ import { extractCoverage } from './extract-coverage';
 import { extractQuality } from './extract-quality';
 import { deriveThroughput } from './derive';
 import { fuzzBench } from './fuzz';
+import { lifecycleBench } from './lifecycle';
 import { deriveLocomo } from './derive-locomo';
 import { ingestThroughput } from './ingest';
 import { ingestLatency } from './ingest-latency';
@@ -43,6 +44,7 @@ const BENCHMARKS: Record<string, () => Promise<void>> = {
   'promote-pairs': promotePairsBench,
   'start-stop': startStopBench,
   updates: updatesBench,
+  lifecycle: lifecycleBench,
 };
 
 async function main(): Promise<void> {
