@@ -4,7 +4,7 @@ import { Clock, systemClock } from '../../common/clock';
 import { requireUuid } from '../../common/input';
 import { JobRow } from '../../platform/jobs/job';
 import { JobRepository } from '../../platform/jobs/job.repository';
-import { JobPayloads } from '../../platform/jobs/job-kinds';
+import { JobPayloads, parsePayload } from '../../platform/jobs/job-kinds';
 import { Sql } from '../../platform/postgres/sql';
 import { DecaySettings } from '../../silver/decay';
 import { GoldException, GoldExceptionCode } from '../gold.exception';
@@ -56,13 +56,22 @@ export class LifecycleService {
     if (!Number.isInteger(unusedForDays) || unusedForDays < 1 || unusedForDays > 36_500) {
       throw new GoldException(GoldExceptionCode.INVALID_ARGUMENT, `unusedForDays must be a whole number of days between 1 and 36500; got ${unusedForDays}`);
     }
-    const { job } = await this.jobs.enqueue({
+    const { job, created } = await this.jobs.enqueue({
       kind: 'prune',
       namespace,
       params: { maxImportance, unusedForDays },
       reason: `prune facts with decayed importance <= ${maxImportance}, unused for ${unusedForDays} days`,
       createdBy: principal.tokenId,
     });
+    if (!created) {
+      const held = parsePayload('prune', await this.jobs.paramsOf(job.id));
+      if (held.maxImportance !== maxImportance || held.unusedForDays !== unusedForDays) {
+        throw new GoldException(
+          GoldExceptionCode.INVALID_ARGUMENT,
+          `a prune of ${namespace} with maxImportance ${held.maxImportance} and unusedForDays ${held.unusedForDays} is already ${job.status} (job ${job.id}): wait for it to finish (the job(id) query), then request this one`,
+        );
+      }
+    }
     return job;
   }
 
