@@ -62,7 +62,7 @@ export async function writePlan(em: EntityManager, plan: DerivationPlan, meta: R
     ...superseded.map((s) => ({ type: 'fact' as const, id: s.oldId })),
     // A corroborated fact gained a source and confidence: the graph needs its new DERIVED_FROM edge.
     ...writes.corroborated.map((id) => ({ type: 'fact' as const, id })),
-    ...twins.restored.map((id) => ({ type: 'fact' as const, id })),
+    ...[...twins.restored, ...twins.older].map((id) => ({ type: 'fact' as const, id })),
   ];
   await enqueueProjection(tx, ns, runId, outbox);
   await resolveDeadLetters(tx, plan.eventIds);

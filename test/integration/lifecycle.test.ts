@@ -81,7 +81,7 @@ describe('memory lifecycle: decay, use recording, reversible pruning (docs/lifec
       await pg.query<FactRow>(
         `SELECT f.id::text, f.statement, f.importance::float8 AS importance, f.confidence::float8 AS confidence, f.retired_reason,
                 (SELECT string_agg(s.event_id || ':' || s.span_start || '-' || s.span_end, ',' ORDER BY s.event_id, s.span_start) FROM silver.fact_sources s WHERE s.fact_id = f.id) AS sources
-           FROM silver.facts f WHERE f.namespace = $1 AND f.retired_at IS NULL ORDER BY f.id`,
+           FROM silver.facts f WHERE f.namespace = $1 AND f.retired_at IS NULL AND f.valid_to IS NULL ORDER BY f.id`,
         [ns],
       )
     ).rows;
@@ -114,6 +114,17 @@ describe('memory lifecycle: decay, use recording, reversible pruning (docs/lifec
       `mutation($ns: String!, $m: Float!, $d: Int!) { prune(namespace: $ns, maxImportance: $m, unusedForDays: $d) { id status } }`,
       { ns, m: maxImportance, d: unusedForDays },
     );
+  const explore = async (id: string) =>
+    (
+      await gqlOk<{ graphFacts: Array<{ id: string; statement: string }> }>(
+        t.url,
+        t.adminToken,
+        `query($id: ID!) { graphFacts(where: { id: { eq: $id } }) { id statement } }`,
+        { id },
+      )
+    ).graphFacts;
+  const neoFact = async (id: string) =>
+    (await t.app.neo4j.executeQuery(`MATCH (f:Fact {id: $id}) RETURN count(f) AS n`, { id })).records[0]?.get('n').toNumber();
   const restore = async (token: string, ns: string, factIds?: string[]) =>
     gql<{ restorePruned: number }>(t.url, token, `mutation($ns: String!, $ids: [ID!]) { restorePruned(namespace: $ns, factIds: $ids) }`, { ns, ids: factIds });
 
@@ -286,15 +297,13 @@ describe('memory lifecycle: decay, use recording, reversible pruning (docs/lifec
       { ns: nsA, q: target.statement },
     );
     expect(searched.searchMemory.map((h) => h.fact?.id)).not.toContain(id);
-    // Neo4j: the node carries the retirement (exploration shows retired facts with retiredAt, as after a rebuild).
-    const explored = await gqlOk<{ graphFacts: Array<{ id: string; retiredAt: string | null }> }>(
-      t.url,
-      adminA,
-      `query($ns: String!, $id: ID!) { graphFacts(where: { namespace: { eq: $ns }, id: { eq: $id } }) { id retiredAt } }`,
-      { ns: nsA, id },
-    );
-    expect(explored.graphFacts).toHaveLength(1);
-    expect(explored.graphFacts[0]?.retiredAt).not.toBeNull();
+    // Neo4j: the node leaves the graph (graph exploration), and graphConsistency agrees.
+    expect(await explore(id)).toEqual([]);
+    expect(await neoFact(id)).toBe(0);
+    const consistency = await gqlOk<{ graphConsistency: { ok: boolean } }>(t.url, adminA, `query($ns: String!) { graphConsistency(namespace: $ns) { ok } }`, {
+      ns: nsA,
+    });
+    expect(consistency.graphConsistency.ok).toBe(true);
     // MCP.
     const mcp = await mcpClient(t.url, adminA);
     try {
@@ -323,6 +332,12 @@ describe('memory lifecycle: decay, use recording, reversible pruning (docs/lifec
       { id: target.id },
     );
     expect(byId.fact).toEqual({ id: target.id, retiredAt: null, retiredReason: null });
+    // Back in the graph, with its statement and edges.
+    expect(await explore(target.id)).toEqual([{ id: target.id, statement: target.statement }]);
+    const consistency = await gqlOk<{ graphConsistency: { ok: boolean } }>(t.url, adminA, `query($ns: String!) { graphConsistency(namespace: $ns) { ok } }`, {
+      ns: nsA,
+    });
+    expect(consistency.graphConsistency.ok).toBe(true);
     await eventually(async () => {
       const s = await gqlOk<{ searchMemory: Array<{ fact: { id: string } | null }> }>(
         t.url,

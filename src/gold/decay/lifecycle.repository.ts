@@ -87,7 +87,7 @@ export class LifecycleRepository {
    * a human overlay sits on them; then the Gold entities left without a current fact.
    */
   async prune(tx: Sql, namespace: string, now: Date, s: DecaySettings, maxImportance: number, unusedForDays: number, jobId: string | null): Promise<PruneRun> {
-    const matches = `f.namespace = $1 AND f.retired_at IS NULL
+    const matches = `f.namespace = $1 AND f.retired_at IS NULL AND f.valid_to IS NULL
         AND ${formula('f.importance')} <= $7::float8
         AND ${LAST_ACTIVE_SQL} <= $2::timestamptz - make_interval(days => $8::int)`;
     const args = [namespace, ...settingsArgs(now, s), maxImportance, unusedForDays];
@@ -121,7 +121,9 @@ export class LifecycleRepository {
       [namespace, factIds],
       ids,
     );
-    await enqueueOutbox(tx, outboxRows(namespace, 'fact', facts, { jobId, lifecycle: 'restored' }));
+    // The older facts these superseded hold the SUPERSEDES edge from them (fact-edges.ts): re-projected too.
+    const older = await tx.returning(`SELECT f.id::text AS id FROM silver.facts f WHERE f.superseded_by = ANY($1::uuid[])`, [facts], ids);
+    await enqueueOutbox(tx, outboxRows(namespace, 'fact', [...facts, ...older], { jobId, lifecycle: 'restored' }));
     const goldEntities = await this.restoreGold(tx, namespace, null, jobId);
     return { facts, goldEntities };
   }

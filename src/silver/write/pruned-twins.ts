@@ -6,10 +6,15 @@ import { col, Sql } from '../../platform/postgres/sql';
  * id, statement and scores) with the new fact's sources added, and the new row, a duplicate of it,
  * is retired at once with reason 'duplicate' (kept for lineage). Three statements, only when the
  * namespace has pruned facts with those statements (a lookup on the partial index of pruned facts).
- * Returns the restored facts' ids, and the retired duplicates' ids.
+ * Returns the restored facts' ids, the older facts they superseded (to re-project: they hold the
+ * SUPERSEDES edge from them), and the retired duplicates' ids.
  */
-export async function restorePrunedTwins(tx: Sql, namespace: string, newFactIds: readonly string[]): Promise<{ restored: string[]; duplicates: string[] }> {
-  if (newFactIds.length === 0) return { restored: [], duplicates: [] };
+export async function restorePrunedTwins(
+  tx: Sql,
+  namespace: string,
+  newFactIds: readonly string[],
+): Promise<{ restored: string[]; older: string[]; duplicates: string[] }> {
+  if (newFactIds.length === 0) return { restored: [], older: [], duplicates: [] };
   const twins = await tx.rows(
     `SELECT DISTINCT ON (n.id) n.id::text AS new_id, p.id::text AS pruned_id
        FROM silver.facts n
@@ -19,7 +24,7 @@ export async function restorePrunedTwins(tx: Sql, namespace: string, newFactIds:
     [namespace, newFactIds],
     (r) => ({ newId: col.string(r, 'new_id'), prunedId: col.string(r, 'pruned_id') }),
   );
-  if (twins.length === 0) return { restored: [], duplicates: [] };
+  if (twins.length === 0) return { restored: [], older: [], duplicates: [] };
   const pairs = JSON.stringify(twins.map((t) => ({ new_id: t.newId, pruned_id: t.prunedId })));
   await tx.execute(
     `INSERT INTO silver.fact_sources (fact_id, event_id, span_start, span_end, quote)
@@ -42,5 +47,7 @@ export async function restorePrunedTwins(tx: Sql, namespace: string, newFactIds:
     [pairs],
     (r) => col.string(r, 'id'),
   );
-  return { restored, duplicates };
+  // The older facts a restored one superseded hold the SUPERSEDES edge from it in the graph: re-projected with it.
+  const older = await tx.rows(`SELECT f.id::text AS id FROM silver.facts f WHERE f.superseded_by = ANY($1::uuid[])`, [restored], (r) => col.string(r, 'id'));
+  return { restored, older, duplicates };
 }
