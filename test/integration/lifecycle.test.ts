@@ -123,8 +123,7 @@ describe('memory lifecycle: decay, use recording, reversible pruning (docs/lifec
         { id },
       )
     ).graphFacts;
-  const neoFact = async (id: string) =>
-    (await t.app.neo4j.executeQuery(`MATCH (f:Fact {id: $id}) RETURN count(f) AS n`, { id })).records[0]?.get('n').toNumber();
+  const neoFact = async (id: string) => Number((await t.app.neo4j.executeQuery(`MATCH (f:Fact {id: $id}) RETURN count(f) AS n`, { id })).records[0]?.get('n'));
   const restore = async (token: string, ns: string, factIds?: string[]) =>
     gql<{ restorePruned: number }>(t.url, token, `mutation($ns: String!, $ids: [ID!]) { restorePruned(namespace: $ns, factIds: $ids) }`, { ns, ids: factIds });
 
