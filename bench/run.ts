@@ -6,6 +6,7 @@ import { extractCoverage } from './extract-coverage';
 import { extractQuality } from './extract-quality';
 import { deriveThroughput } from './derive';
 import { fuzzBench } from './fuzz';
+import { lifecycleBench } from './lifecycle';
 import { deriveLocomo } from './derive-locomo';
 import { ingestThroughput } from './ingest';
 import { exportImport } from './export-import';
@@ -53,6 +54,7 @@ const BENCHMARKS: Record<string, () => Promise<void>> = {
   updates: updatesBench,
   'tracing-overhead': tracingOverhead,
   dashboard: dashboardBench,
+  lifecycle: lifecycleBench,
 };
 
 async function main(): Promise<void> {

@@ -123,6 +123,27 @@ export interface AppConfig {
     readonly maxDeadLetters: number;
     readonly maxListed: number;
   };
+  /** Decay, pruning and Bronze retention (docs/lifecycle.md). */
+  readonly lifecycle: {
+    /** Idle days (not seen in a new event, not used) before a fact's importance starts to decay (DECAY_AFTER_DAYS). */
+    readonly decayAfterDays: number;
+    /** Length of one decay cycle in days (DECAY_CYCLE_DAYS). */
+    readonly decayCycleDays: number;
+    /** Factor applied per full idle cycle past decayAfterDays (DECAY_FACTOR). */
+    readonly decayFactor: number;
+    /** Decay never takes importance below this (nor raises a lower base to it) (DECAY_FLOOR). */
+    readonly decayFloor: number;
+    /** How often each namespace's decay runs (seconds); 0: only on demand (DECAY_EVERY_SECONDS). */
+    readonly decayEverySeconds: number;
+    /** How often each namespace is pruned with the defaults below (seconds); 0: only on demand (PRUNE_EVERY_SECONDS). */
+    readonly pruneEverySeconds: number;
+    readonly pruneMaxImportance: number;
+    readonly pruneUnusedForDays: number;
+    /** How often recorded uses are written (one INSERT … ON CONFLICT per flush) (USAGE_FLUSH_MS). */
+    readonly usageFlushMs: number;
+    /** Bronze partitions may be dropped (with an approved RETAIN_BRONZE) once older than this many days; 0: never (BRONZE_RETENTION_DAYS). */
+    readonly bronzeRetentionDays: number;
+  };
   readonly models: {
     readonly judgeModel: string | undefined;
     readonly embeddingDimensions: number | undefined;
@@ -261,6 +282,16 @@ const envSchema = z.object({
   SEARCH_SPEAKER_BOOST: z.coerce.number().min(0).max(10).optional(),
   OVERLAY_REANCHOR_ACCEPT: z.coerce.number().min(0).max(1).default(0.75),
   OVERLAY_REANCHOR_REVIEW: z.coerce.number().min(0).max(1).default(0.5),
+  DECAY_AFTER_DAYS: intIn(0, 36_500).default(30),
+  DECAY_CYCLE_DAYS: intIn(1, 36_500).default(7),
+  DECAY_FACTOR: z.coerce.number().gt(0).max(1).default(0.8),
+  DECAY_FLOOR: z.coerce.number().min(0).max(1).default(0.05),
+  DECAY_EVERY_SECONDS: intIn(0, 31_536_000).default(86_400),
+  PRUNE_EVERY_SECONDS: intIn(0, 31_536_000).default(604_800),
+  PRUNE_MAX_IMPORTANCE: z.coerce.number().min(0).max(1).default(0.1),
+  PRUNE_UNUSED_FOR_DAYS: intIn(1, 36_500).default(180),
+  USAGE_FLUSH_MS: intIn(10, 3_600_000).default(5_000),
+  BRONZE_RETENTION_DAYS: intIn(0, 73_050).default(0),
   JUDGE_MODEL: optionalString,
   EMBEDDING_DIMENSIONS: intIn(1, 65_536).optional(),
   MODEL_TIMEOUT_MS: intIn(100, 600_000).default(60_000),
@@ -403,6 +434,18 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
       maxDeadLetters: e.QUALITY_MAX_DEAD_LETTERS,
       maxListed: e.QUALITY_MAX_LISTED,
     }),
+    lifecycle: Object.freeze({
+      decayAfterDays: e.DECAY_AFTER_DAYS,
+      decayCycleDays: e.DECAY_CYCLE_DAYS,
+      decayFactor: e.DECAY_FACTOR,
+      decayFloor: e.DECAY_FLOOR,
+      decayEverySeconds: e.DECAY_EVERY_SECONDS,
+      pruneEverySeconds: e.PRUNE_EVERY_SECONDS,
+      pruneMaxImportance: e.PRUNE_MAX_IMPORTANCE,
+      pruneUnusedForDays: e.PRUNE_UNUSED_FOR_DAYS,
+      usageFlushMs: e.USAGE_FLUSH_MS,
+      bronzeRetentionDays: e.BRONZE_RETENTION_DAYS,
+    }),
     models: Object.freeze({
       judgeModel: e.JUDGE_MODEL,
       embeddingDimensions: e.EMBEDDING_DIMENSIONS,
@@ -415,6 +458,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
       ontologyFile: e.ONTOLOGY_FILE ? path.resolve(e.ONTOLOGY_FILE) : undefined,
     }),
   });
+}
+
+/** The decay formula's settings (silver/decay.ts) from the configuration. */
+export function decaySettings(config: Pick<AppConfig, 'lifecycle'>): { afterDays: number; cycleDays: number; factor: number; floor: number } {
+  const l = config.lifecycle;
+  return { afterDays: l.decayAfterDays, cycleDays: l.decayCycleDays, factor: l.decayFactor, floor: l.decayFloor };
 }
 
 /**

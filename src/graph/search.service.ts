@@ -11,6 +11,7 @@ import { CypherRunner } from './cypher/cypher-runner';
 import { GraphException, GraphExceptionCode } from './graph.exception';
 import { WARM_UP_NAMESPACE } from './graph-warm-up';
 import { ScoredId, VectorSearch } from './cypher/search-channel';
+import { FactUses, NO_USES } from '../silver/usage-recorder';
 import { entityNameSearch, expandFromSeeds, FactSearchScope, factVectorSearch, keywordSearch, roleNames } from './cypher/search-facts';
 import { EVENT_SPEAKER_BOOST, eventKeywordSearch, EventSearchScope, eventVectorSearch } from './cypher/search-events';
 import {
@@ -141,6 +142,8 @@ export class SearchService {
     private readonly embedder: () => Promise<Embedder>,
     private readonly settings: SearchSettings = DEFAULT_SEARCH_SETTINGS,
     private readonly warn: (msg: string) => void = () => undefined,
+    /** Facts a search returns count as used (decay, docs/lifecycle.md). */
+    private readonly uses: FactUses = NO_USES,
   ) {}
 
   /** One `search_memory` span (tracing on) and `medallion_search_seconds` per search; no query text in either. */
@@ -193,13 +196,13 @@ export class SearchService {
       eventPrior: information,
       factPrior: polarity,
     });
-    return ranked
-      .slice(0, limit)
-      .map((h): MemoryHitRow =>
-        h.kind === 'FACT'
-          ? { kind: 'FACT', fact: visibleFacts.get(h.id) as Fact, score: h.score, channels: h.channels }
-          : { kind: 'EVENT', event: visibleEvents.get(h.id) as BronzeEvent, score: h.score, channels: h.channels },
-      );
+    const top = ranked.slice(0, limit);
+    this.uses.record(top.filter((h) => h.kind === 'FACT').map((h) => h.id));
+    return top.map((h): MemoryHitRow =>
+      h.kind === 'FACT'
+        ? { kind: 'FACT', fact: visibleFacts.get(h.id) as Fact, score: h.score, channels: h.channels }
+        : { kind: 'EVENT', event: visibleEvents.get(h.id) as BronzeEvent, score: h.score, channels: h.channels },
+    );
   }
 
   /**
