@@ -21,6 +21,7 @@ import { EventSpeakerReprojection1764400000970 } from './1764400000970-event-spe
 import { OneOutboxWriter1764400000980 } from './1764400000980-one-outbox-writer';
 import { QualityReportIndexes1764400001000 } from './1764400001000-quality-report-indexes';
 import { MemoryLifecycle1764400001050 } from './1764400001050-memory-lifecycle';
+import { ErasureRetiredReason1764400001060 } from './1764400001060-erasure-retired-reason';
 import { HashChain1764400001100 } from './1764400001100-hash-chain';
 import { DerivationTraceContext1764400001150 } from './1764400001150-derivation-trace-context';
 
@@ -49,6 +50,7 @@ export const migrations = [
   OneOutboxWriter1764400000980,
   QualityReportIndexes1764400001000,
   MemoryLifecycle1764400001050,
+  ErasureRetiredReason1764400001060,
   HashChain1764400001100,
   DerivationTraceContext1764400001150,
 ];
