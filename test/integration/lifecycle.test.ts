@@ -413,15 +413,19 @@ describe('memory lifecycle: decay, use recording, reversible pruning (docs/lifec
     const neoRetired = async (id: string) =>
       (await t.app.neo4j.executeQuery(`MATCH (g:GoldEntity {id: $id}) RETURN g.retiredAt IS NOT NULL AS retired`, { id })).records[0]?.get('retired');
     await promote();
-    const live = await gold();
+    // Entities Gold already retired for another reason (a promotion that ran while derivation was
+    // still merging Silver entities retires the Gold rows of the merged-away ones) keep it throughout.
+    const before = await gold();
+    const live = before.filter((g) => g.retired_reason === null);
     expect(live.length).toBeGreaterThan(0);
-    expect(live.every((g) => g.retired_reason === null)).toBe(true);
+    const reasons = async (liveReason: string | null) =>
+      expect(await gold()).toEqual(before.map((g) => (g.retired_reason === null ? { ...g, retired_reason: liveReason } : g)));
 
     clock.t += 400 * DAY;
     const r = await prune(t.adminToken, nsG, 1, 1);
     await waitJob((r.data as { prune: { id: string } }).prune.id);
     await settled(nsG);
-    expect((await gold()).map((g) => g.retired_reason)).toEqual(live.map(() => 'pruned'));
+    await reasons('pruned');
     expect(await neoRetired(live[0]?.id as string)).toBe(true);
     const read = await gqlOk<{ goldEntity: { retiredReason: string | null } | null }>(
       t.url,
@@ -434,12 +438,12 @@ describe('memory lifecycle: decay, use recording, reversible pruning (docs/lifec
     expect(read.goldEntity?.retiredReason).toBe('pruned');
     // A promotion run does not bring it back on its own.
     await promote();
-    expect((await gold()).map((g) => g.retired_reason)).toEqual(live.map(() => 'pruned'));
+    await reasons('pruned');
 
     const back = await restore(t.adminToken, nsG);
     expect(back.data?.restorePruned).toBeGreaterThan(0);
     await settled(nsG);
-    expect((await gold()).map((g) => g.retired_reason)).toEqual(live.map(() => null));
+    await reasons(null);
     expect(await neoRetired(live[0]?.id as string)).toBe(false);
   });
 
