@@ -216,7 +216,14 @@ async function measure(env: BenchEnv, owner: Client, n: number): Promise<Record<
   const worker = new JobWorker(
     jobs,
     new ScheduleRepository(sql),
-    jobHandlers({ sql, graph: app.services.graph, reembed: app.services.reembed, promotion, pollMs: app.config.derive.pollMs }),
+    jobHandlers({
+      sql,
+      graph: app.services.graph,
+      reembed: app.services.reembed,
+      promotion,
+      lifecycle: app.services.lifecycle,
+      pollMs: app.config.derive.pollMs,
+    }),
     { workerId: 'bench-promote', parse: parsePayload },
   );
 

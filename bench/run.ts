@@ -6,8 +6,10 @@ import { extractCoverage } from './extract-coverage';
 import { extractQuality } from './extract-quality';
 import { deriveThroughput } from './derive';
 import { fuzzBench } from './fuzz';
+import { lifecycleBench } from './lifecycle';
 import { deriveLocomo } from './derive-locomo';
 import { ingestThroughput } from './ingest';
+import { exportImport } from './export-import';
 import { ingestLatency } from './ingest-latency';
 import { promoteBench } from './promote';
 import { promotePairsBench } from './promote-pairs';
@@ -20,12 +22,15 @@ import { searchProfile } from './search-profile';
 import { scenariosBench } from './scenarios';
 import { silverReferenceBench } from './silver-reference';
 import { startStopBench } from './start-stop';
+import { tracingOverhead } from './tracing-overhead';
+import { dashboardBench } from './dashboard';
 import { updatesBench } from './updates';
 
 /** `npm run bench -- [name ...]`: runs the named benchmarks (default: all) and writes bench/results/. */
 const BENCHMARKS: Record<string, () => Promise<void>> = {
   'ingest-latency': ingestLatency,
   ingest: ingestThroughput,
+  'export-import': exportImport,
   derive: deriveThroughput,
   'derive-locomo': deriveLocomo,
   'extract-quality': extractQuality,
@@ -47,6 +52,9 @@ const BENCHMARKS: Record<string, () => Promise<void>> = {
   'promote-pairs': promotePairsBench,
   'start-stop': startStopBench,
   updates: updatesBench,
+  'tracing-overhead': tracingOverhead,
+  dashboard: dashboardBench,
+  lifecycle: lifecycleBench,
 };
 
 async function main(): Promise<void> {

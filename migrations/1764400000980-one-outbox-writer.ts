@@ -1,4 +1,5 @@
 import { MigrationInterface, QueryRunner } from 'typeorm';
+import { FunctionEdit, rewriteFunction } from './function-edit';
 
 /**
  * One writer of `ops.outbox` on both sides of the wire. `ops.enqueue_outbox(rows jsonb)` takes a
@@ -36,22 +37,16 @@ export class OneOutboxWriter1764400000980 implements MigrationInterface {
     await q.query(
       `COMMENT ON FUNCTION ops.enqueue_outbox(jsonb) IS 'The one writer of ops.outbox: rows [{namespace, type, id, payload}] in order (src/platform/outbox.ts)'`,
     );
-    for (const edit of EDITS) await rewrite(q, edit.signature, edit.from, edit.to);
+    for (const edit of EDITS) await rewriteFunction(q, edit);
   }
 
   async down(q: QueryRunner): Promise<void> {
-    for (const edit of EDITS) await rewrite(q, edit.signature, edit.to, edit.from);
+    for (const edit of EDITS) await rewriteFunction(q, { ...edit, from: edit.to, to: edit.from });
     await q.query(`DROP FUNCTION ops.enqueue_outbox(jsonb)`);
   }
 }
 
-interface Edit {
-  signature: string;
-  from: string;
-  to: string;
-}
-
-const EDITS: Edit[] = [
+const EDITS: FunctionEdit[] = [
   {
     signature: 'bronze.destroy_event(uuid, uuid, uuid, text, text)',
     from: `  INSERT INTO ops.outbox (namespace, aggregate_type, aggregate_id, op, payload)
@@ -82,14 +77,3 @@ const EDITS: Edit[] = [
             FROM unnest(touched) WITH ORDINALITY AS u(t, o)));`,
   },
 ];
-
-/** Replaces `from` with `to` in the live definition of `signature` (privileges and triggers stay: CREATE OR REPLACE). */
-async function rewrite(q: QueryRunner, signature: string, from: string, to: string): Promise<void> {
-  const rows = (await q.query(`SELECT pg_get_functiondef($1::regprocedure) AS def`, [signature])) as Array<{ def: string }>;
-  const def = rows[0].def;
-  const at = def.indexOf(from);
-  if (at < 0 || def.indexOf(from, at + 1) >= 0) {
-    throw new Error(`${signature}: the statement to replace is not in its definition exactly once; write this change by hand`);
-  }
-  await q.query(def.slice(0, at) + to + def.slice(at + from.length));
-}

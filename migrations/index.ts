@@ -20,6 +20,10 @@ import { ErasureRederivesSharedFacts1764400000960 } from './1764400000960-erasur
 import { EventSpeakerReprojection1764400000970 } from './1764400000970-event-speaker-reprojection';
 import { OneOutboxWriter1764400000980 } from './1764400000980-one-outbox-writer';
 import { QualityReportIndexes1764400001000 } from './1764400001000-quality-report-indexes';
+import { MemoryLifecycle1764400001050 } from './1764400001050-memory-lifecycle';
+import { ErasureRetiredReason1764400001060 } from './1764400001060-erasure-retired-reason';
+import { HashChain1764400001100 } from './1764400001100-hash-chain';
+import { DerivationTraceContext1764400001150 } from './1764400001150-derivation-trace-context';
 
 /** Every migration, oldest first. Listed explicitly so no glob depends on the build layout. */
 export const migrations = [
@@ -45,4 +49,8 @@ export const migrations = [
   EventSpeakerReprojection1764400000970,
   OneOutboxWriter1764400000980,
   QualityReportIndexes1764400001000,
+  MemoryLifecycle1764400001050,
+  ErasureRetiredReason1764400001060,
+  HashChain1764400001100,
+  DerivationTraceContext1764400001150,
 ];

@@ -10,6 +10,10 @@ describe('approval parameters', () => {
     expect(parseApprovalParams(ApprovalAction.DESTROY_EVENT, { eventId: ID })).toEqual({ eventId: ID.toLowerCase() });
   });
 
+  it('takes RETAIN_BRONZE as exactly {before} on the first day of a month', () => {
+    expect(parseApprovalParams(ApprovalAction.RETAIN_BRONZE, { before: '2007-07-01' })).toEqual({ before: '2007-07-01' });
+  });
+
   it.each([
     [ApprovalAction.DESTROY_EVENT, {}],
     [ApprovalAction.DESTROY_EVENT, { eventId: 'nope' }],
@@ -17,6 +21,9 @@ describe('approval parameters', () => {
     [ApprovalAction.DESTROY_EVENT, 'a string'],
     [ApprovalAction.OVERWRITE_OVERLAY, { overlayId: ID, kind: 'DELETE' }],
     [ApprovalAction.OVERWRITE_OVERLAY, { overlayId: ID, body: 3 }],
+    [ApprovalAction.RETAIN_BRONZE, { before: '2007-07-15' }],
+    [ApprovalAction.RETAIN_BRONZE, { before: '2007-13-01' }],
+    [ApprovalAction.RETAIN_BRONZE, { before: '2007-07-01', namespace: 'x' }],
   ])('refuses %s %j with BAD_INPUT', (action, params) => {
     expect(() => parseApprovalParams(action, params)).toThrow(ApprovalException);
     try {

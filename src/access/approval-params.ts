@@ -26,6 +26,11 @@ export const overwriteOverlayParams = z.strictObject({
   kind: z.enum(['EDIT', 'ANNOTATION', 'REDACTION']).optional(),
 });
 
+/** RETAIN_BRONZE: the first day of the month before which Bronze partitions go (bronze.retain_events recomputes this hash from it). */
+export const retainBronzeParams = z.strictObject({
+  before: z.string().regex(/^\d{4}-(0[1-9]|1[0-2])-01$/, 'must be the first day of a month, YYYY-MM-01'),
+});
+
 export type DestroyEventParams = z.infer<typeof destroyEventParams>;
 export type OverwriteOverlayParams = z.infer<typeof overwriteOverlayParams>;
 
@@ -43,6 +48,7 @@ export function parseApprovalParams(action: ApprovalAction, params: unknown): Re
 const EXPECTED: Record<ApprovalAction, string> = {
   [ApprovalAction.DESTROY_EVENT]: '{"eventId": "<uuid of an event in the namespace>"}',
   [ApprovalAction.OVERWRITE_OVERLAY]: '{"overlayId": "<uuid>", "body"?: string, "kind"?: "EDIT" | "ANNOTATION" | "REDACTION"}',
+  [ApprovalAction.RETAIN_BRONZE]: '{"before": "YYYY-MM-01"} on namespace "*"',
 };
 
 function schemaOf(action: ApprovalAction): z.ZodType<Record<string, unknown>> {
@@ -51,6 +57,8 @@ function schemaOf(action: ApprovalAction): z.ZodType<Record<string, unknown>> {
       return destroyEventParams;
     case ApprovalAction.OVERWRITE_OVERLAY:
       return overwriteOverlayParams;
+    case ApprovalAction.RETAIN_BRONZE:
+      return retainBronzeParams;
     default:
       return assertUnreachable(action);
   }

@@ -5,11 +5,14 @@ import { ApprovalAction, ApprovalLogEntry, ApprovalStatus, ApprovalStep, Approva
 @InputType({ description: 'A request for an irreversible operation; a different principal holding "approve" on the namespace decides it.' })
 export class ApprovalRequestInput {
   @Field(() => String) namespace!: string;
-  @Field(() => ApprovalAction, { description: 'DESTROY_EVENT needs "admin" on the namespace to request; OVERWRITE_OVERLAY needs "overlay".' })
+  @Field(() => ApprovalAction, {
+    description:
+      'DESTROY_EVENT needs "admin" on the namespace to request; OVERWRITE_OVERLAY needs "overlay"; RETAIN_BRONZE needs "admin" on "*" (its namespace is "*").',
+  })
   action!: ApprovalAction;
   @Field(() => JsonScalar, {
     description:
-      'DESTROY_EVENT: {"eventId": "<uuid>"} (an event of this namespace); OVERWRITE_OVERLAY: {"overlayId": "<uuid>", "body"?: String, "kind"?: "EDIT" | "ANNOTATION" | "REDACTION"}.',
+      'DESTROY_EVENT: {"eventId": "<uuid>"} (an event of this namespace); OVERWRITE_OVERLAY: {"overlayId": "<uuid>", "body"?: String, "kind"?: "EDIT" | "ANNOTATION" | "REDACTION"}; RETAIN_BRONZE: {"before": "YYYY-MM-01"} (see bronzeRetentionPlan).',
   })
   params!: unknown;
   @Field(() => String, { description: 'Why: kept on the request, its audit log and (for DESTROY_EVENT) the tombstone.' }) reason!: string;

@@ -1,7 +1,7 @@
 import { Sql } from '../platform/postgres/sql';
 
 /** The irreversible operations that need a second principal's approval (API.md "Approvals"). */
-export type ApprovalActionName = 'DESTROY_EVENT' | 'OVERWRITE_OVERLAY';
+export type ApprovalActionName = 'DESTROY_EVENT' | 'OVERWRITE_OVERLAY' | 'RETAIN_BRONZE';
 
 /** What an executor presents when it runs an approved operation. */
 export interface ApprovalUse {

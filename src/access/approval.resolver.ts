@@ -20,7 +20,8 @@ export class ApprovalResolver {
   }
 
   @Mutation(() => ApprovalRequest, {
-    description: 'Asks for an irreversible operation (DESTROY_EVENT: "admin"; OVERWRITE_OVERLAY: "overlay"); expires after APPROVAL_TTL.',
+    description:
+      'Asks for an irreversible operation (DESTROY_EVENT: "admin"; OVERWRITE_OVERLAY: "overlay"; RETAIN_BRONZE: "admin" on "*"); expires after APPROVAL_TTL.',
   })
   async requestApproval(@Arg('input', () => ApprovalRequestInput) input: ApprovalRequestInput, @Ctx() ctx: AccessContext): Promise<ApprovalRequest> {
     return ApprovalRequest.from(await ctx.services.approvals.request(ctx.auth, input));

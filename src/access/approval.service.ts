@@ -7,7 +7,7 @@ import { Capability } from './capability';
 import { ApprovalException, ApprovalExceptionCode } from './approval.exception';
 import { paramsHash, parseApprovalParams } from './approval-params';
 import { Actor, ApprovalRepository, Decision } from './approval.repository';
-import { ApprovalAction, ApprovalRequestRow, ApprovalStatus, ApprovalStep, ApprovalView, REQUEST_CAPABILITY } from './approval.types';
+import { ALL_NAMESPACES, ApprovalAction, ApprovalRequestRow, ApprovalStatus, ApprovalStep, ApprovalView, REQUEST_CAPABILITY } from './approval.types';
 
 export interface ApprovalRequestInput {
   namespace: string;
@@ -60,7 +60,14 @@ export class ApprovalService {
   }
 
   async request(auth: AuthContext, input: ApprovalRequestInput): Promise<ApprovalView> {
-    if (!isValidNamespace(input.namespace)) throw new InputException(InputExceptionCode.INVALID_ARGUMENT, `namespace: ${NAMESPACE_RULE}`);
+    if (input.action === ApprovalAction.RETAIN_BRONZE) {
+      if (input.namespace !== ALL_NAMESPACES) {
+        throw new InputException(
+          InputExceptionCode.INVALID_ARGUMENT,
+          `namespace: RETAIN_BRONZE is requested on "${ALL_NAMESPACES}" (a Bronze partition holds the events of every namespace)`,
+        );
+      }
+    } else if (!isValidNamespace(input.namespace)) throw new InputException(InputExceptionCode.INVALID_ARGUMENT, `namespace: ${NAMESPACE_RULE}`);
     const principal = auth.require(REQUEST_CAPABILITY[input.action], input.namespace);
     const reason = input.reason.trim();
     if (reason.length === 0 || reason.length > MAX_REASON) {

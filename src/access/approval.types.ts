@@ -6,7 +6,12 @@ import { Capability } from './capability';
 export enum ApprovalAction {
   DESTROY_EVENT = 'DESTROY_EVENT',
   OVERWRITE_OVERLAY = 'OVERWRITE_OVERLAY',
+  /** Drop Bronze's monthly partitions before a month (docs/lifecycle.md); requested on namespace "*": a partition holds every namespace. */
+  RETAIN_BRONZE = 'RETAIN_BRONZE',
 }
+
+/** The namespace a RETAIN_BRONZE request names: requester, approver and executor need their capability on every namespace. */
+export const ALL_NAMESPACES = '*';
 
 /** Stored status, except EXPIRED, which a read also reports for a PENDING or APPROVED request past its expiry. */
 export enum ApprovalStatus {
@@ -35,6 +40,7 @@ registerEnumType(ApprovalStep, { name: 'ApprovalStep' });
 export const REQUEST_CAPABILITY: Readonly<Record<ApprovalAction, Capability>> = {
   [ApprovalAction.DESTROY_EVENT]: Capability.ADMIN,
   [ApprovalAction.OVERWRITE_OVERLAY]: Capability.OVERLAY,
+  [ApprovalAction.RETAIN_BRONZE]: Capability.ADMIN,
 };
 
 export const toActionName = (a: ApprovalAction): ApprovalActionName => a;

@@ -5,6 +5,7 @@ import { buildSchema } from 'type-graphql';
 import { TokenResolver } from '../access/token.resolver';
 import { ApprovalResolver } from '../access/approval.resolver';
 import { ErasureResolver } from '../bronze/erasure.resolver';
+import { RetentionResolver } from '../bronze/retention.resolver';
 import { EventResolver } from '../bronze/event.resolver';
 import { GraphResolver } from '../graph/graph.resolver';
 import { SearchResolver } from '../graph/search.resolver';
@@ -17,6 +18,7 @@ import { PipelineResolver } from '../silver/pipeline.resolver';
 import { GoldEntityResolver, GoldRelationshipResolver } from '../gold/promotion/gold.resolver';
 import { EventContentResolver, FactOverlayResolver, OverlayResolver, OverlayTextResolver } from '../gold/overlay/overlay.resolver';
 import { AboutResolver } from '../gold/about/about.resolver';
+import { LifecycleResolver } from '../gold/decay/lifecycle.resolver';
 import { ReviewResolver } from '../gold/review/review.resolver';
 import { QualityResolver } from '../gold/quality/quality.resolver';
 import { GoldChangeResolver, GoldPreferenceResolver, RelatedContextResolver } from '../gold/reads/gold-reads.resolver';
@@ -39,12 +41,14 @@ export const resolvers = [
   TokenResolver,
   ApprovalResolver,
   ErasureResolver,
+  RetentionResolver,
   GoldEntityResolver,
   GoldRelationshipResolver,
   AboutResolver,
   ReviewResolver,
   RelatedContextResolver,
   GoldPreferenceResolver,
+  LifecycleResolver,
   GoldChangeResolver,
   QualityResolver,
 ] as const;

@@ -19,8 +19,13 @@ import { EventQueryRepository } from '../bronze/event-query.repository';
 import { EventRepository } from '../bronze/event.repository';
 import { EventService } from '../bronze/event.service';
 import { IngestService } from '../bronze/ingest.service';
-import { AppConfig } from '../common/config';
-import { systemClock } from '../common/clock';
+import { AppConfig, decaySettings } from '../common/config';
+import { Clock, systemClock } from '../common/clock';
+import { UsageRecorder } from '../silver/usage-recorder';
+import { RetentionRepository } from '../bronze/retention.repository';
+import { RetentionService } from '../bronze/retention.service';
+import { LifecycleRepository } from '../gold/decay/lifecycle.repository';
+import { LifecycleService } from '../gold/decay/lifecycle.service';
 import { AppLogger } from '../common/logger';
 import { EventNodeService } from '../graph/event-node.service';
 import { ChangeRepository } from '../graph/change.repository';
@@ -34,6 +39,8 @@ import { ProjectionJob, projectorStage } from '../graph/projection.job';
 import { warmUpGraph } from '../graph/graph-warm-up';
 import { ReembedService } from '../silver/reembed.service';
 import { StageRunner } from '../platform/stages';
+import { ChainRepository } from '../gold/portability/chain.repository';
+import { chainSealerStage } from '../gold/portability/chain-sealer';
 import { runShutdown, ShutdownStep } from '../common/shutdown';
 import { GoldService } from '../gold/promotion/gold.service';
 import { AboutRepository } from '../gold/about/about.repository';
@@ -73,6 +80,7 @@ import { Sql } from '../platform/postgres/sql';
 import { JobRepository } from '../platform/jobs/job.repository';
 import { parsePayload } from '../platform/jobs/job-kinds';
 import { jobHandlers } from './job-registry';
+import { serveMetrics, startTracing } from './telemetry';
 import { JobWorker, jobStage } from '../platform/jobs/job-worker';
 import { ScheduleRepository } from '../platform/jobs/schedule.repository';
 import { scheduleKeeper } from '../platform/jobs/schedule-keeper';
@@ -160,6 +168,8 @@ export interface AppOptions {
   factTextView?: FactTextView;
   /** The gate approvals pass through (tests may record its calls); unset: the Postgres gate (access.consume_approval). */
   approvals?: ApprovalGate;
+  /** The clock of decay, pruning and recorded uses (tests simulate time); unset: the system clock. */
+  clock?: Clock;
 }
 
 export interface App {
@@ -173,6 +183,8 @@ export interface App {
   readonly http: HttpServerHandle | undefined;
   /** The background stages (projector; derivation and jobs in a worker): tests quiet or pause one with `stages.get(name)`. */
   readonly stages: StageRunner;
+  /** Recorded uses of facts not yet written (tests flush it; the `usage` stage does every USAGE_FLUSH_MS). */
+  readonly usage: UsageRecorder;
   /** How often this process loaded its embedder (once at most) and whether the API warmed it before serving. */
   readonly embedder: { readonly loads: number; readonly warmed: boolean };
   stop(): Promise<void>;
@@ -186,6 +198,8 @@ export async function startApp(
   log: AppLogger,
 ): Promise<App> {
   let generated: string | undefined;
+  // Tracing (OTEL_EXPORTER_OTLP_ENDPOINT) before anything that makes spans; off: nothing registered.
+  const tracing = startTracing(config, opts.api && opts.worker ? 'api+worker' : opts.api ? 'api' : opts.worker ? 'worker' : 'cli');
   const database = await openDatabase({
     ownerUrl: stores.postgresUrl,
     runtimeUrl: stores.postgresRuntimeUrl,
@@ -198,6 +212,8 @@ export async function startApp(
   });
   const { ds, counter } = database;
   const cleanups: ShutdownStep[] = [{ what: 'PostgreSQL pool', run: () => database.close() }];
+  // Runs last: the spans of the stop itself are sent too.
+  if (tracing) cleanups.unshift({ what: 'trace export', run: () => tracing.shutdown() });
   try {
     const driver = createNeo4jDriver(stores.neo4j);
     cleanups.push({ what: 'Neo4j driver', run: () => driver.close() });
@@ -253,6 +269,11 @@ export async function startApp(
     );
     const about = new AboutService(new AboutRepository(sql), driver, facts, DEFAULT_ABOUT_OPTIONS, review);
     const graphRebuild = graphRebuildService(ds, driver, { embedder, warn: (m) => log.warn(m) });
+    // Uses of facts (search hits, reads by id) for decay, written in batches by the `usage` stage (docs/lifecycle.md).
+    const usage = new UsageRecorder(sql, opts.clock ?? systemClock);
+    cleanups.push({ what: 'recorded fact uses', run: () => usage.flush().then(() => undefined) });
+    const lifecycleRepository = new LifecycleRepository(sql);
+    const lifecycle = new LifecycleService(sql, lifecycleRepository, jobRepository, decaySettings(config), opts.clock ?? systemClock);
     const services: Services = {
       tokens: tokenService,
       ingest: new IngestService(eventRepository, systemClock, config.limits, (o) => metrics.observeIngest(o)),
@@ -270,7 +291,7 @@ export async function startApp(
       pubSub,
       subscriptions: new SubscriptionService(pubSub, pipeline),
       facts,
-      silver: new SilverReadService(facts, factRepository, config.limits.maxPageSize),
+      silver: new SilverReadService(facts, factRepository, config.limits.maxPageSize, usage),
       pipeline,
       graph: graphRebuild,
       search: new SearchService(
@@ -282,6 +303,7 @@ export async function startApp(
           speakerBoost: config.search.speakerBoost ?? DEFAULT_SEARCH_SETTINGS.speakerBoost,
         },
         (m) => log.warn(m),
+        usage,
       ),
       reembed: new ReembedService(ds, embedder, jobRepository),
       explore: new ExploreService(
@@ -296,12 +318,14 @@ export async function startApp(
       }),
       approvalGate,
       erasure: new ErasureService(eventRepository, new ErasureRepository(sql), approvalRepository),
+      retention: new RetentionService(new RetentionRepository(sql), { retentionDays: config.lifecycle.bronzeRetentionDays }, opts.clock ?? systemClock),
       gold: new GoldService(sql, promotionRepository, jobRepository, { maxPageSize: config.limits.maxPageSize, fallbackType: ontology.fallbackEntityType }),
       overlays: new OverlayService(sql, overlayRepository, factRepository, eventRepository, approvalGate),
       about,
       review,
       goldReads: new GoldReadService(driver, facts, about, config.limits, review),
       quality: new QualityService(new QualityRepository(sql), driver, graphRebuild, config.quality),
+      lifecycle,
     };
     // Before the projector's first batch and before /health answers: the first event after a
     // start took 1-2.5 s to reach the graph and the first search 2-5 s, in a cold Neo4j
@@ -328,6 +352,8 @@ export async function startApp(
       embedding: { embedder, warn },
       trace: (t) => log.debug({ projector: t }, 'projector batch'),
     });
+    // Recorded uses of facts, one INSERT … ON CONFLICT per USAGE_FLUSH_MS (silver/usage-recorder.ts).
+    stages.register(usage.stage(config.lifecycle.usageFlushMs));
     // The projector writes the graph: it starts once the graph's schema is in place.
     stages.register(
       projectorStage(
@@ -371,6 +397,7 @@ export async function startApp(
         reembed: services.reembed,
         promotion,
         promotionTrigger,
+        lifecycle,
         pollMs: config.derive.pollMs,
         reanchorOverlays: async (namespace, jobId) => describeReport(await reanchor.reanchorNamespace(namespace, jobId)),
       });
@@ -382,17 +409,34 @@ export async function startApp(
       const keepSchedules = scheduleKeeper(config.gold.promoteEverySeconds, async () => {
         await schedules.ensure('promote', await promotionRepository.namespacesWithEntities(), {}, config.gold.promoteEverySeconds);
       });
+      // Decay and pruning of every namespace with facts, each on its own interval (docs/lifecycle.md); 0 turns one off.
+      const keepDecay = scheduleKeeper(config.lifecycle.decayEverySeconds, async () => {
+        await schedules.ensure('decay', await lifecycleRepository.namespacesWithFacts(), {}, config.lifecycle.decayEverySeconds);
+      });
+      const keepPrune = scheduleKeeper(config.lifecycle.pruneEverySeconds, async () => {
+        const params = { maxImportance: config.lifecycle.pruneMaxImportance, unusedForDays: config.lifecycle.pruneUnusedForDays };
+        await schedules.ensure('prune', await lifecycleRepository.namespacesWithFacts(), params, config.lifecycle.pruneEverySeconds);
+      });
       await keepSchedules();
+      await keepDecay();
+      await keepPrune();
       stages.register(
         jobStage(
           worker,
           {
             pollMs: config.derive.pollMs,
-            beforeStep: () => keepSchedules().catch((err: unknown) => warn(`promotion schedules: ${err instanceof Error ? err.message : String(err)}`)),
+            beforeStep: () =>
+              Promise.all([
+                keepSchedules().catch((err: unknown) => warn(`promotion schedules: ${err instanceof Error ? err.message : String(err)}`)),
+                keepDecay().catch((err: unknown) => warn(`decay schedules: ${err instanceof Error ? err.message : String(err)}`)),
+                keepPrune().catch((err: unknown) => warn(`prune schedules: ${err instanceof Error ? err.message : String(err)}`)),
+              ]).then(() => undefined),
           },
           warn,
         ),
       );
+      // The per-namespace hash chain over Bronze, overlays, approval log and judge decisions (docs/operations-export.md).
+      stages.register(chainSealerStage(new ChainRepository(sql)));
       const reembedJob = await services.reembed.enqueueIfModelChanged();
       if (reembedJob)
         log.info(
@@ -422,6 +466,12 @@ export async function startApp(
       cleanups.push(...stages.stopSteps().reverse());
       stages.start();
       log.info('background workers running (projector, derivation, jobs)');
+    }
+    // A process without the API (`medallion worker`) serves its metrics at METRICS_PORT when set.
+    if (!opts.api && opts.worker && config.metricsPort !== undefined) {
+      const served = await serveMetrics(metrics.registry, config.host, config.metricsPort);
+      cleanups.push({ what: 'metrics server', run: () => served.close() });
+      log.info({ url: `${served.url}/metrics` }, 'serving worker metrics');
     }
 
     let httpHandle: HttpServerHandle | undefined;
@@ -461,6 +511,7 @@ export async function startApp(
       repositories: { events: eventRepository, facts: factRepository },
       http: httpHandle,
       stages,
+      usage,
       embedder: embedderStatus,
       stop: () => runShutdown([...cleanups].reverse(), log),
     };

@@ -1,3 +1,6 @@
+import { decayJob } from '../gold/decay/decay.job';
+import { LifecycleService } from '../gold/decay/lifecycle.service';
+import { pruneJob } from '../gold/decay/prune.job';
 import { promoteJob } from '../gold/promotion/promote.job';
 import { PromotionService } from '../gold/promotion/promotion.service';
 import { PromotionTrigger } from '../gold/promotion/promotion-trigger';
@@ -16,6 +19,8 @@ export interface JobDependencies {
   graph: GraphRebuildService;
   reembed: ReembedService;
   promotion: PromotionService;
+  /** Decay and pruning (docs/lifecycle.md). */
+  lifecycle: LifecycleService;
   /** Brings a namespace's promotion forward again when derivation committed there while a run went on (docs/gold.md). */
   promotionTrigger?: PromotionTrigger;
   /** How often a job that waits on other workers (a Silver rebuild) looks again. */
@@ -31,5 +36,7 @@ export function jobHandlers(d: JobDependencies): JobHandlers<JobPayloads> {
     rebuild_graph: graphRebuildJob(d.graph),
     reembed: reembedJob(d.reembed),
     promote: promoteJob(d.promotion, d.promotionTrigger),
+    decay: decayJob(d.lifecycle),
+    prune: pruneJob(d.lifecycle),
   };
 }

@@ -10,6 +10,8 @@ import { printAppSchema } from '../api/schema';
 import { CliError, ImportCommandOptions, runImportCommand } from '../bronze/import.command';
 import { McpStdioError, runMcpStdio } from '../mcp/mcp-stdio';
 import { QualityCommandOptions, runQualityCommand } from '../gold/quality/quality.command';
+import { PortabilityError } from '../gold/portability/export-file';
+import { runExport, runImport, runVerify } from './portability.command';
 
 const program = new Command().name('medallion').description('Medallion memory service: Bronze events, Silver facts, Gold graph, one GraphQL API');
 
@@ -109,6 +111,39 @@ program
   });
 
 program
+  .command('export')
+  .description(
+    "write a namespace's Bronze events (verbatim, with checksums and times), overlay versions, approval log and judge decisions with their hash chain as JSONL; resumes a partial --out",
+  )
+  .requiredOption('--namespace <ns>', 'the namespace to export')
+  .option('--out <file>', 'output file (default: stdout); an existing export of the same namespace is resumed after its last complete line')
+  .action(async (o: { namespace: string; out?: string }) => {
+    const config = loadConfig();
+    process.exitCode = await runExport(config, createLogger(config.logLevel), o.namespace, o.out);
+  });
+
+program
+  .command('import <file>')
+  .description('load an export into a namespace (this or another database) and derive Silver, Gold and the graph from it; safe to re-run')
+  .requiredOption('--namespace <ns>', 'the namespace to load into (every namespace field is rewritten to it)')
+  .option('--batch-size <n>', 'events per insert', '500')
+  .option('--timeout <seconds>', 'how long to wait for the derivation of the imported events', '3600')
+  .action(async (file: string, o: { namespace: string; batchSize: string; timeout: string }) => {
+    const config = loadConfig();
+    process.exitCode = await runImport(config, createLogger(config.logLevel), file, o.namespace, o.batchSize, o.timeout);
+  });
+
+program
+  .command('verify')
+  .description("recompute a namespace's hash chain (live database) or an export's (no database) and name the first broken link; exit 4 when broken")
+  .option('--namespace <ns>', 'verify the live database')
+  .option('--file <export>', 'verify an export file')
+  .action(async (o: { namespace?: string; file?: string }) => {
+    const config = loadConfig();
+    process.exitCode = await runVerify(config, createLogger(config.logLevel), o);
+  });
+
+program
   .command('mcp')
   .description('serve MCP on stdin/stdout for a desktop MCP client, forwarding to a running service; the API token comes from MEDALLION_TOKEN')
   .option('--url <url>', 'service URL', `http://127.0.0.1:${process.env.PORT ?? 4000}`)
@@ -124,7 +159,8 @@ program
   });
 
 program.parseAsync(process.argv).catch((err: unknown) => {
-  if (err instanceof ConfigError || err instanceof CliError || err instanceof McpStdioError) process.stderr.write(`${err.message}\n`);
+  if (err instanceof ConfigError || err instanceof CliError || err instanceof McpStdioError || err instanceof PortabilityError)
+    process.stderr.write(`${err.message}\n`);
   else process.stderr.write(`${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
   process.exit(1);
 });

@@ -7,6 +7,41 @@ import { DeriveModels } from '../silver/derive.service';
 import { Embedder } from '../silver/model-ports';
 import { EntityJudge } from '../gold/promotion/promotion.types';
 import { offlineEntityJudge } from '../gold/promotion/resolution-rules';
+import { pipelineMetrics, secondsSince } from '../platform/telemetry/metrics';
+import { traced } from '../platform/telemetry/tracing';
+
+/**
+ * The same model with each named call timed (`medallion_model_call_seconds`, errors counted in
+ * `medallion_model_call_errors_total`, by model and operation) and traced as a GenAI span
+ * (`gen_ai.operation.name`, `gen_ai.request.model`; no prompt or output). Other members are the
+ * model's own (the prototype chain), so adapters keep their extra fields.
+ */
+export function instrumentModel<M extends { readonly model: string }>(model: M, calls: Partial<Record<keyof M & string, string>>): M {
+  const wrapped = Object.create(model) as M;
+  for (const [method, operation] of Object.entries(calls) as Array<[keyof M & string, string]>) {
+    const original = model[method];
+    if (typeof original !== 'function') continue;
+    const call = original as (...args: unknown[]) => Promise<unknown>;
+    const run = async (...args: unknown[]): Promise<unknown> => {
+      const labels = { model: model.model, operation };
+      const started = process.hrtime.bigint();
+      try {
+        return await traced(
+          `${operation} ${model.model}`,
+          { 'gen_ai.operation.name': operation, 'gen_ai.request.model': model.model, 'medallion.inputs': Array.isArray(args[0]) ? args[0].length : 1 },
+          () => call.apply(model, args),
+        );
+      } catch (err) {
+        pipelineMetrics.modelErrors.inc(labels);
+        throw err;
+      } finally {
+        pipelineMetrics.modelSeconds.observe(labels, secondsSince(started));
+      }
+    };
+    Object.defineProperty(wrapped, method, { value: run, enumerable: true });
+  }
+  return wrapped;
+}
 
 /** The OpenAI-compatible adapter options the configuration names (models left unset are not built). */
 function openAIOptions(config: AppConfig, models: { extraction: boolean; embedding: boolean }): OpenAIModelsOptions {
@@ -40,7 +75,7 @@ export async function loadEmbedder(config: AppConfig, log: (msg: string) => void
       sessions: config.models.offlineEmbedderSessions ?? defaults.sessions,
     }));
   log(`models: embedder ${embedder.model}`);
-  return embedder;
+  return instrumentModel(embedder, { embed: 'embed', embedQuery: 'embed_query' });
 }
 
 /**
@@ -54,7 +89,7 @@ export function loadModels(config: AppConfig, embedder: Embedder, log: (msg: str
   // The offline judge's similarity bars follow the embedder's cosine scale (e5's is compressed).
   const judge = remote.judge ?? new RuleJudge(judgeOptionsForEmbedder(embedder));
   log(`models: extractor ${extractor.model}, judge ${judge.model}`);
-  return { extractor, judge, embedder };
+  return { extractor: instrumentModel(extractor, { extract: 'extract' }), judge: instrumentModel(judge, { decide: 'judge' }), embedder };
 }
 
 /**
@@ -66,5 +101,5 @@ export function loadEntityJudge(config: AppConfig, log: (msg: string) => void): 
   const remote = createOpenAIModels(openAIOptions(config, { extraction: true, embedding: false }));
   const judge = remote.entityJudge ?? offlineEntityJudge;
   log(`models: entity judge ${judge.model}${judge.promptVersion ? ` (prompt ${judge.promptVersion})` : ''}`);
-  return judge;
+  return instrumentModel(judge, { decide: 'judge_entities' });
 }

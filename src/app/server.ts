@@ -20,6 +20,7 @@ import { jsonErrorHandler, notFound, routeLabel, sendErrors, TransportLog } from
 import { checkOperationLimits, QueryLimits } from '../api/limits';
 import { AppMetrics } from '../api/metrics';
 import { checkRequest, DEFAULT_REQUEST_BOUNDS, RequestBounds, RequestRefused } from '../api/request-bounds';
+import { activeSpan, SpanStatusCode, startSpanAround } from '../platform/telemetry/tracing';
 
 /** How long a stop waits for open HTTP requests (streams included) before closing their sockets. */
 export const STOP_GRACE_MS = 1000;
@@ -60,9 +61,13 @@ function limitsPlugin(deps: HttpServerDeps): ApolloServerPlugin<RequestScope> {
     async requestDidStart() {
       const started = process.hrtime.bigint();
       let type = 'unknown';
+      let operationName: string | null = null;
       return {
         async didResolveOperation({ request, document, operation, schema }) {
           type = operation?.operation ?? 'unknown';
+          operationName = operation?.name?.value ?? null;
+          activeSpan()?.updateName(`${type} ${operationName ?? 'anonymous'}`);
+          activeSpan()?.setAttributes({ 'graphql.operation.type': type, 'graphql.operation.name': deps.metrics.operationNames.of(operationName) });
           const err =
             checkOperationLimits(schema, document, request.variables, request.operationName, deps.limits) ??
             exploreArgumentError(schema, document, request.variables ?? {});
@@ -71,11 +76,27 @@ function limitsPlugin(deps: HttpServerDeps): ApolloServerPlugin<RequestScope> {
         },
         async willSendResponse({ response }) {
           const failed = response.body.kind === 'single' && (response.body.singleResult.errors?.length ?? 0) > 0;
-          deps.metrics.graphqlOperations.inc({ type, outcome: failed ? 'error' : 'ok' });
-          deps.metrics.graphqlSeconds.observe({ type }, Number(process.hrtime.bigint() - started) / 1e9);
+          deps.metrics.observeGraphql(type, operationName, failed, Number(process.hrtime.bigint() - started) / 1e9);
         },
       };
     },
+  };
+}
+
+/**
+ * Tracing on: a server span per request, continuing the caller's W3C `traceparent` header when it
+ * sends one; the GraphQL plugin renames it after the operation. Mounted after the body parser, so
+ * the span's context is the one the resolvers (and the ingest they call) run in.
+ */
+function traceRequest(route: string): RequestHandler {
+  return (req, res, next) => {
+    const span = startSpanAround(`${req.method} ${route}`, { 'http.request.method': req.method, 'http.route': route }, req.headers, next);
+    if (span)
+      res.once('close', () => {
+        span.setAttribute('http.response.status_code', res.statusCode);
+        if (res.statusCode >= 500) span.setStatus({ code: SpanStatusCode.ERROR });
+        span.end();
+      });
   };
 }
 
@@ -223,6 +244,7 @@ export async function startHttpServer(deps: HttpServerDeps): Promise<HttpServerH
     '/graphql',
     express.json({ limit: deps.limits.maxRequestBytes, verify: keepBodyTextWhenUnsafe }),
     exactJsonBody,
+    traceRequest('/graphql'),
     guardRequest(deps, bounds),
     expressMiddleware(apollo, {
       context: async ({ res }) => scopeFor(deps.services, res.locals.auth as AuthContext),
@@ -240,7 +262,7 @@ export async function startHttpServer(deps: HttpServerDeps): Promise<HttpServerH
         revocations: deps.revocations,
       })
     : undefined;
-  if (mcp) app.use('/mcp', mcp.router);
+  if (mcp) app.use('/mcp', traceRequest('/mcp'), mcp.router);
   app.use(notFound);
   app.use(jsonErrorHandler(deps.limits.maxRequestBytes, warn));
 

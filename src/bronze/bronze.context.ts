@@ -7,6 +7,7 @@ import { ErasureService } from './erasure.service';
 import { EventService } from './event.service';
 import { BronzeEvent } from './event.types';
 import { IngestService } from './ingest.service';
+import { RetentionService } from './retention.service';
 
 /** The services Bronze's resolvers call (the request scope holds them all). */
 export interface BronzeServices {
@@ -14,6 +15,8 @@ export interface BronzeServices {
   readonly events: EventService;
   /** destroyEvent: the approved erasure of one Bronze event. */
   readonly erasure: ErasureService;
+  /** Bronze retention: dry run and the approved drop of old partitions (docs/lifecycle.md). */
+  readonly retention: RetentionService;
   /** The live stream of stored events, grant re-checked per message (scope/subscription.service.ts). */
   readonly subscriptions: {
     eventsIngested(auth: AuthContext, current: CurrentAuth, namespace: string): AsyncIterable<EventIngestedMessage>;

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { DataSource } from 'typeorm';
 import { UUID } from '../common/ids';
 import { outboxFrom } from '../platform/outbox';
+import { currentTraceparent } from '../platform/telemetry/tracing';
 import { col, Sql, SqlRow } from '../platform/postgres/sql';
 import { BronzeEvent, DerivationStatus, EventKind, NormalizedEvent, Role } from './event.types';
 
@@ -106,12 +107,13 @@ export class EventRepository {
            FROM input i JOIN new_keys k ON k.event_id = i.id
          RETURNING id, namespace, source, source_event_id, kind, conversation_id, sequence_num, occurred_at, ingested_at
        ), queued AS (
-         INSERT INTO ops.derivation_queue (event_id, namespace, occurred_at, conversation_id, sequence_num)
-         SELECT id, namespace, occurred_at, conversation_id, sequence_num FROM ins
+         INSERT INTO ops.derivation_queue (event_id, namespace, occurred_at, conversation_id, sequence_num, traceparent)
+         SELECT id, namespace, occurred_at, conversation_id, sequence_num, $17::text FROM ins
        ), outboxed AS (
          ${outboxFrom(`SELECT namespace, 'event' AS type, id::text AS id,
                 jsonb_build_object('id', id, 'namespace', namespace, 'source', source, 'kind', kind,
-                                   'conversationId', conversation_id, 'occurredAt', occurred_at, 'ingestedAt', ingested_at) AS payload,
+                                   'conversationId', conversation_id, 'occurredAt', occurred_at, 'ingestedAt', ingested_at)
+                || CASE WHEN $17::text IS NULL THEN '{}'::jsonb ELSE jsonb_build_object('traceparent', $17::text) END AS payload,
                 row_number() OVER (ORDER BY occurred_at, id) AS ord
            FROM ins`)}
        ), marks AS (
@@ -149,6 +151,8 @@ export class EventRepository {
         column((e) => e.checksum),
         column((e) => e.occurredAt),
         column((e) => e.toolCallId),
+        // The ingest span's context (tracing on; null otherwise): derivation and projection continue its trace.
+        currentTraceparent(),
       ],
       (r) => ({ id: col.string(r, 'id'), ingestedAt: col.date(r, 'ingested_at') }),
     );

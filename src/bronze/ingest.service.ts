@@ -5,6 +5,7 @@ import { BronzeException, BronzeExceptionCode } from './bronze.exception';
 import { EventRepository, keyString } from './event.repository';
 import { BronzeEvent, EventSubmission, IngestOutcome, IngestStatus, NormalizedEvent, RejectCode } from './event.types';
 import { IngestLimits, validateSubmission } from './event-validation';
+import { activeSpan, ATTR, namespaceHash, traced } from '../platform/telemetry/tracing';
 
 /** Postgres refused a value (SQLSTATE class 22: data exception), not the statement or the server. */
 function isDataException(err: unknown): boolean {
@@ -38,7 +39,15 @@ export class IngestService {
     return result as IngestOutcome;
   }
 
+  /**
+   * One `update_memory` span per batch (tracing on): the stored events' queue and outbox rows
+   * carry its traceparent, so the worker's derivation and projection continue this trace.
+   */
   async ingestBatch(auth: AuthContext, inputs: readonly EventSubmission[]): Promise<IngestOutcome[]> {
+    return traced('update_memory', { [ATTR.operation]: 'update_memory', 'medallion.batch.size': inputs.length }, () => this.ingestUntraced(auth, inputs));
+  }
+
+  private async ingestUntraced(auth: AuthContext, inputs: readonly EventSubmission[]): Promise<IngestOutcome[]> {
     auth.requirePrincipal();
     if (inputs.length === 0) throw new BronzeException(BronzeExceptionCode.EMPTY_BATCH, 'the batch is empty: send at least one event');
     if (inputs.length > this.options.maxBatchSize) {
@@ -88,6 +97,13 @@ export class IngestService {
       else outcomes[index] = this.againstStored(auth, index, event, mine ?? existing.get(key));
     }
     const results = outcomes as IngestOutcome[];
+    const span = activeSpan();
+    if (span) {
+      const namespaces = new Set(accepted.map((a) => a.event.namespace));
+      if (namespaces.size === 1) span.setAttribute(ATTR.store, namespaceHash([...namespaces][0] as string));
+      span.setAttribute('medallion.events.created', results.filter((r) => r.status === IngestStatus.CREATED).length);
+      span.setAttribute('medallion.events.rejected', results.filter((r) => r.status === IngestStatus.REJECTED).length);
+    }
     this.observe(results);
     return results;
   }

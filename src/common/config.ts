@@ -32,6 +32,14 @@ export interface AppConfig {
   /** The CLI's API token (MEDALLION_TOKEN): kept out of the command line, which npm echoes. */
   readonly cliToken: string | undefined;
   readonly logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
+  /** Where a process that serves no API (`worker`) serves /metrics (METRICS_PORT); unset: nowhere. */
+  readonly metricsPort: number | undefined;
+  /**
+   * OpenTelemetry traces (docs/operations.md "Tracing"): exported over OTLP/HTTP to `tracesUrl`
+   * (OTEL_EXPORTER_OTLP_TRACES_ENDPOINT, or OTEL_EXPORTER_OTLP_ENDPOINT + /v1/traces); unset or
+   * OTEL_SDK_DISABLED=true: tracing is off and costs nothing.
+   */
+  readonly tracing: { readonly tracesUrl: string | undefined; readonly serviceName: string };
   readonly limits: {
     readonly maxContentBytes: number;
     readonly maxPayloadBytes: number;
@@ -115,6 +123,27 @@ export interface AppConfig {
     readonly maxDeadLetters: number;
     readonly maxListed: number;
   };
+  /** Decay, pruning and Bronze retention (docs/lifecycle.md). */
+  readonly lifecycle: {
+    /** Idle days (not seen in a new event, not used) before a fact's importance starts to decay (DECAY_AFTER_DAYS). */
+    readonly decayAfterDays: number;
+    /** Length of one decay cycle in days (DECAY_CYCLE_DAYS). */
+    readonly decayCycleDays: number;
+    /** Factor applied per full idle cycle past decayAfterDays (DECAY_FACTOR). */
+    readonly decayFactor: number;
+    /** Decay never takes importance below this (nor raises a lower base to it) (DECAY_FLOOR). */
+    readonly decayFloor: number;
+    /** How often each namespace's decay runs (seconds); 0: only on demand (DECAY_EVERY_SECONDS). */
+    readonly decayEverySeconds: number;
+    /** How often each namespace is pruned with the defaults below (seconds); 0: only on demand (PRUNE_EVERY_SECONDS). */
+    readonly pruneEverySeconds: number;
+    readonly pruneMaxImportance: number;
+    readonly pruneUnusedForDays: number;
+    /** How often recorded uses are written (one INSERT … ON CONFLICT per flush) (USAGE_FLUSH_MS). */
+    readonly usageFlushMs: number;
+    /** Bronze partitions may be dropped (with an approved RETAIN_BRONZE) once older than this many days; 0: never (BRONZE_RETENTION_DAYS). */
+    readonly bronzeRetentionDays: number;
+  };
   readonly models: {
     readonly judgeModel: string | undefined;
     readonly embeddingDimensions: number | undefined;
@@ -187,6 +216,11 @@ const envSchema = z.object({
   EXTRACTION_MODEL: optionalString,
   EMBEDDING_MODEL: optionalString,
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  METRICS_PORT: intIn(0, 65535).optional(),
+  OTEL_EXPORTER_OTLP_ENDPOINT: urlWithScheme(['http', 'https']),
+  OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: urlWithScheme(['http', 'https']),
+  OTEL_SERVICE_NAME: z.string().min(1).default('medallion-memory'),
+  OTEL_SDK_DISABLED: z.enum(['true', 'false'], { error: 'expected true or false' }).default('false'),
   MAX_CONTENT_BYTES: intIn(1, 64 * 1024 * 1024).default(1024 * 1024),
   MAX_PAYLOAD_BYTES: intIn(1, 64 * 1024 * 1024).default(1024 * 1024),
   MAX_PAYLOAD_DEPTH: intIn(1, 1000).default(64),
@@ -248,6 +282,16 @@ const envSchema = z.object({
   SEARCH_SPEAKER_BOOST: z.coerce.number().min(0).max(10).optional(),
   OVERLAY_REANCHOR_ACCEPT: z.coerce.number().min(0).max(1).default(0.75),
   OVERLAY_REANCHOR_REVIEW: z.coerce.number().min(0).max(1).default(0.5),
+  DECAY_AFTER_DAYS: intIn(0, 36_500).default(30),
+  DECAY_CYCLE_DAYS: intIn(1, 36_500).default(7),
+  DECAY_FACTOR: z.coerce.number().gt(0).max(1).default(0.8),
+  DECAY_FLOOR: z.coerce.number().min(0).max(1).default(0.05),
+  DECAY_EVERY_SECONDS: intIn(0, 31_536_000).default(86_400),
+  PRUNE_EVERY_SECONDS: intIn(0, 31_536_000).default(604_800),
+  PRUNE_MAX_IMPORTANCE: z.coerce.number().min(0).max(1).default(0.1),
+  PRUNE_UNUSED_FOR_DAYS: intIn(1, 36_500).default(180),
+  USAGE_FLUSH_MS: intIn(10, 3_600_000).default(5_000),
+  BRONZE_RETENTION_DAYS: intIn(0, 73_050).default(0),
   JUDGE_MODEL: optionalString,
   EMBEDDING_DIMENSIONS: intIn(1, 65_536).optional(),
   MODEL_TIMEOUT_MS: intIn(100, 600_000).default(60_000),
@@ -319,6 +363,15 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     }),
     cliToken: e.MEDALLION_TOKEN,
     logLevel: e.LOG_LEVEL,
+    metricsPort: e.METRICS_PORT,
+    tracing: Object.freeze({
+      tracesUrl:
+        e.OTEL_SDK_DISABLED === 'true'
+          ? undefined
+          : (e.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT ??
+            (e.OTEL_EXPORTER_OTLP_ENDPOINT ? `${e.OTEL_EXPORTER_OTLP_ENDPOINT.replace(/\/+$/, '')}/v1/traces` : undefined)),
+      serviceName: e.OTEL_SERVICE_NAME,
+    }),
     limits: Object.freeze({
       maxContentBytes: e.MAX_CONTENT_BYTES,
       maxPayloadBytes: e.MAX_PAYLOAD_BYTES,
@@ -381,6 +434,18 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
       maxDeadLetters: e.QUALITY_MAX_DEAD_LETTERS,
       maxListed: e.QUALITY_MAX_LISTED,
     }),
+    lifecycle: Object.freeze({
+      decayAfterDays: e.DECAY_AFTER_DAYS,
+      decayCycleDays: e.DECAY_CYCLE_DAYS,
+      decayFactor: e.DECAY_FACTOR,
+      decayFloor: e.DECAY_FLOOR,
+      decayEverySeconds: e.DECAY_EVERY_SECONDS,
+      pruneEverySeconds: e.PRUNE_EVERY_SECONDS,
+      pruneMaxImportance: e.PRUNE_MAX_IMPORTANCE,
+      pruneUnusedForDays: e.PRUNE_UNUSED_FOR_DAYS,
+      usageFlushMs: e.USAGE_FLUSH_MS,
+      bronzeRetentionDays: e.BRONZE_RETENTION_DAYS,
+    }),
     models: Object.freeze({
       judgeModel: e.JUDGE_MODEL,
       embeddingDimensions: e.EMBEDDING_DIMENSIONS,
@@ -393,6 +458,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
       ontologyFile: e.ONTOLOGY_FILE ? path.resolve(e.ONTOLOGY_FILE) : undefined,
     }),
   });
+}
+
+/** The decay formula's settings (silver/decay.ts) from the configuration. */
+export function decaySettings(config: Pick<AppConfig, 'lifecycle'>): { afterDays: number; cycleDays: number; factor: number; floor: number } {
+  const l = config.lifecycle;
+  return { afterDays: l.decayAfterDays, cycleDays: l.decayCycleDays, factor: l.decayFactor, floor: l.decayFloor };
 }
 
 /**

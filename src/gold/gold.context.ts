@@ -7,6 +7,7 @@ import { SilverReadService } from '../silver/silver-read.service';
 import { Entity, Fact } from '../silver/silver.types';
 import { AboutHit, AboutKey } from './about/about.repository';
 import { AboutService } from './about/about.service';
+import { LifecycleService } from './decay/lifecycle.service';
 import { OverlayService } from './overlay/overlay.service';
 import { OverlayRecord } from './overlay/overlay.types';
 import { GoldEntityRow, GoldRelationshipRow } from './promotion/promotion.repository';
@@ -25,6 +26,8 @@ export interface GoldServices {
   readonly review: ReviewService;
   /** Preferences and relatedContext over Gold (docs/gold-reads.md). */
   readonly goldReads: GoldReadService;
+  /** Decay, reversible pruning and restorePruned (docs/lifecycle.md). */
+  readonly lifecycle: LifecycleService;
   /** Who may follow a Silver row reached from Gold (SilverReadService.visible, mayTraverse). */
   readonly silver: SilverReadService;
   /** The quality report of a namespace (docs/quality.md). */

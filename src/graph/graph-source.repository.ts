@@ -125,8 +125,11 @@ const FACT_SELECT = `
                      FROM silver.fact_sources s WHERE s.fact_id = f.id AND ${NOT_TOMBSTONED('s.event_id')}), '[]'::json) AS sources
     FROM silver.facts f`;
 
-/** Facts the projection holds: all but those erased with their only source (docs/approvals.md). */
-const PROJECTED_FACT = `f.erased_at IS NULL`;
+/**
+ * Facts the projection holds: all but those erased with their only source (docs/approvals.md) and
+ * those pruned (docs/lifecycle.md: their nodes leave the graph, and come back when restored).
+ */
+const PROJECTED_FACT = `f.erased_at IS NULL AND f.retired_reason IS DISTINCT FROM 'pruned'`;
 
 const ENTITY_SELECT = `
   SELECT n.id::text AS id, n.namespace, n.type, n.name, n.aliases, ${ISO('n.retired_at')} AS "retiredAt"
@@ -186,7 +189,7 @@ const SILVER_KEY_SQL: Record<string, string> = {
           UNION ALL
           SELECT id || '->' || object_entity_id || '@object' FROM silver.facts f WHERE namespace = $1 AND object_entity_id IS NOT NULL AND ${PROJECTED_FACT}`,
   SUPERSEDES: `SELECT f.superseded_by || '->' || f.id AS k FROM silver.facts f JOIN silver.facts n ON n.id = f.superseded_by
-                WHERE f.namespace = $1 AND ${PROJECTED_FACT} AND n.erased_at IS NULL`,
+                WHERE f.namespace = $1 AND ${PROJECTED_FACT} AND n.erased_at IS NULL AND n.retired_reason IS DISTINCT FROM 'pruned'`,
   RELATED: `SELECT id::text AS k FROM silver.relationships WHERE namespace = $1`,
 };
 

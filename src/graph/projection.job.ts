@@ -14,6 +14,8 @@ import { GraphSourceRepository } from './graph-source.repository';
 import { EventEmbeddingRepository } from '../silver/event-embedding.repository';
 import { currentEventModel, embedMissing, EventEmbedding } from '../silver/event-embedding.service';
 import { composeEventRows, composeFactRows, ProjectionOverlays } from './overlay-projection';
+import { pipelineMetrics } from '../platform/telemetry/metrics';
+import { ATTR, SpanStatusCode, startSpan } from '../platform/telemetry/tracing';
 
 type AggregateType = 'event' | 'fact' | 'entity' | 'relationship';
 
@@ -22,8 +24,10 @@ interface OutboxRow {
   aggregate_type: AggregateType;
   op: string;
   /** Every row is re-read from Postgres by `payload.id` (event rows carry a few more fields, unused here). */
-  payload: { id: string };
+  payload: { id: string; traceparent?: string };
   attempts: number;
+  /** When the row was written (epoch ms): the projection lag is measured from it. */
+  createdAt: number;
 }
 
 /** What one batch did (the outbox drain's result). */
@@ -49,7 +53,11 @@ export interface ProjectionTrace {
   outcome: 'success' | 'failed';
 }
 
-type BatchMarks = Pick<ProjectionTrace, 'events' | 'facts' | 'claimedMs' | 'eventsEmbeddedMs' | 'composedMs' | 'graphMs'>;
+type BatchMarks = Pick<ProjectionTrace, 'events' | 'facts' | 'claimedMs' | 'eventsEmbeddedMs' | 'composedMs' | 'graphMs'> & {
+  /** The claimed rows' write times (the lag metric) and the batch's span (tracing on). */
+  created?: number[];
+  span?: ReturnType<typeof startSpan>;
+};
 
 /** Aggregate types this projector writes. */
 const PROJECTED_TYPES: readonly AggregateType[] = ['event', 'fact', 'entity', 'relationship'];
@@ -67,6 +75,7 @@ function toOutboxRow(r: SqlRow): OutboxRow {
     op: col.string(r, 'op'),
     payload: r.payload as OutboxRow['payload'],
     attempts: col.number(r, 'attempts'),
+    createdAt: col.date(r, 'created_at').getTime(),
   };
 }
 
@@ -129,7 +138,20 @@ export class ProjectionJob {
   async runOnce(): Promise<ProjectionResult> {
     const startedAt = Date.now();
     const marks: BatchMarks = { events: 0, facts: 0, claimedMs: 0, eventsEmbeddedMs: 0, composedMs: 0, graphMs: 0 };
-    const result = await drainOutbox(this.sql, this.consumer(startedAt, marks));
+    const result = await drainOutbox(this.sql, this.consumer(startedAt, marks)).catch((err: unknown) => {
+      marks.span?.end();
+      throw err;
+    });
+    if (result.kind === 'success') {
+      const now = Date.now();
+      for (const at of marks.created ?? []) pipelineMetrics.projectionLagSeconds.observe(Math.max(0, now - at) / 1000);
+      pipelineMetrics.projectionRows.inc({ outcome: 'projected' }, result.projected);
+    } else if (result.kind === 'failed') pipelineMetrics.projectionRows.inc({ outcome: 'failed' }, result.rows);
+    if (marks.span) {
+      marks.span.setAttributes({ [ATTR.events]: marks.events, [ATTR.facts]: marks.facts, 'medallion.outcome': result.kind });
+      if (result.kind === 'failed') marks.span.setStatus({ code: SpanStatusCode.ERROR, message: 'projection failed' });
+      marks.span.end();
+    }
     if (result.kind !== 'skipped')
       this.ports.trace?.({
         startedAt,
@@ -145,13 +167,24 @@ export class ProjectionJob {
     return {
       claim: async (tx) => {
         const rows = await tx.rows(
-          `SELECT id, aggregate_type, op, payload, attempts FROM ops.outbox
+          `SELECT id, aggregate_type, op, payload, attempts, created_at FROM ops.outbox
             WHERE processed_at IS NULL AND available_at <= now() AND aggregate_type = ANY($2::text[])
             ORDER BY id LIMIT $1 FOR UPDATE SKIP LOCKED`,
           [this.batchSize, PROJECTED_TYPES],
           toOutboxRow,
         );
         marks.claimedMs = Date.now() - startedAt;
+        marks.created = rows.map((r) => r.createdAt);
+        if (rows.length > 0) {
+          // Tracing on: the batch continues the trace of the first ingest among its rows (the
+          // API's request, through the outbox payload) and links the others.
+          const traceparents = rows.map((r) => r.payload.traceparent ?? null);
+          marks.span = startSpan(
+            'medallion.projection.batch',
+            { [ATTR.rows]: rows.length },
+            { parent: traceparents.find((t) => t !== null) ?? null, links: traceparents },
+          );
+        }
         return rows;
       },
       read: (tx, rows) => this.read(tx, rows, startedAt, marks),

@@ -1,5 +1,7 @@
 import { Driver } from 'neo4j-driver';
 import { readTransaction } from '../platform/neo4j/neo4j-client';
+import { pipelineMetrics, secondsSince } from '../platform/telemetry/metrics';
+import { ATTR, namespaceHash, traced } from '../platform/telemetry/tracing';
 import { AuthContext } from '../access/auth-context';
 import { Capability } from '../access/capability';
 import { BronzeEvent } from '../bronze/event.types';
@@ -9,6 +11,7 @@ import { CypherRunner } from './cypher/cypher-runner';
 import { GraphException, GraphExceptionCode } from './graph.exception';
 import { WARM_UP_NAMESPACE } from './graph-warm-up';
 import { ScoredId, VectorSearch } from './cypher/search-channel';
+import { FactUses, NO_USES } from '../silver/usage-recorder';
 import { entityNameSearch, expandFromSeeds, FactSearchScope, factVectorSearch, keywordSearch, roleNames } from './cypher/search-facts';
 import { EVENT_SPEAKER_BOOST, eventKeywordSearch, EventSearchScope, eventVectorSearch } from './cypher/search-events';
 import {
@@ -139,9 +142,27 @@ export class SearchService {
     private readonly embedder: () => Promise<Embedder>,
     private readonly settings: SearchSettings = DEFAULT_SEARCH_SETTINGS,
     private readonly warn: (msg: string) => void = () => undefined,
+    /** Facts a search returns count as used (decay, docs/lifecycle.md). */
+    private readonly uses: FactUses = NO_USES,
   ) {}
 
+  /** One `search_memory` span (tracing on) and `medallion_search_seconds` per search; no query text in either. */
   async search(auth: AuthContext, args: SearchMemoryArgs, load: SearchLoaders): Promise<MemoryHitRow[]> {
+    const started = process.hrtime.bigint();
+    const hits = await traced(
+      'search_memory',
+      { [ATTR.operation]: 'search_memory', [ATTR.store]: namespaceHash(args.namespace), 'medallion.search.limit': args.limit ?? 10 },
+      async (span) => {
+        const found = await this.searchUntraced(auth, args, load);
+        span?.setAttribute('medallion.search.hits', found.length);
+        return found;
+      },
+    );
+    pipelineMetrics.searchSeconds.observe(secondsSince(started));
+    return hits;
+  }
+
+  private async searchUntraced(auth: AuthContext, args: SearchMemoryArgs, load: SearchLoaders): Promise<MemoryHitRow[]> {
     const { limit, lists } = await this.channels(auth, args);
     // Postgres is the truth: drop hits the projection has not caught up with (moved out of the filter, gone).
     const { facts: factCandidates, events: eventCandidates } = fusedCandidates(lists, limit * 3, this.settings.channelWeights);
@@ -175,13 +196,13 @@ export class SearchService {
       eventPrior: information,
       factPrior: polarity,
     });
-    return ranked
-      .slice(0, limit)
-      .map((h): MemoryHitRow =>
-        h.kind === 'FACT'
-          ? { kind: 'FACT', fact: visibleFacts.get(h.id) as Fact, score: h.score, channels: h.channels }
-          : { kind: 'EVENT', event: visibleEvents.get(h.id) as BronzeEvent, score: h.score, channels: h.channels },
-      );
+    const top = ranked.slice(0, limit);
+    this.uses.record(top.filter((h) => h.kind === 'FACT').map((h) => h.id));
+    return top.map((h): MemoryHitRow =>
+      h.kind === 'FACT'
+        ? { kind: 'FACT', fact: visibleFacts.get(h.id) as Fact, score: h.score, channels: h.channels }
+        : { kind: 'EVENT', event: visibleEvents.get(h.id) as BronzeEvent, score: h.score, channels: h.channels },
+    );
   }
 
   /**
@@ -222,30 +243,45 @@ export class SearchService {
     // embedded; then the graph expansion from their seeds), the entity names (ordered by similarity
     // to the query, so after its embedding), and the event channels (keyword, vector). Inside each,
     // statements are sent without waiting for one another (the driver pipelines them).
-    const vectors = this.queryVector(query);
+    // medallion_search_channel_seconds: each channel from when it can start (the vector channels
+    // once the query is embedded) to its list; the graph channel is the expansion plus name matches.
+    const timed = <T>(channel: string, work: () => Promise<T>): Promise<T> => {
+      const t0 = process.hrtime.bigint();
+      return work().then((r) => {
+        pipelineMetrics.searchChannelSeconds.observe({ channel }, secondsSince(t0));
+        return r;
+      });
+    };
+    const vectors = timed('embed', () => this.queryVector(query));
     const [facts, named, events] = await Promise.all([
       withFacts
         ? this.read(async (tx) => {
-            const keywordHits = terms ? keywordSearch(tx, scope, terms, depth) : Promise.resolve(NO_HITS);
+            const keywordHits = terms ? timed('keyword', () => keywordSearch(tx, scope, terms, depth)) : Promise.resolve(NO_HITS);
             const vectorHits = vectors.then((v) =>
-              v ? this.vectorChannel(tx, scope.namespace, v.model, factVectorSearch(scope, v.model, v.vector), depth) : NO_HITS,
+              v ? timed('vector', () => this.vectorChannel(tx, scope.namespace, v.model, factVectorSearch(scope, v.model, v.vector), depth)) : NO_HITS,
             );
             const [vector, keyword] = await Promise.all([vectorHits, keywordHits]);
             const seeds = fuseByReciprocalRank({ vector, keyword })
               .slice(0, GRAPH_SEEDS)
               .map((h) => h.id);
-            const expanded = seeds.length > 0 ? await expandFromSeeds(tx, scope, seeds, depth, this.settings.graphOverGold) : NO_HITS;
+            const expanded = seeds.length > 0 ? await timed('graph', () => expandFromSeeds(tx, scope, seeds, depth, this.settings.graphOverGold)) : NO_HITS;
             return { vector, keyword, expanded };
           })
         : { vector: NO_HITS, keyword: NO_HITS, expanded: NO_HITS },
       withFacts && terms
-        ? vectors.then((v) => this.read((tx) => entityNameSearch(tx, scope, terms, MAX_NAME_MATCHED_ENTITIES, depth, this.settings.graphOverGold, v)))
+        ? vectors.then((v) =>
+            timed('graph_names', () => this.read((tx) => entityNameSearch(tx, scope, terms, MAX_NAME_MATCHED_ENTITIES, depth, this.settings.graphOverGold, v))),
+          )
         : NO_HITS,
       withEvents
         ? this.read(async (tx) => {
-            const keywordHits = terms ? eventKeywordSearch(tx, eventScope, terms, depth, this.settings.speakerBoost) : Promise.resolve(NO_HITS);
+            const keywordHits = terms
+              ? timed('event_keyword', () => eventKeywordSearch(tx, eventScope, terms, depth, this.settings.speakerBoost))
+              : Promise.resolve(NO_HITS);
             const vectorHits = vectors.then((v) =>
-              v ? this.vectorChannel(tx, scope.namespace, v.model, eventVectorSearch(eventScope, v.model, v.vector), depth) : NO_HITS,
+              v
+                ? timed('event_vector', () => this.vectorChannel(tx, scope.namespace, v.model, eventVectorSearch(eventScope, v.model, v.vector), depth))
+                : NO_HITS,
             );
             const [vector, keyword] = await Promise.all([vectorHits, keywordHits]);
             return { vector, keyword };

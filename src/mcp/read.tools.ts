@@ -26,7 +26,7 @@ export const getFactTool: McpTool = defineTool({
   output: z.object({ fact: factOut, subject: entityOut.nullable(), objectEntity: entityOut.nullable(), sources: z.array(sourceOut) }),
   annotations: { readOnlyHint: true, openWorldHint: false },
   async run({ auth, ctx }, a) {
-    const fact = ctx.services.silver.visible(auth, await ctx.loaders.factById.load(requireUuid(a.id, 'id')));
+    const fact = ctx.services.silver.readFact(auth, await ctx.loaders.factById.load(requireUuid(a.id, 'id')));
     if (!fact) throw outsideGrants('fact', a.id);
     // The entities it is about, in its namespace (another namespace's row reads as none).
     const entityIn = ctx.loaders.inNamespace(fact.namespace).entityById;

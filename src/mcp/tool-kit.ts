@@ -5,6 +5,8 @@ import { Capability, capabilityGrants } from '../access/capability';
 import { apiCodeOf, ApiErrorCode } from '../api/errors';
 import { requireStorableArgs } from '../common/input';
 import { RequestScope } from '../scope/request-scope';
+import { pipelineMetrics, secondsSince } from '../platform/telemetry/metrics';
+import { SpanStatusCode, traced } from '../platform/telemetry/tracing';
 
 /** The limits a tool shares with the GraphQL API (config.ts): advertised in schemas, enforced by the services. */
 export interface McpLimits {
@@ -173,6 +175,17 @@ export function defineTool<S extends z.ZodObject>(def: ToolDefinition<S>): McpTo
     capability: def.capability,
     namespaced: def.namespaced,
     register(server, scope) {
+      const runTool = async (checked: Checked<z.output<S>>): Promise<CallToolResult> => {
+        if (!checked.ok) return errorResult('BAD_USER_INPUT', checked.message, 'INVALID_ARGUMENT');
+        const s = scope();
+        try {
+          if (def.checkStorableText !== false) requireStorableArgs(checked.args as Record<string, unknown>);
+          const answer = await def.run(s, checked.args);
+          return { content: [{ type: 'text', text: answer.text }], structuredContent: answer.data };
+        } catch (err) {
+          return toolErrorOf(err, s.log);
+        }
+      };
       server.registerTool(
         def.name,
         {
@@ -183,16 +196,17 @@ export function defineTool<S extends z.ZodObject>(def: ToolDefinition<S>): McpTo
           annotations: def.annotations,
           scopeChallenge: capabilityChallenge(def, () => scope().auth),
         },
+        // One `execute_tool <name>` span (tracing on) and medallion_mcp_tool_seconds per call; the
+        // tool names are this server's own, so the label set is bounded.
         async (checked): Promise<CallToolResult> => {
-          if (!checked.ok) return errorResult('BAD_USER_INPUT', checked.message, 'INVALID_ARGUMENT');
-          const s = scope();
-          try {
-            if (def.checkStorableText !== false) requireStorableArgs(checked.args as Record<string, unknown>);
-            const answer = await def.run(s, checked.args);
-            return { content: [{ type: 'text', text: answer.text }], structuredContent: answer.data };
-          } catch (err) {
-            return toolErrorOf(err, s.log);
-          }
+          const started = process.hrtime.bigint();
+          const result = await traced(`execute_tool ${def.name}`, { 'gen_ai.operation.name': 'execute_tool', 'gen_ai.tool.name': def.name }, async (span) => {
+            const r = await runTool(checked);
+            if (r.isError) span?.setStatus({ code: SpanStatusCode.ERROR });
+            return r;
+          });
+          pipelineMetrics.mcpSeconds.observe({ tool: def.name, outcome: result.isError ? 'error' : 'ok' }, secondsSince(started));
+          return result;
         },
       );
     },

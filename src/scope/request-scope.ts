@@ -25,6 +25,8 @@ import { AboutService } from '../gold/about/about.service';
 import { ReviewService } from '../gold/review/review.service';
 import { GoldReadService } from '../gold/reads/gold-read.service';
 import { QualityService } from '../gold/quality/quality.service';
+import { LifecycleService } from '../gold/decay/lifecycle.service';
+import { RetentionService } from '../bronze/retention.service';
 import { AccessContext } from '../access/access.context';
 import { RequestContextOf } from '../access/request-context';
 import { BronzeContext, BronzeLoaders } from '../bronze/bronze.context';
@@ -64,6 +66,8 @@ export interface Services {
   readonly approvalGate: ApprovalGate;
   /** destroyEvent: the approved erasure of one Bronze event. */
   readonly erasure: ErasureService;
+  /** Bronze retention: dry run and the approved drop of old partitions (docs/lifecycle.md). */
+  readonly retention: RetentionService;
   readonly gold: GoldService;
   readonly overlays: OverlayService;
   /** "What do I know about X?": name resolution over Gold, facts through the graph (docs/gold-about.md). */
@@ -74,6 +78,8 @@ export interface Services {
   readonly goldReads: GoldReadService;
   /** The quality report of a namespace (docs/quality.md). */
   readonly quality: QualityService;
+  /** Decay, reversible pruning and restorePruned (docs/lifecycle.md). */
+  readonly lifecycle: LifecycleService;
 }
 
 /**

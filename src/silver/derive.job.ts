@@ -9,6 +9,7 @@ import { CHANNELS } from '../platform/pubsub/topics';
 import { DeriveService } from './derive.service';
 import { ModelException } from './model.exception';
 import { LostClaimError, writePlan } from './silver-writer';
+import { ATTR, namespaceHash, traced } from '../platform/telemetry/tracing';
 
 export interface DeriveJobSettings {
   workerId: string;
@@ -91,7 +92,25 @@ export class DeriveJob {
     try {
       const batch = await this.nextBatch(namespace);
       if (batch.events.length === 0) return { kind: 'skipped' };
-      return await this.process(namespace, batch.events, batch.jobId, lease);
+      // Tracing on: the batch continues the trace of its first event's ingest (another process's
+      // request, through the queue row's traceparent) and links the other events' traces.
+      return await traced(
+        'medallion.derive.batch',
+        { [ATTR.store]: namespaceHash(namespace), [ATTR.events]: batch.events.length, 'medallion.rebuild': batch.jobId !== null },
+        async (span) => {
+          const r = await this.process(namespace, batch.events, batch.jobId, lease);
+          if (span && r.kind === 'success') {
+            span.setAttributes({
+              [ATTR.facts]: r.facts,
+              'medallion.superseded': r.superseded,
+              'medallion.dead_lettered': r.deadLettered,
+              'medallion.fallback': r.fallback,
+            });
+          }
+          return r;
+        },
+        { parent: batch.traceparents.find((t) => t !== null) ?? null, links: batch.traceparents },
+      );
     } catch (err) {
       return { kind: 'failed', namespace, error: err instanceof Error ? err.message : String(err) };
     } finally {
@@ -100,13 +119,14 @@ export class DeriveJob {
   }
 
   /** Pending events in time order (conversation sequence breaking ties); a failed event is retried alone. */
-  private async nextBatch(namespace: string): Promise<{ events: BronzeEvent[]; jobId: string | null }> {
-    const toQueued = (r: SqlRow): { event_id: string; job_id: string | null } => ({
+  private async nextBatch(namespace: string): Promise<{ events: BronzeEvent[]; jobId: string | null; traceparents: Array<string | null> }> {
+    const toQueued = (r: SqlRow): { event_id: string; job_id: string | null; traceparent: string | null } => ({
       event_id: col.string(r, 'event_id'),
       job_id: col.stringOrNull(r, 'job_id'),
+      traceparent: col.stringOrNull(r, 'traceparent'),
     });
     let rows = await this.sql.rows(
-      `SELECT event_id, job_id FROM ops.derivation_queue q
+      `SELECT event_id, job_id, traceparent FROM ops.derivation_queue q
         WHERE namespace = $1 AND status = 'pending' AND available_at <= now() AND ${NOT_DESTROYED}
         ORDER BY occurred_at, conversation_id, sequence_num, event_id LIMIT $2`,
       [namespace, this.settings.batchSize],
@@ -114,7 +134,7 @@ export class DeriveJob {
     );
     if (rows.length === 0) {
       rows = await this.sql.rows(
-        `SELECT event_id, job_id FROM ops.derivation_queue q
+        `SELECT event_id, job_id, traceparent FROM ops.derivation_queue q
           WHERE namespace = $1 AND status = 'failed' AND available_at <= now() AND attempts < $2 AND ${NOT_DESTROYED}
           ORDER BY occurred_at, event_id LIMIT 1`,
         [namespace, this.settings.maxAttempts],
@@ -124,7 +144,7 @@ export class DeriveJob {
     const events = await this.events.findByIds(rows.map((r) => r.event_id));
     const order = new Map(rows.map((r, i) => [r.event_id, i]));
     events.sort((a, b) => (order.get(a.id) ?? 0) - (order.get(b.id) ?? 0));
-    return { events, jobId: rows.find((r) => r.job_id)?.job_id ?? null };
+    return { events, jobId: rows.find((r) => r.job_id)?.job_id ?? null, traceparents: rows.map((r) => r.traceparent) };
   }
 
   private async process(namespace: string, events: BronzeEvent[], jobId: string | null, lease: FencedLease): Promise<DeriveResult> {

@@ -31,9 +31,23 @@ export class Fact {
   @Field(() => Date, { description: 'When the engine recorded it.' }) recordedAt!: Date;
   @Field(() => Date, { nullable: true, description: 'When the engine stopped believing it (UPDATE, rebuild).' }) retiredAt!: Date | null;
   @Field(() => String) extractionModel!: string;
+  @Field(() => String, {
+    nullable: true,
+    description:
+      "Why the engine stopped believing it: 'pruned' (decayed and unused; restorePruned brings it back), 'duplicate' (a pruned twin came back instead), 'rebuild', 'update' (a better statement replaced it), 'erasure'; null when current or retired before reasons were recorded.",
+  })
+  retiredReason!: string | null;
+  @Field(() => Float, {
+    description: 'Importance after decay (docs/lifecycle.md), as the decay job last computed it; the base importance before its first run.',
+  })
+  get effectiveImportance(): number {
+    return this.decayedImportance ?? this.importance;
+  }
+  decayedImportance!: number | null;
 
   static from(f: FactRow): Fact {
-    return Object.assign(new Fact(), f);
+    const { effectiveImportance, ...rest } = f;
+    return Object.assign(new Fact(), { ...rest, retiredReason: f.retiredReason ?? null, decayedImportance: effectiveImportance ?? null });
   }
 }
 

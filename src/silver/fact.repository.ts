@@ -6,7 +6,7 @@ import { visibleSql } from './visibility';
 
 const FACT_COLUMNS = `f.id, f.namespace, f.statement, f.fact_type, f.subject_entity_id, f.predicate, f.object_value, f.object_entity_id,
   f.is_negation, f.confidence, f.importance, f.valid_from, f.valid_to, f.recorded_at, f.retired_at, f.superseded_by,
-  f.extraction_model, f.derivation_run_id`;
+  f.extraction_model, f.derivation_run_id, f.retired_reason, f.effective_importance`;
 
 export const toFact = (r: SqlRow): Fact => ({
   id: col.string(r, 'id'),
@@ -27,6 +27,8 @@ export const toFact = (r: SqlRow): Fact => ({
   supersededById: col.stringOrNull(r, 'superseded_by'),
   extractionModel: col.string(r, 'extraction_model'),
   derivationRunId: col.string(r, 'derivation_run_id'),
+  retiredReason: 'retired_reason' in r ? col.stringOrNull(r, 'retired_reason') : null,
+  effectiveImportance: 'effective_importance' in r ? col.numberOrNull(r, 'effective_importance') : null,
 });
 
 const toEntity = (r: SqlRow): Entity => ({

@@ -9,10 +9,18 @@ import { Entity, Fact, FactConnection, FactEdge, FactFilter, FactSource, FactSup
 @Resolver(() => Fact)
 @UseMiddleware(StorableTextArgs)
 export class FactResolver {
-  @Query(() => Fact, { nullable: true, description: 'A fact by id; null when missing or outside your grants ("read").' })
-  async fact(@Arg('id', () => ID) id: string, @Ctx() ctx: SilverContext): Promise<Fact | null> {
+  @Query(() => Fact, {
+    nullable: true,
+    description: 'A fact by id; null when missing, outside your grants ("read"), or pruned (docs/lifecycle.md) unless includePruned.',
+  })
+  async fact(
+    @Arg('id', () => ID) id: string,
+    @Arg('includePruned', () => Boolean, { nullable: true, description: 'Also return a fact pruned by the lifecycle (retiredReason "pruned").' })
+    includePruned: boolean | null,
+    @Ctx() ctx: SilverContext,
+  ): Promise<Fact | null> {
     // Checked before the loader: a malformed id in the shared batch would fail every fact(id) of the request.
-    const f = ctx.services.silver.visible(ctx.auth, await ctx.loaders.factById.load(requireUuid(id, 'id')));
+    const f = ctx.services.silver.readFact(ctx.auth, await ctx.loaders.factById.load(requireUuid(id, 'id')), includePruned === true);
     return f ? Fact.from(f) : null;
   }
 

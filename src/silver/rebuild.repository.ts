@@ -42,7 +42,7 @@ export class RebuildRepository {
     // Identifiers from a closed set, values as parameters.
     const retireDerived = (table: 'facts' | 'relationships', sources: 'fact_sources' | 'relationship_sources', key: 'fact_id' | 'relationship_id') =>
       tx.returning(
-        `UPDATE silver.${table} x SET retired_at = now()
+        `UPDATE silver.${table} x SET retired_at = now()${table === 'facts' ? `, retired_reason = 'rebuild'` : ''}
           WHERE x.namespace = $1 AND x.retired_at IS NULL
             AND ($4 OR EXISTS (SELECT 1 FROM silver.${sources} s JOIN ops.derivation_queue q ON q.event_id = s.event_id WHERE s.${key} = x.id AND ${inWindow}))
           RETURNING x.id::text AS id`,

@@ -5,6 +5,7 @@ import { requireUuid } from '../common/input';
 import { FactReader } from './fact-reader';
 import { FactRepository } from './fact.repository';
 import { SilverException, SilverExceptionCode } from './silver.exception';
+import { FactUses, NO_USES } from './usage-recorder';
 import { Entity, Fact, FactFilter, Relationship, RelationshipSourceRow } from './silver.types';
 
 export interface Page<T> {
@@ -34,7 +35,24 @@ export class SilverReadService {
     private readonly reader: FactReader,
     private readonly facts: FactRepository,
     private readonly maxPageSize: number,
+    private readonly uses: FactUses = NO_USES,
   ) {}
+
+  /**
+   * A fact read by id (GraphQL fact(id), MCP read_fact): null outside the caller's grants, and a
+   * pruned fact reads as missing unless asked for (docs/lifecycle.md); a fact returned counts as a
+   * use for decay (noted in memory, written in batches).
+   */
+  readFact<T extends { id: string; namespace: string; retiredReason?: string | null }>(
+    auth: AuthContext,
+    row: T | null | undefined,
+    includePruned = false,
+  ): T | null {
+    const f = this.visible(auth, row);
+    if (!f || (f.retiredReason === 'pruned' && !includePruned)) return null;
+    this.uses.record([f.id]);
+    return f;
+  }
 
   visible<T extends { namespace: string }>(auth: AuthContext, row: T | null | undefined): T | null {
     auth.requirePrincipal();

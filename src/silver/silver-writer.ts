@@ -7,6 +7,7 @@ import { insertDecisions } from './write/decisions';
 import { recordLineage } from './write/lineage';
 import { enqueueProjection, notifyFacts, OutboxItem } from './write/outbox';
 import { planFactWrites } from './write/plan-writes';
+import { restorePrunedTwins } from './write/pruned-twins';
 import { writeRelationships } from './write/relationships';
 import { completeQueueRows, insertRun, resolveDeadLetters, RunMeta } from './write/run';
 
@@ -44,6 +45,12 @@ export async function writePlan(em: EntityManager, plan: DerivationPlan, meta: R
   const superseded = writes.replaced.filter((r) => changed.has(r.oldId));
   await corroborateStoredFacts(tx, writes.corroboratedStored);
   await insertFactSources(tx, writes.sources);
+  // A new fact that a pruned one already states brings the pruned one back (docs/lifecycle.md).
+  const twins = await restorePrunedTwins(
+    tx,
+    ns,
+    writes.inserts.map((f) => f.id),
+  );
   await insertDecisions(tx, ns, runId, plan.models.judge, plan.facts);
   await writeRelationships(tx, ns, runId, plan.models.extraction, plan.relationships);
   const added = writes.inserts.map((f) => f.id);
@@ -55,9 +62,11 @@ export async function writePlan(em: EntityManager, plan: DerivationPlan, meta: R
     ...superseded.map((s) => ({ type: 'fact' as const, id: s.oldId })),
     // A corroborated fact gained a source and confidence: the graph needs its new DERIVED_FROM edge.
     ...writes.corroborated.map((id) => ({ type: 'fact' as const, id })),
+    ...[...twins.restored, ...twins.older].map((id) => ({ type: 'fact' as const, id })),
   ];
   await enqueueProjection(tx, ns, runId, outbox);
   await resolveDeadLetters(tx, plan.eventIds);
-  await notifyFacts(tx, ns, added, superseded);
+  const duplicate = new Set(twins.duplicates);
+  await notifyFacts(tx, ns, [...added.filter((id) => !duplicate.has(id)), ...twins.restored], superseded);
   return { runId, added, superseded };
 }

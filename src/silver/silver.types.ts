@@ -18,6 +18,10 @@ export interface Fact {
   supersededById: string | null;
   extractionModel: string;
   derivationRunId: string;
+  /** Why it was retired: 'pruned' (lifecycle, restorable), 'duplicate', 'rebuild', 'update', 'erasure'; null when current or not recorded. */
+  retiredReason?: string | null;
+  /** Importance after decay as the decay job last computed it (docs/lifecycle.md); null before its first run. */
+  effectiveImportance?: number | null;
   /** The Silver text, set by the FactReader when `statement` is the composed text (overlays applied). */
   machineStatement?: string;
 }

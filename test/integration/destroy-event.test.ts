@@ -185,8 +185,9 @@ describe('destroyEvent: the approved erasure of one Bronze event', () => {
     // the idempotency key stays (re-sending the event is a DUPLICATE of the tombstone, not a resurrection)
     expect((await owner.query(`SELECT count(*)::int AS n FROM bronze.event_keys WHERE event_id = $1`, [erased])).rows[0].n).toBe(1);
 
-    const z = (await owner.query(`SELECT retired_at, erased_at, statement, embedding FROM silver.facts WHERE id = $1`, [zFact])).rows[0];
+    const z = (await owner.query(`SELECT retired_at, retired_reason, erased_at, statement, embedding FROM silver.facts WHERE id = $1`, [zFact])).rows[0];
     expect(z.retired_at).not.toBeNull();
+    expect(z.retired_reason).toBe('erasure');
     expect(z.erased_at).not.toBeNull();
     expect(z.statement).toBe('[erased]');
     expect(z.embedding).toBeNull();

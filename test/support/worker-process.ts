@@ -17,11 +17,11 @@ export function spawnWorker(databaseUrl: string, env: Record<string, string>): W
   return spawnService('worker', databaseUrl, env);
 }
 
-/** Starts the compiled service's `worker` or `serve` command as a separate OS process on the test stores. */
-export function spawnService(command: 'worker' | 'serve', databaseUrl: string, env: Record<string, string>): WorkerProcess {
+/** Starts the compiled service's `worker` or `serve` command (with `args`, e.g. `--no-worker`) as a separate OS process on the test stores. */
+export function spawnService(command: 'worker' | 'serve', databaseUrl: string, env: Record<string, string>, args: readonly string[] = []): WorkerProcess {
   if (!fs.existsSync(MAIN)) throw new Error(`${MAIN} is missing: run \`npm run build\` first (npm test does)`);
   const stores = testStores();
-  const child = spawn(process.execPath, [MAIN, command], {
+  const child = spawn(process.execPath, [MAIN, command, ...args], {
     env: {
       PATH: process.env.PATH ?? '',
       HOME: process.env.HOME ?? '/tmp',

@@ -14,12 +14,18 @@ export class GoldEntity {
   @Field(() => Int, { description: 'Moves on with every change (merge, split, new content).' }) version!: number;
   @Field(() => Date) promotedAt!: Date;
   @Field(() => Date, { nullable: true, description: 'Set when every member was retired (soft; a returning member revives it).' }) retiredAt!: Date | null;
+  @Field(() => String, {
+    nullable: true,
+    description:
+      "Why it was retired: 'pruned' (its facts decayed and were pruned; restorePruned brings it back, docs/lifecycle.md) or why promotion retired it.",
+  })
+  retiredReason!: string | null;
   memberIds!: string[];
   /** The asOf the entity was asked about with (about(asOf)): the default of facts(asOf) and relationships(asOf). */
   asOf?: Date | null;
 
   static from(g: GoldEntityRow): GoldEntity {
-    return Object.assign(new GoldEntity(), g);
+    return Object.assign(new GoldEntity(), { ...g, retiredReason: g.retiredReason ?? null });
   }
 }
 

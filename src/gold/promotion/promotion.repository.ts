@@ -17,6 +17,8 @@ export interface GoldEntityRow {
   promotedAt: Date;
   updatedAt: Date;
   retiredAt: Date | null;
+  /** Why it was retired ('pruned' by the lifecycle, docs/lifecycle.md, stays until restorePruned or a new member). */
+  retiredReason?: string | null;
   /** Live Silver members (not removed, not retired in Silver), sorted: mergedFrom. */
   memberIds: string[];
 }
@@ -73,7 +75,7 @@ export type GoldRelationshipWrite = Pick<
 > & { retired: boolean };
 
 export const GOLD_ENTITY_COLUMNS = `g.id::text AS id, g.namespace, g.type, g.name, g.name_key, g.aliases, g.confidence::float8 AS confidence, g.source_count,
-  g.version, g.promoted_at, g.updated_at, g.retired_at,
+  g.version, g.promoted_at, g.updated_at, g.retired_at, g.retired_reason,
   ARRAY(SELECT m.silver_entity_id::text FROM gold.entity_members m JOIN silver.entities s ON s.id = m.silver_entity_id
          WHERE m.gold_entity_id = g.id AND m.removed_at IS NULL AND s.retired_at IS NULL ORDER BY 1) AS member_ids`;
 
@@ -90,6 +92,7 @@ export const toGoldEntity = (r: SqlRow): GoldEntityRow => ({
   promotedAt: col.date(r, 'promoted_at'),
   updatedAt: col.date(r, 'updated_at'),
   retiredAt: col.dateOrNull(r, 'retired_at'),
+  retiredReason: col.stringOrNull(r, 'retired_reason'),
   memberIds: col.strings(r, 'member_ids'),
 });
 

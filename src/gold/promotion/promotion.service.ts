@@ -198,6 +198,8 @@ export class PromotionService {
       const write = { ...pick(old), retired: true, retiredReason: 'every Silver entity it was merged from is retired' };
       return { write, isNew: false, newMembers, log: [{ ...baseLog(old.id), action: 'retire', step: 'refresh', reason: write.retiredReason }] };
     }
+    // Pruned by the lifecycle (docs/lifecycle.md): stays retired until restorePruned, a restored fact, or a new member.
+    if (old.retiredReason === 'pruned' && newMembers.length === 0) return null;
     // The type stays unless a judge changed it or no live member carries it any more.
     const keepType = live.some((m) => m.type === old.type) ? old.type : null;
     const content = goldContent(live, this.settings.fallbackType, judged ?? keepType);

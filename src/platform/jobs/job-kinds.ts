@@ -16,6 +16,10 @@ export const JOB_PAYLOADS = {
   reembed: z.object({}),
   /** Promote a namespace's Silver entities and relationships to Gold (gold/promotion/promote.job.ts). */
   promote: z.object({}),
+  /** Compute a namespace's decayed importance at the job's clock (gold/decay/decay.job.ts, docs/lifecycle.md). */
+  decay: z.object({}),
+  /** Retire (reason 'pruned', restorable) a namespace's decayed, unused facts and the Gold entities left without one (gold/decay/prune.job.ts). */
+  prune: z.object({ maxImportance: z.number().min(0).max(1), unusedForDays: z.number().int().min(1) }),
 };
 
 export type JobPayloads = { [K in keyof typeof JOB_PAYLOADS]: z.infer<(typeof JOB_PAYLOADS)[K]> };

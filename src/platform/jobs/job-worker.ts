@@ -7,6 +7,8 @@ import { JobProgress, JobRepository, RetryPolicy } from './job.repository';
 import { ScheduleRepository } from './schedule.repository';
 import { Stage } from '../stages';
 import { CHANNELS } from '../pubsub/topics';
+import { pipelineMetrics, secondsSince } from '../telemetry/metrics';
+import { namespaceHash, traced } from '../telemetry/tracing';
 
 export interface JobWorkerSettings<P> {
   workerId: string;
@@ -76,14 +78,26 @@ export class JobWorker<P> {
     const heartbeat = setInterval(() => void ctx.heartbeat(), (leaseSeconds * 1000) / 3);
     heartbeat.unref();
     let outcome: JobOutcome;
+    const started = process.hrtime.bigint();
     try {
-      outcome = await handler.run(job, ctx);
+      // Every kind (rebuilds, promotion, re-embedding, kinds added later) is a span and a count by kind.
+      outcome = await traced(
+        `medallion.job ${kind}`,
+        { 'medallion.job.kind': kind, ...(row.namespace === null ? {} : { 'gen_ai.memory.store.id': namespaceHash(row.namespace) }) },
+        async (span) => {
+          const o = await handler.run(job, ctx);
+          span?.setAttribute('medallion.outcome', o.kind);
+          return o;
+        },
+      );
     } catch (err) {
       outcome = err instanceof LostLeaseError ? { kind: 'skipped', message: 'lease lost' } : { kind: 'failed', error: errorText(err) };
       if (err instanceof LostLeaseError) ctx.markLost();
     } finally {
       clearInterval(heartbeat);
+      pipelineMetrics.jobSeconds.observe({ kind }, secondsSince(started));
     }
+    pipelineMetrics.jobRuns.inc({ kind, outcome: outcome.kind });
     await ctx.settled();
     if (ctx.leaseLost || !(await this.finish(lease, outcome, retry))) {
       this.log(`jobs: ${kind} ${row.id}: another worker took the job over; this run's outcome (${outcome.kind}) was dropped`);

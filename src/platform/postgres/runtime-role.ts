@@ -89,6 +89,9 @@ export async function grantRuntimePrivileges(owner: DataSource, role: string): P
       // Approved erasure (docs/approvals.md): tombstones are read-only, the owner's function writes them.
       `GRANT SELECT ON TABLE bronze.event_tombstones TO ${r}`,
       `GRANT EXECUTE ON FUNCTION bronze.destroy_event(uuid, uuid, uuid, text, text) TO ${r}`,
+      // Approved retention (docs/lifecycle.md): the owner's function drops old partitions and logs them.
+      `GRANT SELECT ON TABLE bronze.retention_log TO ${r}`,
+      `GRANT EXECUTE ON FUNCTION bronze.retain_events(date, uuid, uuid) TO ${r}`,
       `GRANT SELECT, INSERT, UPDATE ON ALL TABLES IN SCHEMA ${writable} TO ${r}`,
       `GRANT USAGE, SELECT ON ALL SEQUENCES IN SCHEMA ${writable} TO ${r}`,
       // access: read everything, append to the audit log, write the rest only through the functions.

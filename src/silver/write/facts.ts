@@ -53,6 +53,7 @@ export async function applyFactChanges(tx: Sql, changes: readonly FactChange[]):
   const ids = await tx.returning(
     // A retirement carries the transaction's clock (the plan's `now`), here at its full precision: now().
     `UPDATE silver.facts f SET valid_to = COALESCE(x.valid_to, f.valid_to), retired_at = CASE WHEN x.retire THEN now() ELSE f.retired_at END,
+            retired_reason = CASE WHEN x.retire THEN 'update' ELSE f.retired_reason END,
             superseded_by = x.superseded_by
        FROM jsonb_to_recordset($1::jsonb) AS x(id uuid, valid_to timestamptz, retire boolean, superseded_by uuid)
       WHERE f.id = x.id AND f.retired_at IS NULL AND (x.valid_to IS NULL OR f.valid_to IS NULL)

@@ -1,0 +1,102 @@
+import { Counter, Histogram, Registry } from 'prom-client';
+
+/**
+ * Prometheus metrics observed below the API floor (models, jobs, search, projection, MCP tools):
+ * one registry per process, like prom-client's own default, that `api/metrics.ts` serves with the
+ * API's per-app metrics at /metrics (and `app/` at METRICS_PORT in a `worker`). Every label set is
+ * bounded: kinds, channels and models are fixed by the code or the configuration, and names a
+ * caller chooses (GraphQL operation names) pass through a `BoundedLabel`. docs/operations.md
+ * "Metrics" lists them all; ops/grafana/medallion.json is built on exactly these names.
+ */
+export const telemetryRegistry = new Registry();
+
+const LATENCY_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
+
+export const pipelineMetrics = {
+  /** Model calls by model name and operation (extract, judge, embed, embed_query, judge_entities). */
+  modelSeconds: new Histogram({
+    name: 'medallion_model_call_seconds',
+    help: 'Model call latency by model and operation (extract, judge, embed, embed_query, judge_entities)',
+    labelNames: ['model', 'operation'],
+    buckets: LATENCY_BUCKETS,
+    registers: [telemetryRegistry],
+  }),
+  modelErrors: new Counter({
+    name: 'medallion_model_call_errors_total',
+    help: 'Model calls that threw, by model and operation',
+    labelNames: ['model', 'operation'],
+    registers: [telemetryRegistry],
+  }),
+  /** Runs of ops.jobs by kind (rebuilds, promotion, re-embedding, and any kind registered later) and outcome. */
+  jobRuns: new Counter({
+    name: 'medallion_job_runs_total',
+    help: 'Job runs by kind and outcome (done, failed, skipped, ...); promotion is kind "promote"',
+    labelNames: ['kind', 'outcome'],
+    registers: [telemetryRegistry],
+  }),
+  jobSeconds: new Histogram({
+    name: 'medallion_job_run_seconds',
+    help: 'Job run duration by kind',
+    labelNames: ['kind'],
+    buckets: [0.01, 0.05, 0.1, 0.5, 1, 5, 15, 60, 300, 1800],
+    registers: [telemetryRegistry],
+  }),
+  /** Each search channel's statement time (vector channels from the query's embedding on). */
+  searchChannelSeconds: new Histogram({
+    name: 'medallion_search_channel_seconds',
+    help: 'Search latency per channel (embed, vector, keyword, graph, graph_names, event_vector, event_keyword)',
+    labelNames: ['channel'],
+    buckets: LATENCY_BUCKETS,
+    registers: [telemetryRegistry],
+  }),
+  searchSeconds: new Histogram({
+    name: 'medallion_search_seconds',
+    help: 'Whole searchMemory latency inside the service (channels, fusion, Postgres hydration)',
+    buckets: LATENCY_BUCKETS,
+    registers: [telemetryRegistry],
+  }),
+  /** Time from an outbox row's write to its projection into Neo4j, observed per row at commit. */
+  projectionLagSeconds: new Histogram({
+    name: 'medallion_projection_lag_seconds',
+    help: 'Seconds from an outbox row being written to its projection into Neo4j committing',
+    buckets: [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300],
+    registers: [telemetryRegistry],
+  }),
+  projectionRows: new Counter({
+    name: 'medallion_projection_rows_total',
+    help: 'Outbox rows drained by the Silver projector, by outcome (projected, failed)',
+    labelNames: ['outcome'],
+    registers: [telemetryRegistry],
+  }),
+  mcpSeconds: new Histogram({
+    name: 'medallion_mcp_tool_seconds',
+    help: 'MCP tool call latency by tool and outcome (ok, error)',
+    labelNames: ['tool', 'outcome'],
+    buckets: LATENCY_BUCKETS,
+    registers: [telemetryRegistry],
+  }),
+} as const;
+
+/** Seconds since `started` (process.hrtime.bigint()). */
+export function secondsSince(started: bigint): number {
+  return Number(process.hrtime.bigint() - started) / 1e9;
+}
+
+/**
+ * A label whose values a caller chooses (a GraphQL operation name), kept bounded: a missing name
+ * is `anonymous`, one that is not a plain identifier or comes after `cap` distinct names is
+ * `other`. So a client that sends a fresh name per request adds one series, not thousands.
+ */
+export class BoundedLabel {
+  private readonly seen = new Set<string>();
+
+  constructor(private readonly cap: number) {}
+
+  of(name: string | null | undefined): string {
+    if (name === null || name === undefined || name === '') return 'anonymous';
+    if (this.seen.has(name)) return name;
+    if (!/^[A-Za-z_][A-Za-z0-9_]{0,63}$/.test(name) || this.seen.size >= this.cap) return 'other';
+    this.seen.add(name);
+    return name;
+  }
+}
