@@ -22,6 +22,7 @@ import { OneOutboxWriter1764400000980 } from './1764400000980-one-outbox-writer'
 import { QualityReportIndexes1764400001000 } from './1764400001000-quality-report-indexes';
 import { HashChain1764400001100 } from './1764400001100-hash-chain';
 import { DerivationTraceContext1764400001150 } from './1764400001150-derivation-trace-context';
+import { ChainTick1764400001160 } from './1764400001160-chain-tick';
 
 /** Every migration, oldest first. Listed explicitly so no glob depends on the build layout. */
 export const migrations = [
@@ -49,4 +50,5 @@ export const migrations = [
   QualityReportIndexes1764400001000,
   HashChain1764400001100,
   DerivationTraceContext1764400001150,
+  ChainTick1764400001160,
 ];
