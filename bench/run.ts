@@ -16,6 +16,7 @@ import { provenanceBench } from './provenance';
 import { qualityBench } from './quality';
 import { qualityLocomo } from './quality-locomo';
 import { recallBench } from './recall';
+import { sealerBench } from './sealer';
 import { searchBench } from './search';
 import { searchProfile } from './search-profile';
 import { scenariosBench } from './scenarios';
@@ -53,6 +54,7 @@ const BENCHMARKS: Record<string, () => Promise<void>> = {
   updates: updatesBench,
   'tracing-overhead': tracingOverhead,
   dashboard: dashboardBench,
+  sealer: sealerBench,
 };
 
 async function main(): Promise<void> {
