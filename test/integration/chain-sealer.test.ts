@@ -77,7 +77,7 @@ describe('the chain sealer: idle rounds do not grow with the namespaces, late re
     await t.app.stages.get('chain-sealer')?.stop();
   }, 180_000);
 
-  it('an idle round costs the same few statements (one when nothing is open) with 10 or 300 namespaces; the old loop cost 1 + 5 per namespace', async () => {
+  it('an idle round costs the same few statements (one when nothing is open) with 10 or 300 namespaces; the old loop cost 1 + 8 per namespace', async () => {
     const stage = chainSealerStage(repo, { sweepMs: HOUR });
     const idle: Record<number, number[]> = {};
     const all: string[] = [];
