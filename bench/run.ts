@@ -17,6 +17,7 @@ import { provenanceBench } from './provenance';
 import { qualityBench } from './quality';
 import { qualityLocomo } from './quality-locomo';
 import { recallBench } from './recall';
+import { sealerBench } from './sealer';
 import { searchBench } from './search';
 import { searchProfile } from './search-profile';
 import { scenariosBench } from './scenarios';
@@ -55,6 +56,7 @@ const BENCHMARKS: Record<string, () => Promise<void>> = {
   'tracing-overhead': tracingOverhead,
   dashboard: dashboardBench,
   lifecycle: lifecycleBench,
+  sealer: sealerBench,
 };
 
 async function main(): Promise<void> {

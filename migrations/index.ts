@@ -24,6 +24,7 @@ import { MemoryLifecycle1764400001050 } from './1764400001050-memory-lifecycle';
 import { ErasureRetiredReason1764400001060 } from './1764400001060-erasure-retired-reason';
 import { HashChain1764400001100 } from './1764400001100-hash-chain';
 import { DerivationTraceContext1764400001150 } from './1764400001150-derivation-trace-context';
+import { ChainTick1764400001160 } from './1764400001160-chain-tick';
 
 /** Every migration, oldest first. Listed explicitly so no glob depends on the build layout. */
 export const migrations = [
@@ -53,4 +54,5 @@ export const migrations = [
   ErasureRetiredReason1764400001060,
   HashChain1764400001100,
   DerivationTraceContext1764400001150,
+  ChainTick1764400001160,
 ];

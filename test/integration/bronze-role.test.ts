@@ -137,6 +137,7 @@ describe('Bronze under a compromised runtime role', () => {
       `SELECT tgname, tgenabled FROM pg_trigger WHERE tgrelid IN ('bronze.events'::regclass, 'bronze.events_2026_02'::regclass) AND NOT tgisinternal ORDER BY tgname`,
     );
     expect(triggers.rows).toEqual([
+      { tgname: 'chain_tick', tgenabled: 'O' }, // the hash-chain sealer's tick (statement-level: not cloned)
       { tgname: 'events_2026_02_no_truncate', tgenabled: 'O' },
       { tgname: 'events_no_truncate', tgenabled: 'O' },
       { tgname: 'events_no_update_delete', tgenabled: 'O' },

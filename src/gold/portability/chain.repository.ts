@@ -211,15 +211,41 @@ export class ChainRepository {
     }
   }
 
-  /** Every namespace that has a record of any chained kind. */
-  async namespaces(): Promise<string[]> {
-    return this.sql.rows(
-      `SELECT namespace FROM ops.watermarks
-       UNION SELECT namespace FROM gold.overlays
-       UNION SELECT namespace FROM access.approval_log
-       UNION SELECT namespace FROM silver.derivation_runs`,
+  /**
+   * The sealer's cheap probe, one statement: the chain tick (`ops.chain_tick`, taken by every
+   * statement that inserts a chained record) and the xmin of this statement's snapshot (every
+   * transaction with a smaller id has ended).
+   */
+  async probe(): Promise<{ tick: string; xmin: bigint }> {
+    return this.sql.one(
+      `SELECT CASE WHEN is_called THEN last_value::text ELSE '0' END AS tick, pg_snapshot_xmin(pg_current_snapshot())::text AS xmin FROM ops.chain_tick`,
       [],
-      (r) => str(r, 'namespace'),
+      (r) => ({ tick: str(r, 'tick'), xmin: BigInt(str(r, 'xmin')) }),
+    );
+  }
+
+  /**
+   * Every namespace that has a record not in its chain yet, in one statement, with `bound`: this
+   * statement's own transaction id, taken after its snapshot, so above the id of every transaction
+   * that could have been in progress when the snapshot was taken (their rows may commit later; the
+   * sealer looks again once the xmin of a probe reaches `bound`, chain-sealer.ts). The xids the
+   * snapshot lists as in progress are not enough: a writer with an id at or above the snapshot's
+   * xmax is in progress too and is not listed.
+   */
+  async unsealedNamespaces(): Promise<{ namespaces: string[]; bound: bigint }> {
+    const anti = (kind: ChainKind, idExpr: string) =>
+      `NOT EXISTS (SELECT 1 FROM ops.hash_chain c WHERE c.namespace = t.namespace AND c.kind = '${kind}' AND c.item_id = ${idExpr})`;
+    return this.sql.one(
+      `WITH dirty AS (
+         SELECT t.namespace FROM bronze.events t WHERE ${anti('event', 't.id::text')}
+         UNION SELECT t.namespace FROM gold.overlays t WHERE ${anti('overlay', `(t.id::text || ':' || t.version::text)`)}
+         UNION SELECT t.namespace FROM access.approval_log t WHERE ${anti('approval_log', 't.id::text')}
+         UNION SELECT t.namespace FROM silver.judge_decisions t WHERE ${anti('judge_decision', 't.id::text')}
+       )
+       SELECT COALESCE((SELECT array_agg(namespace ORDER BY namespace) FROM dirty), '{}') AS namespaces,
+              pg_current_xact_id()::text AS bound`,
+      [],
+      (r) => ({ namespaces: col.strings(r, 'namespaces'), bound: BigInt(str(r, 'bound')) }),
     );
   }
 
