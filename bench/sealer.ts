@@ -11,7 +11,7 @@ const ROUNDS = 20;
 const PER_NAMESPACE = 5;
 
 /**
- * The hash-chain sealer's idle round (docs/operations-export.md "Sealing") at 10, 100 and 1000
+ * The hash-chain sealer's idle round (docs/operations.md "Sealing") at 10, 100 and 1000
  * namespaces, everything sealed: statements and ms per round of the stage (after) and of the loop
  * it replaced (before: list every namespace with a UNION, then a transaction per namespace with a
  * lock, the head and four anti-joins), plus the ms of the one-statement listing a busy round runs.

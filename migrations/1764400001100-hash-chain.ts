@@ -1,7 +1,7 @@
 import { MigrationInterface, QueryRunner } from 'typeorm';
 
 /**
- * Tamper evidence (issue 28, docs/operations-export.md "Tamper evidence"): `ops.hash_chain` holds
+ * Tamper evidence (issue 28, docs/operations.md "Tamper evidence"): `ops.hash_chain` holds
  * one link per sealed record of a namespace (Bronze events, overlay versions, approval log entries,
  * judge decisions), in the order the sealer saw them committed. Each link stores the record's
  * item hash (over the fields erasure never changes plus digests of those it may scrub, `parts`),

@@ -1,7 +1,7 @@
 import { MigrationInterface, QueryRunner } from 'typeorm';
 
 /**
- * The hash-chain sealer's change detector (docs/operations-export.md "Sealing"): every statement
+ * The hash-chain sealer's change detector (docs/operations.md "Sealing"): every statement
  * that inserts into one of the four chained tables takes one value of `ops.chain_tick`, so an idle
  * sealer round is one read of the sequence instead of a scan per namespace.
  *

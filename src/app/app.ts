@@ -435,7 +435,7 @@ export async function startApp(
           warn,
         ),
       );
-      // The per-namespace hash chain over Bronze, overlays, approval log and judge decisions (docs/operations-export.md).
+      // The per-namespace hash chain over Bronze, overlays, approval log and judge decisions (docs/operations.md).
       stages.register(chainSealerStage(new ChainRepository(sql)));
       const reembedJob = await services.reembed.enqueueIfModelChanged();
       if (reembedJob)

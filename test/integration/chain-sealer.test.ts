@@ -14,7 +14,7 @@ const INGEST = `mutation($input: [EventInput!]!) { ingestEvents(input: $input) {
 const HOUR = 3_600_000;
 
 /**
- * The hash-chain sealer's cost (docs/operations-export.md "Sealing"): an idle round is one
+ * The hash-chain sealer's cost (docs/operations.md "Sealing"): an idle round is one
  * statement however many namespaces there are, a busy round seals only the namespaces with
  * unsealed records, and a record committed late, or written with triggers off, is still sealed.
  */

@@ -1,7 +1,7 @@
 import { Stage } from '../../platform/stages';
 import { ChainRepository } from './chain.repository';
 
-/** How often the sealer looks for unsealed records when it found none (docs/operations-export.md "Tamper evidence"). */
+/** How often the sealer looks for unsealed records when it found none (docs/operations.md "Tamper evidence"). */
 export const CHAIN_SEAL_POLL_MS = 2000;
 /** How often the sealer looks for unsealed records even when nothing ticked: the backstop for writes that bypass triggers. */
 export const CHAIN_SWEEP_MS = 5 * 60_000;

@@ -4,7 +4,7 @@ import { eventChecksum } from '../../bronze/checksum';
 import { parseJsonExact } from '../../common/exact-json';
 
 /**
- * The per-namespace hash chain (docs/operations-export.md "Tamper evidence"): pure functions, so
+ * The per-namespace hash chain (docs/operations.md "Tamper evidence"): pure functions, so
  * the sealer, `verify --namespace` (live database) and `verify --file` (an export, no database)
  * compute exactly the same hashes.
  *

@@ -4,7 +4,7 @@ import { ChainKind, ChainLink, ChainRecord, CHAIN_KINDS, ChainVerifier, ErasureC
 import { ChainRepository, OverlayTargetKeys } from './chain.repository';
 
 /**
- * The export format (docs/operations-export.md "Export and import"): JSON Lines, UTF-8.
+ * The export format (docs/operations.md "Export and import"): JSON Lines, UTF-8.
  * Line 1: `{"type":"header","format":"medallion-export","version":1,"namespace":NS}`.
  * Then one line per chain link, in chain order: `{"type": kind, "seq", "prev", "hash", "itemHash",
  * "parts", "item", "ctx", "map"?}`; `item` is the record as stored (an event verbatim with its
