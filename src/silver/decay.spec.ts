@@ -1,4 +1,4 @@
-import { decayCycles, decayedImportance, lastActive } from './decay';
+import { decayCycles, decayedImportance, entityImportance, lastActive } from './decay';
 
 const s = { afterDays: 30, cycleDays: 7, factor: 0.8, floor: 0.05 };
 const DAY = 86_400_000;
@@ -31,5 +31,24 @@ describe('decay formula (docs/lifecycle.md)', () => {
     expect(lastActive(at(7), null)).toEqual(at(7));
     expect(() => lastActive(null, null)).toThrow();
     expect(decayCycles(at(10), at(0), s)).toBe(0);
+  });
+
+  it("an entity's importance is its best current fact's effective importance (the base before any decay run), null with none", () => {
+    expect(entityImportance([])).toBeNull();
+    expect(
+      entityImportance([
+        { importance: 0.6, effectiveImportance: 0.25 },
+        { importance: 0.4, effectiveImportance: null },
+      ]),
+    ).toBe(0.4);
+    expect(
+      entityImportance([
+        { importance: 0.6, effectiveImportance: 0.25 },
+        { importance: 0.3, effectiveImportance: 0.1 },
+      ]),
+    ).toBe(0.25);
+    // So it decays as its facts do: idle facts of 0.6 and 0.4 after 4 cycles.
+    const facts = [0.6, 0.4].map((b) => ({ importance: b, effectiveImportance: decayedImportance(b, t0, at(60), s) }));
+    expect(entityImportance(facts)).toBeCloseTo(0.6 * 0.8 ** 4, 10);
   });
 });

@@ -45,6 +45,21 @@ export function decayedImportance(base: number, active: Date, now: Date, s: Deca
 }
 
 /**
+ * An entity's importance (Silver `Entity` and `GoldEntity`, docs/lifecycle.md "Entities"): the
+ * highest effective importance among the current facts about it, null when none is current. It is
+ * derived, not stored: it decays as its facts do (an entity is seen or used when a fact about it
+ * is), by the same factor per cycle down to the same floor, and a Silver rebuild reproduces it.
+ */
+export function entityImportance(facts: ReadonlyArray<{ importance: number; effectiveImportance?: number | null }>): number | null {
+  let best: number | null = null;
+  for (const f of facts) {
+    const v = f.effectiveImportance ?? f.importance;
+    if (best === null || v > best) best = v;
+  }
+  return best;
+}
+
+/**
  * The identity of a fact that survives a Silver rebuild: the md5 of its Silver statement (a rebuild
  * re-derives the same statements under new row ids). `silver.fact_usage` is keyed by it.
  */

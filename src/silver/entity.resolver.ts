@@ -1,4 +1,5 @@
-import { Arg, Ctx, FieldResolver, ID, Int, Query, Resolver, Root, UseMiddleware } from 'type-graphql';
+import { Arg, Ctx, FieldResolver, Float, ID, Int, Query, Resolver, Root, UseMiddleware } from 'type-graphql';
+import { entityImportance } from './decay';
 import { SilverContext } from './silver.context';
 import { ConnectionPageInfo } from '../bronze/event.graphql';
 import { requireUuid } from '../common/input';
@@ -27,6 +28,15 @@ export class EntityResolver {
       edges: page.edges.map((e) => Object.assign(new EntityEdge(), { cursor: e.cursor, node: Entity.from(e.node) })),
       pageInfo: Object.assign(new ConnectionPageInfo(), { hasNextPage: page.hasNextPage, endCursor: page.endCursor }),
     });
+  }
+
+  @FieldResolver(() => Float, {
+    nullable: true,
+    description:
+      'Importance of the entity (docs/lifecycle.md): the highest effectiveImportance among the current facts about it, so it decays as they do; null when no current fact is about it (all superseded, retired or pruned).',
+  })
+  async effectiveImportance(@Root() e: Entity, @Ctx() ctx: SilverContext): Promise<number | null> {
+    return entityImportance(await ctx.loaders.factsByEntity.load({ entityId: e.id, asOf: null }));
   }
 
   @FieldResolver(() => [Fact], { description: 'Facts about this entity (subject or object), current or as of a time.' })

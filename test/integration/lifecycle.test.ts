@@ -183,6 +183,29 @@ describe('memory lifecycle: decay, use recording, reversible pruning (docs/lifec
       { id: one?.id },
     );
     expect(read.fact.effectiveImportance).toBeCloseTo(one?.eff as number, 5);
+    // An entity's importance is its best current fact's, so it decayed with them.
+    const byEntity = await pg.query<{ entity: string; fact: string }>(
+      `SELECT x.entity::text, f.id::text AS fact FROM silver.facts f,
+              LATERAL (VALUES (f.subject_entity_id), (f.object_entity_id)) AS x(entity)
+        WHERE f.namespace = $1 AND f.retired_at IS NULL AND f.valid_to IS NULL AND x.entity IS NOT NULL`,
+      [nsA],
+    );
+    const effById = new Map([...(await effective(nsA)).values()].map((f) => [f.id, f]));
+    const entityIds = [...new Set(byEntity.rows.map((r) => r.entity))];
+    expect(entityIds.length).toBeGreaterThan(0);
+    for (const id of entityIds) {
+      const facts = byEntity.rows.filter((r) => r.entity === id).map((r) => effById.get(r.fact));
+      const expected = Math.max(...facts.map((f) => f?.eff as number));
+      const base = Math.max(...facts.map((f) => f?.base as number));
+      const { entity } = await gqlOk<{ entity: { effectiveImportance: number | null } }>(
+        t.url,
+        adminA,
+        `query($id: ID!) { entity(id: $id) { effectiveImportance } }`,
+        { id },
+      );
+      expect(entity.effectiveImportance).toBeCloseTo(expected, 5);
+      expect(entity.effectiveImportance).toBeLessThan(base);
+    }
     // That read was a use.
     usedIds.add(one?.id as string);
     await t.app.usage.flush();
@@ -418,6 +441,17 @@ describe('memory lifecycle: decay, use recording, reversible pruning (docs/lifec
     const before = await gold();
     const live = before.filter((g) => g.retired_reason === null);
     expect(live.length).toBeGreaterThan(0);
+    const goldImportance = async (id: string) =>
+      (
+        await gqlOk<{ goldEntity: { effectiveImportance: number | null } | null }>(
+          t.url,
+          t.adminToken,
+          `query($id: ID!) { goldEntity(id: $id) { effectiveImportance } }`,
+          { id },
+        )
+      ).goldEntity?.effectiveImportance;
+    const importanceBefore = await goldImportance(live[0]?.id as string);
+    expect(importanceBefore).toBeGreaterThan(0);
     const reasons = async (liveReason: string | null) =>
       expect(await gold()).toEqual(before.map((g) => (g.retired_reason === null ? { ...g, retired_reason: liveReason } : g)));
 
@@ -436,6 +470,8 @@ describe('memory lifecycle: decay, use recording, reversible pruning (docs/lifec
       },
     );
     expect(read.goldEntity?.retiredReason).toBe('pruned');
+    // Nothing current is about it any more: no importance.
+    expect(await goldImportance(live[0]?.id as string)).toBeNull();
     // A promotion run does not bring it back on its own.
     await promote();
     await reasons('pruned');
@@ -444,6 +480,7 @@ describe('memory lifecycle: decay, use recording, reversible pruning (docs/lifec
     expect(back.data?.restorePruned).toBeGreaterThan(0);
     await settled(nsG);
     await reasons(null);
+    expect(await goldImportance(live[0]?.id as string)).toBeCloseTo(importanceBefore as number, 5);
     expect(await neoRetired(live[0]?.id as string)).toBe(false);
   });
 

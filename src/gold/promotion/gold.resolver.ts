@@ -1,4 +1,5 @@
-import { Arg, Ctx, FieldResolver, ID, Int, Mutation, Query, Resolver, Root, UseMiddleware } from 'type-graphql';
+import { Arg, Ctx, FieldResolver, Float, ID, Int, Mutation, Query, Resolver, Root, UseMiddleware } from 'type-graphql';
+import { entityImportance } from '../../silver/decay';
 import { GoldContext } from '../gold.context';
 import { ConnectionPageInfo } from '../../bronze/event.graphql';
 import { requireUuid } from '../../common/input';
@@ -87,6 +88,16 @@ export class GoldEntityResolver {
   async facts(@Root() g: GoldEntity, @Arg('asOf', () => Date, { nullable: true }) asOf: Date | null, @Ctx() ctx: GoldContext): Promise<Fact[]> {
     readable(ctx, g);
     return (await ctx.loaders.inNamespace(g.namespace).goldFactsByEntity.load({ entityId: g.id, asOf: asOf ?? g.asOf ?? null })).map(Fact.from);
+  }
+
+  @FieldResolver(() => Float, {
+    nullable: true,
+    description:
+      "Importance of the entity (docs/lifecycle.md): the highest effectiveImportance among the current facts about its Silver members, so it decays as they do; null when none is current (a pruned entity's facts are all pruned).",
+  })
+  async effectiveImportance(@Root() g: GoldEntity, @Ctx() ctx: GoldContext): Promise<number | null> {
+    readable(ctx, g);
+    return entityImportance(await ctx.loaders.inNamespace(g.namespace).goldFactsByEntity.load({ entityId: g.id, asOf: null }));
   }
 
   @FieldResolver(() => [GoldRelationship], { description: 'Gold relationships from or to it, valid now or at asOf (default: the asOf of about).' })
