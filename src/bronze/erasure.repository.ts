@@ -1,3 +1,4 @@
+import { pgError } from '../platform/postgres/pg-error';
 import { ApprovalException, ApprovalExceptionCode } from '../access/approval.exception';
 import { col, Sql } from '../platform/postgres/sql';
 
@@ -22,14 +23,6 @@ const REFUSALS: Record<string, ApprovalExceptionCode> = {
   '42501': ApprovalExceptionCode.NOT_APPROVED,
   '55000': ApprovalExceptionCode.ALREADY_DESTROYED,
 };
-
-/** The SQLSTATE and message of a failed statement (TypeORM copies the driver's fields onto its error). */
-function pgError(err: unknown): { code: string; message: string } | undefined {
-  const e = err as { code?: unknown; message?: unknown; driverError?: { code?: unknown; message?: unknown } };
-  const code = typeof e.code === 'string' ? e.code : typeof e.driverError?.code === 'string' ? e.driverError.code : undefined;
-  const message = typeof e.driverError?.message === 'string' ? e.driverError.message : typeof e.message === 'string' ? e.message : '';
-  return code ? { code, message } : undefined;
-}
 
 /**
  * Calls `bronze.destroy_event`, the owner's SECURITY DEFINER function that consumes the approval

@@ -1,3 +1,4 @@
+import { pgError } from '../platform/postgres/pg-error';
 import { ApprovalException, ApprovalExceptionCode } from '../access/approval.exception';
 import { col, Sql, SqlRow } from '../platform/postgres/sql';
 
@@ -16,13 +17,6 @@ const REFUSALS: Record<string, ApprovalExceptionCode> = {
   '22023': ApprovalExceptionCode.PARAMS_MISMATCH,
   '42501': ApprovalExceptionCode.NOT_APPROVED,
 };
-
-function pgError(err: unknown): { code: string; message: string } | undefined {
-  const e = err as { code?: unknown; message?: unknown; driverError?: { code?: unknown; message?: unknown } };
-  const code = typeof e.code === 'string' ? e.code : typeof e.driverError?.code === 'string' ? e.driverError.code : undefined;
-  const message = typeof e.driverError?.message === 'string' ? e.driverError.message : typeof e.message === 'string' ? e.message : '';
-  return code ? { code, message } : undefined;
-}
 
 const perNamespace = (v: unknown): Array<{ namespace: string; events: number }> =>
   Object.entries((typeof v === 'string' ? JSON.parse(v) : v) as Record<string, number>)

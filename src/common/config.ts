@@ -113,14 +113,23 @@ export interface AppConfig {
   };
   /** Thresholds of the quality report (docs/quality.md): each check passes when its value is at most its threshold. */
   readonly quality: {
+    /** The promotion threshold: a fact below it counts as low confidence (QUALITY_MIN_CONFIDENCE, 0.7). */
     readonly minConfidence: number;
+    /** The largest share of low-confidence facts a fact type may have (QUALITY_MAX_LOW_CONFIDENCE_SHARE, 0.5). */
     readonly maxLowConfidenceShare: number;
+    /** An entity whose best fact is below this is a low-confidence entity (QUALITY_LOW_CONFIDENCE_FLOOR, 0.5). */
     readonly lowConfidenceFloor: number;
+    /** The most low-confidence entities one entity type may have (QUALITY_MAX_LOW_CONFIDENCE_ENTITIES, 100). */
     readonly maxLowConfidenceEntities: number;
+    /** Two live entities of one type whose names are more similar than this are fuzzy duplicates (QUALITY_DUPLICATE_SIMILARITY, 0.85). */
     readonly duplicateSimilarity: number;
+    /** The largest p95 ingest → derivation lag and the oldest unprojected outbox row, in seconds (QUALITY_MAX_LAG_SECONDS, 300). */
     readonly maxLagSeconds: number;
+    /** Derivations done within this many hours (and every pending one) make the lag figures (QUALITY_LAG_WINDOW_HOURS, 24). */
     readonly lagWindowHours: number;
+    /** Open dead letters allowed (QUALITY_MAX_DEAD_LETTERS, 0). */
     readonly maxDeadLetters: number;
+    /** Offending rows named in a check's detail (QUALITY_MAX_LISTED, 10). */
     readonly maxListed: number;
   };
   /** Decay, pruning and Bronze retention (docs/lifecycle.md). */

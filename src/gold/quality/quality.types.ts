@@ -1,3 +1,4 @@
+import type { AppConfig } from '../../common/config';
 /** One line of the quality report (docs/quality.md). */
 export interface QualityCheckResult {
   /** Stable name, e.g. `completeness`. */
@@ -18,27 +19,8 @@ export interface QualityReportResult {
   checks: QualityCheckResult[];
 }
 
-/** The thresholds of the checks (common/config.ts `quality`, QUALITY_* variables). */
-export interface QualityThresholds {
-  /** The promotion threshold: a fact below it counts as low confidence (QUALITY_MIN_CONFIDENCE, 0.7). */
-  readonly minConfidence: number;
-  /** The largest share of low-confidence facts a fact type may have (QUALITY_MAX_LOW_CONFIDENCE_SHARE, 0.5). */
-  readonly maxLowConfidenceShare: number;
-  /** An entity whose best fact is below this is a low-confidence entity (QUALITY_LOW_CONFIDENCE_FLOOR, 0.5). */
-  readonly lowConfidenceFloor: number;
-  /** The most low-confidence entities one entity type may have (QUALITY_MAX_LOW_CONFIDENCE_ENTITIES, 100). */
-  readonly maxLowConfidenceEntities: number;
-  /** Two live entities of one type whose names are more similar than this are fuzzy duplicates (QUALITY_DUPLICATE_SIMILARITY, 0.85). */
-  readonly duplicateSimilarity: number;
-  /** The largest p95 ingest → derivation lag and the oldest unprojected outbox row, in seconds (QUALITY_MAX_LAG_SECONDS, 300). */
-  readonly maxLagSeconds: number;
-  /** Derivations done within this many hours (and every pending one) make the lag figures (QUALITY_LAG_WINDOW_HOURS, 24). */
-  readonly lagWindowHours: number;
-  /** Open dead letters allowed (QUALITY_MAX_DEAD_LETTERS, 0). */
-  readonly maxDeadLetters: number;
-  /** Offending rows named in a check's detail (QUALITY_MAX_LISTED, 10). */
-  readonly maxListed: number;
-}
+/** The thresholds of the checks: common/config.ts `quality` (QUALITY_* variables). */
+export type QualityThresholds = AppConfig['quality'];
 
 export const DEFAULT_QUALITY_THRESHOLDS: QualityThresholds = Object.freeze({
   minConfidence: 0.7,
