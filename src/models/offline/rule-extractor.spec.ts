@@ -359,6 +359,31 @@ describe('RuleExtractor: what first-use answers need (issue 23)', () => {
     expect(await wanted('could you help me plan meals for the week?')).toEqual([]);
   });
 
+  it("reads an assistant's confirmation of a standing instruction as the user's preference", async () => {
+    const wanted = async (content: string): Promise<string[]> =>
+      (
+        await run([
+          { role: 'user', content: 'ok' },
+          { role: 'assistant', content },
+        ])
+      ).facts.map((f) => `${f.factType}: ${f.statement}`);
+    expect(await wanted("Got it, I'll write all code examples in TypeScript from now on, with types.")).toEqual([
+      'preference: The user wants the assistant to write all code examples in TypeScript, with types',
+    ]);
+    expect(await wanted('Got it, short paragraphs from now on, no bullet lists. And hang in there with the headache.')).toEqual([
+      'preference: The user wants short paragraphs, no bullet lists',
+    ]);
+    expect(await wanted("Sure, I'll use metric from now on: kilometers for distance and min/km for pace.")).toEqual([
+      'preference: The user wants the assistant to use metric, kilometers for distance and min/km for pace',
+    ]);
+    expect(await wanted("Noted. Going forward I'll call you Sam.")).toEqual(['preference: The user wants the assistant to call the user Sam']);
+    expect(await wanted('Good night:\n- Linear is the tracker\n- Metric from now on')).toContain('preference: The user wants metric');
+    // A promise without "from now on" is no way of answering; nor is the assistant being somewhere.
+    const preferences = async (content: string): Promise<string[]> => (await wanted(content)).filter((f) => f.startsWith('preference'));
+    expect(await preferences("Sure, I'll send the summary tomorrow.")).toEqual([]);
+    expect(await preferences("I'll be here from now on whenever you need me.")).toEqual([]);
+  });
+
   it('states what a sentence says before its question, and two things done as two', async () => {
     const said = async (content: string): Promise<string[]> => (await run([{ role: 'user', content }])).facts.map((f) => f.statement);
     expect(await said("I'm vegetarian, any recipe ideas?")).toEqual(['The user is vegetarian']);

@@ -38,6 +38,27 @@ const INSTRUCTION = new RegExp(
 const STANDING_REQUEST =
   /^(?:(?:oh|ok|okay|so|and|also|btw|running question|quick one|one more thing)\b[\s,:-]*)*(?:can|could|would|will)\s+you\s+(?:please\s+|pls\s+)?(?<act>(?:switch|stop|start|keep|always|never|stick)\b.{2,160}?)[\s?!.]*$/i;
 
+/**
+ * An assistant's confirmation of a standing instruction: "Got it, I'll write all code examples in
+ * TypeScript from now on", "Sure, I'll use metric from now on: kilometers for distance, …", "Got it,
+ * short paragraphs from now on, no bullet lists", "Going forward I'll call the app Stockpot". What it
+ * agrees to do is how the user wants to be served, even when the user's own words were a question
+ * or a remark the rules could not read. A plain promise without the standing marker ("I'll send it
+ * tomorrow") is not one.
+ */
+const STANDING_ACK_LEAD = String.raw`^(?:[-*•]\s+)?(?:(?:got it|gotcha|sure(?: thing)?|ok(?:ay)?|noted|understood|will do|of course|absolutely|no problem|alright|all right|done|perfect|great|you got it|sounds good|makes sense)\b[\s,.!:;-]*)*`;
+const STANDING_MARK = String.raw`(?:from now on|going forward|from here on(?: out)?|in (?:the )?future|for future (?:answers|replies|messages))`;
+const WILL = String.raw`(?:i'll|i will|i'm going to|i am going to|i'm gonna|will)\s+(?:(?:also|now|only|always)\s+)*`;
+const STANDING_ACK = [
+  // "<ack>, I'll <act> from now on[, <detail>]" and "<ack>, <what> from now on[, <detail>]"
+  new RegExp(
+    `${STANDING_ACK_LEAD}(?:${WILL}(?<act>(?!be\\b).{2,120}?)|(?<what>(?!(?:i|you|we|it|this|that|there|they)\\b)[^,.!?]{2,80}?))\\s+${STANDING_MARK}(?<rest>\\s*[,:;]\\s*.{2,100}?)?[\\s.!]*$`,
+    'i',
+  ),
+  // "<ack>, from now on I'll <act>"
+  new RegExp(`${STANDING_ACK_LEAD}${STANDING_MARK}[\\s,]+${WILL}(?<act>(?!be\\b).{2,160}?)[\\s.!]*$`, 'i'),
+];
+
 /** "I'm vegetarian, any recipe ideas?": a first-person statement, a comma, then the question. */
 const STATEMENT_BEFORE_QUESTION =
   /^\s*(?<head>(?:(?:ok|okay|so|and|also|btw|hey|hi)\b[\s,]*)*(?!i (?:have|had|got) a (?:quick |small )?question|i(?: was|'m| am) (?:wondering|curious)|i need (?:some )?(?:help|advice)|i wanted to ask)(?:i|i'm|i've|i'd|my|we|we're|we've|our)\b[^,?]{6,}?),\s+[^,?]+\?[\s?!]*$/i;
@@ -136,6 +157,7 @@ class BatchExtraction {
       return;
     }
     if (ev.role === 'user' && this.instruction(sentence, ectx, INSTRUCTION)) return;
+    if (ev.role === 'assistant' && this.acknowledged(sentence, ectx)) return;
     // General shapes fill sentences the specific rules say nothing about; where a rule spoke,
     // its reading of the sentence stands alone.
     let produced = 0;
@@ -227,8 +249,42 @@ class BatchExtraction {
       statement: `${capitalise(e.speakerName)} wants ${parties.addressee} to ${action}`,
       factType: 'preference',
       subject,
-      predicate: 'prefers',
+      predicate: 'wants',
       value: action,
+      objectEntity: null,
+      isNegation: false,
+      confidence: CONFIDENCE.general,
+      validFrom: null,
+      replaces: null,
+      source,
+    });
+    return true;
+  }
+
+  /**
+   * The assistant agrees to serve the user a way from now on (STANDING_ACK): a preference of the
+   * user's, as if the user had given the instruction: "The user wants the assistant to write all
+   * code examples in TypeScript, with types", "The user wants short paragraphs, no bullet lists".
+   */
+  private acknowledged(sentence: { text: string; start: number; end: number }, e: EventCtx): boolean {
+    const text = normaliseQuotes(sentence.text).trim();
+    const m = STANDING_ACK.map((re) => re.exec(text)).find((x) => x?.groups);
+    if (!m?.groups) return false;
+    const { act, what, rest } = m.groups as { act?: string; what?: string; rest?: string };
+    const detail = rest ? `, ${rest.replace(/^\s*[,:;]\s*/, '').replace(/[.!\s]+$/, '')}` : '';
+    const phrase = rewritePersons(`${(act ?? what ?? '').trim()}${detail}`, e.parties);
+    const user = e.parties.addressee;
+    if (!phrase || !user || (act && phrase.split(/\s+/).length < 2)) return false;
+    const value = phrase.charAt(0).toLowerCase() + phrase.slice(1);
+    const subject = this.registry.upsert(user, 'person', null, null, e.index);
+    const source: Span = { eventId: e.ev.id, start: sentence.start, end: sentence.end };
+    this.registry.sight(subject, source, e.index);
+    this.out.add({
+      statement: act ? `${capitalise(user)} wants ${e.speakerName} to ${value}` : `${capitalise(user)} wants ${value}`,
+      factType: 'preference',
+      subject,
+      predicate: 'wants',
+      value,
       objectEntity: null,
       isNegation: false,
       confidence: CONFIDENCE.general,

@@ -152,4 +152,50 @@ describe('RuleJudge: updates and distinct look-alikes (issue 23)', () => {
     const again = aFact({ statement: 'The user is allergic to peanuts', predicate: null, objectValue: null, factType: 'other' });
     expect(judge.decideOne({ fact: again, candidates: [peanuts] })).toMatchObject({ action: 'SKIP', targetId: 'peanuts' });
   });
+  it('keeps several ways of answering side by side, and lets a change on the same topic replace the old one', () => {
+    const wants = (statement: string, objectValue: string, sourceText: string) =>
+      aFact({ statement, objectValue, sourceText, predicate: 'wants', validFrom: null });
+    const bullets = aCandidate({
+      id: 'bullets',
+      statement: 'The user wants the assistant to answer in bullet points',
+      predicate: 'wants',
+      objectValue: 'answer in bullet points',
+      similarity: 0.8,
+    });
+    const javascript = aCandidate({
+      id: 'js',
+      statement: 'The user wants the assistant to use plain JavaScript when the assistant give the user code',
+      predicate: 'wants',
+      objectValue: 'use plain JavaScript when the assistant give the user code',
+      similarity: 0.82,
+    });
+    // Another instruction is one more way of answering, not a replacement of the most similar one.
+    expect(
+      decide(wants('The user wants the assistant to give the user distances in miles', 'give the user distances in miles', 'also give me distances in miles'), [
+        javascript,
+        bullets,
+      ]),
+    ).toMatchObject({ action: 'ADD' });
+    // The assistant's "from now on" on the same topic replaces the older way.
+    expect(
+      decide(
+        wants(
+          'The user wants short paragraphs, no bullet lists',
+          'short paragraphs, no bullet lists',
+          'Got it, short paragraphs from now on, no bullet lists.',
+        ),
+        [javascript, bullets],
+      ),
+    ).toMatchObject({ action: 'SUPERSEDE', targetId: 'bullets' });
+    expect(
+      decide(
+        wants(
+          'The user wants the assistant to write all code examples in TypeScript, with types',
+          'write all code examples in TypeScript, with types',
+          "Got it, I'll write all code examples in TypeScript from now on, with types.",
+        ),
+        [bullets, javascript],
+      ),
+    ).toMatchObject({ action: 'SUPERSEDE', targetId: 'js' });
+  });
 });
