@@ -354,6 +354,12 @@ describe('RuleExtractor: what first-use answers need (issue 23)', () => {
       'The user wants the assistant to stop with the bullet lists',
       'The user wants the assistant to write normally, a few short sentences',
     ]);
+    // Between two people an imperative is encouragement, not an instruction to the agent.
+    const between = await extract([
+      anEvent('Caroline: I finally finished the mural!', { actor: 'Caroline' }),
+      anEvent('Melanie: Keep it up, you are making a big impact.', { actor: 'Melanie' }),
+    ]);
+    expect(between.facts.filter((f) => f.factType === 'preference')).toEqual([]);
     // A one-off request is not a way of answering.
     expect(await wanted('can you give me a recipe for dal?')).toEqual([]);
     expect(await wanted('could you help me plan meals for the week?')).toEqual([]);

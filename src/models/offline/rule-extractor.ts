@@ -11,7 +11,7 @@ import { applyThirdPerson } from './third-person-patterns';
 import { Clause, findTime, normaliseQuotes, parse, Parsed, splitClauses, timeRanges, Token } from './segments';
 import { cleanObject, splitItems } from './object-phrases';
 import { generalClause, GeneralFact } from './general-clauses';
-import { addresseeOf, bodyStart, Parties, possessive, rewritePersons, speakerOf } from './speaker';
+import { addresseeOf, bodyStart, Parties, possessive, rewritePersons, speakerOf, speaksToAssistant } from './speaker';
 import { relativePhrase, resolveTimes, writeOutTimes } from './time-phrase';
 
 /** An assistant sentence that reports an action or a finding: "I've booked …", "I set a reminder …", "I recommend …", "You agreed to …". */
@@ -94,6 +94,8 @@ interface EventCtx {
   speaker: () => WorkingEntity;
   speakerName: string;
   parties: Parties;
+  /** The turn speaks to the assistant (speaksToAssistant): only then is an imperative an instruction. */
+  toAssistant: boolean;
   /** compromise's tags for the spoken text, offsets into the event's content. */
   tokens: Token[];
 }
@@ -115,7 +117,7 @@ class BatchExtraction {
   constructor(private readonly ctx: ExtractionContext) {}
 
   run(events: ExtractionEvent[]): ExtractionResult {
-    events.forEach((ev, index) => this.event(ev, index, addresseeOf(events, index)));
+    events.forEach((ev, index) => this.event(ev, index, addresseeOf(events, index), speaksToAssistant(events, index)));
     const allowedFacts = new Set(this.ctx.factTypes);
     const allowedRels = new Set(this.ctx.relationshipTypes);
     return {
@@ -125,7 +127,7 @@ class BatchExtraction {
     };
   }
 
-  private event(ev: ExtractionEvent, index: number, addressee: string | null): void {
+  private event(ev: ExtractionEvent, index: number, addressee: string | null, toAssistant: boolean): void {
     const speakerName = speakerOf(ev);
     let speaker: WorkingEntity | null = null;
     // "Melanie: I went ..." (the actor's name as a prefix): the rules read what follows it.
@@ -136,6 +138,7 @@ class BatchExtraction {
       index,
       speakerName,
       parties: { speaker: speakerName, addressee },
+      toAssistant,
       speaker: () => (speaker ??= this.registry.upsert(speakerName, 'person', null, null, index)),
       tokens: parsed.tokens.map((t) => ({ ...t, start: t.start + from, end: t.end + from })),
     };
@@ -233,6 +236,7 @@ class BatchExtraction {
    * be answered or served: "The user wants the assistant to always pick an aisle seat when …".
    */
   private instruction(sentence: { text: string; start: number; end: number }, e: EventCtx, shape: RegExp): boolean {
+    if (!e.toAssistant) return false;
     const m = shape.exec(sentence.text.trim());
     if (!m?.groups) return false;
     const { cond } = m.groups as { cond?: string };

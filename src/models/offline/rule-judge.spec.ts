@@ -153,8 +153,7 @@ describe('RuleJudge: updates and distinct look-alikes (issue 23)', () => {
     expect(judge.decideOne({ fact: again, candidates: [peanuts] })).toMatchObject({ action: 'SKIP', targetId: 'peanuts' });
   });
   it('keeps several ways of answering side by side, and lets a change on the same topic replace the old one', () => {
-    const wants = (statement: string, objectValue: string, sourceText: string) =>
-      aFact({ statement, objectValue, sourceText, predicate: 'wants', validFrom: null });
+    const wants = (statement: string, objectValue: string, sourceText: string) => aFact({ statement, objectValue, sourceText, predicate: 'wants' });
     const bullets = aCandidate({
       id: 'bullets',
       statement: 'The user wants the assistant to answer in bullet points',

@@ -1,5 +1,5 @@
 import type { ExtractionEvent } from '../../silver/model-ports';
-import { addresseeOf, bodyStart, rewritePersons } from './speaker';
+import { addresseeOf, bodyStart, rewritePersons, speaksToAssistant } from './speaker';
 
 const ev = (id: string, actor: string | null, role = 'user', conversationId = 'c1'): ExtractionEvent => ({
   id,
@@ -27,6 +27,13 @@ describe('speaker', () => {
     expect(addresseeOf(events, 0)).toBe('Melanie'); // no one before: the next speaker
     expect(addresseeOf(events, 3)).toBeNull(); // alone in its conversation
     expect(addresseeOf([ev('1', null, 'user')], 0)).toBe('the assistant'); // a user talks to the assistant
+  });
+
+  it('tells a turn spoken to the assistant from one spoken to another person', () => {
+    expect(speaksToAssistant([ev('1', 'Caroline'), ev('2', 'Melanie')], 1)).toBe(false); // two people
+    expect(speaksToAssistant([ev('1', null, 'assistant'), ev('2', null, 'user')], 1)).toBe(true);
+    expect(speaksToAssistant([ev('1', 'Sam'), ev('2', 'Ava', 'assistant')], 0)).toBe(true); // a named assistant
+    expect(speaksToAssistant([ev('1', 'Sam')], 0)).toBe(true); // no one else in sight: the agent listens
   });
 
   it('writes first and second person out as names, keeping the rest of the phrase', () => {

@@ -18,25 +18,34 @@ const roleName = (role: string | null): string => (role === 'assistant' ? 'the a
 
 export const speakerOf = (ev: ExtractionEvent): string => ev.actor?.trim() || roleName(ev.role);
 
+/** The nearest event of another party in the same conversation: the previous one, else the next (20 either way). */
+function otherParty(events: readonly ExtractionEvent[], index: number): ExtractionEvent | null {
+  const ev = events[index] as ExtractionEvent;
+  const me = speakerOf(ev);
+  const other = (e: ExtractionEvent | undefined): e is ExtractionEvent =>
+    e !== undefined && e.conversationId === ev.conversationId && e.role !== 'tool' && e.role !== 'system' && speakerOf(e) !== me;
+  for (let i = index - 1; i >= 0 && i >= index - 20; i--) if (other(events[i])) return events[i] as ExtractionEvent;
+  for (let i = index + 1; i < events.length && i <= index + 20; i++) if (other(events[i])) return events[i] as ExtractionEvent;
+  return null;
+}
+
 /** The addressee of events[index], from its neighbours in the same conversation. */
 export function addresseeOf(events: readonly ExtractionEvent[], index: number): string | null {
   const ev = events[index] as ExtractionEvent;
-  const me = speakerOf(ev);
-  const other = (e: ExtractionEvent | undefined): string | null => {
-    if (!e || e.conversationId !== ev.conversationId || e.role === 'tool' || e.role === 'system') return null;
-    const name = speakerOf(e);
-    return name !== me ? name : null;
-  };
-  for (let i = index - 1; i >= 0 && i >= index - 20; i--) {
-    const hit = other(events[i]);
-    if (hit) return hit;
-  }
-  for (let i = index + 1; i < events.length && i <= index + 20; i++) {
-    const hit = other(events[i]);
-    if (hit) return hit;
-  }
+  const hit = otherParty(events, index);
+  if (hit) return speakerOf(hit);
   if (!ev.actor && (ev.role === 'user' || ev.role === 'assistant')) return roleName(ev.role === 'user' ? 'assistant' : 'user');
   return null;
+}
+
+/**
+ * Whether events[index] speaks to the assistant: the other party beside it has the assistant's
+ * role, or no other party is in sight (a memory service's listener is its agent). Between two
+ * people ("keep it up!", "keep me posted") an imperative is encouragement, not an instruction.
+ */
+export function speaksToAssistant(events: readonly ExtractionEvent[], index: number): boolean {
+  const hit = otherParty(events, index);
+  return hit === null || hit.role === 'assistant';
 }
 
 /**
