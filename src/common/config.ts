@@ -117,6 +117,8 @@ export interface AppConfig {
     readonly minConfidence: number;
     /** The largest share of low-confidence facts a fact type may have (QUALITY_MAX_LOW_CONFIDENCE_SHARE, 0.5). */
     readonly maxLowConfidenceShare: number;
+    /** A fact type with fewer current facts than this is listed but not judged by confidence_distribution (QUALITY_CONFIDENCE_MIN_SAMPLE, 20). */
+    readonly confidenceMinSample: number;
     /** An entity whose best fact is below this is a low-confidence entity (QUALITY_LOW_CONFIDENCE_FLOOR, 0.5). */
     readonly lowConfidenceFloor: number;
     /** The most low-confidence entities one entity type may have (QUALITY_MAX_LOW_CONFIDENCE_ENTITIES, 100). */
@@ -280,6 +282,7 @@ const envSchema = z.object({
   GOLD_REVIEW_CONFIDENCE: z.coerce.number().min(0).max(1).default(0.7),
   QUALITY_MIN_CONFIDENCE: z.coerce.number().min(0).max(1).default(0.7),
   QUALITY_MAX_LOW_CONFIDENCE_SHARE: z.coerce.number().min(0).max(1).default(0.5),
+  QUALITY_CONFIDENCE_MIN_SAMPLE: intIn(1, 100_000_000).default(20),
   QUALITY_LOW_CONFIDENCE_FLOOR: z.coerce.number().min(0).max(1).default(0.5),
   QUALITY_MAX_LOW_CONFIDENCE_ENTITIES: intIn(0, 100_000_000).default(100),
   QUALITY_DUPLICATE_SIMILARITY: z.coerce.number().min(0).max(1).default(0.85),
@@ -435,6 +438,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     quality: Object.freeze({
       minConfidence: e.QUALITY_MIN_CONFIDENCE,
       maxLowConfidenceShare: e.QUALITY_MAX_LOW_CONFIDENCE_SHARE,
+      confidenceMinSample: e.QUALITY_CONFIDENCE_MIN_SAMPLE,
       lowConfidenceFloor: e.QUALITY_LOW_CONFIDENCE_FLOOR,
       maxLowConfidenceEntities: e.QUALITY_MAX_LOW_CONFIDENCE_ENTITIES,
       duplicateSimilarity: e.QUALITY_DUPLICATE_SIMILARITY,

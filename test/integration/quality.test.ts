@@ -195,13 +195,20 @@ describe('qualityReport: each check catches its planted defect in the real store
     expect(c.detail).toContain(twin);
   }, 180_000);
 
-  it('confidence_distribution: a fact type mostly below the promotion threshold 0.7, per type', async () => {
+  it('confidence_distribution: a fact type mostly below the promotion threshold 0.7, per type, once it has the minimum sample (20)', async () => {
     const { ns, seeded } = await clean('q-conf');
+    // Three weak facts of a type: a share of 1, but below the minimum sample: listed, not judged.
     for (const confidence of [0.3, 0.4, 0.65]) await insertFact(ns, seeded, { subject: seeded.ids.acme, confidence, type: 'event' });
+    const few = check(await report(ns), 'confidence_distribution');
+    expect(few).toMatchObject({ ok: true, value: 0, threshold: 0.5 });
+    expect(few.detail).toContain('event 1 (3/3, not judged)');
+    expect(few.detail).toContain('types with fewer than 20 current facts are not judged');
+    // 17 more (11 weak): 14/20 = 0.7 of the type below 0.7, now judged and failing.
+    for (let i = 0; i < 17; i++) await insertFact(ns, seeded, { subject: seeded.ids.acme, confidence: i < 11 ? 0.5 : 0.9, type: 'event' });
     const c = check(await report(ns), 'confidence_distribution');
-    expect(c).toMatchObject({ ok: false, value: 1, threshold: 0.5 });
-    expect(c.detail).toContain('event 1 (3/3)');
-    expect(c.detail).toContain('attribute 0 (0/6)');
+    expect(c).toMatchObject({ ok: false, value: 0.7, threshold: 0.5 });
+    expect(c.detail).toContain('event 0.7 (14/20)');
+    expect(c.detail).toContain('attribute 0 (0/6, not judged)');
   }, 180_000);
 
   it('low_confidence_proliferation: more than 100 live entities of one type whose best fact is below 0.5', async () => {

@@ -12,6 +12,8 @@ describe('quality checks: each judges its measure against its threshold', () => 
       duplicateSimilarity: 0.9,
       maxLagSeconds: 60,
     });
+    expect(loadConfig({ DATA_DIR: '/tmp/medallion-quality-spec', QUALITY_CONFIDENCE_MIN_SAMPLE: '5' }).quality.confidenceMinSample).toBe(5);
+    expect(() => loadConfig({ DATA_DIR: '/tmp/medallion-quality-spec', QUALITY_CONFIDENCE_MIN_SAMPLE: '0' })).toThrow(/QUALITY_CONFIDENCE_MIN_SAMPLE/);
     expect(() => loadConfig({ DATA_DIR: '/tmp/medallion-quality-spec', QUALITY_MIN_CONFIDENCE: '2' })).toThrow(/QUALITY_MIN_CONFIDENCE/);
   });
 
@@ -24,14 +26,32 @@ describe('quality checks: each judges its measure against its threshold', () => 
 
   it('confidence_distribution takes the worst fact type, rounded, against the largest share allowed', () => {
     const rows = [
-      { type: 'attribute', total: 10, low: 2 },
-      { type: 'event', total: 3, low: 2 },
+      { type: 'attribute', total: 40, low: 8 },
+      { type: 'event', total: 30, low: 20 },
     ];
     const c = checks.confidenceDistribution(rows, T);
     expect(c).toMatchObject({ ok: false, value: 0.667, threshold: 0.5 });
-    expect(c.detail).toBe('share below 0.7 per fact type: attribute 0.2 (2/10), event 0.667 (2/3)');
-    expect(checks.confidenceDistribution([{ type: 'event', total: 2, low: 1 }], T).ok).toBe(true);
+    expect(c.detail).toBe('share below 0.7 per fact type: attribute 0.2 (8/40), event 0.667 (20/30)');
+    expect(checks.confidenceDistribution([{ type: 'event', total: 20, low: 10 }], T).ok).toBe(true);
+    expect(checks.confidenceDistribution([{ type: 'event', total: 20, low: 11 }], T)).toMatchObject({ ok: false, value: 0.55 });
     expect(checks.confidenceDistribution([], T)).toMatchObject({ ok: true, value: 0, detail: 'no current facts' });
+  });
+
+  it('confidence_distribution lists a fact type below the minimum sample but does not judge it', () => {
+    // One weak fact of a type in a tiny namespace is a share of 1: reported, not failed.
+    const rows = [
+      { type: 'attribute', total: 25, low: 5 },
+      { type: 'other', total: 1, low: 1 },
+    ];
+    const c = checks.confidenceDistribution(rows, T);
+    expect(c).toMatchObject({ ok: true, value: 0.2, threshold: 0.5 });
+    expect(c.detail).toBe(
+      'share below 0.7 per fact type: attribute 0.2 (5/25), other 1 (1/1, not judged); types with fewer than 20 current facts are not judged',
+    );
+    // The same type at the minimum sample is judged, and with a minimum of 1 every type is.
+    expect(checks.confidenceDistribution([{ type: 'other', total: 20, low: 20 }], T)).toMatchObject({ ok: false, value: 1 });
+    expect(checks.confidenceDistribution(rows, { ...T, confidenceMinSample: 1 })).toMatchObject({ ok: false, value: 1 });
+    expect(checks.confidenceDistribution([{ type: 'other', total: 3, low: 3 }], T)).toMatchObject({ ok: true, value: 0 });
   });
 
   it('low_confidence_proliferation fails only above the count per type', () => {

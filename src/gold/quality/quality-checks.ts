@@ -112,17 +112,25 @@ export function uniqueness(m: { count: number; pairs: DuplicatePair[] }, t: Qual
   );
 }
 
+/**
+ * The worst share of low-confidence current facts among the fact types with at least
+ * `confidenceMinSample` current facts; a smaller type is listed in the detail but not judged (one
+ * weak fact in a namespace of a few messages is not a distribution).
+ */
 export function confidenceDistribution(rows: ConfidenceByType[], t: QualityThresholds): QualityCheckResult {
-  const shares = rows.map((r) => ({ ...r, share: r.total === 0 ? 0 : r.low / r.total }));
-  const worst = shares.reduce((max, r) => Math.max(max, r.share), 0);
+  const shares = rows.map((r) => ({ ...r, share: r.total === 0 ? 0 : r.low / r.total, judged: r.total >= t.confidenceMinSample }));
+  const worst = shares.reduce((max, r) => (r.judged ? Math.max(max, r.share) : max), 0);
   const total = rows.reduce((n, r) => n + r.total, 0);
+  const unjudged = shares.filter((r) => !r.judged).length;
   return result(
     'confidence_distribution',
     round(worst),
     t.maxLowConfidenceShare,
     total === 0
       ? 'no current facts'
-      : `share below ${t.minConfidence} per fact type: ${shares.map((r) => `${r.type} ${round(r.share)} (${r.low}/${r.total})`).join(', ')}`,
+      : `share below ${t.minConfidence} per fact type: ${shares
+          .map((r) => `${r.type} ${round(r.share)} (${r.low}/${r.total}${r.judged ? '' : ', not judged'})`)
+          .join(', ')}${unjudged > 0 ? `; types with fewer than ${t.confidenceMinSample} current facts are not judged` : ''}`,
   );
 }
 
