@@ -103,6 +103,20 @@ describe('quality checks: each judges its measure against its threshold', () => 
     expect(c.detail).toBe('Fact 2 in Postgres, 1 in Neo4j; missing in Neo4j: Fact:f1');
   });
 
+  it('consistency_graph says how fresh its answer is: compared now, or stored with its age and whether the graph changed since', () => {
+    const zero = { Event: 0, Fact: 0, Entity: 0, DERIVED_FROM: 0, ABOUT: 0, SUPERSEDES: 0, RELATED: 0, GoldEntity: 0, MERGED_FROM: 0, GOLD_RELATED: 0 };
+    const clean = { ok: true, postgres: zero, neo4j: zero, missingInNeo4j: [], extraInNeo4j: [] };
+    const checkedAt = new Date('2026-12-05T01:00:00.000Z');
+    const base = { checkedAt, ageSeconds: 42.4, computedNow: false, changedSince: false, maxAgeSeconds: 600 };
+    expect(checks.consistencyGraph(clean, { ...base, computedNow: true }).detail).toBe(
+      'Neo4j holds exactly the Postgres rows (graphConsistency); as of 2026-12-05T01:00:00.000Z (compared for this report)',
+    );
+    expect(checks.consistencyGraph(clean, base).detail).toBe(
+      'Neo4j holds exactly the Postgres rows (graphConsistency); as of 2026-12-05T01:00:00.000Z (42 s ago, stored answer; recomputed once older than 600 s)',
+    );
+    expect(checks.consistencyGraph(clean, { ...base, changedSince: true }).detail).toContain('the graph changed since, a worker rechecks it');
+  });
+
   it('the CLI table has one line per check and says how many failed', () => {
     const report = {
       namespace: 'ns',

@@ -33,6 +33,8 @@ export const DEFAULT_QUALITY_THRESHOLDS: QualityThresholds = Object.freeze({
   lagWindowHours: 24,
   maxDeadLetters: 0,
   maxListed: 10,
+  consistencyMaxAgeSeconds: 600,
+  consistencyRefreshSeconds: 60,
 });
 
 /** The names of the checks, in report order. */
