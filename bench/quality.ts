@@ -1,3 +1,4 @@
+import { isDeepStrictEqual } from 'node:util';
 import { Client } from 'pg';
 import { GOLD_GRAPH_KEY_CYPHER } from '../src/graph/cypher/gold-nodes';
 import { GRAPH_KEY_CYPHER } from '../src/graph/cypher/graph-admin';
@@ -217,7 +218,7 @@ async function measureGraphConsistency(ctx: ScaleContext, runs: number) {
   const read = await answers.forReport(TARGET);
   return {
     computeAndStore: { ms: computeAndStore.ms },
-    storedAnswer: { ms: storedAnswer.ms, computedNow: read.computedNow, sameResult: JSON.stringify(read.result) === JSON.stringify(a) },
+    storedAnswer: { ms: storedAnswer.ms, computedNow: read.computedNow, sameResult: isDeepStrictEqual(read.result, a) },
     bucketed: { ms: bucketed.ms, roundTrips: await roundTrips(() => graph.checkConsistency(TARGET)) },
     fullRead: { ms: fullRead.ms, roundTrips: await roundTrips(() => graph.checkConsistencyByFullRead(TARGET)) },
     neo4jDigestsAlone: neo4jDigests.ms,

@@ -232,6 +232,8 @@ describe('qualityReport: each check catches its planted defect in the real store
     await age(ns, 545);
     await refreshAll();
     expect(await stored(ns)).toEqual({ ok: false, fresh: true });
+    // The stored answer is graphConsistency's own (through a jsonb round trip).
+    expect((await answers.forReport(ns)).result).toEqual(await t.app.services.graph.checkConsistency(ns));
     const c = check(await report(ns), 'consistency_graph');
     expect(c).toMatchObject({ ok: false });
     expect(c.detail).toContain(fact);
