@@ -105,20 +105,48 @@ export async function ingestThroughput(): Promise<void> {
       await pg.query('DROP TABLE public.bench_plain');
       await pg.end();
 
+      // The hash-chain sealer's work while each phase ran (links of the bench namespace written
+      // during it), and after the last phase how many events wait to be sealed and how long the
+      // sealer takes to seal them: the pacing (gold/portability/chain-sealer.ts) moves sealing
+      // out of busy ingest into the time after it, whatever the machine's load.
+      const chain = new Client({ connectionString: postgresUrl });
+      await chain.connect();
+      const links = async (): Promise<number> =>
+        Number((await chain.query(`SELECT count(*)::bigint AS n FROM ops.hash_chain WHERE namespace = 'bench-ingest'`)).rows[0].n);
+      const unsealedEvents = async (): Promise<number> =>
+        Number(
+          (
+            await chain.query(
+              `SELECT (SELECT count(*) FROM bronze.events WHERE namespace = 'bench-ingest') - (SELECT count(*) FROM ops.hash_chain WHERE namespace = 'bench-ingest' AND kind = 'event') AS n`,
+            )
+          ).rows[0].n,
+        );
+      const sealedDuring: Record<string, number> = {};
+      const during = async <T>(phase: string, run: () => Promise<T>): Promise<T> => {
+        const before = await links();
+        const out = await run();
+        sealedDuring[phase] = (await links()) - before;
+        return out;
+      };
+
       const limits = app.config.limits;
-      const repo = await timed(batches, async (b) => {
-        const normalized = batchOf('repo', b).map((e) => {
-          const v = validateSubmission(e, limits, new Date());
-          if (!v.ok) throw new Error(v.reason);
-          return v.event;
-        });
-        await app.repositories.events.insertNew(normalized);
-      });
+      const repo = await during('ingestStatement', () =>
+        timed(batches, async (b) => {
+          const normalized = batchOf('repo', b).map((e) => {
+            const v = validateSubmission(e, limits, new Date());
+            if (!v.ok) throw new Error(v.reason);
+            return v.event;
+          });
+          await app.repositories.events.insertNew(normalized);
+        }),
+      );
 
       const admin = await app.services.tokens.authenticate(`Bearer ${adminToken}`);
-      const service = await timed(batches, async (b) => {
-        await app.services.ingest.ingestBatch(admin as AuthContext, batchOf('service', b));
-      });
+      const service = await during('ingestService', () =>
+        timed(batches, async (b) => {
+          await app.services.ingest.ingestBatch(admin as AuthContext, batchOf('service', b));
+        }),
+      );
 
       const overHttp = (run: string) => async (b: number) => {
         const res = await fetch(`${url}/graphql`, {
@@ -131,9 +159,18 @@ export async function ingestThroughput(): Promise<void> {
           throw new Error(`batch ${b} not fully created: ${JSON.stringify(body).slice(0, 300)}`);
       };
       app.queryCounter.reset();
-      const http = await timed(batches, overHttp('http'));
+      const http = await during('ingestEventsOverHttp', () => timed(batches, overHttp('http')));
       const roundTripCount = app.queryCounter.count;
-      const http4 = await timed(batches, overHttp('http4'), 4);
+      const http4 = await during('ingestEventsOverHttp4Clients', () => timed(batches, overHttp('http4'), 4));
+      const unsealedAtEnd = await unsealedEvents();
+      const t0 = nowMs();
+      let left = unsealedAtEnd;
+      while (worker && left > 0 && nowMs() - t0 < 300_000) {
+        await new Promise((r) => setTimeout(r, 250));
+        left = await unsealedEvents();
+      }
+      const sealedAllAfterMs = left === 0 ? round(nowMs() - t0, 0) : null;
+      await chain.end();
       const roundTrips = roundTripCount / batches;
 
       report(worker ? 'ingest' : 'ingest-no-workers', {
@@ -149,6 +186,7 @@ export async function ingestThroughput(): Promise<void> {
         ratioRawToHttp4Clients: round(raw.eventsPerSec / http4.eventsPerSec, 2),
         sqlRoundTripsPerBatchOverHttp: round(roundTrips, 2),
         backgroundWorkers: worker,
+        sealer: { linksSealedDuring: sealedDuring, unsealedEventsAtEnd: unsealedAtEnd, sealedAllAfterMs },
       });
     },
     { worker },

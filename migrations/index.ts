@@ -25,6 +25,7 @@ import { ErasureRetiredReason1764400001060 } from './1764400001060-erasure-retir
 import { HashChain1764400001100 } from './1764400001100-hash-chain';
 import { DerivationTraceContext1764400001150 } from './1764400001150-derivation-trace-context';
 import { ChainTick1764400001160 } from './1764400001160-chain-tick';
+import { GraphConsistencySnapshots1764400001300 } from './1764400001300-graph-consistency-snapshots';
 
 /** Every migration, oldest first. Listed explicitly so no glob depends on the build layout. */
 export const migrations = [
@@ -55,4 +56,5 @@ export const migrations = [
   HashChain1764400001100,
   DerivationTraceContext1764400001150,
   ChainTick1764400001160,
+  GraphConsistencySnapshots1764400001300,
 ];

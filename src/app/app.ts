@@ -51,6 +51,8 @@ import { ReviewService } from '../gold/review/review.service';
 import { GoldReadService } from '../gold/reads/gold-read.service';
 import { QualityRepository } from '../gold/quality/quality.repository';
 import { QualityService } from '../gold/quality/quality.service';
+import { GraphConsistencyAnswers } from '../gold/quality/graph-consistency-answers';
+import { GraphConsistencyRepository } from '../gold/quality/graph-consistency.repository';
 import { PromotionRepository } from '../gold/promotion/promotion.repository';
 import { PromotionService } from '../gold/promotion/promotion.service';
 import { GoldProjectionJob } from '../gold/promotion/gold-projection.job';
@@ -274,6 +276,11 @@ export async function startApp(
     cleanups.push({ what: 'recorded fact uses', run: () => usage.flush().then(() => undefined) });
     const lifecycleRepository = new LifecycleRepository(sql);
     const lifecycle = new LifecycleService(sql, lifecycleRepository, jobRepository, decaySettings(config), opts.clock ?? systemClock);
+    // consistency_graph reads a stored graphConsistency answer with its age (docs/quality.md); a worker keeps read answers fresh.
+    const consistencyAnswers = new GraphConsistencyAnswers(new GraphConsistencyRepository(sql), graphRebuild, {
+      maxAgeSeconds: config.quality.consistencyMaxAgeSeconds,
+      refreshSeconds: config.quality.consistencyRefreshSeconds,
+    });
     const services: Services = {
       tokens: tokenService,
       ingest: new IngestService(eventRepository, systemClock, config.limits, (o) => metrics.observeIngest(o)),
@@ -324,7 +331,7 @@ export async function startApp(
       about,
       review,
       goldReads: new GoldReadService(driver, facts, about, config.limits, review),
-      quality: new QualityService(new QualityRepository(sql), driver, graphRebuild, config.quality),
+      quality: new QualityService(new QualityRepository(sql), driver, consistencyAnswers, config.quality),
       lifecycle,
     };
     // Before the projector's first batch and before /health answers: the first event after a
@@ -437,6 +444,7 @@ export async function startApp(
       );
       // The per-namespace hash chain over Bronze, overlays, approval log and judge decisions (docs/operations.md).
       stages.register(chainSealerStage(new ChainRepository(sql)));
+      if (config.quality.consistencyMaxAgeSeconds > 0 && config.quality.consistencyRefreshSeconds > 0) stages.register(consistencyAnswers.stage());
       const reembedJob = await services.reembed.enqueueIfModelChanged();
       if (reembedJob)
         log.info(

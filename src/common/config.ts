@@ -117,6 +117,8 @@ export interface AppConfig {
     readonly minConfidence: number;
     /** The largest share of low-confidence facts a fact type may have (QUALITY_MAX_LOW_CONFIDENCE_SHARE, 0.5). */
     readonly maxLowConfidenceShare: number;
+    /** A fact type with fewer current facts than this is listed but not judged by confidence_distribution (QUALITY_CONFIDENCE_MIN_SAMPLE, 20). */
+    readonly confidenceMinSample: number;
     /** An entity whose best fact is below this is a low-confidence entity (QUALITY_LOW_CONFIDENCE_FLOOR, 0.5). */
     readonly lowConfidenceFloor: number;
     /** The most low-confidence entities one entity type may have (QUALITY_MAX_LOW_CONFIDENCE_ENTITIES, 100). */
@@ -131,6 +133,10 @@ export interface AppConfig {
     readonly maxDeadLetters: number;
     /** Offending rows named in a check's detail (QUALITY_MAX_LISTED, 10). */
     readonly maxListed: number;
+    /** consistency_graph shows the stored graphConsistency answer while it is at most this old, else computes one (QUALITY_CONSISTENCY_MAX_AGE_SECONDS, 600; 0: always at report time). */
+    readonly consistencyMaxAgeSeconds: number;
+    /** A worker recomputes a read answer once it is this old and the namespace changed or failed, or nears the maximum age (QUALITY_CONSISTENCY_REFRESH_SECONDS, 60; 0: no background refresh). */
+    readonly consistencyRefreshSeconds: number;
   };
   /** Decay, pruning and Bronze retention (docs/lifecycle.md). */
   readonly lifecycle: {
@@ -280,6 +286,7 @@ const envSchema = z.object({
   GOLD_REVIEW_CONFIDENCE: z.coerce.number().min(0).max(1).default(0.7),
   QUALITY_MIN_CONFIDENCE: z.coerce.number().min(0).max(1).default(0.7),
   QUALITY_MAX_LOW_CONFIDENCE_SHARE: z.coerce.number().min(0).max(1).default(0.5),
+  QUALITY_CONFIDENCE_MIN_SAMPLE: intIn(1, 100_000_000).default(20),
   QUALITY_LOW_CONFIDENCE_FLOOR: z.coerce.number().min(0).max(1).default(0.5),
   QUALITY_MAX_LOW_CONFIDENCE_ENTITIES: intIn(0, 100_000_000).default(100),
   QUALITY_DUPLICATE_SIMILARITY: z.coerce.number().min(0).max(1).default(0.85),
@@ -287,6 +294,8 @@ const envSchema = z.object({
   QUALITY_LAG_WINDOW_HOURS: intIn(1, 8760).default(24),
   QUALITY_MAX_DEAD_LETTERS: intIn(0, 100_000_000).default(0),
   QUALITY_MAX_LISTED: intIn(0, 1000).default(10),
+  QUALITY_CONSISTENCY_MAX_AGE_SECONDS: intIn(0, 604_800).default(600),
+  QUALITY_CONSISTENCY_REFRESH_SECONDS: intIn(0, 604_800).default(60),
   SEARCH_GRAPH_GOLD: z.enum(['true', 'false'], { error: 'expected true or false' }).default('true'),
   SEARCH_SPEAKER_BOOST: z.coerce.number().min(0).max(10).optional(),
   OVERLAY_REANCHOR_ACCEPT: z.coerce.number().min(0).max(1).default(0.75),
@@ -435,6 +444,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     quality: Object.freeze({
       minConfidence: e.QUALITY_MIN_CONFIDENCE,
       maxLowConfidenceShare: e.QUALITY_MAX_LOW_CONFIDENCE_SHARE,
+      confidenceMinSample: e.QUALITY_CONFIDENCE_MIN_SAMPLE,
       lowConfidenceFloor: e.QUALITY_LOW_CONFIDENCE_FLOOR,
       maxLowConfidenceEntities: e.QUALITY_MAX_LOW_CONFIDENCE_ENTITIES,
       duplicateSimilarity: e.QUALITY_DUPLICATE_SIMILARITY,
@@ -442,6 +452,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
       lagWindowHours: e.QUALITY_LAG_WINDOW_HOURS,
       maxDeadLetters: e.QUALITY_MAX_DEAD_LETTERS,
       maxListed: e.QUALITY_MAX_LISTED,
+      consistencyMaxAgeSeconds: e.QUALITY_CONSISTENCY_MAX_AGE_SECONDS,
+      consistencyRefreshSeconds: e.QUALITY_CONSISTENCY_REFRESH_SECONDS,
     }),
     lifecycle: Object.freeze({
       decayAfterDays: e.DECAY_AFTER_DAYS,

@@ -166,4 +166,30 @@ describe('the chain sealer: idle rounds do not grow with the namespaces, late re
       await pin.end();
     }
   }, 60_000);
+
+  it('paced while writers are busy: a round that saw new writes pauses; without new writes rounds follow at once until all is sealed', async () => {
+    const stage = chainSealerStage(repo, { sweepMs: HOUR });
+    await drain(stage);
+    const ns = uniqueNamespace('paced');
+    /** `n` approval log lines of the namespace, one statement (one tick). */
+    const lines = (n: number) =>
+      owner.query(
+        `INSERT INTO access.approval_log (request_id, namespace, step, principal_id, principal_name)
+         SELECT gen_random_uuid(), $1, 'REQUESTED', 'test', 'test' FROM generate_series(1, $2)`,
+        [ns, n],
+      );
+    await lines(2500);
+    // New ticks: one round (1000 records), then a pause (the runner waits pollMs before the next step).
+    expect(await stage.step()).toBe(false);
+    expect(await repo.unsealedCount(ns)).toBe(1500);
+    // A write between rounds: that round seals too, and pauses again.
+    await lines(1);
+    expect(await stage.step()).toBe(false);
+    expect(await repo.unsealedCount(ns)).toBe(501);
+    // No new ticks: round after round at once, until nothing is left.
+    expect(await stage.step()).toBe(true);
+    expect(await repo.unsealedCount(ns)).toBe(0);
+    expect(await stage.step()).toBe(false);
+    expect(await repo.linkCount(ns)).toBe(2501);
+  }, 60_000);
 });

@@ -5,6 +5,9 @@ import { loadConfig } from '../../src/common/config';
 import { createNeo4jDriver } from '../../src/platform/neo4j/neo4j-client';
 import { QUALITY_FAILED_EXIT, runQualityCommand } from '../../src/gold/quality/quality.command';
 import { QUALITY_CHECKS } from '../../src/gold/quality/quality.types';
+import { GraphConsistencyAnswers } from '../../src/gold/quality/graph-consistency-answers';
+import { GraphConsistencyRepository } from '../../src/gold/quality/graph-consistency.repository';
+import { Sql } from '../../src/platform/postgres/sql';
 import { anEvent } from '../builders/event-input';
 import { outboxDrained, runPromotion } from '../support/gold';
 import { seedSilver, SeededSilver } from '../support/silver-seed';
@@ -175,6 +178,90 @@ describe('qualityReport: each check catches its planted defect in the real store
     expect(c.detail).toMatch(/Fact \d+ in Postgres/);
   }, 180_000);
 
+  it('consistency_graph: the report shows a stored answer with its age, and compares again once it is older than the maximum age', async () => {
+    const { ns } = await clean('q-graph-stored');
+    const first = check(await report(ns), 'consistency_graph');
+    expect(first.ok).toBe(true);
+    expect(first.detail).toMatch(/; as of \d{4}-\d\d-\d\dT\S+Z \(compared for this report\)$/);
+    // Neo4j written around the projector after that answer: the next report shows the stored answer and says how old it is.
+    const fact = await aFact(ns);
+    await write(`MATCH (f:Fact {id: $id}) DETACH DELETE f`, { id: fact });
+    const stored = check(await report(ns), 'consistency_graph');
+    expect(stored.ok).toBe(true);
+    expect(stored.detail).toMatch(/\(\d+ s ago, stored answer; recomputed once older than 600 s\)$/);
+    // Past QUALITY_CONSISTENCY_MAX_AGE_SECONDS (600) the report compares the stores again: the difference shows.
+    await db.query(`UPDATE ops.graph_consistency SET checked_at = now() - interval '601 seconds' WHERE namespace = $1`, [ns]);
+    const again = check(await report(ns), 'consistency_graph');
+    expect(again.ok).toBe(false);
+    expect(again.detail).toContain(`missing in Neo4j: Fact:${fact}`);
+    expect(again.detail).toContain('(compared for this report)');
+    const { rows } = await db.query(`SELECT ok, extract(epoch FROM now() - checked_at) AS age FROM ops.graph_consistency WHERE namespace = $1`, [ns]);
+    expect(rows[0].ok).toBe(false);
+    expect(Number(rows[0].age)).toBeLessThan(60);
+  }, 180_000);
+
+  it("consistency_graph: the worker's refresh recomputes a read answer when the graph changed, when it failed, and before the maximum age", async () => {
+    // The refresh stage's own code (the app's stage runs it every 10 s; driven here so the test waits on nothing).
+    const answers = new GraphConsistencyAnswers(new GraphConsistencyRepository(Sql.of(t.app.ds)), t.app.services.graph, {
+      maxAgeSeconds: 600,
+      refreshSeconds: 60,
+    });
+    const refreshAll = async (): Promise<void> => {
+      while ((await answers.refreshOne()) !== null);
+    };
+    const stored = async (ns: string) =>
+      (await db.query(`SELECT ok, (now() - checked_at) < interval '60 seconds' AS fresh FROM ops.graph_consistency WHERE namespace = $1`, [ns])).rows[0] as {
+        ok: boolean;
+        fresh: boolean;
+      };
+    const age = (ns: string, seconds: number) =>
+      db.query(`UPDATE ops.graph_consistency SET checked_at = now() - make_interval(secs => $2) WHERE namespace = $1`, [ns, seconds]);
+
+    const { ns } = await clean('q-graph-refresh');
+    expect(check(await report(ns), 'consistency_graph').ok).toBe(true);
+    const fact = await aFact(ns);
+    await write(`MATCH (f:Fact {id: $id}) DETACH DELETE f`, { id: fact });
+    // Younger than QUALITY_CONSISTENCY_REFRESH_SECONDS: never recomputed.
+    await refreshAll();
+    expect(await stored(ns)).toEqual({ ok: true, fresh: true });
+    // Older, but nothing changed through the projector and it passed: kept until it nears the maximum age.
+    await age(ns, 120);
+    await refreshAll();
+    expect(await stored(ns)).toEqual({ ok: true, fresh: false });
+    // Within a refresh interval of the maximum age: recomputed, so a report never waits and the write around the projector shows.
+    await age(ns, 545);
+    await refreshAll();
+    expect(await stored(ns)).toEqual({ ok: false, fresh: true });
+    // The stored answer is graphConsistency's own (through a jsonb round trip).
+    expect((await answers.forReport(ns)).result).toEqual(await t.app.services.graph.checkConsistency(ns));
+    const c = check(await report(ns), 'consistency_graph');
+    expect(c).toMatchObject({ ok: false });
+    expect(c.detail).toContain(fact);
+    expect(c.detail).toMatch(/s ago, stored answer/);
+    // A failed answer is rechecked at every refresh interval: once the graph is repaired, it passes again.
+    await t.app.services.graph.rebuildGraph(ns);
+    await age(ns, 61);
+    await refreshAll();
+    expect(await stored(ns)).toEqual({ ok: true, fresh: true });
+
+    // The graph changed through the projector (an event ingested, derived and projected): recomputed at the next refresh.
+    const changed = (await clean('q-graph-changed')).ns;
+    expect(check(await report(changed), 'consistency_graph').ok).toBe(true);
+    await gqlOk(t.url, t.adminToken, `mutation($input: [EventInput!]!) { ingestEvents(input: $input) { status } }`, {
+      input: [anEvent(changed).by('USER').saying('Dana Reyes joined Acme Corp in Denver').build()],
+    });
+    await derived(changed);
+    await outboxDrained(db, changed);
+    await write(`MATCH (f:Fact {id: $id}) DETACH DELETE f`, { id: await aFact(changed) });
+    await age(changed, 61);
+    const before = check(await report(changed), 'consistency_graph');
+    expect(before.ok).toBe(true);
+    expect(before.detail).toContain('the graph changed since, a worker rechecks it when the outbox is drained');
+    await refreshAll();
+    expect(await stored(changed)).toEqual({ ok: false, fresh: true });
+    expect(check(await report(changed), 'consistency_graph').ok).toBe(false);
+  }, 300_000);
+
   it('uniqueness: two live entities of one type above 0.85, listed as a pair; below the threshold or another type, none', async () => {
     const { ns, seeded } = await clean('q-unique');
     const run = await runOf(ns);
@@ -195,13 +282,20 @@ describe('qualityReport: each check catches its planted defect in the real store
     expect(c.detail).toContain(twin);
   }, 180_000);
 
-  it('confidence_distribution: a fact type mostly below the promotion threshold 0.7, per type', async () => {
+  it('confidence_distribution: a fact type mostly below the promotion threshold 0.7, per type, once it has the minimum sample (20)', async () => {
     const { ns, seeded } = await clean('q-conf');
+    // Three weak facts of a type: a share of 1, but below the minimum sample: listed, not judged.
     for (const confidence of [0.3, 0.4, 0.65]) await insertFact(ns, seeded, { subject: seeded.ids.acme, confidence, type: 'event' });
+    const few = check(await report(ns), 'confidence_distribution');
+    expect(few).toMatchObject({ ok: true, value: 0, threshold: 0.5 });
+    expect(few.detail).toContain('event 1 (3/3, not judged)');
+    expect(few.detail).toContain('types with fewer than 20 current facts are not judged');
+    // 17 more (11 weak): 14/20 = 0.7 of the type below 0.7, now judged and failing.
+    for (let i = 0; i < 17; i++) await insertFact(ns, seeded, { subject: seeded.ids.acme, confidence: i < 11 ? 0.5 : 0.9, type: 'event' });
     const c = check(await report(ns), 'confidence_distribution');
-    expect(c).toMatchObject({ ok: false, value: 1, threshold: 0.5 });
-    expect(c.detail).toContain('event 1 (3/3)');
-    expect(c.detail).toContain('attribute 0 (0/6)');
+    expect(c).toMatchObject({ ok: false, value: 0.7, threshold: 0.5 });
+    expect(c.detail).toContain('event 0.7 (14/20)');
+    expect(c.detail).toContain('attribute 0 (0/6, not judged)');
   }, 180_000);
 
   it('low_confidence_proliferation: more than 100 live entities of one type whose best fact is below 0.5', async () => {

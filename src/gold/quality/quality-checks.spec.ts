@@ -12,6 +12,8 @@ describe('quality checks: each judges its measure against its threshold', () => 
       duplicateSimilarity: 0.9,
       maxLagSeconds: 60,
     });
+    expect(loadConfig({ DATA_DIR: '/tmp/medallion-quality-spec', QUALITY_CONFIDENCE_MIN_SAMPLE: '5' }).quality.confidenceMinSample).toBe(5);
+    expect(() => loadConfig({ DATA_DIR: '/tmp/medallion-quality-spec', QUALITY_CONFIDENCE_MIN_SAMPLE: '0' })).toThrow(/QUALITY_CONFIDENCE_MIN_SAMPLE/);
     expect(() => loadConfig({ DATA_DIR: '/tmp/medallion-quality-spec', QUALITY_MIN_CONFIDENCE: '2' })).toThrow(/QUALITY_MIN_CONFIDENCE/);
   });
 
@@ -24,14 +26,32 @@ describe('quality checks: each judges its measure against its threshold', () => 
 
   it('confidence_distribution takes the worst fact type, rounded, against the largest share allowed', () => {
     const rows = [
-      { type: 'attribute', total: 10, low: 2 },
-      { type: 'event', total: 3, low: 2 },
+      { type: 'attribute', total: 40, low: 8 },
+      { type: 'event', total: 30, low: 20 },
     ];
     const c = checks.confidenceDistribution(rows, T);
     expect(c).toMatchObject({ ok: false, value: 0.667, threshold: 0.5 });
-    expect(c.detail).toBe('share below 0.7 per fact type: attribute 0.2 (2/10), event 0.667 (2/3)');
-    expect(checks.confidenceDistribution([{ type: 'event', total: 2, low: 1 }], T).ok).toBe(true);
+    expect(c.detail).toBe('share below 0.7 per fact type: attribute 0.2 (8/40), event 0.667 (20/30)');
+    expect(checks.confidenceDistribution([{ type: 'event', total: 20, low: 10 }], T).ok).toBe(true);
+    expect(checks.confidenceDistribution([{ type: 'event', total: 20, low: 11 }], T)).toMatchObject({ ok: false, value: 0.55 });
     expect(checks.confidenceDistribution([], T)).toMatchObject({ ok: true, value: 0, detail: 'no current facts' });
+  });
+
+  it('confidence_distribution lists a fact type below the minimum sample but does not judge it', () => {
+    // One weak fact of a type in a tiny namespace is a share of 1: reported, not failed.
+    const rows = [
+      { type: 'attribute', total: 25, low: 5 },
+      { type: 'other', total: 1, low: 1 },
+    ];
+    const c = checks.confidenceDistribution(rows, T);
+    expect(c).toMatchObject({ ok: true, value: 0.2, threshold: 0.5 });
+    expect(c.detail).toBe(
+      'share below 0.7 per fact type: attribute 0.2 (5/25), other 1 (1/1, not judged); types with fewer than 20 current facts are not judged',
+    );
+    // The same type at the minimum sample is judged, and with a minimum of 1 every type is.
+    expect(checks.confidenceDistribution([{ type: 'other', total: 20, low: 20 }], T)).toMatchObject({ ok: false, value: 1 });
+    expect(checks.confidenceDistribution(rows, { ...T, confidenceMinSample: 1 })).toMatchObject({ ok: false, value: 1 });
+    expect(checks.confidenceDistribution([{ type: 'other', total: 3, low: 3 }], T)).toMatchObject({ ok: true, value: 0 });
   });
 
   it('low_confidence_proliferation fails only above the count per type', () => {
@@ -81,6 +101,20 @@ describe('quality checks: each judges its measure against its threshold', () => 
     });
     expect(c).toMatchObject({ ok: false, value: 1 });
     expect(c.detail).toBe('Fact 2 in Postgres, 1 in Neo4j; missing in Neo4j: Fact:f1');
+  });
+
+  it('consistency_graph says how fresh its answer is: compared now, or stored with its age and whether the graph changed since', () => {
+    const zero = { Event: 0, Fact: 0, Entity: 0, DERIVED_FROM: 0, ABOUT: 0, SUPERSEDES: 0, RELATED: 0, GoldEntity: 0, MERGED_FROM: 0, GOLD_RELATED: 0 };
+    const clean = { ok: true, postgres: zero, neo4j: zero, missingInNeo4j: [], extraInNeo4j: [] };
+    const checkedAt = new Date('2026-12-05T01:00:00.000Z');
+    const base = { checkedAt, ageSeconds: 42.4, computedNow: false, changedSince: false, maxAgeSeconds: 600 };
+    expect(checks.consistencyGraph(clean, { ...base, computedNow: true }).detail).toBe(
+      'Neo4j holds exactly the Postgres rows (graphConsistency); as of 2026-12-05T01:00:00.000Z (compared for this report)',
+    );
+    expect(checks.consistencyGraph(clean, base).detail).toBe(
+      'Neo4j holds exactly the Postgres rows (graphConsistency); as of 2026-12-05T01:00:00.000Z (42 s ago, stored answer; recomputed once older than 600 s)',
+    );
+    expect(checks.consistencyGraph(clean, { ...base, changedSince: true }).detail).toContain('the graph changed since, a worker rechecks it');
   });
 
   it('the CLI table has one line per check and says how many failed', () => {

@@ -79,25 +79,40 @@ export function consistencyEndpoints(m: EndpointMeasure): QualityCheckResult {
   );
 }
 
-export function consistencyGraph(c: GraphConsistency): QualityCheckResult {
+/** How fresh a `consistency_graph` answer is (graph-consistency-answers.ts). */
+export interface ConsistencyFreshness {
+  checkedAt: Date;
+  ageSeconds: number;
+  computedNow: boolean;
+  changedSince: boolean;
+  maxAgeSeconds: number;
+}
+
+/** `as of <time> (…)`: when the compared state was read, and whether the graph changed since. */
+export function freshnessNote(f: ConsistencyFreshness): string {
+  const at = f.checkedAt.toISOString();
+  if (f.computedNow) return `as of ${at} (compared for this report)`;
+  const age = Math.max(0, Math.round(f.ageSeconds));
+  return `as of ${at} (${age} s ago, stored answer; recomputed once older than ${f.maxAgeSeconds} s${
+    f.changedSince ? '; the graph changed since, a worker rechecks it when the outbox is drained' : ''
+  })`;
+}
+
+export function consistencyGraph(c: GraphConsistency, fresh?: ConsistencyFreshness): QualityCheckResult {
   const differing = (Object.keys(c.postgres) as Array<keyof typeof c.postgres>).filter((k) => c.postgres[k] !== c.neo4j[k]);
   const value = c.ok ? 0 : c.missingInNeo4j.length + c.extraInNeo4j.length;
   const counts = differing.map((k) => `${k} ${c.postgres[k]} in Postgres, ${c.neo4j[k]} in Neo4j`);
-  return result(
-    'consistency_graph',
-    value,
-    0,
-    c.ok
-      ? 'Neo4j holds exactly the Postgres rows (graphConsistency)'
-      : describe(
-          [
-            counts.length > 0 ? counts.join(', ') : null,
-            c.missingInNeo4j.length > 0 ? `missing in Neo4j: ${c.missingInNeo4j.slice(0, 10).join(', ')}` : null,
-            c.extraInNeo4j.length > 0 ? `extra in Neo4j: ${c.extraInNeo4j.slice(0, 10).join(', ')}` : null,
-          ],
-          '',
-        ),
-  );
+  const detail = c.ok
+    ? 'Neo4j holds exactly the Postgres rows (graphConsistency)'
+    : describe(
+        [
+          counts.length > 0 ? counts.join(', ') : null,
+          c.missingInNeo4j.length > 0 ? `missing in Neo4j: ${c.missingInNeo4j.slice(0, 10).join(', ')}` : null,
+          c.extraInNeo4j.length > 0 ? `extra in Neo4j: ${c.extraInNeo4j.slice(0, 10).join(', ')}` : null,
+        ],
+        '',
+      );
+  return result('consistency_graph', value, 0, fresh ? `${detail}; ${freshnessNote(fresh)}` : detail);
 }
 
 export function uniqueness(m: { count: number; pairs: DuplicatePair[] }, t: QualityThresholds): QualityCheckResult {
@@ -112,17 +127,25 @@ export function uniqueness(m: { count: number; pairs: DuplicatePair[] }, t: Qual
   );
 }
 
+/**
+ * The worst share of low-confidence current facts among the fact types with at least
+ * `confidenceMinSample` current facts; a smaller type is listed in the detail but not judged (one
+ * weak fact in a namespace of a few messages is not a distribution).
+ */
 export function confidenceDistribution(rows: ConfidenceByType[], t: QualityThresholds): QualityCheckResult {
-  const shares = rows.map((r) => ({ ...r, share: r.total === 0 ? 0 : r.low / r.total }));
-  const worst = shares.reduce((max, r) => Math.max(max, r.share), 0);
+  const shares = rows.map((r) => ({ ...r, share: r.total === 0 ? 0 : r.low / r.total, judged: r.total >= t.confidenceMinSample }));
+  const worst = shares.reduce((max, r) => (r.judged ? Math.max(max, r.share) : max), 0);
   const total = rows.reduce((n, r) => n + r.total, 0);
+  const unjudged = shares.filter((r) => !r.judged).length;
   return result(
     'confidence_distribution',
     round(worst),
     t.maxLowConfidenceShare,
     total === 0
       ? 'no current facts'
-      : `share below ${t.minConfidence} per fact type: ${shares.map((r) => `${r.type} ${round(r.share)} (${r.low}/${r.total})`).join(', ')}`,
+      : `share below ${t.minConfidence} per fact type: ${shares
+          .map((r) => `${r.type} ${round(r.share)} (${r.low}/${r.total}${r.judged ? '' : ', not judged'})`)
+          .join(', ')}${unjudged > 0 ? `; types with fewer than ${t.confidenceMinSample} current facts are not judged` : ''}`,
   );
 }
 

@@ -15,7 +15,10 @@ export class QualityCheck {
   }
 }
 
-@ObjectType({ description: "A namespace's Silver and Gold quality checks, measured now." })
+@ObjectType({
+  description:
+    "A namespace's Silver and Gold quality checks, measured now; consistency_graph shows the latest stored Postgres-against-Neo4j comparison, whose time and age its detail gives (docs/quality.md).",
+})
 export class QualityReport {
   @Field(() => String) namespace!: string;
   @Field(() => Boolean, { description: 'Every check passed.' }) ok!: boolean;

@@ -3,16 +3,13 @@ import { AuthContext } from '../../access/auth-context';
 import { Capability } from '../../access/capability';
 import { backwardGraphEdges, duplicateGraphEdges, GraphDefects, orphanGoldNodes } from '../../graph/cypher/quality-reads';
 import { CypherRunner } from '../../graph/cypher/cypher-runner';
-import { GraphConsistency } from '../../graph/graph-rebuild.service';
 import * as checks from './quality-checks';
 import { QualityRepository } from './quality.repository';
 import { GoldException, GoldExceptionCode } from '../gold.exception';
 import { QUALITY_CHECKS, QualityCheckName, QualityCheckResult, QualityReportResult, QualityThresholds } from './quality.types';
 
-/** What the report needs of the graph floor: the existing Postgres-against-Neo4j comparison (GraphRebuildService). */
-export interface GraphConsistencySource {
-  checkConsistency(namespace: string): Promise<GraphConsistency>;
-}
+import { GraphConsistencyAnswers } from './graph-consistency-answers';
+export type { GraphConsistencySource } from './graph-consistency-answers';
 
 /** One check: measure (SQL and/or Cypher), then judge with its function in quality-checks.ts. */
 export type QualityCheckRunner = (namespace: string) => Promise<QualityCheckResult>;
@@ -29,7 +26,7 @@ export class QualityService {
   constructor(
     repo: QualityRepository,
     private readonly driver: Driver,
-    graph: GraphConsistencySource,
+    consistency: GraphConsistencyAnswers,
     thresholds: QualityThresholds,
   ) {
     const t = thresholds;
@@ -38,7 +35,10 @@ export class QualityService {
       completeness: async (ns) => checks.completeness(await repo.completeness(ns, n)),
       provenance: async (ns) => checks.provenance(await repo.provenance(ns, n)),
       consistency_endpoints: async (ns) => checks.consistencyEndpoints(await repo.endpoints(ns, n)),
-      consistency_graph: async (ns) => checks.consistencyGraph(await graph.checkConsistency(ns)),
+      consistency_graph: async (ns) => {
+        const a = await consistency.forReport(ns);
+        return checks.consistencyGraph(a.result, a);
+      },
       uniqueness: async (ns) => checks.uniqueness(await repo.fuzzyDuplicates(ns, t.duplicateSimilarity, n), t),
       confidence_distribution: async (ns) => checks.confidenceDistribution(await repo.confidenceByType(ns, t.minConfidence), t),
       low_confidence_proliferation: async (ns) => checks.lowConfidenceProliferation(await repo.lowConfidenceEntities(ns, t.lowConfidenceFloor), t),

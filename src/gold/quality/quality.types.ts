@@ -25,6 +25,7 @@ export type QualityThresholds = AppConfig['quality'];
 export const DEFAULT_QUALITY_THRESHOLDS: QualityThresholds = Object.freeze({
   minConfidence: 0.7,
   maxLowConfidenceShare: 0.5,
+  confidenceMinSample: 20,
   lowConfidenceFloor: 0.5,
   maxLowConfidenceEntities: 100,
   duplicateSimilarity: 0.85,
@@ -32,6 +33,8 @@ export const DEFAULT_QUALITY_THRESHOLDS: QualityThresholds = Object.freeze({
   lagWindowHours: 24,
   maxDeadLetters: 0,
   maxListed: 10,
+  consistencyMaxAgeSeconds: 600,
+  consistencyRefreshSeconds: 60,
 });
 
 /** The names of the checks, in report order. */
