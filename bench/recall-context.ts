@@ -4,6 +4,7 @@ import { loadEmbedder } from '../src/app/models';
 import type { Embedder } from '../src/silver/model-ports';
 import { ChannelLists, ChannelWeights, DEFAULT_CHANNEL_WEIGHTS, eventInformation, fusedCandidates, rankMemoryHits } from '../src/graph/search-ranking';
 import { ScoredId } from '../src/graph/cypher/search-channel';
+import { splitSpeakerLabel } from '../src/graph/speaker-label';
 import { LocomoConversation, loadLocomo, recallAt, summariseRecall } from './locomo';
 
 /**
@@ -81,11 +82,16 @@ async function main(): Promise<void> {
   const own = await Promise.all(convs.map((c) => embedder.embed(c.turns.map((t) => t.content))));
   const prevOf = convs.map((c) => c.turns.map((t, i) => (i > 0 && (c.turns[i - 1] as Turn).session === t.session ? i - 1 : -1)));
   const nextOf = convs.map((c) => c.turns.map((t, i) => (i + 1 < c.turns.length && (c.turns[i + 1] as Turn).session === t.session ? i + 1 : -1)));
-  const joined = await Promise.all(
-    convs.map((c, ci) =>
-      embedder.embed(c.turns.map((t, i) => (prevOf[ci]?.[i] !== -1 ? `${(c.turns[prevOf[ci]?.[i] as number] as Turn).content}\n${t.content}` : t.content))),
-    ),
-  );
+  // The turn before (same session) and the turn, joined three ways; a session's first turn is embedded alone.
+  const joinedBy = (join: (prev: Turn, t: Turn) => string) =>
+    Promise.all(
+      convs.map((c, ci) =>
+        embedder.embed(c.turns.map((t, i) => ((prevOf[ci]?.[i] as number) >= 0 ? join(c.turns[prevOf[ci]?.[i] as number] as Turn, t) : t.content))),
+      ),
+    );
+  const joined = await joinedBy((p, t) => `${p.content}\n${t.content}`);
+  const turnFirst = await joinedBy((p, t) => `${t.content}\n${p.content}`);
+  const bodyBefore = await joinedBy((p, t) => `${splitSpeakerLabel(p.content, p.speaker).body}\n${t.content}`);
   const dot = (a: readonly number[], b: readonly number[]) => {
     let s = 0;
     for (let d = 0; d < a.length; d++) s += (a[d] as number) * (b[d] as number);
@@ -102,6 +108,7 @@ async function main(): Promise<void> {
     return p < 0 ? cosOwn(qv, ci, i) : cosOwn(qv, ci, p);
   };
   const cosJoined = (qv: number[], ci: number, i: number) => dot(qv, (joined[ci] as number[][])[i] as number[]);
+  const cosIn = (vs: number[][][]) => (qv: number[], ci: number, i: number) => dot(qv, (vs[ci] as number[][])[i] as number[]);
   const combined =
     (beta: number): Scorer =>
     (qv, ci, i) => {
@@ -115,6 +122,8 @@ async function main(): Promise<void> {
   const scorers: Array<[string, Scorer]> = [
     ['own (as now)', cosOwn],
     ['joined text', cosJoined],
+    ['joined text, the turn first', cosIn(turnFirst)],
+    ['joined text, the turn before without its speaker label', cosIn(bodyBefore)],
     ['max(own, joined)', (q, c, i) => Math.max(cosOwn(q, c, i), cosJoined(q, c, i))],
     ['own + 0.25 joined', (q, c, i) => cosOwn(q, c, i) + 0.25 * cosJoined(q, c, i)],
     ['own + 0.5 joined', (q, c, i) => cosOwn(q, c, i) + 0.5 * cosJoined(q, c, i)],
