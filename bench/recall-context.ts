@@ -89,6 +89,8 @@ async function main(): Promise<void> {
         embedder.embed(c.turns.map((t, i) => ((prevOf[ci]?.[i] as number) >= 0 ? join(c.turns[prevOf[ci]?.[i] as number] as Turn, t) : t.content))),
       ),
     );
+  // What the turn says without its speaker label (the keyword channel's body), and its body with the speaker's name after it.
+  const bodies = await Promise.all(convs.map((c) => embedder.embed(c.turns.map((t) => splitSpeakerLabel(t.content, t.speaker).body))));
   const joined = await joinedBy((p, t) => `${p.content}\n${t.content}`);
   const turnFirst = await joinedBy((p, t) => `${t.content}\n${p.content}`);
   const bodyBefore = await joinedBy((p, t) => `${splitSpeakerLabel(p.content, p.speaker).body}\n${t.content}`);
@@ -121,6 +123,7 @@ async function main(): Promise<void> {
     };
   const scorers: Array<[string, Scorer]> = [
     ['own (as now)', cosOwn],
+    ['the body alone (no speaker label)', cosIn(bodies)],
     ['joined text', cosJoined],
     ['joined text, the turn first', cosIn(turnFirst)],
     ['joined text, the turn before without its speaker label', cosIn(bodyBefore)],
