@@ -1,47 +1,146 @@
 import fs from 'node:fs';
-import { ChannelLists, ChannelWeights, DEFAULT_CHANNEL_WEIGHTS, fusedCandidates, rankMemoryHits } from '../src/graph/search-ranking';
-import { recallAt, summariseRecall } from './locomo';
+import {
+  ChannelLists,
+  ChannelWeights,
+  DEFAULT_CHANNEL_WEIGHTS,
+  eventInformation,
+  fusedCandidates,
+  MemoryCandidate,
+  rankMemoryHits,
+  RRF_K,
+} from '../src/graph/search-ranking';
+import { LocomoConversation, loadLocomo, recallAt, summariseRecall } from './locomo';
 
 /**
  * Replays the fusion over channel lists dumped by `BENCH_RECALL_DUMP=file npm run bench -- recall`
- * with other channel weights, to choose them by figures without re-ingesting:
- * `node dist/bench/recall-tune.js file`. Development split only; prints Recall@10 per setting.
+ * with other settings, to choose them by figures without re-ingesting:
+ * `EVAL_DIR=… node dist/bench/recall-tune.js file`. Development split only (categories 1–4);
+ * prints Recall@10 overall, per conversation and per category for: the service's settings, the
+ * RRF constant, each channel left out, a grid of channel weights, and two re-orderings of the
+ * ranked hits (hits that bring no new evidence demoted; an event raised by its neighbours' scores).
+ * Applies the event information prior from the LoCoMo turns as search does (fact polarity is not
+ * in the dump), so the service's settings reproduce the live figure of the same run.
  */
-interface Dump {
+export interface Dump {
   dia: Record<string, string>;
   questions: Array<{ conversation: number; category: number; evidence: string[]; lists: ChannelLists }>;
 }
 
-export function recallWith(dump: Dump, weights: Partial<ChannelWeights>, limit = 10): { all: number; byCategory: Record<string, number> } {
-  const rows = dump.questions
-    .filter((q) => q.category >= 1 && q.category <= 4)
-    .map((q) => {
-      // As search does: only the fused candidates it re-checks against Postgres can be hits.
-      const { facts, events } = fusedCandidates(q.lists, limit * 3, weights);
-      const candidates = new Set([...facts, ...events].map((h) => h.id));
-      const hits = rankMemoryHits(q.lists, (id) => candidates.has(id), weights).slice(0, limit);
-      const sources = new Map<string, string[]>();
-      for (const c of ['vector', 'keyword', 'graph'] as const) for (const h of q.lists[c]) sources.set(h.id, h.events ?? []);
-      const retrieved = hits.flatMap((h) => (h.kind === 'FACT' ? (sources.get(h.id) ?? []) : [h.id])).map((id) => dump.dia[id] ?? id);
-      return { category: q.category, recall: recallAt(retrieved, q.evidence) };
-    });
-  const s = summariseRecall(rows);
-  return { all: s.recallAt10, byCategory: Object.fromEntries(Object.entries(s.byCategory).map(([k, v]) => [k, v.recallAt10])) };
+/** A re-ordering of the ranked hits (a variant under study), given each fact's source events and the question's conversation. */
+type Reorder = (hits: MemoryCandidate[], sources: Map<string, string[]>, ctx: { dia: Record<string, string>; conv: LocomoConversation }) => MemoryCandidate[];
+
+export interface ReplaySettings {
+  weights?: Partial<ChannelWeights>;
+  k?: number;
+  reorder?: Reorder;
+  limit?: number;
 }
+
+export interface ReplayFigures {
+  all: number;
+  byConversation: number[];
+  byCategory: Record<string, number>;
+}
+
+const mean = (xs: readonly number[]) => (xs.length === 0 ? 0 : Math.round((xs.reduce((a, b) => a + b, 0) / xs.length) * 1000) / 1000);
+
+export function replay(dump: Dump, convs: readonly LocomoConversation[], s: ReplaySettings = {}): ReplayFigures {
+  const { weights = DEFAULT_CHANNEL_WEIGHTS, k = RRF_K, reorder = (h) => h, limit = 10 } = s;
+  const rows: Array<{ category: number; recall: number }> = [];
+  const perConv: number[][] = convs.map(() => []);
+  for (const q of dump.questions) {
+    if (q.category < 1 || q.category > 4) continue;
+    const conv = convs[q.conversation] as LocomoConversation;
+    const turns = new Map(conv.turns.map((t) => [t.diaId, t]));
+    const information = (id: string): number => {
+      const t = turns.get(dump.dia[id] ?? id);
+      return t ? eventInformation(t.content, t.speaker) : 1;
+    };
+    // As search does: only the fused candidates it re-checks against Postgres can be hits.
+    const { facts, events } = fusedCandidates(q.lists, limit * 3, weights, k);
+    const candidates = new Set([...facts, ...events].map((h) => h.id));
+    const sources = new Map<string, string[]>();
+    for (const c of ['vector', 'keyword', 'graph'] as const) for (const h of q.lists[c]) sources.set(h.id, h.events ?? []);
+    const ranked = rankMemoryHits(q.lists, (id) => candidates.has(id), weights, { eventPrior: information }, k);
+    const hits = reorder(ranked, sources, { dia: dump.dia, conv }).slice(0, limit);
+    const retrieved = hits.flatMap((h) => (h.kind === 'FACT' ? (sources.get(h.id) ?? []) : [h.id])).map((id) => dump.dia[id] ?? id);
+    const recall = recallAt(retrieved, q.evidence);
+    rows.push({ category: q.category, recall });
+    perConv[q.conversation]?.push(recall);
+  }
+  const summary = summariseRecall(rows);
+  return {
+    all: summary.recallAt10,
+    byConversation: perConv.map(mean),
+    byCategory: Object.fromEntries(Object.entries(summary.byCategory).map(([c, v]) => [c, v.recallAt10])),
+  };
+}
+
+/** Hits that bring no event an earlier hit did not bring weigh `factor` (then re-sorted). */
+const demoteRedundant =
+  (factor: number): Reorder =>
+  (hits, sources) => {
+    const seen = new Set<string>();
+    return hits
+      .map((h, i) => {
+        const evs = h.kind === 'FACT' ? (sources.get(h.id) ?? []) : [h.id];
+        const fresh = evs.some((e) => !seen.has(e));
+        for (const e of evs) seen.add(e);
+        return { h, i, score: fresh ? h.score : h.score * factor };
+      })
+      .sort((a, b) => b.score - a.score || a.i - b.i)
+      .map((x) => x.h);
+  };
+
+/** An event hit adds `before` × the score of the hit holding the turn before it, `after` × the turn after (same session). */
+const neighbours =
+  (before: number, after: number): Reorder =>
+  (hits, sources, { dia, conv }) => {
+    const pos = new Map(conv.turns.map((t, i) => [t.diaId, i]));
+    const scoreAt = new Map<number, number>();
+    for (const h of hits)
+      for (const e of h.kind === 'FACT' ? (sources.get(h.id) ?? []) : [h.id]) {
+        const p = pos.get(dia[e] ?? '');
+        if (p !== undefined) scoreAt.set(p, Math.max(scoreAt.get(p) ?? 0, h.score));
+      }
+    const near = (p: number, q: number) => (conv.turns[q]?.session === conv.turns[p]?.session ? (scoreAt.get(q) ?? 0) : 0);
+    return hits
+      .map((h, i) => {
+        const p = h.kind === 'EVENT' ? pos.get(dia[h.id] ?? '') : undefined;
+        return { h, i, score: p === undefined ? h.score : h.score + before * near(p, p - 1) + after * near(p, p + 1) };
+      })
+      .sort((a, b) => b.score - a.score || a.i - b.i)
+      .map((x) => x.h);
+  };
 
 function main(): void {
   const file = process.argv[2];
   if (!file) throw new Error('usage: recall-tune DUMP.json');
   const dump = JSON.parse(fs.readFileSync(file, 'utf8')) as Dump;
-  const grid: Array<[string, Partial<ChannelWeights>]> = [['default', DEFAULT_CHANNEL_WEIGHTS]];
-  for (const f of [0, 0.25, 0.5, 1])
-    for (const g of [0, 0.25, 0.5, 1])
-      for (const ev of [1, 1.5])
-        for (const ek of [1, 1.5]) {
+  const convs = loadLocomo();
+  if (!convs) throw new Error('the LoCoMo development split is not found (set EVAL_DIR)');
+  const show = (name: string, r: ReplayFigures) =>
+    process.stdout.write(`${r.all.toFixed(3)}  ${JSON.stringify(r.byConversation)}  ${name}  ${JSON.stringify(r.byCategory)}\n`);
+  show('service settings', replay(dump, convs));
+  for (const k of [10, 15, 20, 25, 30, 40, 60, 90]) show(`RRF k ${k}`, replay(dump, convs, { k }));
+  for (const ch of ['vector', 'keyword', 'graph', 'event_vector', 'event_keyword'] as const)
+    show(`without ${ch}`, replay(dump, convs, { weights: { ...DEFAULT_CHANNEL_WEIGHTS, [ch]: 0 } }));
+  for (const f of [0, 0.5]) show(`hits with no new evidence × ${f}`, replay(dump, convs, { reorder: demoteRedundant(f) }));
+  for (const [b, a] of [
+    [0.1, 0],
+    [0.25, 0],
+    [0, 0.1],
+    [0.1, 0.1],
+  ] as const)
+    show(`event + ${b} × turn before + ${a} × turn after`, replay(dump, convs, { reorder: neighbours(b, a) }));
+  const grid: Array<[string, Partial<ChannelWeights>]> = [];
+  for (const f of [0.125, 0.25, 0.5])
+    for (const g of [0.25, 0.5, 0.75])
+      for (const ev of [0.75, 1, 1.25])
+        for (const ek of [0.75, 1, 1.25])
           grid.push([`facts ${f} graph ${g} event_vector ${ev} event_keyword ${ek}`, { vector: f, keyword: f, graph: g, event_vector: ev, event_keyword: ek }]);
-        }
-  const results = grid.map(([name, w]) => ({ name, ...recallWith(dump, w) })).sort((a, b) => b.all - a.all);
-  for (const r of results.slice(0, 25)) process.stdout.write(`${r.all.toFixed(3)}  ${r.name}  ${JSON.stringify(r.byCategory)}\n`);
+  const results = grid.map(([name, weights]) => ({ name, r: replay(dump, convs, { weights }) })).sort((a, b) => b.r.all - a.r.all);
+  for (const x of results.slice(0, 8)) show(x.name, x.r);
 }
 
 if (require.main === module) main();

@@ -4,7 +4,9 @@ import {
   eventInformation,
   factPolarity,
   foldEventsIntoFacts,
+  fusedCandidates,
   fuseByReciprocalRank,
+  rankMemoryHits,
   matchesSearchFilter,
   NEGATED_FACT_FACTOR,
   withRoleNames,
@@ -60,6 +62,40 @@ describe('fuseByReciprocalRank', () => {
       ['a', ['keyword']],
       ['z', ['vector']],
     ]);
+  });
+});
+
+describe('the RRF constant of the whole ranking', () => {
+  // b: third in both event channels; a: first in one. A large k lets agreement win, a small one the top rank.
+  const lists = {
+    vector: [],
+    keyword: [],
+    graph: [],
+    event_vector: [
+      { id: 'a', score: 1 },
+      { id: 'x', score: 1 },
+      { id: 'b', score: 1 },
+    ],
+    event_keyword: [
+      { id: 'c', score: 1 },
+      { id: 'y', score: 1 },
+      { id: 'b', score: 1 },
+    ],
+  };
+
+  it('is RRF_K unless given, in the candidates and in the ranked hits alike', () => {
+    expect(fusedCandidates(lists, 1).events.map((h) => h.id)).toEqual(['b']);
+    expect(rankMemoryHits(lists, () => true)[0]?.id).toBe('b');
+    expect(rankMemoryHits(lists, () => true, {}, {}, RRF_K)[0]?.score).toBeCloseTo(2 / (RRF_K + 3), 12);
+  });
+
+  it('is taken from the caller (bench/recall-tune replays other values)', () => {
+    expect(fusedCandidates(lists, 1, {}, 0.5).events.map((h) => h.id)).toEqual(['a']);
+    expect(
+      rankMemoryHits(lists, () => true, {}, {}, 0.5)
+        .map((h) => h.id)
+        .slice(0, 2),
+    ).toEqual(['a', 'c']);
   });
 });
 

@@ -144,8 +144,13 @@ export const STALE_TURN_FACTOR = 0.999;
  * What search re-checks against Postgres: the best `perKind` facts and the best `perKind` events
  * of the fused lists. Only these can be hits (and only these facts fold their events).
  */
-export function fusedCandidates(lists: ChannelLists, perKind: number, weights: Partial<ChannelWeights> = {}): { facts: FusedHit[]; events: FusedHit[] } {
-  const fused = fuseByReciprocalRank(lists, RRF_K, weights);
+export function fusedCandidates(
+  lists: ChannelLists,
+  perKind: number,
+  weights: Partial<ChannelWeights> = {},
+  k = RRF_K,
+): { facts: FusedHit[]; events: FusedHit[] } {
+  const fused = fuseByReciprocalRank(lists, k, weights);
   const factIds = new Set(FACT_CHANNELS.flatMap((c) => lists[c].map((h) => h.id)));
   return { facts: fused.filter((h) => factIds.has(h.id)).slice(0, perKind), events: fused.filter((h) => !factIds.has(h.id)).slice(0, perKind) };
 }
@@ -160,8 +165,9 @@ export function rankMemoryHits(
   visible: (id: string) => boolean,
   weights: Partial<ChannelWeights> = {},
   priors: RankingPriors = {},
+  k = RRF_K,
 ): MemoryCandidate[] {
-  const fused = fuseByReciprocalRank(lists, RRF_K, weights).filter((h) => visible(h.id));
+  const fused = fuseByReciprocalRank(lists, k, weights).filter((h) => visible(h.id));
   const factEvents = new Map<string, string[]>();
   for (const c of FACT_CHANNELS) for (const h of lists[c]) if (visible(h.id)) factEvents.set(h.id, h.events ?? []);
   const stale = new Map<string, string[]>();
