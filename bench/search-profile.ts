@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { Client } from 'pg';
 import os from 'node:os';
 import type { Driver, ManagedTransaction, Session } from 'neo4j-driver';
 import { createLoaders } from '../src/scope/request-scope';
@@ -390,7 +391,9 @@ export async function searchPasses(): Promise<void> {
   }
   const convs = all.slice(0, Number(process.env.BENCH_TAIL_CONVS ?? all.length));
   await withBenchStores(async (b) => {
-    const main = await b.startApp({}, { api: true, worker: true });
+    // BENCH_PASSES_FIRST=silver swaps Gold and Silver in every pass: is a difference the graph channel's, or the order's?
+    const firstGold = process.env.BENCH_PASSES_FIRST !== 'silver';
+    const main = await b.startApp(firstGold ? {} : { SEARCH_GRAPH_GOLD: 'false' }, { api: true, worker: true });
     try {
       const post = poster(main.url, main.adminToken);
       const run = randomBytes(3).toString('hex');
@@ -399,8 +402,35 @@ export async function searchPasses(): Promise<void> {
       await waitSettled(post, namespaces, 1_800_000);
       await promoteAll(post, namespaces, 1_800_000);
       await waitSettled(post, namespaces, 600_000);
+      // What else runs meanwhile: every 500 ms, the Neo4j transactions and Postgres statements in flight that are not this pass's searches.
+      const others = { neo4j: new Map<string, number>(), postgres: new Map<string, number>() };
+      const pg = new Client({ connectionString: main.postgresUrl });
+      await pg.connect();
+      const sample = async () => {
+        const tx = await main.app.neo4j.executeQuery('SHOW TRANSACTIONS YIELD currentQuery, status RETURN currentQuery, status');
+        for (const r of tx.records) {
+          const q = String(r.get('currentQuery') ?? '')
+            .replace(/\s+/g, ' ')
+            .slice(0, 90);
+          if (!q || /SHOW TRANSACTIONS|queryNodes\('(fact_statement|event_body|entity_name)|UNWIND \$seedIds|^ ?MATCH \(n:(Fact|Event)\)/.test(q)) continue;
+          others.neo4j.set(q, (others.neo4j.get(q) ?? 0) + 1);
+        }
+        const act = await pg.query<{ q: string }>(
+          `SELECT left(regexp_replace(query, '\\s+', ' ', 'g'), 90) AS q FROM pg_stat_activity WHERE state = 'active' AND pid <> pg_backend_pid()`,
+        );
+        for (const r of act.rows) others.postgres.set(r.q, (others.postgres.get(r.q) ?? 0) + 1);
+      };
       const pass = async (name: string, p: Post) => {
         for (const ns of namespaces) await p(SEARCH, { ns, q: 'warm up', limit: 10 });
+        others.neo4j.clear();
+        others.postgres.clear();
+        let sampling = true;
+        const sampler = (async () => {
+          while (sampling) {
+            await sample().catch(() => undefined);
+            await new Promise((r) => setTimeout(r, 500));
+          }
+        })();
         const before = await channelTotals();
         const load0 = os.loadavg()[0] as number;
         const ms: number[] = [];
@@ -412,6 +442,13 @@ export async function searchPasses(): Promise<void> {
           }
         }
         const after = await channelTotals();
+        sampling = false;
+        await sampler;
+        const top = (m: Map<string, number>) =>
+          [...m.entries()]
+            .sort((a, b) => b[1] - a[1])
+            .slice(0, 8)
+            .map(([q, n]) => ({ samples: n, q }));
         const channelMeanMs = Object.fromEntries(
           Object.entries(after).map(([k, v]) => {
             const b0 = before[k] ?? { sum: 0, count: 0 };
@@ -423,6 +460,7 @@ export async function searchPasses(): Promise<void> {
           searchMemoryMs: { ...summary(ms), p99: round(percentile(ms, 99)) },
           channelMeanMs,
           load1m: [round(load0), round(os.loadavg()[0] as number)],
+          inFlightMeanwhile: { neo4j: top(others.neo4j), postgres: top(others.postgres) },
         };
         process.stdout.write(`${JSON.stringify(r)}\n`);
         return r;
@@ -435,12 +473,13 @@ export async function searchPasses(): Promise<void> {
           await api.app.stop();
         }
       };
-      const passes = [
-        await pass('1 gold, the service with its worker (recall pass 1)', post),
-        await fresh('2 silver, a second API process (recall pass 2)', false),
-        await fresh('3 gold, a fresh API process', true),
-        await fresh('4 silver, a fresh API process', false),
-      ];
+      const [a, b2] = firstGold ? ['gold', 'silver'] : ['silver', 'gold'];
+      const passes = [await pass(`1 ${a}, the service with its worker (recall pass 1)`, post)];
+      const more = Number(process.env.BENCH_PASSES ?? 4);
+      if (more >= 2) passes.push(await fresh(`2 ${b2}, a second API process (recall pass 2)`, !firstGold));
+      if (more >= 3) passes.push(await fresh(`3 ${a}, a fresh API process`, firstGold));
+      if (more >= 4) passes.push(await fresh(`4 ${b2}, a fresh API process`, !firstGold));
+      await pg.end();
       report(`search-passes${process.env.BENCH_RESULT_SUFFIX ?? ''}`, {
         namespaces: convs.map((c) => c.sampleId),
         questions: passes[0]?.searchMemoryMs.n,
