@@ -276,7 +276,7 @@ export class SearchService {
               .map((h) => h.id);
             const expanded = seeds.length > 0 ? await timed('graph', () => expandFromSeeds(tx, scope, seeds, depth, this.settings.graphOverGold)) : NO_HITS;
             return { vector, keyword, expanded };
-          })
+          }).finally(() => factScores(null)) // the transaction failed before the vector statement ran: the names need not wait
         : { vector: NO_HITS, keyword: NO_HITS, expanded: NO_HITS },
       withFacts && terms
         ? vectors.then(async (v) => {
