@@ -4,6 +4,8 @@ import os from 'node:os';
 import type { Driver, ManagedTransaction, Session } from 'neo4j-driver';
 import { createLoaders } from '../src/scope/request-scope';
 import { DEFAULT_SEARCH_SETTINGS, SearchService } from '../src/graph/search.service';
+import { entityNameSearch, FactSearchScope, factVectorSearch } from '../src/graph/cypher/search-facts';
+import { toLuceneQuery } from '../src/graph/search-ranking';
 import { loadEmbedder } from '../src/app/models';
 import type { Embedder } from '../src/silver/model-ports';
 import { nowMs, percentile, report, round, withBenchApp, withBenchStores } from './harness';
@@ -347,11 +349,46 @@ export async function searchTail(): Promise<void> {
       return { graphExpansionDbHits: summary(exp), entityNamesDbHits: summary(names), worst };
     };
     const dbHits = { gold: await hits('gold'), silver: await hits('silver') };
+    // The names ranked by the fact vector channel's scores against the names computing each cosine
+    // (as before): the same list, question by question, over Gold and over Silver?
+    const sameNames = { questions: 0, identical: 0, differing: [] as string[] };
+    for (let c = 0; c < convs.length; c++) {
+      for (const q of (convs[c] as (typeof convs)[number]).questions) {
+        const scope: FactSearchScope = {
+          namespace: namespaces[c] as string,
+          factTypes: null,
+          entityId: null,
+          minImportance: null,
+          asOf: null,
+          includeSuperseded: false,
+        };
+        const terms = toLuceneQuery(q.question);
+        if (!terms) continue;
+        const [vector = []] = await rig.gold.embedder.embedQuery([q.question]);
+        const model = rig.gold.embedder.model;
+        const session = app.neo4j.session({ defaultAccessMode: 'READ' });
+        try {
+          const counted = await session.executeRead((tx) => factVectorSearch(scope, model, vector).countedExact(tx, 30, DEFAULT_SEARCH_SETTINGS.exactMaxFacts));
+          for (const overGold of [true, false]) {
+            const computed = await session.executeRead((tx) => entityNameSearch(tx, scope, terms, 10, 30, overGold, { model, vector }));
+            const looked = await session.executeRead((tx) =>
+              entityNameSearch(tx, scope, terms, 10, 30, overGold, { model, vector, scores: counted.scores ?? null }),
+            );
+            sameNames.questions += 1;
+            if (JSON.stringify(computed) === JSON.stringify(looked)) sameNames.identical += 1;
+            else if (sameNames.differing.length < 5) sameNames.differing.push(`${overGold ? 'gold' : 'silver'}: ${q.question}`);
+          }
+        } finally {
+          await session.close();
+        }
+      }
+    }
     report(`search-tail${process.env.BENCH_RESULT_SUFFIX ?? ''}`, {
       namespaces: convs.map((c) => c.sampleId),
       questions: asked.gold.length,
       byMode,
       dbHits,
+      sameNames,
       slowest: tails,
       loadAverage1m: { atStart: round(loadAtStart), atEnd: round(loadAtEnd) },
       note: 'in process, SearchService.search with the request loaders, graph channel over Gold (default) and over Silver alternating per question on the same stores, one embedder each; byLabel: each statement from sending to its last record (pipelined statements include their wait), the max when a label ran twice; dbHits from PROFILE of the statement as sent',
