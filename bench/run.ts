@@ -19,7 +19,7 @@ import { qualityLocomo } from './quality-locomo';
 import { recallBench } from './recall';
 import { sealerBench } from './sealer';
 import { searchBench } from './search';
-import { searchProfile } from './search-profile';
+import { searchPasses, searchProfile, searchTail } from './search-profile';
 import { scenariosBench } from './scenarios';
 import { silverReferenceBench } from './silver-reference';
 import { startStopBench } from './start-stop';
@@ -39,6 +39,8 @@ const BENCHMARKS: Record<string, () => Promise<void>> = {
   'silver-reference': silverReferenceBench,
   search: searchBench,
   'search-profile': searchProfile,
+  'search-tail': searchTail,
+  'search-passes': searchPasses,
   provenance: provenanceBench,
   quality: qualityBench,
   'quality-locomo': qualityLocomo,

@@ -253,34 +253,50 @@ export class SearchService {
       });
     };
     const vectors = timed('embed', () => this.queryVector(query));
+    // The fact vector channel's exact search also gives every scored fact's cosine, which the entity
+    // names then rank by instead of reading those facts' vectors again; settled (null: no scores) when
+    // that channel does not run or fails, so the names never wait on a rejection of their own.
+    let factScores: (scores: Record<string, number> | null) => void = () => undefined;
+    const scored = new Promise<Record<string, number> | null>((resolve) => (factScores = resolve));
     const [facts, named, events] = await Promise.all([
       withFacts
         ? this.read(async (tx) => {
             const keywordHits = terms ? timed('keyword', () => keywordSearch(tx, scope, terms, depth)) : Promise.resolve(NO_HITS);
-            const vectorHits = vectors.then((v) =>
-              v ? timed('vector', () => this.vectorChannel(tx, scope.namespace, v.model, factVectorSearch(scope, v.model, v.vector), depth)) : NO_HITS,
-            );
+            const vectorHits = vectors
+              .then(async (v) => {
+                if (!v) return NO_HITS;
+                const found = await timed('vector', () => this.vectorChannel(tx, scope.namespace, v.model, factVectorSearch(scope, v.model, v.vector), depth));
+                factScores(found.scores ?? null);
+                return found.hits;
+              })
+              .finally(() => factScores(null));
             const [vector, keyword] = await Promise.all([vectorHits, keywordHits]);
             const seeds = fuseByReciprocalRank({ vector, keyword })
               .slice(0, GRAPH_SEEDS)
               .map((h) => h.id);
             const expanded = seeds.length > 0 ? await timed('graph', () => expandFromSeeds(tx, scope, seeds, depth, this.settings.graphOverGold)) : NO_HITS;
             return { vector, keyword, expanded };
-          })
+          }).finally(() => factScores(null)) // the transaction failed before the vector statement ran: the names need not wait
         : { vector: NO_HITS, keyword: NO_HITS, expanded: NO_HITS },
       withFacts && terms
-        ? vectors.then((v) =>
-            timed('graph_names', () => this.read((tx) => entityNameSearch(tx, scope, terms, MAX_NAME_MATCHED_ENTITIES, depth, this.settings.graphOverGold, v))),
-          )
+        ? vectors.then(async (v) => {
+            // A namespace known to take the index path gets no scores: the names need not wait for them.
+            const scores = v && withFacts && this.largeCount('Fact', scope.namespace, v.model) === undefined ? await scored : null;
+            const similarTo = v ? { ...v, scores } : null;
+            return timed('graph_names', () =>
+              this.read((tx) => entityNameSearch(tx, scope, terms, MAX_NAME_MATCHED_ENTITIES, depth, this.settings.graphOverGold, similarTo)),
+            );
+          })
         : NO_HITS,
       withEvents
         ? this.read(async (tx) => {
             const keywordHits = terms
               ? timed('event_keyword', () => eventKeywordSearch(tx, eventScope, terms, depth, this.settings.speakerBoost))
               : Promise.resolve(NO_HITS);
-            const vectorHits = vectors.then((v) =>
+            const vectorHits = vectors.then(async (v) =>
               v
-                ? timed('event_vector', () => this.vectorChannel(tx, scope.namespace, v.model, eventVectorSearch(eventScope, v.model, v.vector), depth))
+                ? (await timed('event_vector', () => this.vectorChannel(tx, scope.namespace, v.model, eventVectorSearch(eventScope, v.model, v.vector), depth)))
+                    .hits
                 : NO_HITS,
             );
             const [vector, keyword] = await Promise.all([vectorHits, keywordHits]);
@@ -340,17 +356,23 @@ export class SearchService {
    * counted in the same statement; otherwise the shared vector index, oversampling until `k` hits
    * of this namespace pass the filters, and exact cosine when even the largest k does not yield them.
    */
-  private async vectorChannel(tx: CypherRunner, namespace: string, model: string, search: VectorSearch, k: number): Promise<ScoredId[]> {
+  private async vectorChannel(
+    tx: CypherRunner,
+    namespace: string,
+    model: string,
+    search: VectorSearch,
+    k: number,
+  ): Promise<{ hits: ScoredId[]; scores?: Record<string, number> }> {
     let n = this.largeCount(search.label, namespace, model);
     if (n === undefined) {
       const counted = await search.countedExact(tx, k, this.settings.exactMaxFacts);
-      if (counted.hits) return counted.hits;
+      if (counted.hits) return { hits: counted.hits, ...(counted.scores ? { scores: counted.scores } : {}) };
       n = counted.embedded;
       this.rememberLargeCount(search.label, namespace, model, n);
     }
     const all = await search.countAll(tx);
     const inTx = <T>(work: (t: CypherRunner) => Promise<T>): Promise<T> => work(tx);
-    return (await oversampledIndexSearch(inTx, search, k, { namespaceFacts: n, allFacts: all }, this.settings)).hits;
+    return { hits: (await oversampledIndexSearch(inTx, search, k, { namespaceFacts: n, allFacts: all }, this.settings)).hits };
   }
 
   private readonly counts = new Map<string, { n: number; at: number }>();

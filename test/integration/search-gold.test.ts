@@ -1,7 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import { Client } from 'pg';
 import { AuthContext } from '../../src/access/auth-context';
-import { MAX_EXPANSION_DEGREE } from '../../src/graph/cypher/search-facts';
+import { CypherRunner } from '../../src/graph/cypher/cypher-runner';
+import { entityNameSearch, FactSearchScope, factVectorSearch, MAX_EXPANSION_DEGREE, QuerySimilarity } from '../../src/graph/cypher/search-facts';
+import { toLuceneQuery } from '../../src/graph/search-ranking';
 import { DEFAULT_SEARCH_SETTINGS, SearchMemoryArgs, SearchService } from '../../src/graph/search.service';
 import { HashingEmbedder } from '../../src/models/offline/hashing-embedder';
 import { countNeo4jRoundTrips } from '../support/neo4j-round-trips';
@@ -215,6 +217,101 @@ describe('searchMemory over Gold: the graph channel expands over resolved entiti
       const graph = await graphList(t.app.services.search, { namespace: named, query: `Bob ${topic.toLowerCase()}?` });
       expect({ topic, first: graph[0] }).toEqual({ topic, first: ids[i] });
     }
+  });
+
+  it("ranks a named entity's facts by the cosines the fact vector channel already computed: the same list, no vector read in the names statement", async () => {
+    const named = uniqueNamespace('sgold-scores');
+    const s = await seedSilver(t, named, bobs());
+    seeded[named] = s;
+    const topics = ['Plays the cello in an orchestra', 'Grows tomatoes in the garden', 'Repairs old bicycles', 'Bakes sourdough bread'];
+    const ids: string[] = [];
+    for (const statement of topics) ids.push(await addFact(named, s.ids.bob as string, statement, { from: '2021-01-01T00:00:00Z' }));
+    // One fact of Bob's stays without a vector: it must still rank, at 0, as the cosine path ranks it.
+    const unembedded = await addFact(named, s.ids.bob as string, 'Keeps bees on the roof', { from: '2021-01-01T00:00:00Z' });
+    const embedder = new HashingEmbedder();
+    const vectors = await embedder.embed(topics);
+    for (const [i, id] of ids.entries())
+      await db.query(`UPDATE silver.facts SET embedding = $2, embedding_model = $3 WHERE id = $1`, [id, vectors[i], embedder.model]);
+    await db.query(
+      `INSERT INTO ops.outbox (namespace, aggregate_type, aggregate_id, op, payload) SELECT $1, 'fact', id, 'upsert', jsonb_build_object('id', id) FROM unnest($2::text[]) id`,
+      [named, ids],
+    );
+    await settled(named);
+    const scope: FactSearchScope = { namespace: named, factTypes: null, entityId: null, minImportance: null, asOf: null, includeSuperseded: false };
+    const [vector = []] = await embedder.embedQuery(['Bob repairs bicycles?']);
+    const terms = toLuceneQuery('Bob repairs bicycles?') as string;
+    const session = t.app.neo4j.session({ defaultAccessMode: 'READ' });
+    try {
+      const counted = await session.executeRead((tx) => factVectorSearch(scope, embedder.model, vector).countedExact(tx, 30, 1_500));
+      // Every embedded current fact of the namespace is scored, the unembedded one is not.
+      expect(Object.keys(counted.scores ?? {}).sort()).toEqual([...ids].sort());
+      expect(counted.hits?.map((h) => h.id)).toEqual(
+        Object.entries(counted.scores ?? {})
+          .sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1))
+          .map(([id]) => id),
+      );
+      const profiled = async (similarTo: QuerySimilarity) => {
+        const plans: unknown[] = [];
+        const profiling = {
+          run: async (query: string, params?: Record<string, unknown>) => {
+            const res = await session.run(`PROFILE ${query}`, params);
+            plans.push(res.summary.profile);
+            return res;
+          },
+        } as unknown as CypherRunner;
+        const list = await entityNameSearch(profiling, scope, terms, 10, 30, true, similarTo);
+        const ops: Array<{ dbHits: number; details: string }> = [];
+        const walk = (p: { dbHits: number; arguments?: { Details?: unknown }; children: unknown[] }) => {
+          ops.push({ dbHits: Number(p.dbHits), details: String(p.arguments?.Details ?? '') });
+          for (const c of p.children) walk(c as typeof p);
+        };
+        walk(plans[0] as Parameters<typeof walk>[0]);
+        // The db hits of the operators that read a fact's vector (or its model and length): the work the lookup saves.
+        return {
+          list,
+          vectorReads: ops.filter((o) => /embedding/.test(o.details)).reduce((a, o) => a + o.dbHits, 0),
+          cosine: ops.some((o) => o.details.includes('cosine')),
+        };
+      };
+      const computed = await profiled({ model: embedder.model, vector });
+      const looked = await profiled({ model: embedder.model, vector, scores: counted.scores ?? null });
+      expect(looked.list).toEqual(computed.list);
+      expect(computed.list.map((h) => h.id)).toContain(unembedded);
+      expect(computed.list[0]?.id).toBe(ids[2]);
+      expect({ computedCosine: computed.cosine, lookedUpCosine: looked.cosine }).toEqual({ computedCosine: true, lookedUpCosine: false });
+      expect(computed.vectorReads).toBeGreaterThan(0);
+      expect(looked.vectorReads).toBe(0);
+    } finally {
+      await session.close();
+    }
+    // Through the service: the names statement it sends looks the scores up.
+    const sent: string[] = [];
+    const driver = new Proxy(t.app.neo4j, {
+      get(target, prop, receiver) {
+        if (prop !== 'session') return Reflect.get(target, prop, receiver) as unknown;
+        return (...args: Parameters<typeof target.session>) => {
+          const sess = target.session(...args);
+          const executeRead = sess.executeRead.bind(sess);
+          sess.executeRead = ((work: (tx: CypherRunner) => Promise<unknown>) =>
+            executeRead((tx) =>
+              work({
+                run: (query: string, params?: Record<string, unknown>) => {
+                  sent.push(query);
+                  return tx.run(query, params);
+                },
+              } as CypherRunner),
+            )) as typeof sess.executeRead;
+          return sess;
+        };
+      },
+    });
+    const withScores = new SearchService(driver, async () => embedder, DEFAULT_SEARCH_SETTINGS);
+    const graph = (await withScores.channels(auth, { namespace: named, query: 'Bob repairs bicycles?' })).lists.graph.map((h) => h.id);
+    expect(graph[0]).toBe(ids[2]);
+    const names = sent.filter((q) => q.includes('entity_name_ns_fulltext'));
+    expect(names).toHaveLength(1);
+    expect(names[0]).toContain('$scores[f.id]');
+    expect(names[0]).not.toContain('cosine');
   });
 
   it("a name matching a hub (over 500 facts) brings none of the hub's facts, while a smaller namesake's still come", async () => {

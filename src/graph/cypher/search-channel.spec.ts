@@ -52,4 +52,16 @@ describe('vectorChannel', () => {
     const large = runner([{ embedded: 3, hits: [] }]);
     expect(await search.countedExact(large.tx, 5, 2)).toEqual({ embedded: 3, hits: null });
   });
+
+  it('with allScores, returns every scored id with its cosine beside the hits, the hits in the same statement', async () => {
+    const channel = vectorChannel({ ...shape, allScores: true });
+    expect(channel.statements.countedExact).toContain('collect(n.id) AS scoredIds');
+    const search = vectorSearch(channel, { ns: 'ns1' }, 'm', [1, 0]);
+    const small = runner([{ embedded: 3, hits: [{ id: 'a', score: 0.5 }], scoredIds: ['a', 'b'], scores: [0.5, 0.25] }]);
+    expect(await search.countedExact(small.tx, 1, 5)).toEqual({ embedded: 3, hits: [{ id: 'a', score: 0.5 }], scores: { a: 0.5, b: 0.25 } });
+    expect(small.calls).toHaveLength(1);
+    const large = runner([{ embedded: 9, hits: [], scoredIds: [], scores: [] }]);
+    expect(await search.countedExact(large.tx, 1, 5)).toEqual({ embedded: 9, hits: null });
+    expect(vectorChannel(shape).statements.countedExact).not.toContain('scoredIds');
+  });
 });

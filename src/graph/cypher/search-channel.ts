@@ -52,6 +52,12 @@ export interface VectorChannelShape {
   returns: string;
   /** One hit as a map over `n` and `score`, the columns `returns` gives (the counted search collects them). */
   hit: string;
+  /**
+   * The counted exact search also returns the cosine of every node it scored (`CountedExactHits.scores`),
+   * so another statement of the same search can rank a subset of them without reading their vectors
+   * again (the fact channel: the entity-name channel ranks a named entity's facts by it).
+   */
+  allScores?: boolean;
 }
 
 /** A vector channel with its statements, built once (Neo4j caches a plan per statement text). */
@@ -65,6 +71,11 @@ export interface CountedExactHits {
   embedded: number;
   /** The exact top k when `embedded <= exactMax`; null above (the caller takes the index path). */
   hits: ScoredId[] | null;
+  /**
+   * With `allScores`, when `hits` is not null: node id → cosine of every node the exact search
+   * scored (the namespace's nodes embedded by the model, of the query's length, passing the filter).
+   */
+  scores?: Record<string, number>;
 }
 
 /** One vector channel for one scope and query vector: what `SearchService.vectorChannel` chooses between. */
@@ -101,6 +112,7 @@ export function vectorChannel(shape: VectorChannelShape): VectorChannel {
         `WITH n AS ${v} WHERE ${v}.embeddingDims = size($vector) AND ${filter}
      WITH ${v} AS n, vector.similarity.cosine(${v}.embedding, $vector) AS score`,
         hit,
+        shape.allScores ?? false,
       ),
       index: `CALL db.index.vector.queryNodes('${index}', $candidates, $vector) YIELD node AS ${v}, score
      WITH ${v}, score WHERE ${v}.embeddingModel = $model AND ${filter}
@@ -117,8 +129,9 @@ export function vectorChannel(shape: VectorChannelShape): VectorChannel {
  * into rows `n, score` (its filters applied), `hit` is the map of one hit. One statement instead
  * of a count and then a search, and the namespace is scanned once.
  */
-function countedExact(label: string, filterAndScore: string, hit: string): string {
-  return `MATCH (n:${label}) WHERE n.namespace = $ns AND n.embeddingModel = $model
+function countedExact(label: string, filterAndScore: string, hit: string, allScores: boolean): string {
+  if (!allScores)
+    return `MATCH (n:${label}) WHERE n.namespace = $ns AND n.embeddingModel = $model
      WITH collect(n) AS embedded
      CALL (embedded) {
        UNWIND CASE WHEN size(embedded) <= $exactMax THEN embedded ELSE [] END AS n
@@ -127,6 +140,21 @@ function countedExact(label: string, filterAndScore: string, hit: string): strin
        RETURN collect(${hit}) AS hits
      }
      RETURN size(embedded) AS embedded, hits`;
+  // Every scored node in order (the same order as above: score, then id), the first k of them as hits.
+  return `MATCH (n:${label}) WHERE n.namespace = $ns AND n.embeddingModel = $model
+     WITH collect(n) AS embedded
+     CALL (embedded) {
+       UNWIND CASE WHEN size(embedded) <= $exactMax THEN embedded ELSE [] END AS n
+       ${filterAndScore}
+       WITH n, score ORDER BY score DESC, n.id
+       RETURN collect(n.id) AS scoredIds, collect(score) AS scores, collect(n)[0..$k] AS topNodes
+     }
+     CALL (topNodes, scores) {
+       UNWIND range(0, size(topNodes) - 1) AS i
+       WITH topNodes[i] AS n, scores[i] AS score ORDER BY i
+       RETURN collect(${hit}) AS hits
+     }
+     RETURN size(embedded) AS embedded, hits, scoredIds, scores`;
 }
 
 /** `channel` for `vector` of `model`, scoped by `scope` (the parameters its filter names, `ns` among them). */
@@ -141,7 +169,14 @@ export function vectorSearch(channel: VectorChannel, scope: Record<string, unkno
       const res = await tx.run(s.countedExact, { ...params, k: neo4j.int(k), exactMax: neo4j.int(exactMax) });
       const row = res.records[0];
       const embedded = Number(row?.get('embedded') ?? 0);
-      return { embedded, hits: embedded <= exactMax ? scoredIdList(row?.get('hits') ?? []) : null };
+      if (embedded > exactMax) return { embedded, hits: null };
+      const hits = scoredIdList(row?.get('hits') ?? []);
+      if (!channel.allScores || !row?.has('scoredIds')) return { embedded, hits };
+      const ids = row.get('scoredIds') as string[];
+      const values = row.get('scores') as unknown[];
+      const scores: Record<string, number> = {};
+      ids.forEach((id, i) => (scores[id] = Number(values[i])));
+      return { embedded, hits, scores };
     },
     countAll: (tx) => countAll(tx, channel),
   };

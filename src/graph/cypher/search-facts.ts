@@ -62,6 +62,7 @@ const FACT_VECTOR = vectorChannel({
   filter: FACT_FILTER,
   returns: RETURN_FACT,
   hit: `{id: n.id, score: score, events: [(n)-[:DERIVED_FROM]->(ev:Event) | ev.id]}`,
+  allScores: true,
 });
 
 /** The fact vector channel of `scope` for `vector` of `model`. */
@@ -147,7 +148,7 @@ export function entityNameSearch(
   maxEntities: number,
   k: number,
   overGold = true,
-  similarTo: { model: string; vector: number[] } | null = null,
+  similarTo: QuerySimilarity | null = null,
 ): Promise<ScoredId[]> {
   const silverMatches = `CALL db.index.fulltext.queryNodes('entity_name_ns_fulltext', $lucene, {limit: $candidates}) YIELD node AS e, score
      WITH e, score WHERE e.namespace = $ns AND e.retiredAt IS NULL
@@ -166,10 +167,15 @@ export function entityNameSearch(
      }
      WITH m AS e, max(score) AS score`
     : silverMatches;
-  const ranked = similarTo
-    ? `WITH f, CASE WHEN f.embeddingModel = $model AND f.embeddingDims = size($vector)
+  // With the fact vector channel's scores, a fact's cosine is looked up, not computed again: a fact
+  // it did not score has no vector of this model and length (it passes the filter, as all of these
+  // do), so 0.0, as the CASE gives.
+  const ranked = similarTo?.scores
+    ? `WITH f, coalesce($scores[f.id], 0.0) AS score`
+    : similarTo
+      ? `WITH f, CASE WHEN f.embeddingModel = $model AND f.embeddingDims = size($vector)
                 THEN vector.similarity.cosine(f.embedding, $vector) ELSE 0.0 END AS score`
-    : `WITH f, score`;
+      : `WITH f, score`;
   return ids(
     tx,
     `${matched}
@@ -185,10 +191,21 @@ export function entityNameSearch(
       maxEntities: neo4j.int(maxEntities),
       maxDegree: neo4j.int(MAX_EXPANSION_DEGREE),
       k: neo4j.int(k),
-      model: similarTo?.model ?? null,
-      vector: similarTo?.vector ?? null,
+      ...(similarTo?.scores ? { scores: similarTo.scores } : { model: similarTo?.model ?? null, vector: similarTo?.vector ?? null }),
     },
   );
+}
+
+/**
+ * The query's embedding, for ranking a named entity's facts by their similarity to it; with
+ * `scores` (fact id → cosine to that embedding of every current fact of the namespace embedded by
+ * `model` with its length, what the fact vector channel's exact search scored: `CountedExactHits.scores`),
+ * the ranking reads them instead of computing the cosine of each fact again.
+ */
+export interface QuerySimilarity {
+  model: string;
+  vector: number[];
+  scores?: Record<string, number> | null;
 }
 
 /** Entities with more facts than this are hubs: each of their facts would score under 1/this, so they are not expanded. */
