@@ -249,12 +249,18 @@ class BatchExtraction {
     const source: Span = { eventId: e.ev.id, start: sentence.start, end: sentence.end };
     this.registry.sight(subject, source, e.index);
     const action = what.charAt(0).toLowerCase() + what.slice(1);
+    this.want(subject, `${capitalise(e.speakerName)} wants ${parties.addressee} to ${action}`, action, source);
+    return true;
+  }
+
+  /** A way the user wants to be served (`wants`, many values: instruction, acknowledged). */
+  private want(subject: WorkingEntity, statement: string, value: string, source: Span): void {
     this.out.add({
-      statement: `${capitalise(e.speakerName)} wants ${parties.addressee} to ${action}`,
+      statement,
       factType: 'preference',
       subject,
       predicate: 'wants',
-      value: action,
+      value,
       objectEntity: null,
       isNegation: false,
       confidence: CONFIDENCE.general,
@@ -262,7 +268,6 @@ class BatchExtraction {
       replaces: null,
       source,
     });
-    return true;
   }
 
   /**
@@ -283,19 +288,7 @@ class BatchExtraction {
     const subject = this.registry.upsert(user, 'person', null, null, e.index);
     const source: Span = { eventId: e.ev.id, start: sentence.start, end: sentence.end };
     this.registry.sight(subject, source, e.index);
-    this.out.add({
-      statement: act ? `${capitalise(user)} wants ${e.speakerName} to ${value}` : `${capitalise(user)} wants ${value}`,
-      factType: 'preference',
-      subject,
-      predicate: 'wants',
-      value,
-      objectEntity: null,
-      isNegation: false,
-      confidence: CONFIDENCE.general,
-      validFrom: null,
-      replaces: null,
-      source,
-    });
+    this.want(subject, act ? `${capitalise(user)} wants ${e.speakerName} to ${value}` : `${capitalise(user)} wants ${value}`, value, source);
     return true;
   }
 
