@@ -79,6 +79,19 @@ describe('searchMemory over Gold: the graph channel expands over resolved entiti
     return id;
   };
   const settled = (namespace: string) => outboxDrained(db, namespace);
+  /** Gives seeded facts the vectors derivation would (their statements, the hashing embedder) and projects them again. */
+  const embedAndProject = async (namespace: string, ids: readonly string[], statements: readonly string[]): Promise<HashingEmbedder> => {
+    const embedder = new HashingEmbedder();
+    const vectors = await embedder.embed([...statements]);
+    for (const [i, id] of ids.entries())
+      await db.query(`UPDATE silver.facts SET embedding = $2, embedding_model = $3 WHERE id = $1`, [id, vectors[i], embedder.model]);
+    await db.query(
+      `INSERT INTO ops.outbox (namespace, aggregate_type, aggregate_id, op, payload) SELECT $1, 'fact', id, 'upsert', jsonb_build_object('id', id) FROM unnest($2::text[]) id`,
+      [namespace, ids],
+    );
+    await settled(namespace);
+    return embedder;
+  };
   const promoteAndWait = async (namespace: string) => expect((await runPromotion(t, namespace)).status).toBe('succeeded');
   const search = async (namespace: string, q: string, asOf: string | null = null) =>
     (await gqlOk<{ searchMemory: Hit[] }>(t.url, t.adminToken, SEARCH, { ns: namespace, q, asOf })).searchMemory;
@@ -204,15 +217,7 @@ describe('searchMemory over Gold: the graph channel expands over resolved entiti
     const ids: string[] = [];
     for (const statement of topics) ids.push(await addFact(named, s.ids.bob as string, statement, { from: '2021-01-01T00:00:00Z' }));
     // Embedded as derivation embeds them (the seeded facts carry no vector).
-    const embedder = new HashingEmbedder();
-    const vectors = await embedder.embed(topics);
-    for (const [i, id] of ids.entries())
-      await db.query(`UPDATE silver.facts SET embedding = $2, embedding_model = $3 WHERE id = $1`, [id, vectors[i], embedder.model]);
-    await db.query(
-      `INSERT INTO ops.outbox (namespace, aggregate_type, aggregate_id, op, payload) SELECT $1, 'fact', id, 'upsert', jsonb_build_object('id', id) FROM unnest($2::text[]) id`,
-      [named, ids],
-    );
-    await settled(named);
+    await embedAndProject(named, ids, topics);
     for (const [i, topic] of topics.entries()) {
       const graph = await graphList(t.app.services.search, { namespace: named, query: `Bob ${topic.toLowerCase()}?` });
       expect({ topic, first: graph[0] }).toEqual({ topic, first: ids[i] });
@@ -228,15 +233,7 @@ describe('searchMemory over Gold: the graph channel expands over resolved entiti
     for (const statement of topics) ids.push(await addFact(named, s.ids.bob as string, statement, { from: '2021-01-01T00:00:00Z' }));
     // One fact of Bob's stays without a vector: it must still rank, at 0, as the cosine path ranks it.
     const unembedded = await addFact(named, s.ids.bob as string, 'Keeps bees on the roof', { from: '2021-01-01T00:00:00Z' });
-    const embedder = new HashingEmbedder();
-    const vectors = await embedder.embed(topics);
-    for (const [i, id] of ids.entries())
-      await db.query(`UPDATE silver.facts SET embedding = $2, embedding_model = $3 WHERE id = $1`, [id, vectors[i], embedder.model]);
-    await db.query(
-      `INSERT INTO ops.outbox (namespace, aggregate_type, aggregate_id, op, payload) SELECT $1, 'fact', id, 'upsert', jsonb_build_object('id', id) FROM unnest($2::text[]) id`,
-      [named, ids],
-    );
-    await settled(named);
+    const embedder = await embedAndProject(named, ids, topics);
     const scope: FactSearchScope = { namespace: named, factTypes: null, entityId: null, minImportance: null, asOf: null, includeSuperseded: false };
     const [vector = []] = await embedder.embedQuery(['Bob repairs bicycles?']);
     const terms = toLuceneQuery('Bob repairs bicycles?') as string;
