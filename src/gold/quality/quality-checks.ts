@@ -1,5 +1,6 @@
 import type { GraphDefects } from '../../graph/cypher/quality-reads';
 import type { GraphConsistency } from '../../graph/graph-rebuild.service';
+import type { ConsistencyAnswer } from './graph-consistency-answers';
 import type {
   CompletenessMeasure,
   ConfidenceByType,
@@ -80,13 +81,7 @@ export function consistencyEndpoints(m: EndpointMeasure): QualityCheckResult {
 }
 
 /** How fresh a `consistency_graph` answer is (graph-consistency-answers.ts). */
-export interface ConsistencyFreshness {
-  checkedAt: Date;
-  ageSeconds: number;
-  computedNow: boolean;
-  changedSince: boolean;
-  maxAgeSeconds: number;
-}
+export type ConsistencyFreshness = Pick<ConsistencyAnswer, 'checkedAt' | 'ageSeconds' | 'computedNow' | 'changedSince' | 'maxAgeSeconds'>;
 
 /** `as of <time> (…)`: when the compared state was read, and whether the graph changed since. */
 export function freshnessNote(f: ConsistencyFreshness): string {

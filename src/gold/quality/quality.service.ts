@@ -7,9 +7,7 @@ import * as checks from './quality-checks';
 import { QualityRepository } from './quality.repository';
 import { GoldException, GoldExceptionCode } from '../gold.exception';
 import { QUALITY_CHECKS, QualityCheckName, QualityCheckResult, QualityReportResult, QualityThresholds } from './quality.types';
-
 import { GraphConsistencyAnswers } from './graph-consistency-answers';
-export type { GraphConsistencySource } from './graph-consistency-answers';
 
 /** One check: measure (SQL and/or Cypher), then judge with its function in quality-checks.ts. */
 export type QualityCheckRunner = (namespace: string) => Promise<QualityCheckResult>;
