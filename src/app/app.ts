@@ -308,6 +308,7 @@ export async function startApp(
           ...DEFAULT_SEARCH_SETTINGS,
           graphOverGold: config.search.graphOverGold,
           speakerBoost: config.search.speakerBoost ?? DEFAULT_SEARCH_SETTINGS.speakerBoost,
+          vectorCacheBytes: config.search.vectorCacheMb * 1024 * 1024,
         },
         (m) => log.warn(m),
         usage,
