@@ -3,11 +3,8 @@ import { Client } from 'pg';
 import os from 'node:os';
 import type { Driver, ManagedTransaction, Session } from 'neo4j-driver';
 import { createLoaders } from '../src/scope/request-scope';
-import { NodeVectorCache } from '../src/graph/node-vectors';
 import { DEFAULT_SEARCH_SETTINGS, SearchService } from '../src/graph/search.service';
-import { entityNameSearch, FactSearchScope, factVectorListing, factVectorSearch } from '../src/graph/cypher/search-facts';
-import { eventVectorListing, eventVectorSearch } from '../src/graph/cypher/search-events';
-import type { CypherRunner } from '../src/graph/cypher/cypher-runner';
+import { entityNameSearch, FactSearchScope, factVectorSearch } from '../src/graph/cypher/search-facts';
 import { toLuceneQuery } from '../src/graph/search-ranking';
 import { loadEmbedder } from '../src/app/models';
 import type { Embedder } from '../src/silver/model-ports';
@@ -80,10 +77,8 @@ function labelOf(query: string): string {
   if (/queryNodes\('fact_embedding/.test(q)) return 'fact vector index';
   if (/queryNodes\('event_embedding/.test(q)) return 'event vector index';
   if (/UNWIND \$seedIds/.test(q)) return 'graph expansion';
-  if (/^ ?MATCH \(n:Fact\)/.test(q)) return 'fact listing (count + filter)';
-  if (/^ ?MATCH \(n:Event\)/.test(q)) return 'event listing (count + filter)';
-  if (/^ ?UNWIND \$ids AS id MATCH \(n:Fact/.test(q)) return 'fact vectors read (not held)';
-  if (/^ ?UNWIND \$ids AS id MATCH \(n:Event/.test(q)) return 'event vectors read (not held)';
+  if (/^ ?MATCH \(n:Fact\)/.test(q)) return 'fact count + exact cosine';
+  if (/^ ?MATCH \(n:Event\)/.test(q)) return 'event count + exact cosine';
   if (/count\((f|e)\)/.test(q)) return /\(f:Fact\)/.test(q) ? 'fact count' : 'event count';
   if (/^ ?MATCH \(f:Fact\).*similarity\.cosine/.test(q)) return 'fact exact cosine';
   if (/^ ?MATCH \(e:Event\).*similarity\.cosine/.test(q)) return 'event exact cosine';
@@ -162,7 +157,6 @@ export async function searchProfile(): Promise<void> {
       await post(SEARCH, { ns, q: q.question, limit: 10 });
       http.push(nowMs() - t0);
     }
-    const alone = await statementsAlone(app.neo4j, ns, embedder, questions[0]?.question ?? 'what happened?');
     const [facts, events] = await Promise.all([
       app.neo4j.executeQuery('MATCH (f:Fact {namespace: $ns}) RETURN count(f) AS n', { ns }),
       app.neo4j.executeQuery('MATCH (e:Event {namespace: $ns}) RETURN count(e) AS n', { ns }),
@@ -178,68 +172,11 @@ export async function searchProfile(): Promise<void> {
         ...Object.fromEntries(Object.entries(parts).map(([k, v]) => [k, summary(v)])),
       },
       neo4jPerSearch: { transactions: summary(neo4jTx).p50, statements: summary(neo4jStatements).p50 },
-      statementsAlone: alone,
       loadAverage1m: { atStart: round(loadAtStart), atEnd: round(os.loadavg()[0] as number) },
       note: "in-process search = SearchService.search with a timed driver (every read transaction timed by channel) and the request loaders; HTTP = the service's own searchMemory with { kind channels evidence }; the embedding timed alone before each call; neo4j parts overlap (channels run concurrently), so they do not add up to the whole",
     });
     if ('close' in embedder && typeof embedder.close === 'function') await (embedder.close as () => Promise<void>)();
   });
-}
-
-/**
- * The vector channels' Neo4j statements, each alone in its own read transaction, one after another
- * (nothing else queued on the server), 60 times, and once under PROFILE: a read transaction's
- * floor (`RETURN 1`), the listing as the service sends it, and the raw exact-cosine statement (the
- * baseline: scoring every node's vector in Cypher, as the service did before it scored them in process).
- */
-async function statementsAlone(
-  driver: Driver,
-  namespace: string,
-  embedder: Embedder,
-  question: string,
-): Promise<Record<string, { ms: ReturnType<typeof summary>; dbHits: number; rows: number }>> {
-  const [vector = []] = await embedder.embedQuery([question]);
-  const scope: FactSearchScope = { namespace, factTypes: null, entityId: null, minImportance: null, asOf: null, includeSuperseded: false };
-  const eventScope = { namespace, asOf: null };
-  const sent: SentStatement[] = [];
-  const recorder = {
-    run: async (query: string, params?: Record<string, unknown>) => {
-      sent.push({ label: '', query, params: params ?? {} });
-      return { records: [] };
-    },
-  } as unknown as CypherRunner;
-  const statement = async (label: string, call: () => Promise<unknown>): Promise<SentStatement> => {
-    await call();
-    return { ...(sent.pop() as SentStatement), label };
-  };
-  const model = embedder.model;
-  const listings = [
-    await statement('fact listing', () => factVectorListing(scope, model).list(recorder, DEFAULT_SEARCH_SETTINGS.exactMaxFacts)),
-    await statement('event listing', () => eventVectorListing(eventScope, model).list(recorder, DEFAULT_SEARCH_SETTINGS.exactMaxFacts)),
-  ];
-  const statements: SentStatement[] = [
-    { label: 'RETURN 1 (the floor of a read transaction)', query: 'RETURN 1 AS one', params: {} },
-    ...listings,
-    await statement('fact exact cosine (raw Cypher baseline)', () => factVectorSearch(scope, model, vector).exact(recorder, 30)),
-    await statement('event exact cosine (raw Cypher baseline)', () => eventVectorSearch(eventScope, model, vector).exact(recorder, 30)),
-  ];
-  const out: Record<string, { ms: ReturnType<typeof summary>; dbHits: number; rows: number }> = {};
-  for (const s of statements) {
-    const ms: number[] = [];
-    for (let i = 0; i < 60; i++) {
-      const session = driver.session({ defaultAccessMode: 'READ' });
-      try {
-        const t0 = nowMs();
-        await session.executeRead((tx) => tx.run(s.query, s.params));
-        ms.push(nowMs() - t0);
-      } finally {
-        await session.close();
-      }
-    }
-    const p = await profileStatement(driver, s);
-    out[s.label] = { ms: summary(ms.slice(10)), dbHits: p.dbHits, rows: p.rows };
-  }
-  return out;
 }
 
 /** One operator of a PROFILE plan, flattened: what it is, the rows it produced, its database hits. */
@@ -415,7 +352,6 @@ export async function searchTail(): Promise<void> {
     // The names ranked by the fact vector channel's scores against the names computing each cosine
     // (as before): the same list, question by question, over Gold and over Silver?
     const sameNames = { questions: 0, identical: 0, differing: [] as string[] };
-    const vectors = new NodeVectorCache(0);
     for (let c = 0; c < convs.length; c++) {
       for (const q of (convs[c] as (typeof convs)[number]).questions) {
         const scope: FactSearchScope = {
@@ -432,16 +368,14 @@ export async function searchTail(): Promise<void> {
         const model = rig.gold.embedder.model;
         const session = app.neo4j.session({ defaultAccessMode: 'READ' });
         try {
-          const counted = await session.executeRead((tx) =>
-            factVectorSearch(scope, model, vector).countedExact(tx, 30, DEFAULT_SEARCH_SETTINGS.exactMaxFacts, vectors),
-          );
+          const counted = await session.executeRead((tx) => factVectorSearch(scope, model, vector).countedExact(tx, 30, DEFAULT_SEARCH_SETTINGS.exactMaxFacts));
           for (const overGold of [true, false]) {
             const computed = await session.executeRead((tx) => entityNameSearch(tx, scope, terms, 10, 30, overGold, { model, vector }));
             const looked = await session.executeRead((tx) =>
               entityNameSearch(tx, scope, terms, 10, 30, overGold, { model, vector, scores: counted.scores ?? null }),
             );
             sameNames.questions += 1;
-            if (JSON.stringify(computed.map((h) => h.id)) === JSON.stringify(looked.map((h) => h.id))) sameNames.identical += 1;
+            if (JSON.stringify(computed) === JSON.stringify(looked)) sameNames.identical += 1;
             else if (sameNames.differing.length < 5) sameNames.differing.push(`${overGold ? 'gold' : 'silver'}: ${q.question}`);
           }
         } finally {

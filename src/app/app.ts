@@ -308,7 +308,6 @@ export async function startApp(
           ...DEFAULT_SEARCH_SETTINGS,
           graphOverGold: config.search.graphOverGold,
           speakerBoost: config.search.speakerBoost ?? DEFAULT_SEARCH_SETTINGS.speakerBoost,
-          vectorCacheBytes: config.search.vectorCacheMb * 1024 * 1024,
         },
         (m) => log.warn(m),
         usage,

@@ -31,13 +31,6 @@ describe('loadConfig', () => {
     expect(() => loadConfig({ SEARCH_SPEAKER_BOOST: 'high' })).toThrow(/SEARCH_SPEAKER_BOOST/);
   });
 
-  it('SEARCH_VECTOR_CACHE_MB: 128 unless set; 0 keeps none; a negative or fractional size is refused', () => {
-    expect(loadConfig({}).search.vectorCacheMb).toBe(128);
-    expect(loadConfig({ SEARCH_VECTOR_CACHE_MB: '0' }).search.vectorCacheMb).toBe(0);
-    expect(() => loadConfig({ SEARCH_VECTOR_CACHE_MB: '-1' })).toThrow(/SEARCH_VECTOR_CACHE_MB/);
-    expect(() => loadConfig({ SEARCH_VECTOR_CACHE_MB: '1.5' })).toThrow(/SEARCH_VECTOR_CACHE_MB/);
-  });
-
   it('SEARCH_GRAPH_GOLD: the graph channel over Gold unless set to false; anything else is refused', () => {
     expect(loadConfig({}).search.graphOverGold).toBe(true);
     expect(loadConfig({ SEARCH_GRAPH_GOLD: 'true' }).search.graphOverGold).toBe(true);

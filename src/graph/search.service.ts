@@ -10,11 +10,10 @@ import { Fact } from '../silver/silver.types';
 import { CypherRunner } from './cypher/cypher-runner';
 import { GraphException, GraphExceptionCode } from './graph.exception';
 import { WARM_UP_NAMESPACE } from './graph-warm-up';
-import { Listing, ScoredId, VectorListing, VectorSearch } from './cypher/search-channel';
-import { NodeVectorCache } from './node-vectors';
+import { ScoredId, VectorSearch } from './cypher/search-channel';
 import { FactUses, NO_USES } from '../silver/usage-recorder';
-import { entityNameSearch, expandFromSeeds, FactSearchScope, factVectorListing, factVectorSearch, keywordSearch, roleNames } from './cypher/search-facts';
-import { EVENT_SPEAKER_BOOST, eventKeywordSearch, EventSearchScope, eventVectorListing, eventVectorSearch } from './cypher/search-events';
+import { entityNameSearch, expandFromSeeds, FactSearchScope, factVectorSearch, keywordSearch, roleNames } from './cypher/search-facts';
+import { EVENT_SPEAKER_BOOST, eventKeywordSearch, EventSearchScope, eventVectorSearch } from './cypher/search-events';
 import {
   ChannelLists,
   ChannelWeights,
@@ -67,12 +66,6 @@ export interface SearchSettings {
   graphOverGold: boolean;
   /** Weight of a turn's speaker (`speaker`, a field of its own) in the event keyword channel, against what the turn says (1). */
   speakerBoost: number;
-  /**
-   * Bytes of node vectors the exact vector channels keep in process between searches
-   * (SEARCH_VECTOR_CACHE_MB; node-vectors.ts), least recently searched namespaces let go first. 0:
-   * none kept, every listed vector is read from Neo4j at every search.
-   */
-  vectorCacheBytes: number;
 }
 
 /**
@@ -86,7 +79,6 @@ export const DEFAULT_SEARCH_SETTINGS: SearchSettings = {
   channelWeights: DEFAULT_CHANNEL_WEIGHTS,
   graphOverGold: true,
   speakerBoost: EVENT_SPEAKER_BOOST,
-  vectorCacheBytes: 128 * 1024 * 1024,
 };
 export const MAX_SEARCH_LIMIT = 100;
 export const MAX_QUERY_CHARS = 2_000;
@@ -152,12 +144,7 @@ export class SearchService {
     private readonly warn: (msg: string) => void = () => undefined,
     /** Facts a search returns count as used (decay, docs/lifecycle.md). */
     private readonly uses: FactUses = NO_USES,
-  ) {
-    this.vectors = new NodeVectorCache(settings.vectorCacheBytes);
-  }
-
-  /** The node vectors this service's exact vector channels hold between searches. */
-  readonly vectors: NodeVectorCache;
+  ) {}
 
   /** One `search_memory` span (tracing on) and `medallion_search_seconds` per search; no query text in either. */
   async search(auth: AuthContext, args: SearchMemoryArgs, load: SearchLoaders): Promise<MemoryHitRow[]> {
@@ -266,11 +253,6 @@ export class SearchService {
       });
     };
     const vectors = timed('embed', () => this.queryVector(query));
-    // The exact vector channels' listings need the model, not the query's vector: they run while it is embedded.
-    const model = this.embedder().then(
-      (e) => e.model,
-      () => null,
-    );
     // The fact vector channel's exact search also gives every scored fact's cosine, which the entity
     // names then rank by instead of reading those facts' vectors again; settled (null: no scores) when
     // that channel does not run or fails, so the names never wait on a rejection of their own.
@@ -280,18 +262,10 @@ export class SearchService {
       withFacts
         ? this.read(async (tx) => {
             const keywordHits = terms ? timed('keyword', () => keywordSearch(tx, scope, terms, depth)) : Promise.resolve(NO_HITS);
-            const vectorHits = model
-              .then(async (m) => {
-                const listing = m ? factVectorListing(scope, m) : null;
-                const listed = listing ? this.startListing(tx, listing, scope.namespace) : null;
-                const v = await vectors;
-                if (!v || !listing || v.model !== listing.model) {
-                  await listed?.catch(() => undefined); // settled before the transaction ends; no vector, no channel
-                  return NO_HITS;
-                }
-                const found = await timed('vector', () =>
-                  this.vectorChannel(tx, scope.namespace, factVectorSearch(scope, v.model, v.vector), listing, listed, v.vector, depth),
-                );
+            const vectorHits = vectors
+              .then(async (v) => {
+                if (!v) return NO_HITS;
+                const found = await timed('vector', () => this.vectorChannel(tx, scope.namespace, v.model, factVectorSearch(scope, v.model, v.vector), depth));
                 factScores(found.scores ?? null);
                 return found.hits;
               })
@@ -319,19 +293,12 @@ export class SearchService {
             const keywordHits = terms
               ? timed('event_keyword', () => eventKeywordSearch(tx, eventScope, terms, depth, this.settings.speakerBoost))
               : Promise.resolve(NO_HITS);
-            const vectorHits = model.then(async (m) => {
-              const listing = m ? eventVectorListing(eventScope, m) : null;
-              const listed = listing ? this.startListing(tx, listing, scope.namespace) : null;
-              const v = await vectors;
-              if (!v || !listing || v.model !== listing.model) {
-                await listed?.catch(() => undefined);
-                return NO_HITS;
-              }
-              const found = await timed('event_vector', () =>
-                this.vectorChannel(tx, scope.namespace, eventVectorSearch(eventScope, v.model, v.vector), listing, listed, v.vector, depth),
-              );
-              return found.hits;
-            });
+            const vectorHits = vectors.then(async (v) =>
+              v
+                ? (await timed('event_vector', () => this.vectorChannel(tx, scope.namespace, v.model, eventVectorSearch(eventScope, v.model, v.vector), depth)))
+                    .hits
+                : NO_HITS,
+            );
             const [vector, keyword] = await Promise.all([vectorHits, keywordHits]);
             return { vector, keyword };
           })
@@ -385,42 +352,23 @@ export class SearchService {
   }
 
   /**
-   * Starts the exact search's listing (`VectorListing.list`) unless the namespace is known to take
-   * the index path: it needs no query vector, so it runs while the query is embedded. A rejection
-   * is handled where it is awaited (`vectorChannel`, or before the transaction ends).
-   */
-  private startListing(tx: CypherRunner, listing: VectorListing, namespace: string): Promise<Listing> | null {
-    if (this.largeCount(listing.label, namespace, listing.model) !== undefined) return null;
-    const listed = listing.list(tx, this.settings.exactMaxFacts);
-    listed.catch(() => undefined);
-    return listed;
-  }
-
-  /**
-   * Exact cosine within the namespace when it is small enough (cheap, exact, cannot starve): the
-   * listing says which nodes pass the filter, and they are scored in process (node-vectors.ts);
-   * otherwise the shared vector index, oversampling until `k` hits of this namespace pass the
-   * filters, and exact cosine in Cypher when even the largest k does not yield them.
+   * Exact cosine within the namespace when it is small enough (cheap, exact, cannot starve),
+   * counted in the same statement; otherwise the shared vector index, oversampling until `k` hits
+   * of this namespace pass the filters, and exact cosine when even the largest k does not yield them.
    */
   private async vectorChannel(
     tx: CypherRunner,
     namespace: string,
+    model: string,
     search: VectorSearch,
-    listing: VectorListing,
-    started: Promise<Listing> | null,
-    query: number[],
     k: number,
   ): Promise<{ hits: ScoredId[]; scores?: Record<string, number> }> {
-    let n = started ? undefined : this.largeCount(search.label, namespace, search.model);
+    let n = this.largeCount(search.label, namespace, model);
     if (n === undefined) {
-      // Listed while the query was embedded, or now (the remembered large count ran out meanwhile).
-      const listed = await (started ?? listing.list(tx, this.settings.exactMaxFacts));
-      if (listed.nodes) {
-        const ranked = await listing.rank(tx, listed, this.vectors, query, k);
-        return { hits: ranked.hits ?? NO_HITS, ...(ranked.scores ? { scores: ranked.scores } : {}) };
-      }
-      n = listed.embedded;
-      this.rememberLargeCount(search.label, namespace, search.model, n);
+      const counted = await search.countedExact(tx, k, this.settings.exactMaxFacts);
+      if (counted.hits) return { hits: counted.hits, ...(counted.scores ? { scores: counted.scores } : {}) };
+      n = counted.embedded;
+      this.rememberLargeCount(search.label, namespace, model, n);
     }
     const all = await search.countAll(tx);
     const inTx = <T>(work: (t: CypherRunner) => Promise<T>): Promise<T> => work(tx);

@@ -196,8 +196,8 @@ describe('Graph reads: nested traversal and search results in a constant number 
   });
 
   // Figures (SQL round trips; Neo4j transactions / statements), small -> large, as measured:
-  //   searchMemory, 5 -> 50 hits               10 -> 10;          3/10 -> 3/8 (the first search reads the vectors)
-  //   searchMemory includeSuperseded, 5 -> 50  13 -> 12;          3/8 -> 3/8
+  //   searchMemory, 5 -> 50 hits               10 -> 10;          3/6 -> 3/6
+  //   searchMemory includeSuperseded, 5 -> 50  13 -> 12;          3/6 -> 3/6
   //   provenance, 5 -> 50 steps                 9 -> 9;           1/1 -> 1/1
   //   derivedFrom, 16 -> 151 rows              14 -> 14;          1/3 -> 1/3
   //   neighbourhood depth 2, 16 -> 151 rows     9 -> 9;           1/2 -> 1/2
@@ -226,13 +226,11 @@ describe('Graph reads: nested traversal and search results in a constant number 
     expect(r.small.data.searchMemory).toHaveLength(small.n);
     expect(r.large.data.searchMemory).toHaveLength(large.n);
     expect(r.large.data.searchMemory.every((h) => h.fact.subject.name === 'the user' && h.fact.sources[0]?.event.id)).toBe(true);
-    // Neo4j: three read transactions, run concurrently. Facts: the vector listing (count and filter,
-    // one statement), keyword, the first hits' payloads (their vectors scored in process), then
-    // graph expansion; entity names on their own; raw events: listing, keyword, payloads. The same
-    // 3 transactions and 8 statements for 5 and for 50 hits. The first search of the namespace (the
-    // small page's first run) also read the vectors: 2 more, which the most of the small runs holds.
+    // Neo4j: three read transactions, run concurrently. Facts: embedded count with exact cosine (one
+    // statement), keyword, then graph expansion; entity names on their own; raw events: embedded
+    // count with exact cosine, keyword. The same 3 transactions and 6 statements for 5 and for 50 hits.
     expect(r.neo4jTx).toBe(3);
-    expect(r.cypher).toBe(8);
+    expect(r.cypher).toBe(6);
   });
 
   it('searchMemory with includeSuperseded: successors outside the page cost a few more round trips, not one per hit', async () => {

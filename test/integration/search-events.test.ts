@@ -4,8 +4,6 @@ import { EventContextReprojection1764400000800 } from '../../migrations/17644000
 import { EventSpeakerReprojection1764400000970 } from '../../migrations/1764400000970-event-speaker-reprojection';
 import { DEFAULT_SEARCH_SETTINGS, lazyEmbedder, SearchLoaders, SearchService } from '../../src/graph/search.service';
 import { loadEmbedder } from '../../src/app/models';
-import { eventVectorSearch } from '../../src/graph/cypher/search-events';
-import { factVectorSearch } from '../../src/graph/cypher/search-facts';
 import { anEvent } from '../builders/event-input';
 import { uniqueNamespace } from '../support/stores';
 import { createToken, eventually, gql, gqlOk, startTestApp, TestApp } from '../support/test-app';
@@ -205,74 +203,6 @@ describe('searchMemory over raw events (the Bronze channel, through the projecti
       },
     );
     expect(kept.records).toEqual([]);
-  });
-
-  it('scores the vector channels in process as Cypher does, and reads a vector again once it is rewritten (a redaction), with no word from the writer', async () => {
-    const conv = uniqueNamespace('recall-vectors');
-    const turn = (seq: number, text: string) =>
-      anEvent(conv).inConversation('home', seq).inSession('s1').by('USER').saying(text).at('2026-04-03T18:00:00.000Z').build();
-    await ingest([
-      turn(1, 'My cat Miso sleeps on the piano all afternoon.'),
-      turn(2, 'The quarterly tax forms are due in April.'),
-      turn(3, 'We painted the kitchen a pale green last weekend.'),
-    ]);
-    await settled(conv);
-    // The API's search service holds the vectors; the worker (the projector) writes them and never touches that cache.
-    const service = t.app.services.search;
-    const auth = await t.app.services.tokens.authenticate(`Bearer ${token}`);
-    const embedder = await loadEmbedder(t.app.config, () => undefined);
-    const q = 'where does the cat sleep?';
-    const [vector = []] = await embedder.embedQuery([q]);
-    const lists = async () => (await service.channels(auth, { namespace: conv, query: q, limit: 10 })).lists;
-    // What exact cosine in Cypher ranks (the statement the service ran before it scored in process).
-    const inCypher = async () => {
-      const session = t.app.neo4j.session({ defaultAccessMode: 'READ' });
-      try {
-        return await session.executeRead(async (tx) => ({
-          events: (await eventVectorSearch({ namespace: conv, asOf: null }, embedder.model, vector).exact(tx, 30)).map((h) => h.id),
-          facts: (
-            await factVectorSearch(
-              { namespace: conv, factTypes: null, entityId: null, minImportance: null, asOf: null, includeSuperseded: false },
-              embedder.model,
-              vector,
-            ).exact(tx, 30)
-          ).map((h) => h.id),
-        }));
-      } finally {
-        await session.close();
-      }
-    };
-    const before = service.vectors.counted();
-    const first = await lists();
-    const read = service.vectors.counted().read - before.read;
-    const cypher = await inCypher();
-    expect(first.event_vector.map((h) => h.id)).toEqual(cypher.events);
-    expect(first.vector.map((h) => h.id)).toEqual(cypher.facts);
-    expect(cypher.events).toHaveLength(3);
-    expect(read).toBe(cypher.events.length + cypher.facts.length);
-
-    // Asked again, nothing changed: every vector is reused, none read.
-    const again = service.vectors.counted();
-    expect((await lists()).event_vector.map((h) => h.id)).toEqual(cypher.events);
-    expect(service.vectors.counted().read).toBe(again.read);
-    expect(service.vectors.counted().reused - again.reused).toBe(read);
-
-    // Redacting the cat's turn re-projects it with the vector of its new text (a new stamp): the
-    // next search reads that vector (and the facts' the redaction re-derived), and ranks by it.
-    const cat = (await pg.query<{ id: string }>(`SELECT id::text AS id FROM bronze.events WHERE namespace = $1 AND sequence_num = 1`, [conv])).rows[0]?.id;
-    const stampOf = async () =>
-      (await t.app.neo4j.executeQuery(`MATCH (e:Event {id: $id}) RETURN e.embeddingStamp AS stamp`, { id: cat })).records[0]?.get('stamp') as number;
-    const stamp = await stampOf();
-    expect(typeof stamp).toBe('number');
-    await gqlOk(t.url, t.adminToken, `mutation($input: OverlayInput!) { addOverlay(input: $input) { id } }`, {
-      input: { eventId: cat, kind: 'REDACTION', exact: 'cat Miso sleeps on the piano', reason: 'private' },
-    });
-    await eventually(async () => (await stampOf()) !== stamp, 'the redacted turn to be re-projected with a new vector', 60_000);
-    await settled(conv);
-    const redacted = service.vectors.counted();
-    const after = await lists();
-    expect(service.vectors.counted().read - redacted.read).toBeGreaterThanOrEqual(1);
-    expect(after.event_vector.map((h) => h.id)).toEqual((await inCypher()).events);
   });
 
   it('gives turns projected before contexts existed their context through the upgrade migration', async () => {

@@ -41,8 +41,8 @@ export interface EventNode {
 /**
  * Idempotent upsert of `(:Event)` nodes, one UNWIND per batch. An event projected without an
  * embedding (embedder unavailable) keeps the one it already has rather than losing it. The
- * embedding is stored as 32-bit floats with its length in `embeddingDims` and a new
- * `embeddingStamp`, as for facts (`mergeFactNodes`).
+ * embedding is stored as 32-bit floats with its length in `embeddingDims`, as for facts
+ * (`mergeFactNodes`).
  *
  * The keyword channel reads what a turn says (`body`: the content without its speaker label) and
  * who says it (`speaker`, a field of its own: docs/search.md, `splitSpeakerLabel`); `content`
@@ -70,7 +70,7 @@ export async function mergeEventNodes(tx: CypherRunner, rows: readonly EventNode
      CALL (e, r) {
        WITH * WHERE r.embedding IS NOT NULL
        CALL db.create.setNodeVectorProperty(e, 'embedding', r.embedding)
-       SET e.embeddingModel = r.embeddingModel, e.embeddingDims = size(r.embedding), e.embeddingStamp = rand()
+       SET e.embeddingModel = r.embeddingModel, e.embeddingDims = size(r.embedding)
      }
      WITH e, r
      OPTIONAL MATCH (before:Event {id: r.previousEventId}) WHERE before.namespace = e.namespace

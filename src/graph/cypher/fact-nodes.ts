@@ -38,9 +38,7 @@ export interface FactNodeRow {
  * Idempotent upsert of `(:Fact)` nodes; the edges are `syncFactEdges`'s job. The embedding is
  * stored as 32-bit floats (`db.create.setNodeVectorProperty`, what the model produced and Silver
  * keeps) with its length in `embeddingDims`, which the exact vector channel filters on without
- * reading the vector (`backfillVectorStorage` in platform/neo4j/neo4j-client.ts upgrades older nodes),
- * and a new random `embeddingStamp` at every write of it, by which a searching process knows whether
- * the vector it holds is still the stored one (graph/node-vectors.ts).
+ * reading the vector (`backfillVectorStorage` in platform/neo4j/neo4j-client.ts upgrades older nodes).
  */
 export async function mergeFactNodes(tx: CypherRunner, rows: readonly FactNodeRow[]): Promise<void> {
   if (rows.length === 0) return;
@@ -51,8 +49,7 @@ export async function mergeFactNodes(tx: CypherRunner, rows: readonly FactNodeRo
          f.object = r.object, f.isNegation = r.isNegation, f.confidence = r.confidence, f.importance = r.importance,
          f.validFrom = datetime(r.validFrom), f.validTo = datetime(r.validTo), f.recordedAt = datetime(r.recordedAt),
          f.retiredAt = datetime(r.retiredAt), f.extractionModel = r.extractionModel,
-         f.embeddingModel = r.embeddingModel, f.embeddingDims = size(r.embedding),
-         f.embeddingStamp = CASE WHEN r.embedding IS NULL THEN null ELSE rand() END
+         f.embeddingModel = r.embeddingModel, f.embeddingDims = size(r.embedding)
      FOREACH (_ IN CASE WHEN r.embedding IS NULL THEN [1] ELSE [] END | REMOVE f.embedding)
      WITH f, r WHERE r.embedding IS NOT NULL
      CALL db.create.setNodeVectorProperty(f, 'embedding', r.embedding)`,

@@ -1,6 +1,6 @@
 import neo4j from 'neo4j-driver';
 import { CypherRunner } from './cypher-runner';
-import { ScoredId, scoredIds, vectorChannel, VectorListing, vectorListing, VectorSearch, vectorSearch } from './search-channel';
+import { ScoredId, scoredIds, vectorChannel, VectorSearch, vectorSearch } from './search-channel';
 import { KEYWORD_OVERSAMPLE, LuceneField, scopedLucene } from './search-facts';
 
 /** Scope of the raw-event channels of searchMemory: the namespace first, then `asOf` (occurred at or before it). */
@@ -33,17 +33,13 @@ const EVENT_VECTOR = vectorChannel({
   index: 'event_embedding',
   filter: EVENT_FILTER,
   returns: RETURN_EVENT,
-  payload: `supersededBy: [(old:Fact)-[:DERIVED_FROM]->(n) WHERE old.validTo IS NOT NULL | [(newer:Fact)-[:SUPERSEDES*1..8]->(old) | newer.id]]`,
+  hit: `{id: n.id, score: score,
+      supersededBy: [(old:Fact)-[:DERIVED_FROM]->(n) WHERE old.validTo IS NOT NULL | [(newer:Fact)-[:SUPERSEDES*1..8]->(old) | newer.id]]}`,
 });
 
 /** The event vector channel of `scope` for `vector` of `model` (the statements of the fact channel, over events). */
 export function eventVectorSearch(scope: EventSearchScope, model: string, vector: number[]): VectorSearch {
   return vectorSearch(EVENT_VECTOR, params(scope), model, vector);
-}
-
-/** The event vector channel's listing of `scope` for `model`: the exact search's Neo4j part, which needs no query vector. */
-export function eventVectorListing(scope: EventSearchScope, model: string): VectorListing {
-  return vectorListing(EVENT_VECTOR, params(scope), model);
 }
 
 /**

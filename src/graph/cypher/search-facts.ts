@@ -2,7 +2,7 @@ import neo4j from 'neo4j-driver';
 import { namespaceKey } from '../../platform/neo4j/namespace-key';
 import { visibleCypher } from '../../silver/visibility';
 import { CypherRunner } from './cypher-runner';
-import { countAll, countEmbedded, ScoredId, scoredIds, vectorChannel, VectorListing, vectorListing, VectorSearch, vectorSearch } from './search-channel';
+import { countAll, countEmbedded, ScoredId, scoredIds, vectorChannel, VectorSearch, vectorSearch } from './search-channel';
 
 /** Scope and filters every search channel applies inside Cypher (namespace first: nothing else is ever returned). */
 export interface FactSearchScope {
@@ -61,18 +61,13 @@ const FACT_VECTOR = vectorChannel({
   index: 'fact_embedding',
   filter: FACT_FILTER,
   returns: RETURN_FACT,
-  payload: `events: [(n)-[:DERIVED_FROM]->(ev:Event) | ev.id]`,
+  hit: `{id: n.id, score: score, events: [(n)-[:DERIVED_FROM]->(ev:Event) | ev.id]}`,
   allScores: true,
 });
 
 /** The fact vector channel of `scope` for `vector` of `model`. */
 export function factVectorSearch(scope: FactSearchScope, model: string, vector: number[]): VectorSearch {
   return vectorSearch(FACT_VECTOR, scopeParams(scope), model, vector);
-}
-
-/** The fact vector channel's listing of `scope` for `model`: the exact search's Neo4j part, which needs no query vector. */
-export function factVectorListing(scope: FactSearchScope, model: string): VectorListing {
-  return vectorListing(FACT_VECTOR, scopeParams(scope), model);
 }
 
 /** Exact cosine over the namespace's facts of the same embedding model (bench/search.ts times it alone). */

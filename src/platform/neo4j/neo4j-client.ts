@@ -140,14 +140,12 @@ async function backfillNamespaceKeys(session: Session): Promise<void> {
 /**
  * Embeddings are stored as 32-bit floats (`db.create.setNodeVectorProperty`) with their length in
  * `embeddingDims`, which the exact vector channel filters on instead of reading every vector twice
- * (half its cost on a LoCoMo namespace, bench/results/search-profile-*.json), and a random
- * `embeddingStamp` that every write of the vector renews (a searching process reuses a vector it
- * holds only while the stamp is the same: graph/node-vectors.ts). Nodes projected before either
- * (a list of 64-bit floats, no `embeddingDims`; no stamp) are rewritten in place, so the channel
- * sees them without a rebuild. A no-op (one label scan each) once done.
+ * (half its cost on a LoCoMo namespace, bench/results/search-profile-*.json). Nodes projected
+ * before that (a list of 64-bit floats, no `embeddingDims`) are rewritten in place, so the channel
+ * sees them without a rebuild. A no-op (one label scan) once done.
  */
 async function backfillVectorStorage(session: Session): Promise<void> {
-  for (const label of ['Event', 'Fact']) {
+  for (const label of ['Event', 'Fact'])
     await session.run(
       `MATCH (n:${label}) WHERE n.embeddingDims IS NULL AND n.embedding IS NOT NULL
        CALL (n) {
@@ -155,13 +153,6 @@ async function backfillVectorStorage(session: Session): Promise<void> {
          SET n.embeddingDims = size(n.embedding)
        } IN TRANSACTIONS OF 5000 ROWS`,
     );
-    await session.run(
-      `MATCH (n:${label}) WHERE n.embeddingDims IS NOT NULL AND n.embeddingStamp IS NULL
-       CALL (n) {
-         SET n.embeddingStamp = rand()
-       } IN TRANSACTIONS OF 5000 ROWS`,
-    );
-  }
 }
 
 /** Checks that Neo4j answers within `timeoutMs`. */
