@@ -121,6 +121,15 @@ const DROPPED_PAST =
   /^(?:(?:just|even|also|finally|recently|actually)\s+)?(?:[a-z]+ed|made|took|went|got|saw|bought|found|met|ran|won|began|left|built|wrote|tried|gave|sent|spent|taught|drove|flew|lost|started|finished)\s+\w/i;
 const ADJECTIVAL =
   /^(?:agreed|excited|surprised|amazed|thrilled|pleased|impressed|interested|tired|bored|scared|stressed|obsessed|blessed|relieved|inspired|touched|moved|stoked|hooked|need|indeed|speed|red)\b/i;
+// "it's/it was <adjective> <to …|how …|…-ing …>": an evaluation of what follows (extraposed()).
+const EXTRAPOSED =
+  /^(?<lead>it's|it is|it was|it's been|it has been|it's not|it is not|it was not|it wasn't|it isn't)\s+(?:(?:so|really|very|truly|just|extra|super|always|definitely|incredibly|pretty|quite|absolutely|totally|also|such an?)\s+)*(?<adj>[a-z][a-z-]*)\s+(?<rest>\S.*)$/di;
+// Verbs of meeting and talking: "It's great to see you", "it's nice to chat" say nothing to keep.
+const SOCIAL_VERBS = new Set('meet talk chat catch hear see read know help be hang visit share reconnect connect'.split(' '));
+const SOCIAL_GERUNDS = /^(?:talking|chatting|hearing|seeing|meeting|catching|knowing|having|being)$/i;
+const INDEFINITE = /^(?:someone|somebody|everyone|everybody|anyone|anybody|no one|nobody|others?|each|people|here|there|today|tonight|again|back|together)$/i;
+const THOUGHT_VERBS = new Set('believe think imagine say tell guess wonder admit doubt explain describe'.split(' '));
+const OBJECT_PRONOUN = /^(?:me|us|him|her|them|you)$/;
 // Verbs that say little without an object ("I went", "I did"); others can stand alone in the past ("I graduated").
 const LIGHT_VERBS = new Set('be have do go get make come take give put try say feel keep let see look happen mean'.split(' '));
 
@@ -153,7 +162,11 @@ export function generalClause(text: string, parties: Parties, ref: Date, tagged?
   // "He was such an important part of our family": he/she as named earlier in the batch.
   const person = /^(?:he|she)(?=\s|'s\b)/i.exec(body);
   const named = person && resolve ? resolve(person[0]) : null;
-  const fact = first ? firstPerson(first, parties, ref, tag) : named ? otherSubject(body, parties, ref, tag, named) : otherSubject(body, parties, ref, tag);
+  const fact = first
+    ? firstPerson(first, parties, ref, tag)
+    : named
+      ? otherSubject(body, parties, ref, tag, named)
+      : (extraposed(body, parties, ref, tag) ?? otherSubject(body, parties, ref, tag));
   if (!fact) return null;
   const time = fact.time ?? leadTime;
   if (leadTime?.phrase && !fact.statement.includes(leadTime.phrase)) fact.statement = `${fact.statement} ${leadTime.phrase}`;
@@ -202,7 +215,8 @@ function firstPerson(m: RegExpExecArray, parties: Parties, ref: Date, tag: () =>
   } else {
     const v = restTerms[0];
     if (!v || !(v.tags.has('Verb') || PREFERENCE_VERBS.has(v.text.toLowerCase()))) return null;
-    past = v.tags.has('PastTense');
+    // compromise leaves some irregular pasts untagged ("Just got back from a road trip").
+    past = v.tags.has('PastTense') || isIrregularPast(v.text);
     verb = infinitive(v.text);
     const conjugated = past ? v.text : presentThird(v.text);
     head = [neg, adv, conjugated].filter(Boolean).join(' ');
@@ -218,7 +232,10 @@ function firstPerson(m: RegExpExecArray, parties: Parties, ref: Date, tag: () =>
   const planLike =
     /^(?:going to|planning (?:to|on)|about to|hoping to|aiming to|trying to|looking forward to|excited to)\b/i.test(object) ||
     /^(?:will|would|is going to|wants to)\b/.test(head);
-  const progressive = objTerms[0]?.tags.has('Gerund') === true || (objTerms[0]?.text === 'been' && objTerms[1]?.tags.has('Gerund') === true);
+  // "I've been hiking", and "I've gone camping a few times": an activity named by its gerund.
+  const progressive =
+    objTerms[0]?.tags.has('Gerund') === true ||
+    ((objTerms[0]?.text === 'been' || (auxRaw !== '' && objTerms[0]?.tags.has('Participle') === true)) && objTerms[1]?.tags.has('Gerund') === true);
   const standsAlone = past && !auxRaw && !LIGHT_VERBS.has(verb);
   if (!standsAlone && !hasContent(objTerms, PREFERENCE_VERBS.has(verb) || progressive || (planLike && /\bto\s+\w+/i.test(object)))) return null;
   const times = resolveTimes(object, ref, planLike ? 'any' : 'past');
@@ -250,7 +267,7 @@ function otherSubject(body: string, parties: Parties, ref: Date, tag: () => Term
   const opinion = !named && !mentionsSpeaker(body);
   const text = cut(body);
   if (!text) return null;
-  const ts = tag().filter((t) => t.start < text.length);
+  const ts = verbsBeforeObjects(tag().filter((t) => t.start < text.length));
   // A gerund may head the subject ("Running for office was my chance"): the verb is the first finite one after it.
   const gerund = ts[0]?.tags.has('Gerund') === true;
   const v = ts.findIndex(
@@ -292,6 +309,75 @@ function otherSubject(body: string, parties: Parties, ref: Date, tag: () => Term
     statement,
     time: times[0] ?? null,
   };
+}
+
+/**
+ * D. An evaluation with "it" standing for what follows ("It's important to support each other",
+ * "It's so sweet to see your love for your family", "It's amazing how art can show things that
+ * are hard to put into words", "It was inspiring seeing everyone come together for a shared
+ * cause") is the speaker's view of that: "Maria said it is great to see community power in
+ * action". What follows must name something (a content noun, or a verb that is neither light nor
+ * social): "It's great to see you", "It's nice to meet you", "It's amazing how far you've come"
+ * and "It's so good to be back" are courtesies and state nothing.
+ */
+function extraposed(body: string, parties: Parties, ref: Date, tag: () => Term[]): GeneralFact | null {
+  const m = EXTRAPOSED.exec(body);
+  if (!m?.groups) return null;
+  const text = cut(body);
+  if (!text) return null;
+  const ts = tag();
+  const adjAt = m.indices?.groups?.['adj']?.[0];
+  const restAt = m.indices?.groups?.['rest']?.[0] ?? body.length;
+  const adj = ts.find((t) => t.start === adjAt);
+  // The evaluation: an adjective ("important", "amazing"), or a participle used as one ("inspiring").
+  if (!adj || !(adj.tags.has('Adjective') || /ing$/i.test(adj.text))) return null;
+  const rest = ts.filter((t) => t.start >= restAt && t.start < text.length);
+  const head = rest[0];
+  if (!head || !/^(?:to|how|\w+ing)$/i.test(head.text)) return null;
+  // "It's hard to believe it's May already", "It's good to know": a thought, not a view of a thing.
+  const firstVerb = rest.find((t, i) => i > 0 && t.tags.has('Verb'));
+  if (head.text.toLowerCase() === 'to' && firstVerb && THOUGHT_VERBS.has(infinitive(firstVerb.text))) return null;
+  const names = rest.some((t) => {
+    const w = t.text.toLowerCase();
+    if (SOCIAL_GERUNDS.test(w) || LIGHT_NOUNS.has(w) || INDEFINITE.test(w)) return false;
+    if (t.tags.has('Noun') && !t.tags.has('Pronoun') && !t.tags.has('Possessive') && !t.tags.has('Date')) return true;
+    const v = infinitive(t.text);
+    return t.tags.has('Verb') && !t.tags.has('Auxiliary') && !t.tags.has('Copula') && !SOCIAL_VERBS.has(v) && !LIGHT_VERBS.has(v) && !NO_FACT_VERBS.has(v);
+  });
+  if (!names) return null;
+  const times = resolveTimes(text, ref, 'past');
+  const clause = text
+    .replace(/^it's been\b/i, 'it has been')
+    .replace(/^it(?:'s|\s+is)\b/i, 'it is')
+    .replace(/^It\b/, 'it');
+  const written = rewritePersons(writeOutTimes(clause, times), parties);
+  if (written === null) return null;
+  return {
+    about: 'speaker',
+    opinion: true,
+    factType: 'other',
+    predicate: 'said',
+    object: written,
+    isNegation: NEGATED.test(m.groups['lead'] ?? ''),
+    statement: `${parties.speaker} said ${written}`,
+    time: null,
+  };
+}
+
+/**
+ * compromise tags a present verb as a plural noun where it cannot tell ("Family time matters to
+ * me", "Painting helps me explore my identity"); a word that conjugates as a verb's present and is
+ * followed by an object pronoun (or "to me") is the verb.
+ */
+function verbsBeforeObjects(ts: readonly Term[]): Term[] {
+  return ts.map((t, i) => {
+    if (i === 0 || !t.tags.has('Plural') || t.tags.has('Verb')) return t;
+    const next = ts[i + 1]?.text.toLowerCase();
+    const after = ts[i + 2]?.text.toLowerCase();
+    const objectFollows = (next && OBJECT_PRONOUN.test(next)) || (next === 'to' && after && OBJECT_PRONOUN.test(after));
+    if (!objectFollows || presentThird(infinitive(t.text)).toLowerCase() !== t.text.toLowerCase() || infinitive(t.text) === t.text.toLowerCase()) return t;
+    return { ...t, tags: new Set([...t.tags].filter((x) => x !== 'Noun' && x !== 'Plural').concat(['Verb', 'PresentTense'])) };
+  });
 }
 
 /** The leading time expression of a clause ("Last week I went ..."), when it starts the clause. */
@@ -368,16 +454,22 @@ function terms(text: string): Term[] {
   return json.flatMap((s) => s.terms.map((t) => ({ text: t.text, tags: new Set(t.tags), start: t.offset.start, end: t.offset.start + t.offset.length })));
 }
 
-const conjugations = new Map<string, { Infinitive?: string; PresentTense?: string }>();
-function conjugate(word: string): { Infinitive?: string; PresentTense?: string } {
+const conjugations = new Map<string, { Infinitive?: string; PresentTense?: string; PastTense?: string }>();
+function conjugate(word: string): { Infinitive?: string; PresentTense?: string; PastTense?: string } {
   const key = word.toLowerCase();
   let c = conjugations.get(key);
   if (!c) {
-    c = (nlp(`we ${key}`).verbs().conjugate()[0] as { Infinitive?: string; PresentTense?: string } | undefined) ?? {};
+    c = (nlp(`we ${key}`).verbs().conjugate()[0] as { Infinitive?: string; PresentTense?: string; PastTense?: string } | undefined) ?? {};
     if (conjugations.size < 5000) conjugations.set(key, c);
   }
   return c;
 }
+/** A simple past compromise did not tag ("got", "took"): the verb's own past form, not its infinitive. */
+const isIrregularPast = (word: string): boolean => {
+  const w = word.toLowerCase();
+  const c = conjugate(w);
+  return c.PastTense === w && c.Infinitive !== w;
+};
 const infinitive = (word: string): string => conjugate(word).Infinitive ?? word.toLowerCase();
 const presentThird = (word: string): string => conjugate(word).PresentTense ?? word;
 const escape = (s: string): string => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');

@@ -53,12 +53,22 @@ export function cleanObject(range: Range, text: string, times: ReadonlyArray<[nu
     start += lead[0].length;
     s = s.slice(lead[0].length);
   }
-  const words = s.split(/\s+/).filter(Boolean).length;
+  let words = s.split(/\s+/).filter(Boolean).length;
+  // A plan or event too long to be one value loses its trailing relative clause first ("build a
+  // home for kids who haven't had one before" → "build a home for kids"), not the whole fact.
+  const relative = kind === 'phrase' && words > MAX_WORDS[kind] ? RELATIVE_TAIL.exec(s) : null;
+  if (relative && relative.index > 0) {
+    s = s.slice(0, relative.index).replace(/[\s,;:]+$/, '');
+    end = start + s.length;
+    words = s.split(/\s+/).filter(Boolean).length;
+  }
   if (words === 0 || words > MAX_WORDS[kind]) return null;
   // "the guidebook I bought back in march": a particle left alone is the verb's, not a thing.
   if (PARTICLE_ONLY.test(s)) return null;
   return { text: s, start, end: start + s.length };
 }
+
+const RELATIVE_TAIL = /,?\s+(?:who|whom|which|where)\s/i;
 
 const LIST_SEP = /\s*,\s*(?:and\s+|or\s+)?|\s+(?:and|or|&|as well as|plus)\s+/gi;
 
