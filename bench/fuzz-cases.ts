@@ -424,7 +424,17 @@ export async function runCase(url: string, token: string, c: FuzzCase, maxBytes:
     if (c.kind === 'get') return judgeGet(res.status, text);
     return judge(res.status, text, maxBytes);
   } catch (err) {
-    const cause = err instanceof Error && err.cause instanceof Error ? ` (${err.cause.message})` : '';
-    return { ok: false, problem: `request failed: ${err instanceof Error ? err.message : String(err)}${cause}` };
+    return { ok: false, problem: `request failed: ${describeFailure(err)}` };
   }
+}
+
+/**
+ * An error and its causes as one line ("fetch failed <- other side closed (UND_ERR_SOCKET)").
+ * Read by shape, not `instanceof`: under jest, fetch's errors come from another realm.
+ */
+function describeFailure(err: unknown, depth = 0): string {
+  if (typeof err !== 'object' || err === null) return String(err);
+  const e = err as { message?: unknown; code?: unknown; cause?: unknown };
+  const here = `${typeof e.message === 'string' ? e.message : String(err)}${typeof e.code === 'string' ? ` (${e.code})` : ''}`;
+  return e.cause !== undefined && depth < 3 ? `${here} <- ${describeFailure(e.cause, depth + 1)}` : here;
 }

@@ -497,6 +497,7 @@ export async function startApp(
           maxRequestBytes: config.limits.maxRequestBytes,
         },
         authRecheckMs: config.authRecheckMs,
+        keepAliveMs: config.httpKeepAliveMs,
         revocations,
         mcp: { maxPageSize: config.limits.maxPageSize, maxBatchSize: config.limits.maxBatchSize },
         mcpAllowedHosts: config.mcpAllowedHosts,

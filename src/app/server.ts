@@ -40,6 +40,8 @@ export interface HttpServerDeps {
   bounds?: RequestBounds;
   /** How long a subscription may deliver on grants it has not re-checked (the backstop to `revocations`). */
   authRecheckMs: number;
+  /** Idle keep-alive connections stay open this long (HTTP_KEEP_ALIVE_SECONDS); Node's own default is 5 s. */
+  keepAliveMs?: number;
   /** Closes a graphql-ws socket the moment its token is revoked (NOTIFY) or expires (timer). */
   revocations?: TokenRevocations;
   health: readonly HealthCheck[];
@@ -135,6 +137,13 @@ export async function startHttpServer(deps: HttpServerDeps): Promise<HttpServerH
   const app = express();
   app.disable('x-powered-by');
   const httpServer = http.createServer(app);
+  // Node closes an idle keep-alive socket after 5 s. A client pool whose own idle timer fires late
+  // (a busy event loop) can still write on that socket and gets "other side closed". Keeping idle
+  // sockets longer than clients and proxies do (their usual 60 s) closes that window; the headers
+  // timeout must stay above it or Node cuts a slow request's headers first.
+  const keepAliveMs = deps.keepAliveMs ?? 65_000;
+  httpServer.keepAliveTimeout = keepAliveMs;
+  httpServer.headersTimeout = Math.max(60_000, keepAliveMs + 1_000);
   const formatError = (formatted: Parameters<typeof formatApiError>[0], error: unknown) =>
     formatApiError(formatted, error, (msg, err) => deps.log.error(msg, err));
 

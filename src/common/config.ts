@@ -23,6 +23,11 @@ export interface AppConfig {
   readonly adminToken: string | undefined;
   /** Subscriptions re-check their token at most this often: a revoked token stops receiving. */
   readonly authRecheckMs: number;
+  /**
+   * How long the HTTP server keeps an idle keep-alive connection open (ms). Longer than a client
+   * pool's or a proxy's idle timeout, so a client never reuses a socket the server is closing.
+   */
+  readonly httpKeepAliveMs: number;
   readonly openai: {
     readonly apiKey: string | undefined;
     readonly baseUrl: string | undefined;
@@ -226,6 +231,7 @@ const envSchema = z.object({
   ADMIN_TOKEN: optionalString.refine((v) => v === undefined || v.length >= 24, 'expected at least 24 characters (a guessable admin token is a security hole)'),
   MEDALLION_TOKEN: optionalString,
   AUTH_RECHECK_MS: intIn(50, 600_000).default(5_000),
+  HTTP_KEEP_ALIVE_SECONDS: intIn(1, 3600).default(65),
   OPENAI_API_KEY: optionalString,
   OPENAI_BASE_URL: urlWithScheme(['http', 'https']),
   EXTRACTION_MODEL: optionalString,
@@ -373,6 +379,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     javaHome: e.JAVA_HOME,
     adminToken: e.ADMIN_TOKEN,
     authRecheckMs: e.AUTH_RECHECK_MS,
+    httpKeepAliveMs: e.HTTP_KEEP_ALIVE_SECONDS * 1000,
     openai: Object.freeze({
       apiKey: e.OPENAI_API_KEY,
       baseUrl: e.OPENAI_BASE_URL,

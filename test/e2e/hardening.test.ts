@@ -1,3 +1,4 @@
+import http from 'node:http';
 import { gzipSync } from 'node:zlib';
 import { Client, createClient } from 'graphql-ws';
 import WebSocket from 'ws';
@@ -274,4 +275,35 @@ describe('transport errors are GraphQL JSON with a code, never HTML or 500', () 
     expect(metrics).not.toMatch(/medallion_http_requests_total\{route="\/",status="200"\}/);
     expect(metrics).toMatch(/medallion_http_requests_total\{route="other",status="404"\}/);
   });
+});
+
+describe('idle keep-alive connections outlive the idle gap of a client pool', () => {
+  let t: TestApp;
+  beforeAll(async () => {
+    t = await startTestApp({}, { api: true, worker: false });
+  });
+  afterAll(async () => t?.stop());
+
+  /** One GET /health on a keep-alive agent: whether it reused a pooled socket, and the Keep-Alive header. */
+  const get = (agent: http.Agent): Promise<{ status: number; reused: boolean; keepAlive: string }> =>
+    new Promise((resolve, reject) => {
+      const req = http.get(`${t.url}/health`, { agent }, (res) => {
+        res.resume();
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, reused: req.reusedSocket, keepAlive: String(res.headers['keep-alive']) }));
+      });
+      req.on('error', reject);
+    });
+
+  it('reuses a socket left idle longer than the 5 s Node default, and says how long it may idle', async () => {
+    // The CI fuzz once failed with "fetch failed": a pooled socket idle ~5 s was written to as the
+    // server closed it. A socket idle 6 s must still be open and reused.
+    const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
+    try {
+      expect(await get(agent)).toEqual({ status: 200, reused: false, keepAlive: 'timeout=65' });
+      await new Promise((r) => setTimeout(r, 6_000));
+      expect(await get(agent)).toEqual({ status: 200, reused: true, keepAlive: 'timeout=65' });
+    } finally {
+      agent.destroy();
+    }
+  }, 30_000);
 });
