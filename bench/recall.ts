@@ -524,6 +524,12 @@ export async function recallBench(): Promise<void> {
           ),
         },
         ...(silverGraph ? { searchMemoryMsGraphOverSilver: summarize(silverGraph.map((q) => q.ms)) } : {}),
+        // Each pass in fifths, in the order asked: a slow start (warm-up) shows in the first fifth
+        // alone; a pass slow throughout (something else running) in all five.
+        searchMemoryMsByFifth: {
+          firstPass: byFifth(asked.map((q) => q.ms)),
+          ...(silverGraph ? { secondPass: byFifth(silverGraph.map((q) => q.ms)) } : {}),
+        },
         hitKinds,
         pipeline: {
           ingestMs: round(ingestMs),
@@ -547,4 +553,10 @@ export async function recallBench(): Promise<void> {
       await app.stop();
     }
   });
+}
+
+/** A pass's latencies in five consecutive slices of the order they were asked. */
+function byFifth(ms: readonly number[]): Array<{ n: number; p50: number; p95: number; mean: number }> {
+  const size = Math.ceil(ms.length / 5);
+  return [0, 1, 2, 3, 4].map((i) => ms.slice(i * size, (i + 1) * size)).filter((xs) => xs.length > 0).map((xs) => summarize(xs));
 }
