@@ -524,6 +524,8 @@ export async function recallBench(): Promise<void> {
           ),
         },
         ...(silverGraph ? { searchMemoryMsGraphOverSilver: summarize(silverGraph.map((q) => q.ms)) } : {}),
+        // The first app's background warm-up after its start (SEARCH_WARM_UP_SECONDS): searches, ms, why it ended.
+        searchWarmUp: await app.searchWarmUp,
         // Each pass in fifths, in the order asked: a slow start (warm-up) shows in the first fifth
         // alone; a pass slow throughout (something else running) in all five.
         searchMemoryMsByFifth: {
@@ -558,5 +560,8 @@ export async function recallBench(): Promise<void> {
 /** A pass's latencies in five consecutive slices of the order they were asked. */
 function byFifth(ms: readonly number[]): Array<{ n: number; p50: number; p95: number; mean: number }> {
   const size = Math.ceil(ms.length / 5);
-  return [0, 1, 2, 3, 4].map((i) => ms.slice(i * size, (i + 1) * size)).filter((xs) => xs.length > 0).map((xs) => summarize(xs));
+  return [0, 1, 2, 3, 4]
+    .map((i) => ms.slice(i * size, (i + 1) * size))
+    .filter((xs) => xs.length > 0)
+    .map((xs) => summarize(xs));
 }

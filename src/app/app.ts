@@ -37,6 +37,7 @@ import { checkExploreCompat } from '../api/explore/explore.schema';
 import { ExploreService } from '../graph/explore.service';
 import { ProjectionJob, projectorStage } from '../graph/projection.job';
 import { warmUpGraph } from '../graph/graph-warm-up';
+import type { WarmUpOutcome } from '../graph/search.service';
 import { ReembedService } from '../silver/reembed.service';
 import { StageRunner } from '../platform/stages';
 import { ChainRepository } from '../gold/portability/chain.repository';
@@ -189,6 +190,8 @@ export interface App {
   readonly usage: UsageRecorder;
   /** How often this process loaded its embedder (once at most) and whether the API warmed it before serving. */
   readonly embedder: { readonly loads: number; readonly warmed: boolean };
+  /** The API's background search warm-up (SEARCH_WARM_UP_SECONDS): how it ended; null when none ran. */
+  readonly searchWarmUp: Promise<WarmUpOutcome | null>;
   stop(): Promise<void>;
 }
 
@@ -510,6 +513,24 @@ export async function startApp(
       cleanups.push({ what: 'HTTP server (open requests, subscriptions, MCP sessions)', run: () => (httpHandle as HttpServerHandle).close() });
       log.info({ url: `${httpHandle.url}/graphql`, graphiql: `${httpHandle.url}/graphiql`, mcp: `${httpHandle.url}/mcp` }, 'serving GraphQL and MCP');
     }
+    // Serving now; until someone searches, compile the search path (SearchService.keepWarm).
+    let searchWarmUp: Promise<WarmUpOutcome | null> = Promise.resolve(null);
+    if (opts.api && graph.upAtStart && config.search.warmUpMs > 0) {
+      let stopping = false;
+      searchWarmUp = services.search
+        .keepWarm(config.search.warmUpMs, () => stopping)
+        .then((o) => {
+          log.info({ searches: o.searches, ms: o.ms, stoppedBy: o.reason }, 'search path warmed up in the background');
+          return o;
+        });
+      cleanups.push({
+        what: 'background search warm-up',
+        run: async () => {
+          stopping = true;
+          await searchWarmUp;
+        },
+      });
+    }
 
     return {
       config,
@@ -522,6 +543,7 @@ export async function startApp(
       stages,
       usage,
       embedder: embedderStatus,
+      searchWarmUp,
       stop: () => runShutdown([...cleanups].reverse(), log),
     };
   } catch (err) {

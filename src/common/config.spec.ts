@@ -38,6 +38,15 @@ describe('loadConfig', () => {
     expect(() => loadConfig({ SEARCH_GRAPH_GOLD: 'no' })).toThrow(/SEARCH_GRAPH_GOLD="no": expected true or false/);
   });
 
+  it('SEARCH_WARM_UP_SECONDS and HTTP_KEEP_ALIVE_SECONDS: defaults 15 s and 65 s, in milliseconds; out of range is refused', () => {
+    expect(loadConfig({}).search.warmUpMs).toBe(15_000);
+    expect(loadConfig({ SEARCH_WARM_UP_SECONDS: '0' }).search.warmUpMs).toBe(0);
+    expect(() => loadConfig({ SEARCH_WARM_UP_SECONDS: '-1' })).toThrow(/SEARCH_WARM_UP_SECONDS="-1"/);
+    expect(loadConfig({}).httpKeepAliveMs).toBe(65_000);
+    expect(loadConfig({ HTTP_KEEP_ALIVE_SECONDS: '120' }).httpKeepAliveMs).toBe(120_000);
+    expect(() => loadConfig({ HTTP_KEEP_ALIVE_SECONDS: '0' })).toThrow(/HTTP_KEEP_ALIVE_SECONDS="0"/);
+  });
+
   it('reads the extra MCP host names as a list and refuses URLs in it', () => {
     expect(loadConfig({}).mcpAllowedHosts).toEqual([]);
     expect(loadConfig({ MCP_ALLOWED_HOSTS: ' Memory.Example.com, 10.0.0.5 ,,[::1]' }).mcpAllowedHosts).toEqual(['memory.example.com', '10.0.0.5', '[::1]']);

@@ -30,6 +30,21 @@ import {
   withRoleNames,
 } from './search-ranking';
 
+/** How a background warm-up (`SearchService.keepWarm`) ended: searches run, time taken, and why it stopped. */
+export interface WarmUpOutcome {
+  readonly searches: number;
+  readonly ms: number;
+  readonly reason: 'budget' | 'real search' | 'stopped' | 'failed';
+}
+
+/** Questions the background warm-up asks of the warm-up rows (graph-warm-up.ts): names, a thing, a time. */
+const WARM_UP_QUESTIONS = [
+  'which editor does Alex use at work?',
+  'what did Alex switch to last week?',
+  'does Alex still use helix?',
+  'when did Alex change editors?',
+];
+
 export interface SearchMemoryArgs {
   namespace: string;
   query: string;
@@ -229,8 +244,41 @@ export class SearchService {
     await this.read((tx) => expandFromSeeds(tx, scope, ['warm-up'], 30, this.settings.graphOverGold));
   }
 
+  /**
+   * After the start, while no one searches: warm-up searches over `WARM_UP_NAMESPACE`, one after
+   * another, for at most `budgetMs`. A fresh Neo4j JVM runs the search statements about three times
+   * slower than it does once they are compiled: on a LoCoMo conversation its first 40 searches took
+   * p50 71 ms in process, those after 160 searches 27-29 ms, every statement alike
+   * (bench/results/search-warm-*.json). The start's own warm-up (`warmUp`) runs each statement once
+   * or twice, which plans them but does not compile them. It stops at once when a real search begins
+   * (from then on real searches warm the path, and none of them waits behind a warm-up search for
+   * long) or when `stopped()` says the process is stopping. Never throws: a failed warm-up search
+   * ends it.
+   */
+  async keepWarm(budgetMs: number, stopped: () => boolean): Promise<WarmUpOutcome> {
+    const t0 = Date.now();
+    const begun = this.realSearchesBegun;
+    let searches = 0;
+    const outcome = (reason: WarmUpOutcome['reason']): WarmUpOutcome => ({ searches, ms: Date.now() - t0, reason });
+    while (Date.now() - t0 < budgetMs) {
+      if (this.realSearchesBegun !== begun) return outcome('real search');
+      if (stopped()) return outcome('stopped');
+      // A new text each time: the embedder's text cache would otherwise answer without running the model.
+      const query = `${WARM_UP_QUESTIONS[searches % WARM_UP_QUESTIONS.length]} (${searches})`;
+      try {
+        await this.channelLists({ namespace: WARM_UP_NAMESPACE, query });
+      } catch {
+        return outcome('failed');
+      }
+      searches++;
+    }
+    return outcome('budget');
+  }
+
   private async channelLists(args: SearchMemoryArgs): Promise<{ limit: number; lists: ChannelLists }> {
     const { limit, query: asked, scope, withEvents, withFacts } = this.validate(args);
+    const warmingUp = scope.namespace === WARM_UP_NAMESPACE;
+    if (!warmingUp) this.realSearchesBegun++;
     const depth = Math.max(limit * 3, 30);
     // "Maya" in a question about the user who said "I'm Maya" is "the user" of her facts.
     const query = withRoleNames(asked, await this.roleNames(scope.namespace));
@@ -248,7 +296,7 @@ export class SearchService {
     const timed = <T>(channel: string, work: () => Promise<T>): Promise<T> => {
       const t0 = process.hrtime.bigint();
       return work().then((r) => {
-        pipelineMetrics.searchChannelSeconds.observe({ channel }, secondsSince(t0));
+        if (!warmingUp) pipelineMetrics.searchChannelSeconds.observe({ channel }, secondsSince(t0));
         return r;
       });
     };
@@ -377,6 +425,8 @@ export class SearchService {
 
   private readonly counts = new Map<string, { n: number; at: number }>();
   private readonly roles = new Map<string, { names: Map<string, string>; at: number }>();
+  /** Searches begun outside `WARM_UP_NAMESPACE`: `keepWarm` stops when it moves. */
+  private realSearchesBegun = 0;
 
   /**
    * The names the namespace's user and assistant go by (`roleNames`), reused for `countTtlMs`:

@@ -1,6 +1,7 @@
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { warmUpGraph, WARM_UP_NAMESPACE } from '../../src/graph/graph-warm-up';
+import { pipelineMetrics } from '../../src/platform/telemetry/metrics';
 import { uniqueNamespace } from '../support/stores';
 import { createToken, eventually, gqlOk, startTestApp } from '../support/test-app';
 
@@ -168,5 +169,52 @@ describe('fast first answers and fast stops', () => {
     process.stdout.write(`stop took ${ms} ms with an MCP client connected\n`);
     await client.close().catch(() => undefined);
     expect(ms).toBeLessThan(3000);
+  });
+
+  describe('background search warm-up (SEARCH_WARM_UP_SECONDS)', () => {
+    /** Observations of the search channel histogram so far, all channels (this file's registry). */
+    const channelObservations = async (): Promise<number> =>
+      (await pipelineMetrics.searchChannelSeconds.get()).values
+        .filter((v) => v.metricName === 'medallion_search_channel_seconds_count')
+        .reduce((a, v) => a + v.value, 0);
+
+    it('asks warm-up searches of its own rows until the budget is spent, outside the search metrics', async () => {
+      const before = await channelObservations();
+      const t = await startTestApp({ OFFLINE_EMBEDDER: 'hashing', SEARCH_WARM_UP_SECONDS: '2' }, { api: true, worker: false });
+      try {
+        const o = await t.app.searchWarmUp;
+        expect(o?.reason).toBe('budget');
+        expect(o?.searches).toBeGreaterThan(0);
+        // Warm-up searches are no one's: the channel metrics count real searches alone.
+        expect(await channelObservations()).toBe(before);
+        await gqlOk(t.url, t.adminToken, SEARCH, { ns: uniqueNamespace('after-warm-up'), q: 'which editor?' });
+        expect(await channelObservations()).toBeGreaterThan(before);
+      } finally {
+        await t.stop();
+      }
+    });
+
+    it('stops at the first real search, with the default budget', async () => {
+      const t = await startTestApp({ OFFLINE_EMBEDDER: 'hashing', SEARCH_WARM_UP_SECONDS: '15' }, { api: true, worker: false });
+      try {
+        await gqlOk(t.url, t.adminToken, SEARCH, { ns: uniqueNamespace('stops-warm-up'), q: 'which editor?' });
+        const o = await t.app.searchWarmUp;
+        expect(o?.reason).toBe('real search');
+      } finally {
+        await t.stop();
+      }
+    });
+
+    it('stops with the process, and runs nowhere without the API', async () => {
+      const t = await startTestApp({ OFFLINE_EMBEDDER: 'hashing', SEARCH_WARM_UP_SECONDS: '3600' }, { api: true, worker: false });
+      await t.stop();
+      expect((await t.app.searchWarmUp)?.reason).toBe('stopped');
+      const worker = await startTestApp({ OFFLINE_EMBEDDER: 'hashing', SEARCH_WARM_UP_SECONDS: '3600' }, { api: false, worker: true });
+      try {
+        expect(await worker.app.searchWarmUp).toBeNull();
+      } finally {
+        await worker.stop();
+      }
+    });
   });
 });

@@ -37,6 +37,10 @@ export async function startTestApp(env: Record<string, string> = {}, opts: AppOp
     // runs"): most tests do not expect Gold to appear on its own while they run (a graph rebuild
     // would gain a Gold phase). A test of that behaviour passes the default back in.
     GOLD_PROMOTE_SETTLE_SECONDS: '0',
+    // No background warm-up searches after the start (SEARCH_WARM_UP_SECONDS): tests that count
+    // Neo4j statements or read search metrics must see their own searches alone.
+    // search-warm-up.test.ts passes it back in.
+    SEARCH_WARM_UP_SECONDS: '0',
     ...env,
   });
   // A test may bring its own Neo4j (NEO4J_URI in env), e.g. to stop and restart it.
