@@ -260,13 +260,19 @@ export class SearchService {
     const begun = this.realSearchesBegun;
     let searches = 0;
     const outcome = (reason: WarmUpOutcome['reason']): WarmUpOutcome => ({ searches, ms: Date.now() - t0, reason });
+    // Each question is embedded once (a remote embedder is called 4 times, not once per search):
+    // what needs compiling is Neo4j's side.
+    const vectors: Array<{ model: string; vector: number[] } | null> = [];
+    for (const q of WARM_UP_QUESTIONS) {
+      if (this.realSearchesBegun !== begun || stopped()) break;
+      vectors.push(await this.queryVector(q));
+    }
     while (Date.now() - t0 < budgetMs) {
       if (this.realSearchesBegun !== begun) return outcome('real search');
       if (stopped()) return outcome('stopped');
-      // A new text each time: the embedder's text cache would otherwise answer without running the model.
-      const query = `${WARM_UP_QUESTIONS[searches % WARM_UP_QUESTIONS.length]} (${searches})`;
+      const i = searches % WARM_UP_QUESTIONS.length;
       try {
-        await this.channelLists({ namespace: WARM_UP_NAMESPACE, query });
+        await this.channelLists({ namespace: WARM_UP_NAMESPACE, query: WARM_UP_QUESTIONS[i] as string }, vectors[i] ?? null);
       } catch {
         return outcome('failed');
       }
@@ -275,7 +281,8 @@ export class SearchService {
     return outcome('budget');
   }
 
-  private async channelLists(args: SearchMemoryArgs): Promise<{ limit: number; lists: ChannelLists }> {
+  /** `embedded`: the query's vector when the caller has it already (the warm-up), null for none; unset: embed the query. */
+  private async channelLists(args: SearchMemoryArgs, embedded?: { model: string; vector: number[] } | null): Promise<{ limit: number; lists: ChannelLists }> {
     const { limit, query: asked, scope, withEvents, withFacts } = this.validate(args);
     const warmingUp = scope.namespace === WARM_UP_NAMESPACE;
     if (!warmingUp) this.realSearchesBegun++;
@@ -300,7 +307,7 @@ export class SearchService {
         return r;
       });
     };
-    const vectors = timed('embed', () => this.queryVector(query));
+    const vectors = embedded !== undefined ? Promise.resolve(embedded) : timed('embed', () => this.queryVector(query));
     // The fact vector channel's exact search also gives every scored fact's cosine, which the entity
     // names then rank by instead of reading those facts' vectors again; settled (null: no scores) when
     // that channel does not run or fails, so the names never wait on a rejection of their own.

@@ -178,13 +178,22 @@ describe('fast first answers and fast stops', () => {
         .filter((v) => v.metricName === 'medallion_search_channel_seconds_count')
         .reduce((a, v) => a + v.value, 0);
 
-    it('asks warm-up searches of its own rows until the budget is spent, outside the search metrics', async () => {
+    /** Query embeddings asked of the model so far (this file's registry). */
+    const queryEmbeddings = async (): Promise<number> =>
+      (await pipelineMetrics.modelSeconds.get()).values
+        .filter((v) => v.metricName === 'medallion_model_call_seconds_count' && v.labels.operation === 'embed_query')
+        .reduce((a, v) => a + v.value, 0);
+
+    it('asks warm-up searches of its own rows until the budget is spent, outside the search metrics, embedding each of its 4 questions once', async () => {
       const before = await channelObservations();
       const t = await startTestApp({ OFFLINE_EMBEDDER: 'hashing', SEARCH_WARM_UP_SECONDS: '2' }, { api: true, worker: false });
       try {
+        const embeddedAtStart = await queryEmbeddings();
         const o = await t.app.searchWarmUp;
         expect(o?.reason).toBe('budget');
-        expect(o?.searches).toBeGreaterThan(0);
+        expect(o?.searches).toBeGreaterThan(4);
+        // A remote embedder is not called per warm-up search.
+        expect(await queryEmbeddings()).toBeLessThanOrEqual(embeddedAtStart + 4);
         // Warm-up searches are no one's: the channel metrics count real searches alone.
         expect(await channelObservations()).toBe(before);
         await gqlOk(t.url, t.adminToken, SEARCH, { ns: uniqueNamespace('after-warm-up'), q: 'which editor?' });
