@@ -249,7 +249,7 @@ export class SearchService {
    * another, for at most `budgetMs`. A fresh Neo4j JVM runs the search statements about three times
    * slower than it does once they are compiled: on a LoCoMo conversation its first 40 searches took
    * p50 71 ms in process, those after 160 searches 27-29 ms, every statement alike
-   * (bench/results/search-warm-*.json). The start's own warm-up (`warmUp`) runs each statement once
+   * (bench/results/search-profile-s18-cold.json; docs/search.md, "Tail latency"). The start's own warm-up (`warmUp`) runs each statement once
    * or twice, which plans them but does not compile them. It stops at once when a real search begins
    * (from then on real searches warm the path, and none of them waits behind a warm-up search for
    * long) or when `stopped()` says the process is stopping. Never throws: a failed warm-up search
