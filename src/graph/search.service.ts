@@ -37,7 +37,10 @@ export interface WarmUpOutcome {
   readonly reason: 'budget' | 'real search' | 'stopped' | 'failed';
 }
 
-/** Questions the background warm-up asks of the warm-up rows (graph-warm-up.ts): names, a thing, a time. */
+/** A query's embedding and the model that made it (vectors of another model are never compared). */
+type QueryVector = { model: string; vector: number[] };
+
+/** Questions the warm-ups ask of the warm-up rows (graph-warm-up.ts): names, a thing, a time. */
 const WARM_UP_QUESTIONS = [
   'which editor does Alex use at work?',
   'what did Alex switch to last week?',
@@ -236,7 +239,7 @@ export class SearchService {
    * (bench/results/start-stop-before.json), the next ones under 0.1 s.
    */
   async warmUp(): Promise<void> {
-    const args: SearchMemoryArgs = { namespace: WARM_UP_NAMESPACE, query: 'which editor does Alex use at work?' };
+    const args: SearchMemoryArgs = { namespace: WARM_UP_NAMESPACE, query: WARM_UP_QUESTIONS[0] as string };
     const { scope } = this.validate(args);
     // Every statement runs, the role-name lookup too, however recently it ran.
     this.roles.delete(WARM_UP_NAMESPACE);
@@ -249,8 +252,8 @@ export class SearchService {
    * another, for at most `budgetMs`. A fresh Neo4j JVM runs the search statements about three times
    * slower than it does once they are compiled: on a LoCoMo conversation its first 40 searches took
    * p50 71 ms in process, those after 160 searches 27-29 ms, every statement alike
-   * (bench/results/search-profile-s18-cold.json; docs/search.md, "Tail latency"). The start's own warm-up (`warmUp`) runs each statement once
-   * or twice, which plans them but does not compile them. It stops at once when a real search begins
+   * (bench/results/search-profile-s18-cold.json; docs/search.md, "Tail latency"). The start's own
+   * warm-up (`warmUp`) runs each statement once or twice, which plans them but does not compile them. It stops at once when a real search begins
    * (from then on real searches warm the path, and none of them waits behind a warm-up search for
    * long) or when `stopped()` says the process is stopping. Never throws: a failed warm-up search
    * ends it.
@@ -262,7 +265,7 @@ export class SearchService {
     const outcome = (reason: WarmUpOutcome['reason']): WarmUpOutcome => ({ searches, ms: Date.now() - t0, reason });
     // Each question is embedded once (a remote embedder is called 4 times, not once per search):
     // what needs compiling is Neo4j's side.
-    const vectors: Array<{ model: string; vector: number[] } | null> = [];
+    const vectors: Array<QueryVector | null> = [];
     for (const q of WARM_UP_QUESTIONS) {
       if (this.realSearchesBegun !== begun || stopped()) break;
       vectors.push(await this.queryVector(q));
@@ -282,7 +285,7 @@ export class SearchService {
   }
 
   /** `embedded`: the query's vector when the caller has it already (the warm-up), null for none; unset: embed the query. */
-  private async channelLists(args: SearchMemoryArgs, embedded?: { model: string; vector: number[] } | null): Promise<{ limit: number; lists: ChannelLists }> {
+  private async channelLists(args: SearchMemoryArgs, embedded?: QueryVector | null): Promise<{ limit: number; lists: ChannelLists }> {
     const { limit, query: asked, scope, withEvents, withFacts } = this.validate(args);
     const warmingUp = scope.namespace === WARM_UP_NAMESPACE;
     if (!warmingUp) this.realSearchesBegun++;
@@ -394,7 +397,7 @@ export class SearchService {
   }
 
   /** Embeds the query once for both vector channels; null (channels skipped, loudly) when the embedder fails. */
-  private async queryVector(query: string): Promise<{ model: string; vector: number[] } | null> {
+  private async queryVector(query: string): Promise<QueryVector | null> {
     try {
       const embedder = await this.embedder();
       const [vector = []] = await embedder.embedQuery([query]);
