@@ -532,6 +532,12 @@ export async function recallBench(): Promise<void> {
           firstPass: byFifth(asked.map((q) => q.ms)),
           ...(silverGraph ? { secondPass: byFifth(silverGraph.map((q) => q.ms)) } : {}),
         },
+        // Each pass by conversation (namespace): the target is a p95 on a LoCoMo-size namespace, and
+        // the namespaces differ in size (bench/results' factCoverage: turns and current facts).
+        searchMemoryMsByConversation: {
+          firstPass: byConversation(convs, asked),
+          ...(silverGraph ? { secondPass: byConversation(convs, silverGraph) } : {}),
+        },
         hitKinds,
         pipeline: {
           ingestMs: round(ingestMs),
@@ -558,6 +564,19 @@ export async function recallBench(): Promise<void> {
 }
 
 /** A pass's latencies in five consecutive slices of the order they were asked. */
+/** A pass's latencies per conversation: `askAll` asks each conversation's questions in turn, in `convs` order. */
+function byConversation(
+  convs: readonly LocomoConversation[],
+  asked: readonly AskedQuestion[],
+): Array<{ conversation: string; n: number; p50: number; p95: number; mean: number }> {
+  let at = 0;
+  return convs.map((c) => {
+    const slice = asked.slice(at, at + c.questions.length);
+    at += c.questions.length;
+    return { conversation: c.sampleId, ...summarize(slice.map((q) => q.ms)) };
+  });
+}
+
 function byFifth(ms: readonly number[]): Array<{ n: number; p50: number; p95: number; mean: number }> {
   const size = Math.ceil(ms.length / 5);
   return [0, 1, 2, 3, 4]
