@@ -9,6 +9,35 @@ import type { EventEmbedding } from '../silver/event-embedding.service';
 /** Not a valid namespace (common/namespace.ts): the warm-up rows belong to no one, and no grant reaches them. */
 export const WARM_UP_NAMESPACE = '#warm-up';
 const WARM_UP_ROUNDS = 2;
+/**
+ * Turns of the warm-up conversation, each with a fact: enough that every search statement runs its
+ * per-row work (reading a vector, scoring a Lucene match, walking an entity's facts) dozens of times
+ * per warm-up search, so the background warm-up (`SearchService.keepWarm`) gets Neo4j's JIT to
+ * compile that work too, not only the per-statement part (two rows did not:
+ * bench/results/recall-s19-*.json, docs/search.md).
+ */
+export const WARM_UP_TURNS = 48;
+/**
+ * The warm-up conversation's words are made up: Neo4j's fulltext indexes are shared by every
+ * namespace, and a word's BM25 weight (its document frequency) counts every namespace's nodes, so
+ * dozens of warm-up rows of English words would shift the keyword scores of real namespaces.
+ */
+const WARM_UP_TEXTS = [
+  'Zorvex gaddrow plovash trundix vemmory yarvel.',
+  'Pelquin plovash zorvex drosk vemmory.',
+  'Trundix yarvel gaddrow pelquin zorvex.',
+  'Vemmory drosk plovash yarvel trundix gaddrow.',
+  'Zorvex pelquin drosk gaddrow yarvel.',
+  'Plovash trundix vemmory pelquin drosk zorvex.',
+];
+/** The questions the warm-up searches ask (`SearchService.warmUp`, `keepWarm`): made-up words as above, a person's name among them. */
+export const WARM_UP_QUESTIONS = [
+  'which plovash does Zorvex gaddrow?',
+  'what did Zorvex trundix?',
+  'does Zorvex still vemmory pelquin?',
+  'when did Zorvex drosk yarvel?',
+] as const;
+const WARM_UP_NAMES = ['Zorvex', 'Pelquin'] as const;
 
 /**
  * Runs the statements a first message meets once, with real rows, before the projector's first
@@ -16,7 +45,7 @@ const WARM_UP_ROUNDS = 2;
  * JVM runs the first rows through index writers, Lucene readers and operators slowly: the first
  * event after a start took ~1.1 s to reach the graph and the first search 1.9-5 s, the next ones
  * ~0.1 s each (bench/results/start-stop-*.json). So: embed one passage, project a small
- * conversation (two turns, two people, a fact from each turn) into `WARM_UP_NAMESPACE` in one
+ * conversation (`WARM_UP_TURNS` turns, two people, a fact from each turn) into `WARM_UP_NAMESPACE` in one
  * committed transaction with the projector's own statements and search it (`search.warmUp`, when
  * this process serves the API), twice. Real batches and searches reuse the plans:
  * the local Neo4j caches one plan per statement text (LocalNeo4j.java). A Neo4j of your own
@@ -31,10 +60,10 @@ const WARM_UP_ROUNDS = 2;
  * a first message sent more than two minutes after the start met four search statements planned
  * again on a cold planner (4.2 s at load 4.5, bench/results/start-stop-replan2m-delay150s.json;
  * 978 ms on a quiet machine, 194 ms now: start-stop-base-delay150s / -keep-warmup-delay150s). So
- * each round writes new rows before it deletes the older ones (counts 4, then 2, never 0), and on
+ * each round writes new rows before it deletes the older ones (counts double, then halve, never 0), and on
  * an empty store the plans of the first round (made on zero counts) are dropped after it
  * (`db.clearQueryCaches`), so the second round plans on rows. A first message then moves the counts
- * its plans remember from 4 or 2 to 3. The rows sit in a namespace no grant reaches, and every read
+ * its plans remember by one row. The rows sit in a namespace no grant reaches, and every read
  * is scoped to a namespace. Best effort: a failure only means the first batch or search pays the
  * cost itself (and a failed round deletes every warm-up row).
  */
@@ -59,19 +88,23 @@ async function warmUpRound(driver: Driver, embedding: EventEmbedding | undefined
   if (embedding) {
     try {
       const embedder = await embedding.embedder();
-      vector = (await embedder.embed(['I switched my editor to helix last week.']))[0]?.map(Math.fround) ?? null;
+      vector = (await embedder.embed([WARM_UP_TEXTS[0] as string]))[0] ?? null;
       model = embedder.model;
     } catch {
       // The projector warns when it cannot embed; the statements still warm without a vector.
     }
   }
-  const [first, second] = [warmUpEvent(vector, model), warmUpEvent(vector, model)] as const;
-  const events: EventNodeRow[] = [
-    { ...first, nextEventId: second.id },
-    { ...second, previousEventId: first.id, sequenceNum: 2 },
-  ];
+  // One conversation of WARM_UP_TURNS turns, each turn linked to the next, each with a fact about
+  // the same two entities; the vectors are the one embedding, each turned a little (warmUpVector),
+  // so the cosine scans sort distinct scores without embedding every turn.
+  const ids = Array.from({ length: WARM_UP_TURNS }, () => randomUUID());
+  const events: EventNodeRow[] = ids.map((id, i) => ({
+    ...warmUpEvent(id, i, warmUpVector(vector, 2 * i), model),
+    previousEventId: ids[i - 1] ?? null,
+    nextEventId: ids[i + 1] ?? null,
+  }));
   const [subject, object] = [randomUUID(), randomUUID()];
-  const facts = [warmUpFact(first.id, subject, object, vector, model), warmUpFact(second.id, subject, object, vector, model)];
+  const facts = ids.map((id, i) => warmUpFact(id, i, subject, object, warmUpVector(vector, 2 * i + 1), model));
   const session = driver.session();
   let kept = false;
   try {
@@ -81,7 +114,14 @@ async function warmUpRound(driver: Driver, embedding: EventEmbedding | undefined
       await mergeEventNodes(tx, events);
       await mergeEntityNodes(
         tx,
-        [subject, object].map((id, i) => ({ id, namespace: WARM_UP_NAMESPACE, type: 'person', name: i ? 'Helix' : 'Alex', aliases: [], retiredAt: null })),
+        [subject, object].map((id, i) => ({
+          id,
+          namespace: WARM_UP_NAMESPACE,
+          type: 'person',
+          name: WARM_UP_NAMES[i] as string,
+          aliases: [],
+          retiredAt: null,
+        })),
       );
       await mergeFactNodes(tx, facts);
       await syncFactEdges(tx, facts);
@@ -100,19 +140,30 @@ async function deleteWarmUpNodes(driver: Driver, keep: string[]): Promise<void> 
     await driver.executeQuery(`MATCH (n:${label}) WHERE n.namespace = $ns AND NOT n.id IN $keep DETACH DELETE n`, { ns: WARM_UP_NAMESPACE, keep });
 }
 
-function warmUpEvent(embedding: number[] | null, embeddingModel: string | null): EventNodeRow {
+/**
+ * The embedding turned by a small deterministic offset of its own for row `i` (then of unit length
+ * and 32-bit, as the projector stores vectors): distinct rows, distinct scores.
+ */
+function warmUpVector(vector: number[] | null, i: number): number[] | null {
+  if (!vector) return null;
+  const turned = vector.map((x, j) => x + 0.05 * Math.sin((i + 1) * (j + 1) * 0.618));
+  const norm = Math.hypot(...turned) || 1;
+  return turned.map((x) => Math.fround(x / norm));
+}
+
+function warmUpEvent(id: string, i: number, embedding: number[] | null, embeddingModel: string | null): EventNodeRow {
   const at = new Date().toISOString();
   return {
-    id: randomUUID(),
+    id,
     namespace: WARM_UP_NAMESPACE,
     source: 'warm-up',
     kind: 'MESSAGE',
     conversationId: 'warm-up',
     sessionId: null,
-    sequenceNum: 1,
+    sequenceNum: i + 1,
     role: 'USER',
     actor: null,
-    content: 'I switched my editor to helix last week.',
+    content: WARM_UP_TEXTS[i % WARM_UP_TEXTS.length] as string,
     occurredAt: at,
     ingestedAt: at,
     embedding,
@@ -122,15 +173,15 @@ function warmUpEvent(embedding: number[] | null, embeddingModel: string | null):
   };
 }
 
-function warmUpFact(eventId: string, subject: string, object: string, embedding: number[] | null, embeddingModel: string | null): FactNodeRow {
+function warmUpFact(eventId: string, i: number, subject: string, object: string, embedding: number[] | null, embeddingModel: string | null): FactNodeRow {
   const at = new Date().toISOString();
   return {
     id: randomUUID(),
     namespace: WARM_UP_NAMESPACE,
-    statement: 'The user uses helix as their editor.',
+    statement: `Zorvex ${(WARM_UP_TEXTS[(i + 3) % WARM_UP_TEXTS.length] as string).toLowerCase()}`,
     factType: 'preference',
     predicate: 'uses',
-    object: 'helix',
+    object: 'pelquin',
     isNegation: false,
     confidence: 0.9,
     importance: 0.5,

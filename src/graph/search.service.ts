@@ -9,7 +9,7 @@ import { Embedder } from '../silver/model-ports';
 import { Fact } from '../silver/silver.types';
 import { CypherRunner } from './cypher/cypher-runner';
 import { GraphException, GraphExceptionCode } from './graph.exception';
-import { WARM_UP_NAMESPACE } from './graph-warm-up';
+import { WARM_UP_NAMESPACE, WARM_UP_QUESTIONS } from './graph-warm-up';
 import { ScoredId, VectorSearch } from './cypher/search-channel';
 import { FactUses, NO_USES } from '../silver/usage-recorder';
 import { entityNameSearch, expandFromSeeds, FactSearchScope, factVectorSearch, keywordSearch, roleNames } from './cypher/search-facts';
@@ -39,14 +39,6 @@ export interface WarmUpOutcome {
 
 /** A query's embedding and the model that made it (vectors of another model are never compared). */
 type QueryVector = { model: string; vector: number[] };
-
-/** Questions the warm-ups ask of the warm-up rows (graph-warm-up.ts): names, a thing, a time. */
-const WARM_UP_QUESTIONS = [
-  'which editor does Alex use at work?',
-  'what did Alex switch to last week?',
-  'does Alex still use helix?',
-  'when did Alex change editors?',
-];
 
 export interface SearchMemoryArgs {
   namespace: string;

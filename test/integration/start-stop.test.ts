@@ -1,6 +1,6 @@
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { warmUpGraph, WARM_UP_NAMESPACE } from '../../src/graph/graph-warm-up';
+import { warmUpGraph, WARM_UP_NAMESPACE, WARM_UP_TURNS } from '../../src/graph/graph-warm-up';
 import { pipelineMetrics } from '../../src/platform/telemetry/metrics';
 import { uniqueNamespace } from '../support/stores';
 import { createToken, eventually, gqlOk, startTestApp } from '../support/test-app';
@@ -82,20 +82,20 @@ describe('fast first answers and fast stops', () => {
         return Object.fromEntries(res.records.map((r) => [r.get('label') as string, Number(r.get('n'))]));
       };
       // startApp ran it: its last round's rows are there, once. Deleted, a new store's counts fell
-      // from 2 back to 0 (a change of 100 %), and a first message sent after min_replan_interval
-      // met four search statements planned again (4.2 s, graph-warm-up.ts).
-      expect(await count()).toEqual({ Event: 2, Fact: 2, Entity: 2 });
+      // back to 0 (a change of 100 %), and a first message sent after min_replan_interval met four
+      // search statements planned again (4.2 s, graph-warm-up.ts).
+      const oneCopy = { Event: WARM_UP_TURNS, Fact: WARM_UP_TURNS, Entity: 2 };
+      expect(WARM_UP_TURNS).toBeGreaterThanOrEqual(32); // enough rows for the per-row work to warm up
+      expect(await count()).toEqual(oneCopy);
       const seen: Array<Record<string, number>> = [];
       await warmUpGraph(t.app.neo4j, undefined, { warmUp: async () => void seen.push(await count()) });
-      // Two rounds, each searching a projected conversation (two turns, two facts, two entities)
-      // written beside the rows before it (the start's, then the first round's): the counts plans
-      // are made on go 2 → 4 → 2, never to 0.
-      expect(seen).toEqual([
-        { Event: 4, Fact: 4, Entity: 4 },
-        { Event: 4, Fact: 4, Entity: 4 },
-      ]);
+      // Two rounds, each searching a projected conversation (its turns, a fact per turn, two
+      // entities) written beside the rows before it (the start's, then the first round's): the
+      // counts plans are made on double and halve, never reach 0.
+      const twoCopies = { Event: 2 * WARM_UP_TURNS, Fact: 2 * WARM_UP_TURNS, Entity: 4 };
+      expect(seen).toEqual([twoCopies, twoCopies]);
       // Each round (and each start) replaces the rows before it: they never pile up.
-      expect(await count()).toEqual({ Event: 2, Fact: 2, Entity: 2 });
+      expect(await count()).toEqual(oneCopy);
       // A round that fails leaves nothing behind.
       await warmUpGraph(t.app.neo4j, undefined, {
         warmUp: async () => {
@@ -103,6 +103,36 @@ describe('fast first answers and fast stops', () => {
         },
       }).catch(() => undefined);
       expect(await count()).toEqual({ Event: 0, Fact: 0, Entity: 0 });
+    } finally {
+      await t.stop();
+    }
+  });
+
+  it('the warm-up rows share no word with a conversation: the fulltext indexes are shared, and BM25 weighs a word by every namespace', async () => {
+    // A word's BM25 weight falls with the number of nodes of the whole index that hold it, every
+    // namespace's. Warm-up rows in English ("I switched my editor to helix last week", as they once
+    // were) lowered the weight of their words in every namespace, by twice their count while a
+    // round's second copy stood. Their words are made up now.
+    const t = await startTestApp({ OFFLINE_EMBEDDER: 'hashing' }, { api: true, worker: false });
+    try {
+      const indexes = ['fact_statement_ns_fulltext', 'event_body_fulltext', 'entity_name_ns_fulltext'];
+      /** Warm-up nodes that `word` matches in each shared fulltext index, through the index's own analyzer. */
+      const warmUpMatches = async (word: string): Promise<number[]> => {
+        const out: number[] = [];
+        for (const index of indexes) {
+          const res = await t.app.neo4j.executeQuery(
+            `CALL db.index.fulltext.queryNodes($index, $word) YIELD node WHERE node.namespace = $ns RETURN count(node) AS n`,
+            { index, word, ns: WARM_UP_NAMESPACE },
+          );
+          out.push(Number(res.records[0]?.get('n')));
+        }
+        return out;
+      };
+      // Not vacuous: the indexes hold the warm-up rows, and their own words find them.
+      expect(await warmUpMatches('zorvex')).toEqual([WARM_UP_TURNS, WARM_UP_TURNS, 1]);
+      const conversation = 'I switched my editor to helix last week. Alex uses vim at work; we had lunch, the user likes it and will use it again';
+      for (const word of new Set(conversation.toLowerCase().match(/[a-z]+/g) ?? []))
+        expect({ word, matches: await warmUpMatches(word) }).toEqual({ word, matches: [0, 0, 0] });
     } finally {
       await t.stop();
     }
