@@ -563,7 +563,6 @@ export async function recallBench(): Promise<void> {
   });
 }
 
-/** A pass's latencies in five consecutive slices of the order they were asked. */
 /** A pass's latencies per conversation: `askAll` asks each conversation's questions in turn, in `convs` order. */
 function byConversation(
   convs: readonly LocomoConversation[],
@@ -577,6 +576,7 @@ function byConversation(
   });
 }
 
+/** A pass's latencies in five consecutive slices of the order they were asked. */
 function byFifth(ms: readonly number[]): Array<{ n: number; p50: number; p95: number; mean: number }> {
   const size = Math.ceil(ms.length / 5);
   return [0, 1, 2, 3, 4]

@@ -45,9 +45,9 @@ const WARM_UP_NAMES = ['Zorvex', 'Pelquin'] as const;
  * JVM runs the first rows through index writers, Lucene readers and operators slowly: the first
  * event after a start took ~1.1 s to reach the graph and the first search 1.9-5 s, the next ones
  * ~0.1 s each (bench/results/start-stop-*.json). So: embed one passage, project a small
- * conversation (`WARM_UP_TURNS` turns, two people, a fact from each turn) into `WARM_UP_NAMESPACE` in one
- * committed transaction with the projector's own statements and search it (`search.warmUp`, when
- * this process serves the API), twice. Real batches and searches reuse the plans:
+ * conversation (`WARM_UP_TURNS` turns, two people, a fact from each turn) into
+ * `WARM_UP_NAMESPACE` in one committed transaction with the projector's own statements and search
+ * it (`search.warmUp`, when this process serves the API), twice. Real batches and searches reuse the plans:
  * the local Neo4j caches one plan per statement text (LocalNeo4j.java). A Neo4j of your own
  * (NEO4J_URI) also keys them by a size bucket of each string and list parameter (1 row or 2-10,
  * a namespace of up to 10 characters or more), so there a first message of another size is
@@ -60,8 +60,8 @@ const WARM_UP_NAMES = ['Zorvex', 'Pelquin'] as const;
  * a first message sent more than two minutes after the start met four search statements planned
  * again on a cold planner (4.2 s at load 4.5, bench/results/start-stop-replan2m-delay150s.json;
  * 978 ms on a quiet machine, 194 ms now: start-stop-base-delay150s / -keep-warmup-delay150s). So
- * each round writes new rows before it deletes the older ones (counts double, then halve, never 0), and on
- * an empty store the plans of the first round (made on zero counts) are dropped after it
+ * each round writes new rows before it deletes the older ones (counts double, then halve, never
+ * 0), and on an empty store the plans of the first round (made on zero counts) are dropped after it
  * (`db.clearQueryCaches`), so the second round plans on rows. A first message then moves the counts
  * its plans remember by one row. The rows sit in a namespace no grant reaches, and every read
  * is scoped to a namespace. Best effort: a failure only means the first batch or search pays the

@@ -139,7 +139,7 @@ describe('fast first answers and fast stops', () => {
   });
 
   it("the first message after a start is projected and searched on the warm-up's plans: Neo4j plans nothing again for it", async () => {
-    // The warm-up projects two turns into "#warm-up"; a first message is one row in a namespace of
+    // The warm-up projects a conversation into "#warm-up"; a first message is one row in a namespace of
     // another length. Neo4j keyed cached plans by the size of each string and list parameter too,
     // so every statement of the first projection and search was planned again (1.3-3.5 s each on
     // a cold JVM); the local Neo4j now caches one plan per statement (LocalNeo4j.java).
