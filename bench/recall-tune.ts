@@ -4,6 +4,7 @@ import {
   ChannelWeights,
   DEFAULT_CHANNEL_WEIGHTS,
   eventInformation,
+  factPolarity,
   fusedCandidates,
   MemoryCandidate,
   rankMemoryHits,
@@ -23,8 +24,20 @@ import { LocomoConversation, loadLocomo, recallAt, summariseRecall } from './loc
  */
 export interface Dump {
   dia: Record<string, string>;
-  questions: Array<{ conversation: number; category: number; evidence: string[]; lists: ChannelLists }>;
+  questions: Array<{ conversation: number; category: number; question?: string; evidence: string[]; lists: ChannelLists }>;
+  /** Per fact (dumps since session 20): what search may weigh a fact hit by. */
+  facts?: Record<string, DumpedFact>;
 }
+
+export interface DumpedFact {
+  confidence: number;
+  negation: boolean;
+  predicate: string;
+  role: string | null;
+}
+
+/** A fact hit's weight from what is known of the fact (a variant under study), times its polarity as search does. */
+type FactWeight = (fact: DumpedFact) => number;
 
 /** A re-ordering of the ranked hits (a variant under study), given each fact's source events and the question's conversation. */
 type Reorder = (hits: MemoryCandidate[], sources: Map<string, string[]>, ctx: { dia: Record<string, string>; conv: LocomoConversation }) => MemoryCandidate[];
@@ -34,6 +47,7 @@ export interface ReplaySettings {
   k?: number;
   reorder?: Reorder;
   limit?: number;
+  factWeight?: FactWeight;
 }
 
 export interface ReplayFigures {
@@ -45,7 +59,7 @@ export interface ReplayFigures {
 const mean = (xs: readonly number[]) => (xs.length === 0 ? 0 : Math.round((xs.reduce((a, b) => a + b, 0) / xs.length) * 1000) / 1000);
 
 export function replay(dump: Dump, convs: readonly LocomoConversation[], s: ReplaySettings = {}): ReplayFigures {
-  const { weights = DEFAULT_CHANNEL_WEIGHTS, k = RRF_K, reorder = (h) => h, limit = 10 } = s;
+  const { weights = DEFAULT_CHANNEL_WEIGHTS, k = RRF_K, reorder = (h) => h, limit = 10, factWeight = () => 1 } = s;
   const rows: Array<{ category: number; recall: number }> = [];
   const perConv: number[][] = convs.map(() => []);
   for (const q of dump.questions) {
@@ -61,7 +75,11 @@ export function replay(dump: Dump, convs: readonly LocomoConversation[], s: Repl
     const candidates = new Set([...facts, ...events].map((h) => h.id));
     const sources = new Map<string, string[]>();
     for (const c of ['vector', 'keyword', 'graph'] as const) for (const h of q.lists[c]) sources.set(h.id, h.events ?? []);
-    const ranked = rankMemoryHits(q.lists, (id) => candidates.has(id), weights, { eventPrior: information }, k);
+    const factPrior = (id: string): number => {
+      const f = dump.facts?.[id];
+      return f ? factPolarity({ isNegation: f.negation }, q.question ?? '') * factWeight(f) : 1;
+    };
+    const ranked = rankMemoryHits(q.lists, (id) => candidates.has(id), weights, { eventPrior: information, factPrior }, k);
     const hits = reorder(ranked, sources, { dia: dump.dia, conv }).slice(0, limit);
     const retrieved = hits.flatMap((h) => (h.kind === 'FACT' ? (sources.get(h.id) ?? []) : [h.id])).map((id) => dump.dia[id] ?? id);
     const recall = recallAt(retrieved, q.evidence);
@@ -122,6 +140,22 @@ function main(): void {
   const show = (name: string, r: ReplayFigures) =>
     process.stdout.write(`${r.all.toFixed(3)}  ${JSON.stringify(r.byConversation)}  ${name}  ${JSON.stringify(r.byCategory)}\n`);
   show('service settings', replay(dump, convs));
+  if (dump.facts) {
+    const counts = new Map<string, number>();
+    for (const f of Object.values(dump.facts)) counts.set(`${f.confidence}`, (counts.get(`${f.confidence}`) ?? 0) + 1);
+    process.stdout.write(`facts by confidence: ${JSON.stringify(Object.fromEntries([...counts].sort()))}\n`);
+    for (const [below, w] of [
+      [0.65, 0.5],
+      [0.65, 0.75],
+      [0.6, 0.5],
+      [0.6, 0.75],
+      [0.75, 0.75],
+    ] as const)
+      show(`facts of confidence < ${below} × ${w}`, replay(dump, convs, { factWeight: (f) => (f.confidence < below ? w : 1) }));
+    for (const w of [0.5, 0.75]) show(`'said' facts × ${w}`, replay(dump, convs, { factWeight: (f) => (f.predicate === 'said' ? w : 1) }));
+    show('× confidence', replay(dump, convs, { factWeight: (f) => f.confidence }));
+    show('× sqrt(confidence)', replay(dump, convs, { factWeight: (f) => Math.sqrt(f.confidence) }));
+  }
   for (const k of [10, 15, 20, 25, 30, 40, 60, 90]) show(`RRF k ${k}`, replay(dump, convs, { k }));
   for (const ch of ['vector', 'keyword', 'graph', 'event_vector', 'event_keyword'] as const)
     show(`without ${ch}`, replay(dump, convs, { weights: { ...DEFAULT_CHANNEL_WEIGHTS, [ch]: 0 } }));

@@ -270,16 +270,27 @@ async function dumpChannels(app: App, convs: LocomoConversation[], namespaces: s
   const rows = await pg.query<{ id: string; dia: string }>(`SELECT id::text AS id, source_event_id AS dia FROM bronze.events WHERE namespace = ANY($1)`, [
     namespaces,
   ]);
+  // What search weighs a fact hit by besides its channels (polarity; confidence, studied): per fact of these namespaces.
+  const factRows = await pg.query<{ id: string; confidence: number; negation: boolean; predicate: string; role: string | null }>(
+    `SELECT f.id::text AS id, f.confidence, f.is_negation AS negation, f.predicate, e.role
+       FROM silver.facts f
+       LEFT JOIN LATERAL (SELECT ev.role FROM silver.fact_sources s JOIN bronze.events ev ON ev.id = s.event_id WHERE s.fact_id = f.id LIMIT 1) e ON true
+      WHERE f.namespace = ANY($1)`,
+    [namespaces],
+  );
   await pg.end();
   const auth = await app.services.tokens.authenticate(`Bearer ${app.config.adminToken}`);
   const questions = [];
   for (let i = 0; i < convs.length; i++) {
     for (const q of (convs[i] as LocomoConversation).questions) {
       const { lists } = await app.services.search.channels(auth, { namespace: namespaces[i] as string, query: q.question, limit: 10 });
-      questions.push({ conversation: i, category: q.category, evidence: q.evidence, lists });
+      questions.push({ conversation: i, category: q.category, question: q.question, evidence: q.evidence, lists });
     }
   }
-  fs.writeFileSync(file, JSON.stringify({ dia: Object.fromEntries(rows.rows.map((r) => [r.id, r.dia])), questions }));
+  const facts = Object.fromEntries(
+    factRows.rows.map((r) => [r.id, { confidence: Number(r.confidence), negation: r.negation, predicate: r.predicate, role: r.role }]),
+  );
+  fs.writeFileSync(file, JSON.stringify({ dia: Object.fromEntries(rows.rows.map((r) => [r.id, r.dia])), facts, questions }));
   process.stdout.write(`  recall: channel lists of ${questions.length} questions written to ${file}\n`);
 }
 
