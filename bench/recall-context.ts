@@ -2,7 +2,16 @@ import fs from 'node:fs';
 import { loadConfig } from '../src/common/config';
 import { loadEmbedder } from '../src/app/models';
 import type { Embedder } from '../src/silver/model-ports';
-import { ChannelLists, ChannelWeights, DEFAULT_CHANNEL_WEIGHTS, eventInformation, fusedCandidates, rankMemoryHits } from '../src/graph/search-ranking';
+import { Dump } from './recall-tune';
+import {
+  askedNames,
+  ChannelLists,
+  ChannelWeights,
+  DEFAULT_CHANNEL_WEIGHTS,
+  eventInformation,
+  fusedCandidates,
+  rankMemoryHits,
+} from '../src/graph/search-ranking';
 import { ScoredId } from '../src/graph/cypher/search-channel';
 import { splitSpeakerLabel } from '../src/graph/speaker-label';
 import { LocomoConversation, loadLocomo, recallAt, summariseRecall } from './locomo';
@@ -16,10 +25,6 @@ import { LocomoConversation, loadLocomo, recallAt, summariseRecall } from './loc
  * channel's own Recall@10 and the whole fusion's (with the event information prior, as search
  * applies it; the "own" scorer reproduces the dumped lists exactly). Figures: docs/search.md.
  */
-interface Dump {
-  dia: Record<string, string>;
-  questions: Array<{ conversation: number; category: number; evidence: string[]; lists: ChannelLists }>;
-}
 
 type Turn = LocomoConversation['turns'][number];
 
@@ -31,9 +36,10 @@ function evaluate(dump: Dump, convs: LocomoConversation[], eventVector: (q: numb
     const lists: ChannelLists = { ...q.lists, event_vector: eventVector(n) ?? q.lists.event_vector };
     const conv = convs[q.conversation] as LocomoConversation;
     const content = new Map(conv.turns.map((t) => [t.diaId, t]));
+    const names = askedNames(q.question ?? '');
     const info = (id: string): number => {
       const t = content.get(dump.dia[id] ?? id);
-      return t ? eventInformation(t.content, t.speaker) : 1;
+      return t ? eventInformation(t.content, t.speaker, names) : 1;
     };
     const { facts, events } = fusedCandidates(lists, 30, weights);
     const candidates = new Set([...facts, ...events].map((h) => h.id));

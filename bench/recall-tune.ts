@@ -1,5 +1,6 @@
 import fs from 'node:fs';
 import {
+  askedNames,
   ChannelLists,
   ChannelWeights,
   DEFAULT_CHANNEL_WEIGHTS,
@@ -66,9 +67,10 @@ export function replay(dump: Dump, convs: readonly LocomoConversation[], s: Repl
     if (q.category < 1 || q.category > 4) continue;
     const conv = convs[q.conversation] as LocomoConversation;
     const turns = new Map(conv.turns.map((t) => [t.diaId, t]));
+    const names = askedNames(q.question ?? '');
     const information = (id: string): number => {
       const t = turns.get(dump.dia[id] ?? id);
-      return t ? eventInformation(t.content, t.speaker) : 1;
+      return t ? eventInformation(t.content, t.speaker, names) : 1;
     };
     // As search does: only the fused candidates it re-checks against Postgres can be hits.
     const { facts, events } = fusedCandidates(q.lists, limit * 3, weights, k);

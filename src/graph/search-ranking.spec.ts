@@ -1,5 +1,6 @@
 import { Fact } from '../silver/silver.types';
 import {
+  askedNames,
   escapeLucene,
   eventInformation,
   factPolarity,
@@ -220,6 +221,22 @@ describe('small namespaces: generic words and empty turns decide nothing (issue 
     expect(eventInformation('where r u guys going tmrw', null)).toBeLessThan(eventInformation('we are going to Porto tmrw', null));
     // A clause that opens with a question word and goes on as a statement states.
     expect(eventInformation('When you book flights for me, always pick an aisle seat', null)).toBe(1);
+  });
+
+  it('reads a turn that is only the name the question asks about ("KAT", "Jamie!!") as saying nothing', () => {
+    const names = askedNames("Where are the three of them going to celebrate Kat's new job?");
+    expect([...names]).toEqual(['kat']);
+    expect(eventInformation('jd_88: KAT', 'jd_88', names)).toBe(0.25);
+    expect(eventInformation('Jamie!!', null, askedNames('What weekend did Jamie propose?'))).toBe(0.25);
+    // Without the question's names it is one word of content, as before.
+    expect(eventInformation('jd_88: KAT', 'jd_88')).toBe(0.6);
+    // A turn about the person still says something, and a name the question does not ask about is content.
+    expect(eventInformation("kw_draws: Kat's interview is at Fernhill on Monday", 'kw_draws', names)).toBe(1);
+    expect(eventInformation('Marco', null, names)).toBe(0.6);
+    // The first word, "I" and lower-case words are no names; a question in lower case names none.
+    expect([...askedNames('Where did I park?')]).toEqual([]);
+    expect([...askedNames('when is kat moving?')]).toEqual([]);
+    expect([...askedNames('Did Marco and Jamie meet Kat?')]).toEqual(['marco', 'jamie', 'kat']);
   });
 
   it('ranks an informative turn above an empty one that the channels placed first', () => {

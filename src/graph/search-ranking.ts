@@ -180,9 +180,11 @@ export function rankMemoryHits(
  * "lol", an emoji) says nothing, a bare question asks rather than tells, and one or two words say
  * little. Search multiplies an event hit's fused score by it, so such turns cannot outrank an
  * informative one through a shared name or a generic word. A leading speaker label
- * (`splitSpeakerLabel`) is not content.
+ * (`splitSpeakerLabel`) is not content, and neither are the names the question asks about
+ * (`askedNames`, lowercased): "KAT" or "Jamie!!" matches a question about Kat or Jamie by the name
+ * alone, and says nothing about them.
  */
-export function eventInformation(content: string, actor: string | null): number {
+export function eventInformation(content: string, actor: string | null, askedNames: ReadonlySet<string> = NO_NAMES): number {
   // Neither the speaker's label nor the name the turn addresses ("Kat!! how did it go") is content.
   const text = withoutVocative(splitSpeakerLabel(content, actor).body);
   const words = (
@@ -190,11 +192,27 @@ export function eventInformation(content: string, actor: string | null): number 
       .normalize('NFKC')
       .toLowerCase()
       .match(/[\p{L}\p{N}][\p{L}\p{N}'-]*/gu) ?? []
-  ).filter((w) => !STOP_WORDS.has(w) && !LOW_INFORMATION.has(w));
+  ).filter((w) => !STOP_WORDS.has(w) && !LOW_INFORMATION.has(w) && !askedNames.has(w.replace(/'s$/, '')));
   if (words.length === 0) return 0.25;
   const question = asks(text) && !/[.!]\s/.test(text);
   const byWords = words.length === 1 ? 0.6 : words.length === 2 ? 0.8 : 1;
   return byWords * (question ? 0.7 : 1);
+}
+
+const NO_NAMES: ReadonlySet<string> = new Set();
+
+/**
+ * The names a question asks about, lowercased: its capitalised words after the first ("What
+ * weekend did Jamie propose?", "Where will they celebrate Kat's new job?" → jamie, kat), without
+ * "I" and a possessive "'s". A question written in lower case names none this way.
+ */
+export function askedNames(question: string): Set<string> {
+  const words = question.normalize('NFKC').match(/[\p{L}\p{N}][\p{L}\p{N}'’-]*/gu) ?? [];
+  const names = new Set<string>();
+  words.slice(1).forEach((w) => {
+    if (/^\p{Lu}/u.test(w) && w !== 'I' && !/^I['’]/.test(w)) names.add(w.toLowerCase().replace(/['’]s$/, ''));
+  });
+  return names;
 }
 
 /**

@@ -15,6 +15,7 @@ import { FactUses, NO_USES } from '../silver/usage-recorder';
 import { entityNameSearch, expandFromSeeds, FactSearchScope, factVectorSearch, keywordSearch, roleNames } from './cypher/search-facts';
 import { EVENT_SPEAKER_BOOST, eventKeywordSearch, EventSearchScope, eventVectorSearch } from './cypher/search-events';
 import {
+  askedNames,
   ChannelLists,
   ChannelWeights,
   DEFAULT_CHANNEL_WEIGHTS,
@@ -194,9 +195,10 @@ export class SearchService {
       )
         visibleEvents.set(h.id, e);
     });
+    const names = askedNames(args.query);
     const information = (id: string): number => {
       const e = visibleEvents.get(id);
-      return e ? eventInformation(e.content, e.actor) : 1;
+      return e ? eventInformation(e.content, e.actor, names) : 1;
     };
     const polarity = (id: string): number => {
       const f = visibleFacts.get(id);
