@@ -38,14 +38,14 @@ const fact = (over: Partial<Fact> = {}): Fact => ({
 });
 
 describe('fuseByReciprocalRank', () => {
-  it('sums 1/(60 + rank) over the channels that found a fact and records them', () => {
+  it('sums 1/(RRF_K + rank) over the channels that found a fact and records them', () => {
     const fused = fuseByReciprocalRank({ vector: [{ id: 'a' }, { id: 'b' }], keyword: [{ id: 'b' }], graph: [{ id: 'c' }] });
     expect(fused.map((h) => h.id)).toEqual(['b', 'a', 'c']);
     expect(fused[0]).toEqual({ id: 'b', score: 1 / (RRF_K + 2) + 1 / (RRF_K + 1), channels: ['vector', 'keyword'] });
     expect(fused[1]?.channels).toEqual(['vector']);
   });
 
-  it('weighs each channel: a hit at rank r adds weight / (60 + r); weight 0 leaves the channel out', () => {
+  it('weighs each channel: a hit at rank r adds weight / (RRF_K + r); weight 0 leaves the channel out', () => {
     const fused = fuseByReciprocalRank({ vector: [{ id: 'a' }], event_vector: [{ id: 'b' }], graph: [{ id: 'c' }] }, RRF_K, {
       vector: 0.5,
       event_vector: 1,

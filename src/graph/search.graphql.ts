@@ -1,6 +1,7 @@
 import { Field, Float, ID, InputType, ObjectType, registerEnumType } from 'type-graphql';
 import { Event } from '../bronze/event.graphql';
 import { Fact } from '../silver/fact.graphql';
+import { RRF_K } from './search-ranking';
 
 export enum MemoryHitKind {
   FACT = 'FACT',
@@ -31,7 +32,7 @@ export class MemoryHit {
   @Field(() => Fact, { nullable: true, description: 'Set when kind is FACT.' }) fact!: Fact | null;
   @Field(() => Event, { nullable: true, description: 'Set when kind is EVENT.' }) event!: Event | null;
   @Field(() => Float, {
-    description: 'Reciprocal-rank-fusion score: sum over channels of 1/(60 + rank). Higher is better; comparable within one result list only.',
+    description: `Reciprocal-rank-fusion score: sum over the channels that found it of the channel's weight / (${RRF_K} + rank), with the scores of the raw events folded into a fact hit, times the hit's priors (docs/search.md). Higher is better; comparable within one result list only.`,
   })
   score!: number;
   @Field(() => [String], {
