@@ -87,6 +87,8 @@ export interface AppConfig {
     readonly workerId: string;
     readonly batchSize: number;
     readonly maxWaitMs: number;
+    /** A namespace with nothing queued for this long is derived without waiting for N or T (DERIVE_QUIET_MS; 0: off). */
+    readonly quietMs: number;
     readonly leaseSeconds: number;
     readonly concurrency: number;
     readonly maxAttempts: number;
@@ -271,6 +273,7 @@ const envSchema = z.object({
   WORKER_ID: optionalString,
   DERIVE_BATCH_SIZE: intIn(1, 1000).default(100),
   DERIVE_MAX_WAIT_MS: intIn(0, 3_600_000).default(30_000),
+  DERIVE_QUIET_MS: intIn(0, 3_600_000).default(2_000),
   DERIVE_LEASE_SECONDS: intIn(1, 3600).default(120),
   DERIVE_CONCURRENCY: intIn(1, 64).default(2),
   DERIVE_MAX_ATTEMPTS: intIn(1, 100).default(5),
@@ -431,6 +434,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
       workerId: e.WORKER_ID ?? `${os.hostname()}-${process.pid}`,
       batchSize: e.DERIVE_BATCH_SIZE,
       maxWaitMs: e.DERIVE_MAX_WAIT_MS,
+      quietMs: e.DERIVE_QUIET_MS,
       leaseSeconds: e.DERIVE_LEASE_SECONDS,
       concurrency: e.DERIVE_CONCURRENCY,
       maxAttempts: e.DERIVE_MAX_ATTEMPTS,

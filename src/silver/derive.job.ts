@@ -15,8 +15,14 @@ export interface DeriveJobSettings {
   workerId: string;
   /** N: a namespace is derived once it has this many pending events… */
   batchSize: number;
-  /** …or its oldest pending event has waited this long (T). */
+  /** …or its oldest pending event has waited this long (T)… */
   maxWaitMs: number;
+  /**
+   * …or nothing was queued for it this long (Q; 0 or unset: off): a chat that went quiet is
+   * derived at once instead of T after its first message, and a namespace that keeps receiving
+   * events (a bulk import) still waits for N or T.
+   */
+  quietMs?: number;
   leaseSeconds: number;
   maxAttempts: number;
   /** Base of the exponential retry delay of a failed event. */
@@ -77,10 +83,11 @@ export class DeriveJob {
         GROUP BY namespace
        HAVING count(*) FILTER (WHERE status = 'pending') >= $2
            OR min(enqueued_at) <= now() - make_interval(secs => $3::float / 1000)
+           OR ($5::int > 0 AND max(enqueued_at) <= now() - make_interval(secs => $5::float / 1000))
            OR bool_or(job_id IS NOT NULL) OR bool_or(status = 'failed')
         ORDER BY min(enqueued_at)
         LIMIT $4`,
-      [this.settings.maxAttempts, this.settings.batchSize, this.settings.maxWaitMs, limit],
+      [this.settings.maxAttempts, this.settings.batchSize, this.settings.maxWaitMs, limit, this.settings.quietMs ?? 0],
       (r) => col.string(r, 'namespace'),
     );
   }

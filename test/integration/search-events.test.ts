@@ -58,8 +58,8 @@ describe('searchMemory over raw events (the Bronze channel, through the projecti
     );
 
   beforeAll(async () => {
-    // Derivation waits 30 s for a batch, so a lone event is searchable only through its projection at first.
-    t = await startTestApp({ DERIVE_MAX_WAIT_MS: '30000', DERIVE_BATCH_SIZE: '1000', DERIVE_POLL_MS: '50', PROJECTOR_POLL_MS: '50' });
+    // Derivation waits 30 s for a batch (and not for a quiet namespace), so a lone event is searchable only through its projection at first.
+    t = await startTestApp({ DERIVE_MAX_WAIT_MS: '30000', DERIVE_QUIET_MS: '0', DERIVE_BATCH_SIZE: '1000', DERIVE_POLL_MS: '50', PROJECTOR_POLL_MS: '50' });
     pg = new Client({ connectionString: t.databaseUrl });
     await pg.connect();
     token = (await createToken(t, [{ namespacePattern: 'recall-*', capabilities: ['INGEST', 'READ', 'LIST', 'SEARCH'] }])).token;

@@ -143,7 +143,7 @@ describe('fast first answers and fast stops', () => {
     // another length. Neo4j keyed cached plans by the size of each string and list parameter too,
     // so every statement of the first projection and search was planned again (1.3-3.5 s each on
     // a cold JVM); the local Neo4j now caches one plan per statement (LocalNeo4j.java).
-    const t = await startTestApp({ OFFLINE_EMBEDDER: 'hashing', DERIVE_MAX_WAIT_MS: '600000' });
+    const t = await startTestApp({ OFFLINE_EMBEDDER: 'hashing', DERIVE_MAX_WAIT_MS: '600000', DERIVE_QUIET_MS: '0' });
     try {
       const driver = t.app.neo4j;
       /** Empties Neo4j's query caches and says how many plans they held. */
