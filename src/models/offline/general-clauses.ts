@@ -289,11 +289,13 @@ function otherSubject(body: string, parties: Parties, ref: Date, tag: () => Term
   const verbTerm = ts[v] as Term;
   if (/^(?:what|how|why|who|where|when)\b/i.test(text.slice(verbTerm.end).trim())) return null; // "X is what sold me": a reaction
   const past = verbTerm.tags.has('PastTense') || ts.slice(v, v + 3).some((t) => t.tags.has('PastTense') && t.tags.has('Verb'));
-  const times = resolveTimes(text, ref, 'past');
   // "My husband and I went": the speaker first, then the rest of the subject.
   const spelled = (named ? text.replace(/^(?:he|she)(?:'s\b)?/i, (p) => (p.endsWith("'s") ? `${named} is` : named)) : text)
     .replace(/^(.+?)\s+and\s+I\b/, (_m, np: string) => `I and ${np}`)
     .replace(/^([A-Za-z][\w-]*)'s(?=\s+(?:a|an|the|so|really|very|such|my|our|been)\b)/, '$1 is');
+  // Found in the text they are written into (a name for "she" moves every offset after it). A
+  // clause that is not in the past keeps a future weekday ("She wants the report by Friday").
+  const times = resolveTimes(spelled, ref, past ? 'past' : 'any');
   const written = rewritePersons(writeOutTimes(spelled, times), parties);
   if (written === null) return null;
   const favourite = /\b(?:favou?rite)\b/i.test(text);
@@ -345,11 +347,11 @@ function extraposed(body: string, parties: Parties, ref: Date, tag: () => Term[]
     return t.tags.has('Verb') && !t.tags.has('Auxiliary') && !t.tags.has('Copula') && !SOCIAL_VERBS.has(v) && !LIGHT_VERBS.has(v) && !NO_FACT_VERBS.has(v);
   });
   if (!names) return null;
-  const times = resolveTimes(text, ref, 'past');
   const clause = text
     .replace(/^it's been\b/i, 'it has been')
     .replace(/^it(?:'s|\s+is)\b/i, 'it is')
     .replace(/^It\b/, 'it');
+  const times = resolveTimes(clause, ref, 'past'); // in the text they are written into
   const written = rewritePersons(writeOutTimes(clause, times), parties);
   if (written === null) return null;
   return {

@@ -56,6 +56,14 @@ describe('RuleExtractor', () => {
     ]);
   });
 
+  it('writes a time out in the clause as rewritten: "She wants the report by Friday" after "My manager is Priya"', async () => {
+    // A Thursday: "by Friday" is the next day. The offsets of "Friday" were taken before "She"
+    // became "Priya", which wrote "bon Friday, …ay"; and a present-tense deadline is not last week's.
+    const at = { occurredAt: new Date('2026-01-01T09:00:00Z') };
+    const res = await extract([anEvent('My manager is Priya.', at), anEvent('She wants the report by Friday.', at)]);
+    expect(res.facts.map((f) => f.statement)).toContain('Priya wants the report by Friday, 2 January 2026');
+  });
+
   it('sets replacesValue from "switched from X to Y" and "replaced X with Y"', async () => {
     const res = await extract([anEvent('Last month we switched from MySQL to postgres.'), anEvent('I replaced Chrome with Firefox.')]);
     expect(res.facts.map((f) => [f.objectValue, f.replacesValue])).toEqual([

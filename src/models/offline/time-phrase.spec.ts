@@ -15,6 +15,15 @@ describe('time phrases', () => {
     expect(written('flying out tomorrow', 'any')).toBe('flying out on 9 May 2023');
   });
 
+  it('leaves out its own "on" or "in" after a preposition of the text ("by Friday", "moved in last month")', () => {
+    expect(written('she wants the report by Wednesday', 'any')).toBe('she wants the report by Wednesday, 10 May 2023');
+    expect(written('done by next week', 'any')).toBe('done by the week after 8 May 2023');
+    expect(written('I moved in last month')).toBe('I moved in April 2023');
+    expect(written('stayed there until yesterday')).toBe('stayed there until 7 May 2023');
+    // Without a preposition before it, the phrase keeps its own.
+    expect(written('went hiking yesterday')).toBe('went hiking on 7 May 2023');
+  });
+
   it('moves a past-tense weekday back a week and leaves absolute dates as written', () => {
     const [friday] = resolveTimes('I went there on Friday', ref, 'past');
     expect(friday?.date.toISOString().slice(0, 10)).toBe('2023-05-05');

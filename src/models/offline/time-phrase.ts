@@ -79,12 +79,20 @@ export function resolveTimes(text: string, ref: Date, mode: 'past' | 'any'): Res
   return out;
 }
 
-/** The text with each relative expression replaced by its written-out phrase. */
+/**
+ * The text with each relative expression replaced by its written-out phrase. After a preposition
+ * of its own ("by Friday", "until next month") the phrase's "on" or "in" is left out: "by Friday,
+ * 2 January 2026", not "by on Friday, …".
+ */
 export function writeOutTimes(text: string, times: readonly ResolvedTime[]): string {
   let out = text;
   for (const t of [...times].sort((a, b) => b.start - a.start)) {
     if (!t.phrase) continue;
-    out = `${out.slice(0, t.start)}${t.phrase}${out.slice(t.end)}`;
+    const before = out.slice(0, t.start);
+    const phrase = PREPOSITION_BEFORE.test(before) ? t.phrase.replace(/^(?:on|in)\s+/, '') : t.phrase;
+    out = `${before}${phrase}${out.slice(t.end)}`;
   }
   return out;
 }
+
+const PREPOSITION_BEFORE = /\b(?:by|before|after|until|till|since|from|on|in|at|during|for|through)\s+$/i;
