@@ -190,6 +190,8 @@ export interface App {
   readonly usage: UsageRecorder;
   /** How often this process loaded its embedder (once at most) and whether the API warmed it before serving. */
   readonly embedder: { readonly loads: number; readonly warmed: boolean };
+  /** Whether a worker warmed its extractor before its stages started (`Extractor.warmUp`; false without a worker or a warm-up). */
+  readonly extractor: { readonly warmed: boolean };
   /** The API's background search warm-up (SEARCH_WARM_UP_SECONDS): how it ended; null when none ran. */
   readonly searchWarmUp: Promise<WarmUpOutcome | null>;
   stop(): Promise<void>;
@@ -254,6 +256,7 @@ export async function startApp(
     // the API runs too, a second session's thread took the CPU that requests needed (bench/recall:
     // search p95 154 → 232 ms and ingest 18.8 → 33.9 s with two).
     const embedderStatus = { loads: 0, warmed: false };
+    const extractorStatus = { warmed: false };
     const embedder = lazyEmbedder(() => {
       embedderStatus.loads++;
       return loadEmbedder(config, (m) => log.info(m), { sessions: opts.worker && !opts.api ? 2 : 1 });
@@ -374,6 +377,13 @@ export async function startApp(
     );
     if (opts.worker) {
       const models = loadModels(config, await embedder(), (m) => log.info(m));
+      // Before the derivation stage starts: a first batch paid it on the event loop the API shares.
+      if (models.extractor.warmUp) {
+        const t0 = Date.now();
+        await models.extractor.warmUp();
+        extractorStatus.warmed = true;
+        log.info({ ms: Date.now() - t0, model: models.extractor.model }, 'extractor warmed up');
+      }
       const deriveService = new DeriveService(models, new CandidateRepository(ds), { ...config.derive, ontology });
       const promotionTrigger = new PromotionTrigger(sql, {
         everySeconds: config.gold.promoteEverySeconds,
@@ -543,6 +553,7 @@ export async function startApp(
       stages,
       usage,
       embedder: embedderStatus,
+      extractor: extractorStatus,
       searchWarmUp,
       stop: () => runShutdown([...cleanups].reverse(), log),
     };

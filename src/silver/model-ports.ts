@@ -94,6 +94,12 @@ export interface Extractor {
   readonly provenance?: ModelProvenance;
   /** One call for the whole micro-batch, so coreference works across its events. */
   extract(events: ExtractionEvent[], ctx: ExtractionContext): Promise<ExtractionResult>;
+  /**
+   * Pays, once at start, what a first extraction costs in this process (an in-process model's
+   * lexicons and patterns), so the first batch after a start does not hold the event loop the
+   * API shares. Writes nothing; a remote model has none (no call is made for it).
+   */
+  warmUp?(): Promise<void>;
 }
 
 export type JudgeAction = 'ADD' | 'UPDATE' | 'SUPERSEDE' | 'SKIP';

@@ -1,7 +1,7 @@
 import nlp from 'compromise';
 import { asks } from '../../common/chat-question';
 import type { ExtractedFact, ExtractionContext, ExtractionEvent, ExtractionResult, Extractor, ModelProvenance, Span } from '../../silver/model-ports';
-import type { EntityType } from '../../silver/ontology';
+import { ENTITY_TYPES, FACT_TYPES, RELATIONSHIP_TYPES, type EntityType } from '../../silver/ontology';
 import { EntityRegistry, WorkingEntity } from './entity-registry';
 import { CONFIDENCE, confidenceOf, FactCollector } from './fact-collector';
 import { findTech, lookupTech } from '../../silver/vocabulary/gazetteer';
@@ -107,6 +107,32 @@ export class RuleExtractor implements Extractor {
 
   async extract(events: ExtractionEvent[], ctx: ExtractionContext): Promise<ExtractionResult> {
     return new BatchExtraction(ctx).run(events);
+  }
+
+  /**
+   * compromise and chrono build their lexicons and patterns on first use: the first extraction
+   * of a process took about 200 ms more than the next (an idle machine; over a second under load),
+   * all of it on the event loop. A short chat read once at start pays it there.
+   */
+  async warmUp(): Promise<void> {
+    const at = new Date(Date.UTC(2026, 0, 1, 9));
+    const turn = (id: string, content: string, role: string): ExtractionEvent => ({
+      id,
+      content,
+      kind: 'message',
+      role,
+      actor: null,
+      occurredAt: at,
+      conversationId: 'warm-up',
+      sequenceNum: Number(id.slice(1)),
+    });
+    await this.extract(
+      [
+        turn('w1', "Hi, I'm Sam. I switched to neovim last week and my sister Ana lives in Berlin.", 'user'),
+        turn('w2', "I've booked a table for two at Nopa on Friday at 8; she loves it, doesn't she?", 'assistant'),
+      ],
+      { namespace: 'warm-up', entityTypes: ENTITY_TYPES, relationshipTypes: RELATIONSHIP_TYPES, factTypes: FACT_TYPES },
+    );
   }
 }
 
