@@ -1,6 +1,7 @@
 import { Fact } from '../silver/silver.types';
 import {
   askedNames,
+  EMPTY_TURN,
   escapeLucene,
   eventInformation,
   factPolarity,
@@ -9,6 +10,7 @@ import {
   fuseByReciprocalRank,
   rankMemoryHits,
   matchesSearchFilter,
+  NAME_ONLY_TURN,
   NEGATED_FACT_FACTOR,
   withRoleNames,
   RRF_K,
@@ -210,12 +212,12 @@ describe('small namespaces: generic words and empty turns decide nothing (issue 
   });
 
   it('rates what a turn can say: nothing for "?", "ok", "lol" or an emoji, less for a bare question', () => {
-    for (const empty of ['?', 'ok', 'lol', '😂😂', 'Sam: ?', 'k']) expect(eventInformation(empty, 'Sam')).toBe(0.25);
+    for (const empty of ['?', 'ok', 'lol', '😂😂', 'Sam: ?', 'k']) expect(eventInformation(empty, 'Sam')).toBe(EMPTY_TURN);
     expect(eventInformation('Sam: Does it work for you?', 'Sam')).toBeLessThan(eventInformation('Sam: It works for me on Friday.', 'Sam'));
     expect(eventInformation('I parked on level 3, spot B12', null)).toBe(1);
     // The speaker's name before the colon is not content; another prefix is.
-    expect(eventInformation('Sam: ok', 'Sam')).toBe(0.25);
-    expect(eventInformation('Note: ok', 'Sam')).toBeGreaterThan(0.25);
+    expect(eventInformation('Sam: ok', 'Sam')).toBe(EMPTY_TURN);
+    expect(eventInformation('Note: ok', 'Sam')).toBeGreaterThan(EMPTY_TURN);
     // Chat drops question marks: a turn that opens as a question still asks.
     expect(eventInformation('Sam: did u get the tent', 'Sam')).toBe(eventInformation('Sam: did u get the tent?', 'Sam'));
     expect(eventInformation('where r u guys going tmrw', null)).toBeLessThan(eventInformation('we are going to Porto tmrw', null));
@@ -226,8 +228,11 @@ describe('small namespaces: generic words and empty turns decide nothing (issue 
   it('reads a turn that is only the name the question asks about ("KAT", "Jamie!!") as saying nothing', () => {
     const names = askedNames("Where are the three of them going to celebrate Kat's new job?");
     expect([...names]).toEqual(['kat']);
-    expect(eventInformation('jd_88: KAT', 'jd_88', names)).toBe(0.25);
-    expect(eventInformation('Jamie!!', null, askedNames('What weekend did Jamie propose?'))).toBe(0.25);
+    expect(eventInformation('jd_88: KAT', 'jd_88', names)).toBe(NAME_ONLY_TURN);
+    expect(eventInformation('Jamie!!', null, askedNames('What weekend did Jamie propose?'))).toBe(NAME_ONLY_TURN);
+    // About the person asked about, which an empty turn by them ("Jamie: ?") is not.
+    expect(eventInformation('Jamie: ?', 'Jamie', askedNames('Which tent did Jamie get?'))).toBe(EMPTY_TURN);
+    expect(NAME_ONLY_TURN).toBeGreaterThan(EMPTY_TURN);
     // Without the question's names it is one word of content, as before.
     expect(eventInformation('jd_88: KAT', 'jd_88')).toBe(0.6);
     // A turn about the person still says something, and a name the question does not ask about is content.

@@ -185,29 +185,37 @@ export function rankMemoryHits(
 
 /**
  * How much a raw turn can say, 0..1, from its text alone: a turn with no content word ("?", "ok",
- * "lol", an emoji) says nothing, a bare question asks rather than tells, and one or two words say
- * little. Search multiplies an event hit's fused score by it, so such turns cannot outrank an
- * informative one through a shared name or a generic word. A leading speaker label
+ * "lol", an emoji) says nothing (`EMPTY_TURN`), a bare question asks rather than tells, and one or
+ * two words say little. Search multiplies an event hit's fused score by it, so such turns cannot
+ * outrank an informative one through a shared name or a generic word. A leading speaker label
  * (`splitSpeakerLabel`) is not content, and neither are the names the question asks about
  * (`askedNames`, lowercased): "KAT" or "Jamie!!" matches a question about Kat or Jamie by the name
- * alone, and says nothing about them.
+ * alone and says nothing about them, though it is about them (`NAME_ONLY_TURN`, above an empty
+ * turn, so a bare "Jamie: ?" cannot rank by its speaker's name over it either).
  */
 export function eventInformation(content: string, actor: string | null, askedNames: ReadonlySet<string> = NO_NAMES): number {
   // Neither the speaker's label nor the name the turn addresses ("Kat!! how did it go") is content.
   const text = withoutVocative(splitSpeakerLabel(content, actor).body);
-  const words = (
+  const said = (
     text
       .normalize('NFKC')
       .toLowerCase()
       .match(/[\p{L}\p{N}][\p{L}\p{N}'-]*/gu) ?? []
-  ).filter((w) => !STOP_WORDS.has(w) && !LOW_INFORMATION.has(w) && !askedNames.has(w.replace(/'s$/, '')));
-  if (words.length === 0) return 0.25;
+  ).filter((w) => !STOP_WORDS.has(w) && !LOW_INFORMATION.has(w));
+  if (said.length === 0) return EMPTY_TURN;
+  const words = said.filter((w) => !askedNames.has(w.replace(/'s$/, '')));
+  if (words.length === 0) return NAME_ONLY_TURN;
   const question = asks(text) && !/[.!]\s/.test(text);
   const byWords = words.length === 1 ? 0.6 : words.length === 2 ? 0.8 : 1;
   return byWords * (question ? 0.7 : 1);
 }
 
 const NO_NAMES: ReadonlySet<string> = new Set();
+
+/** `eventInformation` of a turn with no content word. */
+export const EMPTY_TURN = 0.1;
+/** `eventInformation` of a turn whose only content words are names the question asks about. */
+export const NAME_ONLY_TURN = 0.25;
 
 /**
  * The names a question asks about, lowercased: its capitalised words after the first ("What
