@@ -3,15 +3,7 @@ import { loadConfig } from '../src/common/config';
 import { loadEmbedder } from '../src/app/models';
 import type { Embedder } from '../src/silver/model-ports';
 import { Dump } from './recall-tune';
-import {
-  askedNames,
-  ChannelLists,
-  ChannelWeights,
-  DEFAULT_CHANNEL_WEIGHTS,
-  eventInformation,
-  fusedCandidates,
-  rankMemoryHits,
-} from '../src/graph/search-ranking';
+import { ChannelLists, ChannelWeights, DEFAULT_CHANNEL_WEIGHTS, fusedCandidates, rankingPriors, rankMemoryHits } from '../src/graph/search-ranking';
 import { ScoredId } from '../src/graph/cypher/search-channel';
 import { splitSpeakerLabel } from '../src/graph/speaker-label';
 import { LocomoConversation, loadLocomo, recallAt, summariseRecall } from './locomo';
@@ -36,14 +28,20 @@ function evaluate(dump: Dump, convs: LocomoConversation[], eventVector: (q: numb
     const lists: ChannelLists = { ...q.lists, event_vector: eventVector(n) ?? q.lists.event_vector };
     const conv = convs[q.conversation] as LocomoConversation;
     const content = new Map(conv.turns.map((t) => [t.diaId, t]));
-    const names = askedNames(q.question ?? '');
-    const info = (id: string): number => {
-      const t = content.get(dump.dia[id] ?? id);
-      return t ? eventInformation(t.content, t.speaker, names) : 1;
-    };
+    const priors = rankingPriors(
+      q.question ?? '',
+      (id) => {
+        const t = content.get(dump.dia[id] ?? id);
+        return t ? { content: t.content, actor: t.speaker } : undefined;
+      },
+      (id) => {
+        const f = dump.facts?.[id];
+        return f ? { isNegation: f.negation } : undefined;
+      },
+    );
     const { facts, events } = fusedCandidates(lists, 30, weights);
     const candidates = new Set([...facts, ...events].map((h) => h.id));
-    const hits = rankMemoryHits(lists, (id) => candidates.has(id), weights, { eventPrior: info }).slice(0, 10);
+    const hits = rankMemoryHits(lists, (id) => candidates.has(id), weights, priors).slice(0, 10);
     const sources = new Map<string, string[]>();
     for (const c of ['vector', 'keyword', 'graph'] as const) for (const h of lists[c]) sources.set(h.id, h.events ?? []);
     const retrieved = hits.flatMap((h) => (h.kind === 'FACT' ? (sources.get(h.id) ?? []) : [h.id])).map((id) => dump.dia[id] ?? id);

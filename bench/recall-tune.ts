@@ -1,13 +1,11 @@
 import fs from 'node:fs';
 import {
-  askedNames,
   ChannelLists,
   ChannelWeights,
   DEFAULT_CHANNEL_WEIGHTS,
-  eventInformation,
-  factPolarity,
   fusedCandidates,
   MemoryCandidate,
+  rankingPriors,
   rankMemoryHits,
   RRF_K,
 } from '../src/graph/search-ranking';
@@ -34,7 +32,6 @@ export interface DumpedFact {
   confidence: number;
   negation: boolean;
   predicate: string;
-  role: string | null;
 }
 
 /** A fact hit's weight from what is known of the fact (a variant under study), times its polarity as search does. */
@@ -67,11 +64,17 @@ export function replay(dump: Dump, convs: readonly LocomoConversation[], s: Repl
     if (q.category < 1 || q.category > 4) continue;
     const conv = convs[q.conversation] as LocomoConversation;
     const turns = new Map(conv.turns.map((t) => [t.diaId, t]));
-    const names = askedNames(q.question ?? '');
-    const information = (id: string): number => {
-      const t = turns.get(dump.dia[id] ?? id);
-      return t ? eventInformation(t.content, t.speaker, names) : 1;
-    };
+    const priors = rankingPriors(
+      q.question ?? '',
+      (id) => {
+        const t = turns.get(dump.dia[id] ?? id);
+        return t ? { content: t.content, actor: t.speaker } : undefined;
+      },
+      (id) => {
+        const f = dump.facts?.[id];
+        return f ? { isNegation: f.negation } : undefined;
+      },
+    );
     // As search does: only the fused candidates it re-checks against Postgres can be hits.
     const { facts, events } = fusedCandidates(q.lists, limit * 3, weights, k);
     const candidates = new Set([...facts, ...events].map((h) => h.id));
@@ -79,9 +82,9 @@ export function replay(dump: Dump, convs: readonly LocomoConversation[], s: Repl
     for (const c of ['vector', 'keyword', 'graph'] as const) for (const h of q.lists[c]) sources.set(h.id, h.events ?? []);
     const factPrior = (id: string): number => {
       const f = dump.facts?.[id];
-      return f ? factPolarity({ isNegation: f.negation }, q.question ?? '') * factWeight(f) : 1;
+      return priors.factPrior(id) * (f ? factWeight(f) : 1);
     };
-    const ranked = rankMemoryHits(q.lists, (id) => candidates.has(id), weights, { eventPrior: information, factPrior }, k);
+    const ranked = rankMemoryHits(q.lists, (id) => candidates.has(id), weights, { eventPrior: priors.eventPrior, factPrior }, k);
     const hits = reorder(ranked, sources, { dia: dump.dia, conv }).slice(0, limit);
     const retrieved = hits.flatMap((h) => (h.kind === 'FACT' ? (sources.get(h.id) ?? []) : [h.id])).map((id) => dump.dia[id] ?? id);
     const recall = recallAt(retrieved, q.evidence);

@@ -271,11 +271,8 @@ async function dumpChannels(app: App, convs: LocomoConversation[], namespaces: s
     namespaces,
   ]);
   // What search weighs a fact hit by besides its channels (polarity; confidence, studied): per fact of these namespaces.
-  const factRows = await pg.query<{ id: string; confidence: number; negation: boolean; predicate: string; role: string | null }>(
-    `SELECT f.id::text AS id, f.confidence, f.is_negation AS negation, f.predicate, e.role
-       FROM silver.facts f
-       LEFT JOIN LATERAL (SELECT ev.role FROM silver.fact_sources s JOIN bronze.events ev ON ev.id = s.event_id WHERE s.fact_id = f.id LIMIT 1) e ON true
-      WHERE f.namespace = ANY($1)`,
+  const factRows = await pg.query<{ id: string; confidence: number; negation: boolean; predicate: string }>(
+    `SELECT id::text AS id, confidence, is_negation AS negation, predicate FROM silver.facts WHERE namespace = ANY($1)`,
     [namespaces],
   );
   await pg.end();
@@ -287,9 +284,7 @@ async function dumpChannels(app: App, convs: LocomoConversation[], namespaces: s
       questions.push({ conversation: i, category: q.category, question: q.question, evidence: q.evidence, lists });
     }
   }
-  const facts = Object.fromEntries(
-    factRows.rows.map((r) => [r.id, { confidence: Number(r.confidence), negation: r.negation, predicate: r.predicate, role: r.role }]),
-  );
+  const facts = Object.fromEntries(factRows.rows.map((r) => [r.id, { confidence: Number(r.confidence), negation: r.negation, predicate: r.predicate }]));
   fs.writeFileSync(file, JSON.stringify({ dia: Object.fromEntries(rows.rows.map((r) => [r.id, r.dia])), facts, questions }));
   process.stdout.write(`  recall: channel lists of ${questions.length} questions written to ${file}\n`);
 }

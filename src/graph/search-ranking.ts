@@ -87,6 +87,30 @@ export interface RankingPriors {
   factPrior?: (id: string) => number;
 }
 
+/**
+ * The priors search weighs a question's hits by: `eventInformation` for a raw turn (with the
+ * names the question asks about) and `factPolarity` for a fact. `event` and `fact` give what is
+ * known of a hit by its id (undefined: not a hit of that kind, weight 1). One place, so the
+ * benches that replay the ranking weigh as search does.
+ */
+export function rankingPriors(
+  query: string,
+  event: (id: string) => { content: string; actor: string | null } | undefined,
+  fact: (id: string) => { isNegation: boolean } | undefined,
+): Required<RankingPriors> {
+  const names = askedNames(query);
+  return {
+    eventPrior: (id) => {
+      const e = event(id);
+      return e ? eventInformation(e.content, e.actor, names) : 1;
+    },
+    factPrior: (id) => {
+      const f = fact(id);
+      return f ? factPolarity(f, query) : 1;
+    },
+  };
+}
+
 export interface MemoryCandidate {
   kind: MemoryHitKindName;
   id: string;

@@ -15,15 +15,13 @@ import { FactUses, NO_USES } from '../silver/usage-recorder';
 import { entityNameSearch, expandFromSeeds, FactSearchScope, factVectorSearch, keywordSearch, roleNames } from './cypher/search-facts';
 import { EVENT_SPEAKER_BOOST, eventKeywordSearch, EventSearchScope, eventVectorSearch } from './cypher/search-events';
 import {
-  askedNames,
   ChannelLists,
   ChannelWeights,
   DEFAULT_CHANNEL_WEIGHTS,
-  eventInformation,
-  factPolarity,
   fusedCandidates,
   fuseByReciprocalRank,
   matchesSearchFilter,
+  rankingPriors,
   rankMemoryHits,
   SearchChannel,
   SearchFilterInput,
@@ -195,19 +193,12 @@ export class SearchService {
       )
         visibleEvents.set(h.id, e);
     });
-    const names = askedNames(args.query);
-    const information = (id: string): number => {
-      const e = visibleEvents.get(id);
-      return e ? eventInformation(e.content, e.actor, names) : 1;
-    };
-    const polarity = (id: string): number => {
-      const f = visibleFacts.get(id);
-      return f ? factPolarity(f, args.query) : 1;
-    };
-    const ranked = rankMemoryHits(lists, (id) => visibleFacts.has(id) || visibleEvents.has(id), this.settings.channelWeights, {
-      eventPrior: information,
-      factPrior: polarity,
-    });
+    const priors = rankingPriors(
+      args.query,
+      (id) => visibleEvents.get(id),
+      (id) => visibleFacts.get(id),
+    );
+    const ranked = rankMemoryHits(lists, (id) => visibleFacts.has(id) || visibleEvents.has(id), this.settings.channelWeights, priors);
     const top = ranked.slice(0, limit);
     this.uses.record(top.filter((h) => h.kind === 'FACT').map((h) => h.id));
     return top.map((h): MemoryHitRow =>
