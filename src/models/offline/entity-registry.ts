@@ -41,7 +41,10 @@ const SAME_CATEGORY_HEAD = /^(?:shell|terminal|browser|cache|cloud)$/;
 /**
  * The entities of one extraction batch and a simple, documented coreference:
  * - "he/she/him/her" → the most recent person sighted before the pronoun (the speaker excluded);
- * - "they/them" → the most recent organisation, else the most recent non-person;
+ * - "they/them" → the most recent organisation, else the most recent non-person, sighted in this
+ *   or the previous event: a thing named turns ago is not what "they" means now ("Yuki made new
+ *   onboarding screens and they're so pretty, I'm building them" is not about JavaScript, named
+ *   three turns before);
  * - "it" → the last non-person subject of a third-person clause in this or the previous event,
  *   else the most recent non-person sighted before the pronoun;
  * - "the/our/my <head>" → the most recent entity the head describes (database → a database,
@@ -99,7 +102,8 @@ export class EntityRegistry {
     const before = this.sightings.filter((s) => s.event < event || (s.event === event && s.at < at)).reverse();
     if (/^(?:he|him|his|she|her|hers)$/.test(p)) return before.find((s) => s.entity.type === 'person' && s.entity !== speaker)?.entity ?? null;
     if (/^(?:they|them|their)$/.test(p)) {
-      return before.find((s) => s.entity.type === 'organization')?.entity ?? before.find((s) => s.entity.type !== 'person')?.entity ?? null;
+      const near = before.filter((s) => event - s.event <= 1);
+      return near.find((s) => s.entity.type === 'organization')?.entity ?? near.find((s) => s.entity.type !== 'person')?.entity ?? null;
     }
     if (/^(?:it|its)$/.test(p)) {
       if (this.lastSubject && event - this.lastSubject.event <= 1) return this.lastSubject.entity;

@@ -153,6 +153,20 @@ describe('RuleExtractor', () => {
     ]);
   });
 
+  it('resolves "them" only to a thing of this or the previous turn, never to one named turns ago', async () => {
+    const res = await extract([
+      anEvent('JavaScript counts UTF-16 code units, so slicing a name can cut an emoji in half.', { role: 'assistant' }),
+      anEvent("fixed, shipping in today's build"),
+      anEvent('Nice. One less thing before launch.', { role: 'assistant' }),
+      anEvent("Yuki made new onboarding screens and they're so pretty, I'm building them this week"),
+      anEvent('We use Linear for tickets. I like them a lot.'),
+    ]);
+    const statements = res.facts.map((f) => f.statement);
+    expect(statements).toContain('The user is building them this week');
+    expect(statements.some((s) => /building JavaScript/.test(s))).toBe(false);
+    expect(statements).toContain('The user likes Linear');
+  });
+
   it('dates explicit times relative to the event and leaves others null', async () => {
     const at = new Date('2025-06-10T12:00:00Z');
     const res = await extract([
