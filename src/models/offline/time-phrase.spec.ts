@@ -30,4 +30,13 @@ describe('time phrases', () => {
     expect(written('moved to Hamburg on 3 May 2021')).toBe('moved to Hamburg on 3 May 2021');
     expect(resolveTimes('I may go', ref, 'past')).toEqual([]); // "may" the verb is no month
   });
+
+  it('leaves a weekday that recurs as written: "every Monday", "thursday nights" name no one day', () => {
+    expect(written('I do a pottery class thursday nights', 'any')).toBe('I do a pottery class thursday nights');
+    expect(written('I run every Monday', 'any')).toBe('I run every Monday');
+    expect(written('we meet each Friday at 9', 'any')).toBe('we meet each Friday at 9');
+    expect(written('I have yoga on tuesday evenings', 'any')).toBe('I have yoga on tuesday evenings');
+    // One evening is a day.
+    expect(written('on Friday night we went out')).toBe('on Friday, 5 May 2023 we went out');
+  });
 });

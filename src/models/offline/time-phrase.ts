@@ -59,7 +59,8 @@ export function relativePhrase(text: string, date: Date, ref: Date): string | nu
 /**
  * Dated expressions in a text, with their written-out phrases. In `past` mode a weekday chrono
  * puts after the reference ("on Friday" in "I went there on Friday") moves back a week, and other
- * future times are dropped; `any` keeps them (plans).
+ * future times are dropped; `any` keeps them (plans). A weekday that recurs ("every Monday",
+ * "thursday nights") is no date and stays as written.
  */
 export function resolveTimes(text: string, ref: Date, mode: 'past' | 'any'): ResolvedTime[] {
   const out: ResolvedTime[] = [];
@@ -69,6 +70,12 @@ export function resolveTimes(text: string, ref: Date, mode: 'past' | 'any'): Res
       continue;
     // A lowercase bare month word is a verb or noun ("I may"), not a date.
     if (/^(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)/i.test(t) && t[0] === t[0]?.toLowerCase() && !/\d/.test(t)) continue;
+    // "every Monday", "each Friday at 9", "thursday nights": a weekday that recurs names no one day.
+    if (
+      /^(?:on\s+)?(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday)\b/i.test(t) &&
+      (RECURS_BEFORE.test(text.slice(0, r.index)) || RECURS_AFTER.test(text.slice(r.index + t.length)))
+    )
+      continue;
     let date = r.start.date();
     if (mode === 'past' && date.getTime() > ref.getTime() + 60_000) {
       if (/day\b|weekend/i.test(t) && !/\b(?:next|tomorrow|coming)\b/i.test(t)) date = new Date(date.getTime() - 7 * 86_400_000);
@@ -94,5 +101,8 @@ export function writeOutTimes(text: string, times: readonly ResolvedTime[]): str
   }
   return out;
 }
+
+const RECURS_BEFORE = /\b(?:every|each)(?:\s+(?:other|second|single))?\s+$/i;
+const RECURS_AFTER = /^\s*(?:nights|evenings|mornings|afternoons|lunchtimes|nights?\s+and|each week|every week)\b/i;
 
 const PREPOSITION_BEFORE = /\b(?:by|before|after|until|till|since|from|on|in|at|during|for|through)\s+$/i;
