@@ -147,7 +147,7 @@ export function generalClause(text: string, parties: Parties, ref: Date, tagged?
   const lead = LEAD.exec(text)?.[0].length ?? 0;
   let body = text.slice(lead);
   // "Gonna check out ...", "Love the blue vase": the dropped subject is the speaker.
-  const dropped = /^(?:gonna|love|loving|enjoying)\s+(?!it\b|that\b|this\b|you\b)/i.exec(body)?.[0];
+  const dropped = /^(?:gonna|love|loving|enjoying)\s+(?!it\b|that\b|this\b|you\b|is\b|was\b|and\b)/i.exec(body)?.[0];
   if (dropped) body = (/^gonna/i.test(dropped) ? "I'm going to " : /^lov/i.test(dropped) ? 'I love ' : "I'm enjoying ") + body.slice(dropped.length);
   // "Just signed up for a class", "Even made a tattoo": a past verb with no subject is the speaker's.
   const droppedPast = !dropped && DROPPED_PAST.test(body) && !ADJECTIVAL.test(body);
@@ -267,7 +267,7 @@ function otherSubject(body: string, parties: Parties, ref: Date, tag: () => Term
   const opinion = !named && !mentionsSpeaker(body);
   const text = cut(body);
   if (!text) return null;
-  const ts = verbsBeforeObjects(tag().filter((t) => t.start < text.length));
+  const ts = nounBeforeCopula(verbsBeforeObjects(tag().filter((t) => t.start < text.length)));
   // A gerund may head the subject ("Running for office was my chance"): the verb is the first finite one after it.
   const gerund = ts[0]?.tags.has('Gerund') === true;
   const v = ts.findIndex(
@@ -280,8 +280,12 @@ function otherSubject(body: string, parties: Parties, ref: Date, tag: () => Term
   const subject = ts.slice(0, v);
   if (!named && !subject.some((t) => (t.tags.has('Noun') || t.tags.has('Gerund')) && !t.tags.has('Pronoun'))) return null;
   if (!named && subject.some((t) => t.tags.has('Pronoun') && !/^(?:my|our|I)$/i.test(t.text))) return null;
+  // An amount or a clock time says as much as a noun ("rent here is $2,100", "standup is at 10:00").
   const content = ts.filter(
-    (t) => t.tags.has('Noun') && !t.tags.has('Pronoun') && !t.tags.has('Possessive') && !t.tags.has('Date') && !LIGHT_NOUNS.has(t.text.toLowerCase()),
+    (t) =>
+      (t.tags.has('Noun') && !t.tags.has('Pronoun') && !t.tags.has('Possessive') && !t.tags.has('Date') && !LIGHT_NOUNS.has(t.text.toLowerCase())) ||
+      t.tags.has('Money') ||
+      (t.tags.has('Time') && /\d/.test(t.text)),
   );
   // One content word is enough for a clause about the speaker that leaves no pronoun unresolved.
   const needed = opinion ? 2 : named ? 1 : /\b(?:it|they|them|he|she|him|her|this|that)\b/i.test(text.slice((ts[v] as Term).start)) ? 2 : 1;
@@ -382,6 +386,17 @@ function verbsBeforeObjects(ts: readonly Term[]): Term[] {
   });
 }
 
+/**
+ * compromise reads a clause's first word as an imperative where it cannot tell ("rent here is
+ * $2,100", "work is crazy" it gets right): a first word tagged a bare verb with a copula one or
+ * two words after it is the subject's noun.
+ */
+function nounBeforeCopula(ts: readonly Term[]): Term[] {
+  const first = ts[0];
+  if (!first || !first.tags.has('Imperative') || !ts.slice(1, 3).some((t) => t.tags.has('Copula'))) return [...ts];
+  return [{ ...first, tags: new Set(['Noun', 'Singular']) }, ...ts.slice(1)];
+}
+
 /** The leading time expression of a clause ("Last week I went ..."), when it starts the clause. */
 function leadingTime(body: string, ref: Date): ResolvedTime | null {
   if (!/^(?:yesterday|today|tonight|tomorrow|last|next|this|on|a|an|two|three|few|earlier|over|in|recently|\w+day)\b/i.test(body)) return null;
@@ -389,9 +404,12 @@ function leadingTime(body: string, ref: Date): ResolvedTime | null {
   return hit && /^[\s,]*(?:I|we)\b/i.test(body.slice(hit.end)) ? hit : null;
 }
 
+const ROLE_NAME = /^the\s+(?:user|assistant)$/i;
+
 function stripVocative(body: string, parties: Parties): string {
   for (const name of [parties.addressee, parties.speaker]) {
-    if (!name) continue;
+    // A role ("the user", "the assistant") is nobody's name: its "the" starts "the meeting is at 3pm".
+    if (!name || ROLE_NAME.test(name)) continue;
     const first = name.split(/\s+/)[0] as string;
     const m = new RegExp(`^(?:${escape(name)}|${escape(first)}|${escape(first.slice(0, 3))})\\b[,!.]*\\s+`).exec(body);
     if (m) return body.slice(m[0].length).replace(LEAD, '');
@@ -403,7 +421,7 @@ function stripVocative(body: string, parties: Parties): string {
 function dropVocative(phrase: string | null, parties: Parties): string | null {
   if (!phrase) return phrase;
   const names = [parties.addressee, parties.speaker]
-    .filter((n): n is string => !!n)
+    .filter((n): n is string => !!n && !ROLE_NAME.test(n))
     .flatMap((n) => [n, n.split(/\s+/)[0] as string])
     .map(escape);
   return names.length > 0 ? phrase.replace(new RegExp(`,?\\s+(?:${names.join('|')})$`), '') : phrase;

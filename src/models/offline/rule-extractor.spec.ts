@@ -419,7 +419,7 @@ describe('RuleExtractor: what first-use answers need (issue 23)', () => {
     expect(await said('I have a question, what is the best way to learn Rust?')).toEqual([]);
     expect(await said('I dropped pottery and joined a climbing gym')).toEqual(['The user no longer uses pottery', 'The user joined a climbing gym']);
     expect(await said('I gave up on Duolingo and signed up for Babbel')).toEqual(['The user gave up on Duolingo', 'The user signed up for Babbel']);
-    expect(await said('rent here is $2,100')).toEqual(['Rent here is $2,100']);
+    expect(await said('rent here is $2,100')).toEqual(['The user said rent here is $2,100']);
     // Still requests, not statements.
     expect(await said('order more printer paper')).toEqual([]);
   });
@@ -445,6 +445,19 @@ describe('RuleExtractor: what first-use answers need (issue 23)', () => {
     ]);
   });
 
+  it('keeps a leading "the" when the speaker is only known by role ("the user" is no name to strip)', async () => {
+    const res = await run([
+      { role: 'user', content: 'the meeting is at 3pm' },
+      { role: 'user', content: 'rent here is $2,100 which hurts' },
+      { role: 'user', content: 'standup is at 10:00 every day' },
+    ]);
+    expect(res.facts.map((f) => f.statement)).toEqual([
+      'The user said the meeting is at 3pm',
+      'The user said rent here is $2,100',
+      'The user said standup is at 10:00 every day',
+    ]);
+  });
+
   it('does not end a statement at an abbreviation', async () => {
     const res = await run([{ role: 'user', content: 'My therapist is Dr. Miller, I see her every other Tuesday' }]);
     expect(res.facts.map((f) => f.statement)).toContain("The user's therapist is Dr. Miller");
@@ -466,6 +479,30 @@ describe('RuleExtractor: what first-use answers need (issue 23)', () => {
     );
     // Linux was not stopped: the remainder is not read as part of the stopped list.
     expect(said).not.toContainEqual(['The user no longer uses Linux', true]);
+  });
+
+  it('reads "it\'s X now" after a stop as what remains, and a remark about how it feels as nothing', async () => {
+    const res = await run([
+      { role: 'user', content: "ugh slept so badly. I quit coffee on monday, it's green tea in the morning now." },
+      { role: 'user', content: "I stopped smoking, it's so much better now" },
+    ]);
+    const said = res.facts.map((f) => [f.statement, f.isNegation]);
+    expect(said).toContainEqual(['The user now uses green tea in the morning', false]);
+    expect(said.some(([s]) => /better/.test(String(s)))).toBe(false);
+  });
+
+  it('keeps the new value said after a change ("renamed the app. it\'s Stockpot now"), and not a remark about it', async () => {
+    const res = await run([
+      { role: 'user', content: "and marketing renamed the app lol. it's Stockpot now, the old name was taken on the app store in 3 countries" },
+      { role: 'user', content: "I changed my number, it's 555-0199 now" },
+      { role: 'user', content: "we changed the standup time, it's 9:30 now" },
+      { role: 'user', content: "I moved the meeting. it's so much better now" },
+      { role: 'user', content: "we're all set, it's Friday now" },
+    ]);
+    const said = res.facts.map((f) => f.statement);
+    expect(said).toEqual(expect.arrayContaining(['The app is now Stockpot', "The user's number is now 555-0199", 'The standup time is now 9:30']));
+    // A remark is no value, and without a change before it "it's Friday now" names nothing that changed.
+    expect(said.filter((s) => / is now /.test(s))).toHaveLength(3);
   });
 
   it('reads a progressive of getting or making something as a plan under way, with whom it is for', async () => {

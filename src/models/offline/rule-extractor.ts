@@ -98,6 +98,8 @@ interface EventCtx {
   toAssistant: boolean;
   /** compromise's tags for the spoken text, offsets into the event's content. */
   tokens: Token[];
+  /** Index of the event's first fact in the batch's facts. */
+  firstFact: number;
 }
 
 /** The offline default extractor: deterministic rules over compromise, chrono-node and a gazetteer. */
@@ -167,6 +169,7 @@ class BatchExtraction {
       toAssistant,
       speaker: () => (speaker ??= this.registry.upsert(speakerName, 'person', null, null, index)),
       tokens: parsed.tokens.map((t) => ({ ...t, start: t.start + from, end: t.end + from })),
+      firstFact: this.out.facts.length,
     };
     this.mentions(ev, index, parsed, from);
     if (ev.role === 'tool' || ev.role === 'system') return;
@@ -202,6 +205,7 @@ class BatchExtraction {
     if (produced > 0) for (const clause of silent) this.whatRemains(clause, this.out.facts.slice(firstFact), ectx);
     if (produced === 0) for (const [g, clause] of pending) this.general(g, clause, ectx, HEDGES.test(sentence.text));
     if (produced === 0 && pending.length === 0 && ev.role === 'user') this.saidStatement(sentence, ectx);
+    for (const clause of silent) this.newValue(clause, ectx);
   }
 
   /** Free-text mentions: gazetteer names and compromise's people, organisations and places. */
@@ -320,7 +324,7 @@ class BatchExtraction {
 
   /**
    * What is left after a stop: "I quit coffee last month, only green tea now", "stopped using
-   * Windows, just Linux these days". The clause has no verb of its own; it takes the stopped
+   * Windows, just Linux these days", "I quit coffee, it's green tea in the morning now". The clause has no verb of its own; it takes the stopped
    * fact's predicate, positively, for the same subject: "The user now uses only green tea". Without
    * it the new belief had no fact, and the question "what does the user drink now?" found only
    * what was given up.
@@ -337,7 +341,7 @@ class BatchExtraction {
     this.registry.sight(subject, source, e.index);
     const verb = stopped.predicate.replace(/_/g, ' ');
     this.out.add({
-      statement: `${capitalise(e.speakerName)} now ${verb} only ${what}`,
+      statement: `${capitalise(e.speakerName)} now ${verb}${m.groups.only ? ' only' : ''} ${what}`,
       factType: stopped.factType,
       subject,
       predicate: stopped.predicate,
@@ -346,6 +350,40 @@ class BatchExtraction {
       isNegation: false,
       confidence: CONFIDENCE.general,
       validFrom: stopped.validFrom,
+      replaces: null,
+      source,
+    });
+  }
+
+  /**
+   * The new value after a change said in an earlier sentence of the turn: "marketing renamed the
+   * app lol. it's Stockpot now", "I changed my number, it's 555-0199 now" → "The app is now
+   * Stockpot", "The user's number is now 555-0199". Without it the change had no value: the fact
+   * said only that something was renamed, and the question "what is the app called?" found the
+   * old name first.
+   */
+  private newValue(clause: Clause, e: EventCtx): void {
+    // The value is said first ("it's Stockpot now, the old name was taken …").
+    const m = NEW_VALUE.exec((normaliseQuotes(clause.text).split(/[,;]/)[0] ?? '').trim());
+    const before = this.out.facts.slice(e.firstFact).filter((f) => f.sources.every((s) => s.start < clause.start));
+    if (!m?.groups?.value || before.length === 0) return;
+    const change = [...before].reverse().find((f) => !f.isNegation && CHANGED_THING.test(f.statement));
+    const thing = change ? CHANGED_THING.exec(change.statement)?.groups?.thing : undefined;
+    const value = rewritePersons(m.groups.value.trim(), e.parties);
+    if (!change || !thing || !value || value.length > 60) return;
+    const subject = e.speaker();
+    const source: Span = { eventId: e.ev.id, start: clause.start, end: clause.start + clause.text.length };
+    this.registry.sight(subject, source, e.index);
+    this.out.add({
+      statement: `${capitalise(thing)} ${/[^s]s$/.test(thing) ? 'are' : 'is'} now ${value}`,
+      factType: 'attribute',
+      subject,
+      predicate: 'is',
+      value,
+      objectEntity: null,
+      isNegation: false,
+      confidence: CONFIDENCE.general,
+      validFrom: change.validFrom,
       replaces: null,
       source,
     });
@@ -677,7 +715,14 @@ const ONGOING_PLANS: ReadonlySet<string> = new Set(
 );
 
 /** A verbless remainder after a stop: "only green tea now", "just Linux these days", "mostly tea instead". */
-const REMAINS = /^(?:and\s+|but\s+|so\s+)?(?:only|just|mostly|mainly)\s+(?<obj>[^,;:]+?)\s+(?:now|nowadays|these days|instead|from now on)[.!]?$/i;
+const REMAINS =
+  /^(?:and\s+|but\s+|so\s+)?(?:(?<only>only|just|mostly|mainly)|it's|it is|its)\s+(?<obj>(?!(?:so|too|very|really|fine|ok|okay|better|worse|hard|easier|harder|over|done|gone|fine)\b)[^,;:]+?)\s+(?:now|nowadays|these days|instead|from now on)[.!]?$/i;
+/** "it's Stockpot now", "it's called Stockpot now": a new value, not a remark ("it's so much better now"). */
+const NEW_VALUE =
+  /^(?:and\s+|so\s+)?(?:it's|it is|its)\s+(?:(?:called|named)\s+)?(?<value>(?!(?:so|too|very|really|much|fine|ok|okay|better|worse|hard|easier|harder|over|done|gone|great|good|bad|nice|awesome|official|a lot|all|not|just|about)\b)[^,;]{1,60}?)\s+(?:now|nowadays|these days|instead)[.!]?$/i;
+/** A fact that changed something, and the thing: "Marketing renamed the app", "The user changed the user's number". */
+const CHANGED_THING =
+  /\b(?:renamed|rebranded|changed|switched|replaced|updated|moved)\s+(?<thing>(?:the|[A-Z][\w-]*'s|the user's)\s+(?:[\w-]+\s+)?[\w-]+)(?=\s*(?:$|lol|again|too|,|\.|!)|\s+(?:in|on|last|this|over)\s)/;
 const DANGLING = /(?:\s+(?:for|from|on|in|at|of|to|with|by|during|until))?\s+(?:the|a|an|my|our|your)$/i;
 
 /** A relative time of a past or present fact, written out ("yesterday" → "on 7 May 2023"); null when absolute. */
