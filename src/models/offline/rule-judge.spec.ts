@@ -118,6 +118,58 @@ describe('RuleJudge: updates and distinct look-alikes (issue 23)', () => {
     expect(d).toMatchObject({ action: 'SUPERSEDE', targetId: 'coffee' });
   });
 
+  it('a negated fact ends the standing fact it names, not a past event that names the same thing', () => {
+    const bowl = other({ id: 'bowl', statement: 'The user made a lopsided bowl at pottery on 23 March 2025', factType: 'event', similarity: 0.9 });
+    const klass = other({ id: 'class', statement: 'The user does a pottery class thursday nights', similarity: 0.8 });
+    const fact = aFact({ statement: 'The user no longer uses pottery', objectValue: 'pottery', isNegation: true });
+    expect(judge.decideOne({ fact, candidates: [bowl, klass] })).toMatchObject({ action: 'SUPERSEDE', targetId: 'class' });
+    // With no standing fact to end, the event is what the stop contradicts, as before.
+    expect(judge.decideOne({ fact, candidates: [bowl] })).toMatchObject({ action: 'SUPERSEDE', targetId: 'bowl' });
+  });
+
+  it("a new amount of the same thing replaces the old one without a change word; another thing's amount does not", () => {
+    const be = (statement: string) => aFact({ statement, predicate: 'be', objectValue: statement, factType: 'other' });
+    const rent = other({ id: 'rent', statement: "Budget is a thing, rent here is $1,850 so the user can't go crazy", predicate: 'be', objectValue: 'a thing' });
+    expect(judge.decideOne({ fact: be('Rent here is $2,100'), candidates: [rent] })).toMatchObject({ action: 'SUPERSEDE', targetId: 'rent' });
+    const standup = other({
+      id: 'standup',
+      statement: 'The user said standup is at 10:00 every day',
+      predicate: 'said',
+      objectValue: 'standup is at 10:00 every day',
+    });
+    expect(judge.decideOne({ fact: be('Standup is at 9:30 now'), candidates: [standup] })).toMatchObject({ action: 'SUPERSEDE', targetId: 'standup' });
+    const daughter = other({ id: 'daughter', statement: "Caroline's daughter is 5", predicate: 'be', objectValue: '5' });
+    expect(judge.decideOne({ fact: be("Caroline's son is 7"), candidates: [daughter] }).action).toBe('ADD');
+  });
+
+  it('a change said with a light verb ("is … now") replaces no fact it shares no topic with', () => {
+    const remote = other({
+      id: 'remote',
+      statement: 'The user is no longer keeping the WeWork desks, the whole company is fully remote starting april',
+      predicate: 'be',
+      objectValue: 'no longer keeping the WeWork desks, the whole company is fully remote starting april',
+      similarity: 0.75, // below the "same meaning" bar
+    });
+    const climbing = aFact({
+      statement: "Thursdays are climbing nights now, there's a bouldering gym ten minutes from the user",
+      predicate: 'be',
+      objectValue: "climbing nights now, there's a bouldering gym ten minutes from the user",
+      factType: 'other',
+      sourceText: "oh and I dropped pottery. thursdays are climbing nights now, there's a bouldering gym ten minutes from us",
+    });
+    expect(judge.decideOne({ fact: climbing, candidates: [remote] }).action).toBe('ADD');
+    // Sharing its topic, it still does.
+    const office = other({
+      id: 'office',
+      statement: 'The office is a WeWork on Mission Street',
+      predicate: 'be',
+      objectValue: 'a WeWork on Mission Street',
+      similarity: 0.9,
+    });
+    const moved = aFact({ statement: 'The office is fully remote now', predicate: 'be', objectValue: 'fully remote now', factType: 'other' });
+    expect(judge.decideOne({ fact: moved, candidates: [office] })).toMatchObject({ action: 'SUPERSEDE', targetId: 'office' });
+  });
+
   it('a change statement supersedes the older fact sharing its topic, seen in its source sentence', () => {
     const team = other({ id: 'team', statement: "The user's team has eight engineers", similarity: 0.87 });
     const ship = other({ id: 'ship', statement: 'The user ships the billing service on Thursdays', similarity: 0.8 });
@@ -196,5 +248,19 @@ describe('RuleJudge: updates and distinct look-alikes (issue 23)', () => {
         [bullets, javascript],
       ),
     ).toMatchObject({ action: 'SUPERSEDE', targetId: 'js' });
+    // It replaces no fact about the world that shares its words.
+    const renamed = aCandidate({
+      id: 'app',
+      statement: 'The app is now Stockpot',
+      predicate: 'is',
+      objectValue: 'Stockpot',
+      factType: 'attribute',
+      similarity: 0.9,
+    });
+    expect(
+      decide(wants('The user wants the assistant to call the app Stockpot', 'call the app Stockpot', "Got it, I'll call the app Stockpot from now on."), [
+        renamed,
+      ]).action,
+    ).toBe('ADD');
   });
 });

@@ -42,6 +42,9 @@ const GENERIC = new Set(
   ).split(' '),
 );
 
+/** Predicates of the general clauses that name no relation of their own (the verb "be", a view "said"). */
+const LIGHT_PREDICATES = new Set(['be', 'have', 'do', 'get', 'go', 'make', 'said', 'feel', 'keep', 'take', 'come']);
+
 type Fact = JudgeInput['fact'];
 
 /**
@@ -52,10 +55,12 @@ type Fact = JudgeInput['fact'];
  *    words → UPDATE, else SKIP;
  * 3. same subject and predicate group, different object, both positive, and the predicate is
  *    single-valued or the new fact is a change ("switched", "now") between interchangeable
- *    things (same gazetteer category, or unknown) → SUPERSEDE;
+ *    things (same gazetteer category, or unknown) → SUPERSEDE; a light predicate ("be", "have",
+ *    "said") also needs a shared topic word;
  * 4. a negated fact ends an older positive one holding its object's words → SUPERSEDE; a change
  *    statement (its sentence says "now", "again", "actually", "quit", …) replaces the older fact of
  *    the subject sharing its topic → SUPERSEDE;
+ *    the same thing with a new amount ("rent here is $2,100" after "… rent here is $1,850") → SUPERSEDE;
  * 5. similarity ≥ skipSimilarity and the same content words → SKIP; ≥ updateSimilarity, same
  *    type, more words → UPDATE;
  * 6. else ADD.
@@ -97,6 +102,10 @@ export class RuleJudge implements Judge {
     for (const c of mine) {
       if (!fact.predicate || group(c.predicate) !== group(fact.predicate) || fact.isNegation || c.isNegation) continue;
       if (this.same(c.objectValue, fact.objectValue)) continue;
+      // "is", "has", "said" name no relation: two such facts are about the same thing only when they
+      // share a topic word ("Thursdays are climbing nights now" does not replace "the whole company
+      // is fully remote"); rule 4 reads those.
+      if (LIGHT_PREDICATES.has(fact.predicate) && !topicWords(c.statement).some((w) => topicWords(fact.statement).includes(w))) continue;
       const single = SINGLE_VALUED.has(fact.predicate) && SINGLE_VALUED.has(c.predicate ?? '');
       if (single || (isChange(fact) && interchangeable(c.objectValue, fact.objectValue))) {
         return {
@@ -110,6 +119,8 @@ export class RuleJudge implements Judge {
     if (negated) return negated;
     const changed = this.changedOlder(fact, mine);
     if (changed) return changed;
+    const recounted = newAmount(fact, mine);
+    if (recounted) return recounted;
     // Near-identical by similarity alone is not enough: distinct facts can embed almost alike
     // ("allergic to peanuts" / "allergic to cats"), so their content must say the same too.
     const near = sorted.find((c) => c.similarity >= this.skipSimilarity && sameContent(c.statement, fact.statement));
@@ -138,7 +149,11 @@ export class RuleJudge implements Judge {
     if (object.length === 0) return null;
     // Every candidate was stated before this fact (stored, or earlier in the batch); their world
     // times may say otherwise ("I quit coffee last month"), and changeForDecision keeps validTo sane.
-    const old = mine.find((c) => !c.isNegation && containsAll(topicWords(c.statement), object));
+    // What a stop ends is a standing fact (a habit, a preference): "I made a bowl at pottery last
+    // night" still happened when "I dropped pottery", and "I do a pottery class thursday nights"
+    // is what ends. A past event is ended only when no standing fact holds the words.
+    const holding = mine.filter((c) => !c.isNegation && containsAll(topicWords(c.statement), object));
+    const old = holding.find((c) => c.factType !== 'event') ?? holding[0];
     return old ? { action: 'SUPERSEDE', targetId: old.id, reason: `"${fact.statement}" ends what "${old.statement}" states` } : null;
   }
 
@@ -158,6 +173,9 @@ export class RuleJudge implements Judge {
       // A stop and what remains, said in one breath ("I quit coffee last month, only green tea
       // now"): both hold. (A change said with the old belief, "I used vim but switched to neovim", does end it.)
       if (c.sameSource && c.isNegation && !fact.isNegation) continue;
+      // A way to be served ("wants the assistant to call the app Stockpot", acknowledged "from now
+      // on") replaces an older way, not a fact about the world ("The app is now Stockpot").
+      if (fact.predicate === 'wants' && c.predicate !== 'wants') continue;
       const shared = topicWords(c.statement).filter((w) => words.has(w)).length;
       if (shared === 0 && c.similarity < this.updateSimilarity) continue;
       if (!best || shared > best.shared || (shared === best.shared && c.similarity > best.c.similarity)) best = { c, shared };
@@ -188,6 +206,43 @@ function isChange(fact: Fact): boolean {
 function isChangeText(fact: Fact): boolean {
   const text = `${fact.statement} ${fact.sourceText ?? ''}`;
   return fact.replacesValue !== null || CHANGE_CUES.test(text) || NEW_CUE.test(text);
+}
+
+/**
+ * "rent here is $1,850" and later "rent here is $2,100": the same thing with another amount, said
+ * without a change word. The amount's head noun (the last topic word before "is") must be the same;
+ * the most recent stating of a quantity is the current one.
+ */
+function newAmount(fact: Fact, mine: readonly JudgeCandidate[]): JudgeDecision | null {
+  const mineNow = amounts(fact.statement);
+  if (mineNow.length === 0) return null;
+  for (const c of mine) {
+    if (c.isNegation || fact.isNegation) continue;
+    for (const old of amounts(c.statement)) {
+      // "9:30" and "9.30", "$2,100" and "2100" are one amount.
+      const same = mineNow.find((a) => a.head === old.head && a.amount.replace(/[^\p{L}\p{N}]/gu, '') !== old.amount.replace(/[^\p{L}\p{N}]/gu, ''));
+      if (same)
+        return {
+          action: 'SUPERSEDE',
+          targetId: c.id,
+          reason: `a new amount: ${same.head} ${same.amount} replaces ${old.amount} ("${c.statement}")`,
+        };
+    }
+  }
+  return null;
+}
+
+const AMOUNT =
+  /((?:[\p{L}'-]+\s+){0,2}[\p{L}'-]+)\s+(?:is|are|was|were|costs?)\s+(?:(?:now|about|around|roughly|at)\s+)*([$€£]?\d[\d,.:]*(?:\s*(?:%|k|g|kg|km|mi|miles|am|pm)\b)?)/giu;
+
+/** "<head> is <amount>" in a text: the head's last topic word and the amount as written. */
+function amounts(text: string): Array<{ head: string; amount: string }> {
+  const out: Array<{ head: string; amount: string }> = [];
+  for (const m of text.matchAll(AMOUNT)) {
+    const head = topicWords(m[1] as string).at(-1);
+    if (head && !/\d/.test(head)) out.push({ head, amount: (m[2] as string).replace(/[.,:]$/, '').toLowerCase() });
+  }
+  return out;
 }
 
 /** Content words of a text, light-stemmed, without generic ones (the subject, pronouns, common verbs, time words). */
