@@ -2,8 +2,8 @@ import fs from 'node:fs';
 import { loadConfig } from '../src/common/config';
 import { loadEmbedder } from '../src/app/models';
 import type { Embedder } from '../src/silver/model-ports';
-import { Dump } from './recall-tune';
-import { ChannelLists, ChannelWeights, DEFAULT_CHANNEL_WEIGHTS, fusedCandidates, rankingPriors, rankMemoryHits } from '../src/graph/search-ranking';
+import { Dump, dumpPriors } from './recall-tune';
+import { ChannelLists, ChannelWeights, DEFAULT_CHANNEL_WEIGHTS, fusedCandidates, rankMemoryHits } from '../src/graph/search-ranking';
 import { ScoredId } from '../src/graph/cypher/search-channel';
 import { splitSpeakerLabel } from '../src/graph/speaker-label';
 import { LocomoConversation, loadLocomo, recallAt, summariseRecall } from './locomo';
@@ -27,18 +27,7 @@ function evaluate(dump: Dump, convs: LocomoConversation[], eventVector: (q: numb
     if (q.category < 1 || q.category > 4) return;
     const lists: ChannelLists = { ...q.lists, event_vector: eventVector(n) ?? q.lists.event_vector };
     const conv = convs[q.conversation] as LocomoConversation;
-    const content = new Map(conv.turns.map((t) => [t.diaId, t]));
-    const priors = rankingPriors(
-      q.question ?? '',
-      (id) => {
-        const t = content.get(dump.dia[id] ?? id);
-        return t ? { content: t.content, actor: t.speaker } : undefined;
-      },
-      (id) => {
-        const f = dump.facts?.[id];
-        return f ? { isNegation: f.negation } : undefined;
-      },
-    );
+    const priors = dumpPriors(dump, conv, q.question ?? '');
     const { facts, events } = fusedCandidates(lists, 30, weights);
     const candidates = new Set([...facts, ...events].map((h) => h.id));
     const hits = rankMemoryHits(lists, (id) => candidates.has(id), weights, priors).slice(0, 10);

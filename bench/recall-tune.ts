@@ -7,6 +7,7 @@ import {
   MemoryCandidate,
   rankingPriors,
   rankMemoryHits,
+  RankingPriors,
   RRF_K,
 } from '../src/graph/search-ranking';
 import { LocomoConversation, loadLocomo, recallAt, summariseRecall } from './locomo';
@@ -56,6 +57,22 @@ export interface ReplayFigures {
 
 const mean = (xs: readonly number[]) => (xs.length === 0 ? 0 : Math.round((xs.reduce((a, b) => a + b, 0) / xs.length) * 1000) / 1000);
 
+/** Search's priors for a dumped question: its turns read from the conversation, its facts from the dump. */
+export function dumpPriors(dump: Dump, conv: LocomoConversation, question: string): Required<RankingPriors> {
+  const turns = new Map(conv.turns.map((t) => [t.diaId, t]));
+  return rankingPriors(
+    question,
+    (id) => {
+      const t = turns.get(dump.dia[id] ?? id);
+      return t ? { content: t.content, actor: t.speaker } : undefined;
+    },
+    (id) => {
+      const f = dump.facts?.[id];
+      return f ? { isNegation: f.negation } : undefined;
+    },
+  );
+}
+
 export function replay(dump: Dump, convs: readonly LocomoConversation[], s: ReplaySettings = {}): ReplayFigures {
   const { weights = DEFAULT_CHANNEL_WEIGHTS, k = RRF_K, reorder = (h) => h, limit = 10, factWeight = () => 1 } = s;
   const rows: Array<{ category: number; recall: number }> = [];
@@ -63,18 +80,7 @@ export function replay(dump: Dump, convs: readonly LocomoConversation[], s: Repl
   for (const q of dump.questions) {
     if (q.category < 1 || q.category > 4) continue;
     const conv = convs[q.conversation] as LocomoConversation;
-    const turns = new Map(conv.turns.map((t) => [t.diaId, t]));
-    const priors = rankingPriors(
-      q.question ?? '',
-      (id) => {
-        const t = turns.get(dump.dia[id] ?? id);
-        return t ? { content: t.content, actor: t.speaker } : undefined;
-      },
-      (id) => {
-        const f = dump.facts?.[id];
-        return f ? { isNegation: f.negation } : undefined;
-      },
-    );
+    const priors = dumpPriors(dump, conv, q.question ?? '');
     // As search does: only the fused candidates it re-checks against Postgres can be hits.
     const { facts, events } = fusedCandidates(q.lists, limit * 3, weights, k);
     const candidates = new Set([...facts, ...events].map((h) => h.id));
