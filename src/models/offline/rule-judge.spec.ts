@@ -142,6 +142,17 @@ describe('RuleJudge: updates and distinct look-alikes (issue 23)', () => {
     expect(judge.decideOne({ fact: be("Caroline's son is 7"), candidates: [daughter] }).action).toBe('ADD');
   });
 
+  it('a new state of the same kind replaces the old one (a diet, a relationship status); another kind or person does not', () => {
+    const vegetarian = other({ id: 'veg', statement: 'The user is vegetarian', predicate: 'be', objectValue: 'vegetarian', factType: 'attribute' });
+    const busy = other({ id: 'busy', statement: 'Work has been busy', predicate: 'be', objectValue: 'busy', similarity: 0.95 });
+    const vegan = aFact({ statement: 'The user went fully vegan', predicate: 'go', objectValue: 'fully vegan', factType: 'event' });
+    expect(judge.decideOne({ fact: vegan, candidates: [busy, vegetarian] })).toMatchObject({ action: 'SUPERSEDE', targetId: 'veg' });
+    const sister = aFact({ statement: "The user's sister is vegan", predicate: 'be', objectValue: 'vegan', factType: 'other' });
+    expect(judge.decideOne({ fact: sister, candidates: [vegetarian] }).action).toBe('ADD');
+    const married = aFact({ statement: 'The user is married', predicate: 'be', objectValue: 'married', factType: 'attribute' });
+    expect(judge.decideOne({ fact: married, candidates: [vegetarian] }).action).toBe('ADD');
+  });
+
   it('a change said with a light verb ("is … now") replaces no fact it shares no topic with', () => {
     const remote = other({
       id: 'remote',

@@ -2,6 +2,7 @@ import type { Judge, JudgeCandidate, JudgeDecision, JudgeInput, ModelProvenance 
 import { lookupTech } from '../../silver/vocabulary/gazetteer';
 import { sameValue, stem, tokenJaccard } from '../../silver/vocabulary/normalise';
 import { predicateGroup, SINGLE_VALUED } from '../../silver/ontology';
+import { stateOf } from '../../silver/vocabulary/states';
 
 export interface RuleJudgeOptions {
   /** A candidate at least this similar (embedding or trigram) is the same statement: SKIP. Default 0.92. */
@@ -57,6 +58,8 @@ type Fact = JudgeInput['fact'];
  *    single-valued or the new fact is a change ("switched", "now") between interchangeable
  *    things (same gazetteer category, or unknown) → SUPERSEDE; a light predicate ("be", "have",
  *    "said") also needs a shared topic word;
+ *    A new state of the same kind for the subject (a diet, a relationship or working status:
+ *    vocabulary/states.ts) → SUPERSEDE the old one;
  * 4. a negated fact ends an older positive one holding its object's words → SUPERSEDE; a change
  *    statement (its sentence says "now", "again", "actually", "quit", …) replaces the older fact of
  *    the subject sharing its topic → SUPERSEDE;
@@ -115,6 +118,8 @@ export class RuleJudge implements Judge {
         };
       }
     }
+    const state = newState(fact, mine);
+    if (state) return state;
     const negated = this.negatedOlder(fact, mine);
     if (negated) return negated;
     const changed = this.changedOlder(fact, mine);
@@ -206,6 +211,23 @@ function isChange(fact: Fact): boolean {
 function isChangeText(fact: Fact): boolean {
   const text = `${fact.statement} ${fact.sourceText ?? ''}`;
   return fact.replacesValue !== null || CHANGE_CUES.test(text) || NEW_CUE.test(text);
+}
+
+/**
+ * A new state of the same kind for the subject ("The user went fully vegan" after "The user is
+ * vegetarian", "Sam is now married" after "Sam is engaged"): vocabulary/states.ts.
+ */
+function newState(fact: Fact, mine: readonly JudgeCandidate[]): JudgeDecision | null {
+  if (fact.isNegation) return null;
+  const now = stateOf(fact.statement, fact.subjectName);
+  if (!now) return null;
+  for (const c of mine) {
+    if (c.isNegation) continue;
+    const before = stateOf(c.statement, c.subjectName ?? fact.subjectName);
+    if (before && before.kind === now.kind && before.state !== now.state)
+      return { action: 'SUPERSEDE', targetId: c.id, reason: `a new ${now.kind}: ${now.state} replaces ${before.state} ("${c.statement}")` };
+  }
+  return null;
 }
 
 /**
