@@ -458,6 +458,25 @@ describe('RuleExtractor: what first-use answers need (issue 23)', () => {
     ]);
   });
 
+  it('joins a note typed as fragments into the fact of its first line, resting on every line', async () => {
+    const res = await run([
+      { role: 'user', content: 'meeting w/ legal' },
+      { role: 'user', content: 'thurs 2pm' },
+      { role: 'user', content: 'room 4b' },
+      { role: 'user', content: 'lol' },
+      { role: 'assistant', content: 'Noted.' },
+    ]);
+    expect(res.facts.map((f) => [f.statement, f.sources.map((s) => s.eventId)])).toEqual([['Meeting w/ legal, thurs 2pm, room 4b', ['e0', 'e1', 'e2']]]);
+    // A fragment after a turn whose fact a rule read, or a question, is no part of a note.
+    const other = await run([
+      { role: 'user', content: 'I moved to Berlin' },
+      { role: 'user', content: 'room 4b' },
+      { role: 'user', content: 'meeting w/ legal' },
+      { role: 'user', content: 'which room?' },
+    ]);
+    expect(other.facts.map((f) => f.statement)).toEqual(['The user moved to Berlin', 'Meeting w/ legal']);
+  });
+
   it('does not end a statement at an abbreviation', async () => {
     const res = await run([{ role: 'user', content: 'My therapist is Dr. Miller, I see her every other Tuesday' }]);
     expect(res.facts.map((f) => f.statement)).toContain("The user's therapist is Dr. Miller");

@@ -141,11 +141,13 @@ export class RuleExtractor implements Extractor {
 class BatchExtraction {
   private readonly registry = new EntityRegistry();
   private readonly out = new FactCollector();
+  private readonly fragments = new Map<string, { text: string; start: number }>();
 
   constructor(private readonly ctx: ExtractionContext) {}
 
   run(events: ExtractionEvent[]): ExtractionResult {
     events.forEach((ev, index) => this.event(ev, index, addresseeOf(events, index), speaksToAssistant(events, index)));
+    this.joinFragments(events);
     const allowedFacts = new Set(this.ctx.factTypes);
     const allowedRels = new Set(this.ctx.relationshipTypes);
     return {
@@ -153,6 +155,35 @@ class BatchExtraction {
       facts: this.out.facts.filter((f) => allowedFacts.size === 0 || allowedFacts.has(f.factType)),
       relationships: this.out.relationships.filter((r) => allowedRels.size === 0 || allowedRels.has(r.type)),
     };
+  }
+
+  /**
+   * Notes typed as fragments, one per message ("meeting w/ legal", "thurs 2pm", "room 4b"): a
+   * fragment (FRAGMENT_WORDS words or fewer, no verb, not a question, a content word) that follows,
+   * from the same speaker within FRAGMENT_GAP_MS, a turn whose only fact was kept as said, adds to
+   * that fact: "Meeting w/ legal, thurs 2pm, room 4b", resting on all three turns. Alone, "room 4b"
+   * gave no fact, and "which room is the meeting with legal in?" found the meeting without its room.
+   */
+  private joinFragments(events: readonly ExtractionEvent[]): void {
+    for (let i = 0; i < events.length; i++) {
+      const head = events[i] as ExtractionEvent;
+      const facts = this.out.facts.filter((f) => f.sources.some((s) => s.eventId === head.id));
+      const fact = facts[0];
+      if (facts.length !== 1 || !fact || fact.predicate !== 'said' || fact.sources.length !== 1) continue;
+      let j = i + 1;
+      for (; j < events.length; j++) {
+        const next = events[j] as ExtractionEvent;
+        const prev = events[j - 1] as ExtractionEvent;
+        if (next.conversationId !== head.conversationId || next.role !== head.role || speakerOf(next) !== speakerOf(head)) break;
+        if (next.occurredAt.getTime() - prev.occurredAt.getTime() > FRAGMENT_GAP_MS) break;
+        const fragment = this.fragments.get(next.id);
+        if (!fragment || this.out.facts.some((f) => f.sources.some((s) => s.eventId === next.id))) break;
+        fact.statement = `${fact.statement.replace(/[.!\s]+$/, '')}, ${fragment.text}`;
+        fact.objectValue = fact.statement;
+        fact.sources.push({ eventId: next.id, start: fragment.start, end: fragment.start + fragment.text.length });
+      }
+      i = j - 1;
+    }
   }
 
   private event(ev: ExtractionEvent, index: number, addressee: string | null, toAssistant: boolean): void {
@@ -172,6 +203,7 @@ class BatchExtraction {
       firstFact: this.out.facts.length,
     };
     this.mentions(ev, index, parsed, from);
+    this.noteFragment(ev, parsed, from);
     if (ev.role === 'tool' || ev.role === 'system') return;
     for (const s of parsed.sentences) this.sentence({ text: s.text, start: s.start + from, end: s.end + from }, ev, ectx);
   }
@@ -206,6 +238,18 @@ class BatchExtraction {
     if (produced === 0) for (const [g, clause] of pending) this.general(g, clause, ectx, HEDGES.test(sentence.text));
     if (produced === 0 && pending.length === 0 && ev.role === 'user') this.saidStatement(sentence, ectx);
     for (const clause of silent) this.newValue(clause, ectx);
+  }
+
+  /** A turn that is a fragment of a note (see joinFragments): its text and where it starts, kept for the join. */
+  private noteFragment(ev: ExtractionEvent, parsed: Parsed, from: number): void {
+    const body = ev.content.slice(from);
+    const text = body.trim().replace(/[.!\s]+$/, '');
+    const words = text.split(/\s+/).filter(Boolean);
+    if (words.length === 0 || words.length > FRAGMENT_WORDS || /[?[\]]/.test(text) || asks(text)) return;
+    if (parsed.tokens.some((t) => t.tags.has('Verb'))) return;
+    const content = (text.toLowerCase().match(/[\p{L}\p{N}][\p{L}\p{N}'/-]*/gu) ?? []).filter((w) => !SAID_STOP.has(w));
+    if (content.length === 0) return;
+    this.fragments.set(ev.id, { text, start: from + body.indexOf(text) });
   }
 
   /** Free-text mentions: gazetteer names and compromise's people, organisations and places. */
@@ -717,6 +761,11 @@ const ONGOING_PLANS: ReadonlySet<string> = new Set(
 /** A verbless remainder after a stop: "only green tea now", "just Linux these days", "mostly tea instead". */
 const REMAINS =
   /^(?:and\s+|but\s+|so\s+)?(?:(?<only>only|just|mostly|mainly)|it's|it is|its)\s+(?<obj>(?!(?:so|too|very|really|fine|ok|okay|better|worse|hard|easier|harder|over|done|gone|fine)\b)[^,;:]+?)\s+(?:now|nowadays|these days|instead|from now on)[.!]?$/i;
+/** A fragment of a note is this short (joinFragments)… */
+const FRAGMENT_WORDS = 3;
+/** …and follows the turn before it within this time. */
+const FRAGMENT_GAP_MS = 10 * 60_000;
+
 /** "it's Stockpot now", "it's called Stockpot now": a new value, not a remark ("it's so much better now"). */
 const NEW_VALUE =
   /^(?:and\s+|so\s+)?(?:it's|it is|its)\s+(?:(?:called|named)\s+)?(?<value>(?!(?:so|too|very|really|much|fine|ok|okay|better|worse|hard|easier|harder|over|done|gone|great|good|bad|nice|awesome|official|a lot|all|not|just|about)\b)[^,;]{1,60}?)\s+(?:now|nowadays|these days|instead)[.!]?$/i;
