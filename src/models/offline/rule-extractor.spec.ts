@@ -417,6 +417,12 @@ describe('RuleExtractor: what first-use answers need (issue 23)', () => {
     expect(await said("I'm vegetarian, any recipe ideas?")).toEqual(['The user is vegetarian']);
     expect(await said('My sister lives in Denver, is it far from Boulder?')).toEqual(["The user's sister lives in Denver"]);
     expect(await said('I have a question, what is the best way to learn Rust?')).toEqual([]);
+    // After a short lead that names the topic.
+    expect(await said('different topic, my sister Anjali is visiting from Denver next month, good day trips near the bay?')).toEqual([
+      expect.stringMatching(/^The user's sister Anjali is visiting from Denver in /),
+    ]);
+    expect(await said("random q, I'm allergic to shellfish, what can I eat in Kyoto?")).toEqual(['The user is allergic to shellfish']);
+    expect(await said('other than that, is it far?')).toEqual([]);
     expect(await said('I dropped pottery and joined a climbing gym')).toEqual(['The user no longer uses pottery', 'The user joined a climbing gym']);
     expect(await said('I gave up on Duolingo and signed up for Babbel')).toEqual(['The user gave up on Duolingo', 'The user signed up for Babbel']);
     expect(await said('rent here is $2,100')).toEqual(['The user said rent here is $2,100']);

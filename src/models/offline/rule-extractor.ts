@@ -59,9 +59,13 @@ const STANDING_ACK = [
   new RegExp(`${STANDING_ACK_LEAD}${STANDING_MARK}[\\s,]+${WILL}(?<act>(?!be\\b).{2,160}?)[\\s.!]*$`, 'i'),
 ];
 
-/** "I'm vegetarian, any recipe ideas?": a first-person statement, a comma, then the question. */
+/**
+ * "I'm vegetarian, any recipe ideas?": a first-person statement, a comma, then the question; also
+ * after a short lead that names the topic ("different topic, my sister Anjali is visiting from
+ * Denver next month, good day trips near the bay?", "random q, I'm allergic to shellfish, …").
+ */
 const STATEMENT_BEFORE_QUESTION =
-  /^\s*(?<head>(?:(?:ok|okay|so|and|also|btw|hey|hi)\b[\s,]*)*(?!i (?:have|had|got) a (?:quick |small )?question|i(?: was|'m| am) (?:wondering|curious)|i need (?:some )?(?:help|advice)|i wanted to ask)(?:i|i'm|i've|i'd|my|we|we're|we've|our)\b[^,?]{6,}?),\s+[^,?]+\?[\s?!]*$/i;
+  /^\s*(?:(?:different|other|another|new|unrelated|random|quick|side|off)(?:\s+[a-z]+){0,2}\s*[,:-]\s*)?(?<head>(?:(?:ok|okay|so|and|also|btw|hey|hi)\b[\s,]*)*(?!i (?:have|had|got) a (?:quick |small )?question|i(?: was|'m| am) (?:wondering|curious)|i need (?:some )?(?:help|advice)|i wanted to ask)(?:i|i'm|i've|i'd|my|we|we're|we've|our)\b[^,?]{6,}?),\s+[^,?]+\?[\s?!]*$/i;
 
 /** What ends an instruction without being part of it: "…, I read these on my phone", "… please", "… btw", "for me". */
 const INSTRUCTION_TAIL =
