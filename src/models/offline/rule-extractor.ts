@@ -372,8 +372,9 @@ class BatchExtraction {
 
   /**
    * What is left after a stop: "I quit coffee last month, only green tea now", "stopped using
-   * Windows, just Linux these days", "I quit coffee, it's green tea in the morning now". The clause has no verb of its own; it takes the stopped
-   * fact's predicate, positively, for the same subject: "The user now uses only green tea". Without
+   * Windows, just Linux these days", "I quit coffee, it's green tea in the morning now". The clause
+   * has no verb of its own; it takes the stopped fact's predicate, positively, for the same
+   * subject: "The user now uses only green tea". Without
    * it the new belief had no fact, and the question "what does the user drink now?" found only
    * what was given up.
    */
@@ -764,7 +765,7 @@ const ONGOING_PLANS: ReadonlySet<string> = new Set(
 
 /** A verbless remainder after a stop: "only green tea now", "just Linux these days", "mostly tea instead". */
 const REMAINS =
-  /^(?:and\s+|but\s+|so\s+)?(?:(?<only>only|just|mostly|mainly)|it's|it is|its)\s+(?<obj>(?!(?:so|too|very|really|fine|ok|okay|better|worse|hard|easier|harder|over|done|gone|fine)\b)[^,;:]+?)\s+(?:now|nowadays|these days|instead|from now on)[.!]?$/i;
+  /^(?:and\s+|but\s+|so\s+)?(?:(?<only>only|just|mostly|mainly)|it's|it is|its)\s+(?<obj>(?!(?:so|too|very|really|fine|ok|okay|better|worse|hard|easier|harder|over|done|gone)\b)[^,;:]+?)\s+(?:now|nowadays|these days|instead|from now on)[.!]?$/i;
 /** A fragment of a note is this short (joinFragments)… */
 const FRAGMENT_WORDS = 3;
 /** …and follows the turn before it within this time. */

@@ -140,6 +140,8 @@ describe('RuleJudge: updates and distinct look-alikes (issue 23)', () => {
     expect(judge.decideOne({ fact: be('Standup is at 9:30 now'), candidates: [standup] })).toMatchObject({ action: 'SUPERSEDE', targetId: 'standup' });
     const daughter = other({ id: 'daughter', statement: "Caroline's daughter is 5", predicate: 'be', objectValue: '5' });
     expect(judge.decideOne({ fact: be("Caroline's son is 7"), candidates: [daughter] }).action).toBe('ADD');
+    // A past amount is no current one.
+    expect(judge.decideOne({ fact: be('Rent was $1,200 in college'), candidates: [rent] }).action).toBe('ADD');
   });
 
   it('a new state of the same kind replaces the old one (a diet, a relationship status); another kind or person does not', () => {

@@ -236,7 +236,8 @@ function newState(fact: Fact, mine: readonly JudgeCandidate[]): JudgeDecision | 
  * the most recent stating of a quantity is the current one.
  */
 function newAmount(fact: Fact, mine: readonly JudgeCandidate[]): JudgeDecision | null {
-  const mineNow = amounts(fact.statement);
+  // A past amount ("rent was $1,200 in college") says nothing of what it is now.
+  const mineNow = amounts(fact.statement).filter((a) => !a.past);
   if (mineNow.length === 0) return null;
   for (const c of mine) {
     if (c.isNegation || fact.isNegation) continue;
@@ -255,14 +256,15 @@ function newAmount(fact: Fact, mine: readonly JudgeCandidate[]): JudgeDecision |
 }
 
 const AMOUNT =
-  /((?:[\p{L}'-]+\s+){0,2}[\p{L}'-]+)\s+(?:is|are|was|were|costs?)\s+(?:(?:now|about|around|roughly|at)\s+)*([$€£]?\d[\d,.:]*(?:\s*(?:%|k|g|kg|km|mi|miles|am|pm)\b)?)/giu;
+  /((?:[\p{L}'-]+\s+){0,2}[\p{L}'-]+)\s+(is|are|was|were|costs?)\s+(?:(?:now|about|around|roughly|at)\s+)*([$€£]?\d[\d,.:]*(?:\s*(?:%|k|g|kg|km|mi|miles|am|pm)\b)?)/giu;
 
-/** "<head> is <amount>" in a text: the head's last topic word and the amount as written. */
-function amounts(text: string): Array<{ head: string; amount: string }> {
-  const out: Array<{ head: string; amount: string }> = [];
+/** "<head> is <amount>" in a text: the head's last topic word, the amount as written, and whether the verb is past. */
+function amounts(text: string): Array<{ head: string; amount: string; past: boolean }> {
+  const out: Array<{ head: string; amount: string; past: boolean }> = [];
   for (const m of text.matchAll(AMOUNT)) {
     const head = topicWords(m[1] as string).at(-1);
-    if (head && !/\d/.test(head)) out.push({ head, amount: (m[2] as string).replace(/[.,:]$/, '').toLowerCase() });
+    if (head && !/\d/.test(head))
+      out.push({ head, amount: (m[3] as string).replace(/[.,:]$/, '').toLowerCase(), past: /^(?:was|were)$/i.test(m[2] as string) });
   }
   return out;
 }
