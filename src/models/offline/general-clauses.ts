@@ -131,7 +131,7 @@ const INDEFINITE = /^(?:someone|somebody|everyone|everybody|anyone|anybody|no on
 const THOUGHT_VERBS = new Set('believe think imagine say tell guess wonder admit doubt explain describe'.split(' '));
 const OBJECT_PRONOUN = /^(?:me|us|him|her|them|you)$/;
 // Verbs that say little without an object ("I went", "I did"); others can stand alone in the past ("I graduated").
-const LIGHT_VERBS = new Set('be have do go get make come take give put try say feel keep let see look happen mean'.split(' '));
+export const LIGHT_VERBS: ReadonlySet<string> = new Set('be have do go get make come take give put try say feel keep let see look happen mean'.split(' '));
 
 /**
  * compromise's tags for the words of `text` from offset `from` on (offsets relative to `from`);

@@ -3,6 +3,7 @@ import { lookupTech } from '../../silver/vocabulary/gazetteer';
 import { sameValue, stem, tokenJaccard } from '../../silver/vocabulary/normalise';
 import { predicateGroup, SINGLE_VALUED } from '../../silver/ontology';
 import { stateOf } from '../../silver/vocabulary/states';
+import { LIGHT_VERBS } from './general-clauses';
 
 export interface RuleJudgeOptions {
   /** A candidate at least this similar (embedding or trigram) is the same statement: SKIP. Default 0.92. */
@@ -43,8 +44,8 @@ const GENERIC = new Set(
   ).split(' '),
 );
 
-/** Predicates of the general clauses that name no relation of their own (the verb "be", a view "said"). */
-const LIGHT_PREDICATES = new Set(['be', 'have', 'do', 'get', 'go', 'make', 'said', 'feel', 'keep', 'take', 'come']);
+/** Predicates of the general clauses that name no relation of their own: a light verb ("be", "have"), or a view ("said"). */
+const lightPredicate = (p: string): boolean => LIGHT_VERBS.has(p) || p === 'said';
 
 type Fact = JudgeInput['fact'];
 
@@ -108,7 +109,7 @@ export class RuleJudge implements Judge {
       // "is", "has", "said" name no relation: two such facts are about the same thing only when they
       // share a topic word ("Thursdays are climbing nights now" does not replace "the whole company
       // is fully remote"); rule 4 reads those.
-      if (LIGHT_PREDICATES.has(fact.predicate) && !topicWords(c.statement).some((w) => topicWords(fact.statement).includes(w))) continue;
+      if (lightPredicate(fact.predicate) && !topicWords(c.statement).some((w) => topicWords(fact.statement).includes(w))) continue;
       const single = SINGLE_VALUED.has(fact.predicate) && SINGLE_VALUED.has(c.predicate ?? '');
       if (single || (isChange(fact) && interchangeable(c.objectValue, fact.objectValue))) {
         return {
