@@ -1,8 +1,9 @@
-import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { Counter, Gauge, Histogram, Registry } from 'prom-client';
 import { DataSource } from 'typeorm';
 import { IngestOutcome } from '../bronze/event.types';
 import { DeriveResult } from '../silver/derive.job';
 import { BoundedLabel, telemetryRegistry } from '../platform/telemetry/metrics';
+import { collectProcessMetrics } from '../platform/telemetry/process-metrics';
 
 /** Distinct GraphQL operation names labelled before the rest count as `other`. */
 export const MAX_OPERATION_LABELS = 100;
@@ -72,8 +73,11 @@ export class AppMetrics {
     registers: [this.own],
   });
 
+  /** Stops the process metrics' event-loop histogram and GC observer (`close`). */
+  private readonly stopProcessMetrics: () => void;
+
   constructor(ds: DataSource) {
-    collectDefaultMetrics({ register: this.own, prefix: 'medallion_' });
+    this.stopProcessMetrics = collectProcessMetrics(this.own, 'medallion_');
     new Gauge({
       name: 'medallion_outbox_pending',
       help: 'Outbox rows not yet projected to Neo4j',
@@ -127,6 +131,11 @@ export class AppMetrics {
       },
     });
     this.registry = Registry.merge([this.own, telemetryRegistry]);
+  }
+
+  /** Stops what the process metrics started (the app is shutting down); /metrics still renders. */
+  close(): void {
+    this.stopProcessMetrics();
   }
 
   /** Latency of one GraphQL operation; `name` is the client's operation name (bounded). */

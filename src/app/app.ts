@@ -243,6 +243,7 @@ export async function startApp(
     await revocations.listen(listener);
 
     const metrics = new AppMetrics(ds);
+    cleanups.push({ what: 'process metrics (event-loop histogram, GC observer)', run: async () => metrics.close() });
     const eventRepository = new EventRepository(ds);
     const eventQueries = new EventQueryRepository(ds);
     const factRepository = new FactRepository(ds);
@@ -261,6 +262,9 @@ export async function startApp(
       embedderStatus.loads++;
       return loadEmbedder(config, (m) => log.info(m), { sessions: opts.worker && !opts.api ? 2 : 1 });
     });
+    // Its onnxruntime worker threads outlive the app otherwise: a process that starts and stops
+    // apps (the tests do) kept a loaded model and its thread for every app it stopped.
+    cleanups.push({ what: 'embedder', run: () => embedder.close() });
     const approvalRepository = new ApprovalRepository(sql);
     const approvalGate = opts.approvals ?? new PostgresApprovalGate(approvalRepository);
     const ontology = loadOntology(config.models.ontologyFile);

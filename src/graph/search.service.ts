@@ -124,16 +124,30 @@ export async function oversampledIndexSearch(
   return { hits: await read((tx) => search.exact(tx, k)), indexCalls, fellBack: true };
 }
 
+/** An embedder loaded on first use; `close` releases it when the process shuts down. */
+export interface LazyEmbedder {
+  (): Promise<Embedder>;
+  /** Closes the embedder if it was loaded (its worker threads stop); a later call loads it again. */
+  close(): Promise<void>;
+}
+
 /** Loads the embedder once, on first use, shared by concurrent callers; a failed load is retried next time. */
-export function lazyEmbedder(load: () => Promise<Embedder>): () => Promise<Embedder> {
+export function lazyEmbedder(load: () => Promise<Embedder>): LazyEmbedder {
   let pending: Promise<Embedder> | undefined;
-  return () => {
+  const get = (): Promise<Embedder> => {
     pending ??= load().catch((err: unknown) => {
       pending = undefined;
       throw err;
     });
     return pending;
   };
+  const close = async (): Promise<void> => {
+    const loaded = pending;
+    pending = undefined;
+    const embedder = await loaded?.catch(() => undefined);
+    await embedder?.close?.();
+  };
+  return Object.assign(get, { close });
 }
 
 function invalid(message: string): GraphException {

@@ -173,4 +173,9 @@ export interface Embedder {
    * instruction (bge, e5) prefix it here; symmetric models just call `embed`.
    */
   embedQuery(texts: string[]): Promise<number[][]>;
+  /**
+   * Releases what the model holds outside the heap (the offline model's onnxruntime worker
+   * threads); the embedder is not used after. Embedders that hold nothing leave it out.
+   */
+  close?(): Promise<void>;
 }

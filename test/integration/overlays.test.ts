@@ -214,7 +214,8 @@ describe('overlays: humans win on read', () => {
     const silverVector = (await pg.query<{ v: number[] }>(`SELECT embedding::float8[] AS v FROM silver.facts WHERE id = $1`, [id])).rows[0]?.v as number[];
     expect(vectorBefore.map((x) => Math.fround(x))).toEqual(silverVector.map((x) => Math.fround(x)));
     expect(projected.e).not.toEqual(vectorBefore);
-    const [composedVector] = await (await loadEmbedder(t.app.config, () => undefined)).embed(['The user moved to [redacted] in March']);
+    const embedder = await loadEmbedder(t.app.config, () => undefined);
+    const [composedVector] = await embedder.embed(['The user moved to [redacted] in March']).finally(() => embedder.close?.());
     expect(projected.e.map((x) => Math.fround(x))).toEqual((composedVector as number[]).map((x) => Math.fround(x)));
     const eventNode = (await t.app.neo4j.executeQuery(`MATCH (e:Event {id: $id}) RETURN e.content AS c`, { id: eventId })).records[0]?.get('c');
     expect(eventNode).toBe('I moved to [redacted] in March');

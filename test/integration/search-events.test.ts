@@ -160,11 +160,9 @@ describe('searchMemory over raw events (the Bronze channel, through the projecti
       events: (ids) => t.app.repositories.events.findByIds(ids).then((es) => ids.map((id) => es.find((e) => e.id === id) ?? null)),
     };
     const embedder = lazyEmbedder(() => loadEmbedder(t.app.config, () => undefined));
-    const viaIndex = await new SearchService(t.app.neo4j, embedder, { ...DEFAULT_SEARCH_SETTINGS, exactMaxFacts: 0 }).search(
-      auth,
-      { namespace: ns, query: q, limit: 4, filter: { kinds: ['EVENT'] } },
-      load,
-    );
+    const viaIndex = await new SearchService(t.app.neo4j, embedder, { ...DEFAULT_SEARCH_SETTINGS, exactMaxFacts: 0 })
+      .search(auth, { namespace: ns, query: q, limit: 4, filter: { kinds: ['EVENT'] } }, load)
+      .finally(() => embedder.close());
     expect(viaIndex).toHaveLength(4);
     expect(viaIndex.every((h) => h.event?.namespace === ns)).toBe(true);
 
