@@ -196,4 +196,47 @@ export class EventRepository {
       toBronzeEvent,
     );
   }
+
+  /**
+   * The turns just before `batch` in each of its conversations (events without a conversation are
+   * one stream): at most `limit` per conversation, none more than `withinMs` before the
+   * conversation's first turn in the batch, not erased, oldest first. Derivation reads them as
+   * context (ExtractionContext.earlier). One round trip.
+   */
+  async earlierTurns(namespace: string, batch: readonly BronzeEvent[], opts: { limit: number; withinMs: number }): Promise<BronzeEvent[]> {
+    const firsts = new Map<string | null, BronzeEvent>();
+    for (const e of batch) {
+      const seen = firsts.get(e.conversationId);
+      if (!seen || e.occurredAt < seen.occurredAt || (+e.occurredAt === +seen.occurredAt && (e.sequenceNum ?? -1) < (seen.sequenceNum ?? -1))) {
+        firsts.set(e.conversationId, e);
+      }
+    }
+    if (firsts.size === 0 || opts.limit <= 0) return [];
+    const heads = [...firsts.values()];
+    const rows = await this.sql.rows(
+      `SELECT ${EVENT_COLUMNS}
+         FROM unnest($2::text[], $3::timestamptz[], $4::int[]) AS f(conversation_id, first_at, first_seq)
+         CROSS JOIN LATERAL (
+           SELECT x.* FROM bronze.events x
+            WHERE x.namespace = $1 AND x.conversation_id IS NOT DISTINCT FROM f.conversation_id
+              AND x.occurred_at >= f.first_at - make_interval(secs => $5::float / 1000)
+              AND (x.occurred_at, coalesce(x.sequence_num, -1)) < (f.first_at, coalesce(f.first_seq, -1))
+              AND x.id <> ALL($6::uuid[])
+              AND NOT EXISTS (SELECT 1 FROM bronze.event_tombstones t WHERE t.event_id = x.id)
+            ORDER BY x.occurred_at DESC, x.sequence_num DESC NULLS LAST, x.id DESC
+            LIMIT $7) e
+        ORDER BY e.occurred_at, e.sequence_num NULLS FIRST, e.id`,
+      [
+        namespace,
+        heads.map((e) => e.conversationId),
+        heads.map((e) => e.occurredAt),
+        heads.map((e) => e.sequenceNum),
+        opts.withinMs,
+        batch.map((e) => e.id),
+        opts.limit,
+      ],
+      toBronzeEvent,
+    );
+    return rows;
+  }
 }

@@ -190,7 +190,8 @@ export class DeriveJob {
     jobId: string | null,
     lease: FencedLease,
   ): Promise<{ added: number; superseded: number }> {
-    const plan = await this.derive.plan(namespace, events);
+    const earlier = await this.events.earlierTurns(namespace, events, EARLIER_TURNS);
+    const plan = await this.derive.plan(namespace, events, earlier);
     return this.ds.transaction(async (em) => {
       if (!(await this.leases.fence(lease, Sql.within(em)))) throw new LostClaimError(`lease on ${namespace} was taken over`);
       const out = await writePlan(em, plan, { kind: jobId ? 'rebuild' : 'incremental', jobId, workerId: this.settings.workerId });
@@ -224,6 +225,14 @@ export class DeriveJob {
     this.log(`derive: event ${event.id} in ${namespace} dead-lettered (${code}: ${message})`);
   }
 }
+
+/**
+ * The turns read as context before a batch, per conversation (ExtractionContext.earlier): a chat
+ * that arrives a message at a time is derived a message at a time, and a note typed as fragments
+ * ("meeting w/ legal", "thurs 2pm", "room 4b") is joined only if the extractor sees the turns
+ * before. The offline extractor joins fragments at most 10 minutes apart.
+ */
+const EARLIER_TURNS = { limit: 6, withinMs: 30 * 60_000 };
 
 /** Derivation skips events an approved destroyEvent erased (docs/approvals.md), whatever their queue row says. */
 const NOT_DESTROYED = `NOT EXISTS (SELECT 1 FROM bronze.event_tombstones t WHERE t.event_id = q.event_id)`;

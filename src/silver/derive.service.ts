@@ -72,9 +72,12 @@ export class DeriveService {
     };
   }
 
-  async plan(namespace: string, events: readonly BronzeEvent[]): Promise<DerivationPlan> {
+  /** `earlier`: the turns just before the batch (EventRepository.earlierTurns), read as context only. */
+  async plan(namespace: string, events: readonly BronzeEvent[], earlier: readonly BronzeEvent[] = []): Promise<DerivationPlan> {
     const batch = events.map(toExtractionEvent);
-    const byId = new Map(events.map((e) => [e.id, e]));
+    const before = earlier.map(toExtractionEvent);
+    // Earlier turns too: a fact that continues one cites it, and its quote is read from it.
+    const byId = new Map([...earlier, ...events].map((e) => [e.id, e]));
     let modelCalls = 0;
 
     const ontology = this.settings.ontology ?? DEFAULT_ONTOLOGY;
@@ -83,9 +86,10 @@ export class DeriveService {
       entityTypes: ontology.entityTypes,
       relationshipTypes: ontology.relationshipTypes,
       factTypes: FACT_TYPES,
+      ...(before.length > 0 ? { earlier: before } : {}),
     });
     modelCalls += 1;
-    const { result, notes } = applyQualityGate(raw, batch, ontology);
+    const { result, notes } = applyQualityGate(raw, batch, ontology, before);
 
     const entities = await this.resolveEntities(namespace, result.entities);
     const entityIdByRef = new Map(result.entities.map((e, i) => [e.ref, (entities.byIndex[i] as PlannedEntity).id]));

@@ -77,6 +77,13 @@ export interface ExtractionContext {
   entityTypes: readonly string[];
   relationshipTypes: readonly string[];
   factTypes: readonly string[];
+  /**
+   * The turns just before the batch in its conversations, oldest first, derived already (a chat
+   * that arrives a message at a time is derived a message at a time). Context, not input: a fact
+   * may cite one of them beside a turn of the batch (a note typed as fragments, continued), never
+   * alone; the quality gate drops a fact that rests on them only. Adapters may ignore them.
+   */
+  earlier?: readonly ExtractionEvent[];
 }
 
 /** Which adapter made a derivation and with which prompt version: recorded on its `derivation_runs` row. */

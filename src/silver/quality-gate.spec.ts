@@ -75,3 +75,37 @@ describe('ontology quality gate', () => {
     expect(notes.map((n) => n.rule).sort()).toEqual([1, 2, 3, 4, 4, 5, 5, 5].sort());
   });
 });
+
+describe('ontology quality gate with earlier turns (context read beside the batch)', () => {
+  const before: ExtractionEvent = { ...event, id: 'ev0', content: 'meeting w/ legal' };
+  const fact = (ref: string, sources: Array<{ eventId: string; start: number; end: number }>): ExtractionResult['facts'][number] => ({
+    ref,
+    statement: `fact ${ref}`,
+    factType: 'other',
+    subjectRef: null,
+    predicate: 'said',
+    objectValue: null,
+    objectRef: null,
+    isNegation: false,
+    confidence: 0.55,
+    validFrom: null,
+    validTo: null,
+    replacesValue: null,
+    sources,
+  });
+
+  it('keeps a fact that cites an earlier turn beside the batch, drops one resting on earlier turns only, and keeps no mention in them', () => {
+    const earlierSpan = { eventId: 'ev0', start: 0, end: 16 };
+    const raw: ExtractionResult = {
+      entities: [{ ref: 'a', name: 'Postgres', type: 'technology', aliases: [], mentions: [earlierSpan, { eventId: 'ev1', start: 6, end: 14 }] }],
+      facts: [fact('both', [earlierSpan, span]), fact('earlier', [earlierSpan])],
+      relationships: [],
+    };
+    const { result, notes } = applyQualityGate(raw, [event], undefined, [before]);
+    expect(result.facts.map((f) => [f.ref, f.sources])).toEqual([['both', [earlierSpan, span]]]);
+    expect(result.entities[0]?.mentions).toEqual([{ eventId: 'ev1', start: 6, end: 14 }]);
+    expect(notes).toEqual([{ rule: 5, detail: 'fact "fact earlier" removed: it rests on earlier turns only (derived with them)' }]);
+    // Without the earlier turns, their spans name no known event.
+    expect(applyQualityGate(raw, [event]).result.facts.map((f) => [f.ref, f.sources])).toEqual([['both', [span]]]);
+  });
+});

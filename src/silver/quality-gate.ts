@@ -14,8 +14,11 @@ import { DEFAULT_ONTOLOGY, FACT_TYPES, Ontology } from './ontology';
  * 3. Fact type outside FACT_TYPES becomes `other`.
  * 4. A reference to an unknown entity ref is cleared (the fact keeps its text); a relationship
  *    whose ends do not resolve cannot exist and is removed, with a note.
- * 5. A span outside its event's content, or naming an event not in the batch, is removed; a fact
- *    left with no source at all is removed, with a note (every fact must trace to an event).
+ * 5. A span outside its event's content, or naming an event neither in the batch nor among the
+ *    earlier turns it was read with, is removed; a fact left with no source at all is removed, and
+ *    so is a fact or relationship that rests on earlier turns only (they were derived already),
+ *    with a note (every fact must trace to an event). Entity mentions in earlier turns are dropped
+ *    (recorded when those turns were derived).
  * 6. Confidences are clamped to [0, 1].
  */
 const ENTITY_SYNONYMS: Record<string, string> = {
@@ -101,9 +104,11 @@ export function applyQualityGate(
   result: ExtractionResult,
   events: readonly ExtractionEvent[],
   ontology: Ontology = DEFAULT_ONTOLOGY,
+  earlier: readonly ExtractionEvent[] = [],
 ): { result: ExtractionResult; notes: GateNote[] } {
   const notes: GateNote[] = [];
-  const contentById = new Map(events.map((e) => [e.id, e.content]));
+  const contentById = new Map([...earlier, ...events].map((e) => [e.id, e.content]));
+  const inBatch = new Set(events.map((e) => e.id));
   const validSpans = (spans: Span[], what: string): Span[] =>
     spans.filter((s) => {
       const content = contentById.get(s.eventId);
@@ -115,7 +120,8 @@ export function applyQualityGate(
   const entities = result.entities.map((e) => {
     const { type, mapped } = mapEntityType(e.type, ontology);
     if (mapped && type !== e.type.trim().toLowerCase()) notes.push({ rule: 1, detail: `entity "${e.name}": type "${e.type}" -> "${type}"` });
-    return { ...e, type, mentions: validSpans(e.mentions, `entity "${e.name}"`) };
+    // A mention in an earlier turn was recorded when that turn was derived.
+    return { ...e, type, mentions: validSpans(e.mentions, `entity "${e.name}"`).filter((m) => inBatch.has(m.eventId)) };
   });
   const refs = new Set(entities.map((e) => e.ref));
 
@@ -137,6 +143,10 @@ export function applyQualityGate(
       notes.push({ rule: 5, detail: `fact "${f.statement}" removed: no valid source span` });
       return [];
     }
+    if (!sources.some((s) => inBatch.has(s.eventId))) {
+      notes.push({ rule: 5, detail: `fact "${f.statement}" removed: it rests on earlier turns only (derived with them)` });
+      return [];
+    }
     return [{ ...f, factType, subjectRef, objectRef, sources, confidence: clamp01(f.confidence) }];
   });
 
@@ -148,6 +158,10 @@ export function applyQualityGate(
     const { type, mapped } = mapRelationshipType(r.type, ontology);
     if (mapped && type !== r.type.trim().toLowerCase()) notes.push({ rule: 2, detail: `relationship type "${r.type}" -> "${type}"` });
     const sources = validSpans(r.sources, `relationship ${r.type}`);
+    if (sources.length > 0 && !sources.some((s) => inBatch.has(s.eventId))) {
+      notes.push({ rule: 5, detail: `relationship ${r.type} removed: it rests on earlier turns only (derived with them)` });
+      return [];
+    }
     return [{ ...r, type, sources, confidence: clamp01(r.confidence) }];
   });
 

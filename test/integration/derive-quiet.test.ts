@@ -99,6 +99,27 @@ describe('deriving a namespace once it is quiet', () => {
       );
       expect(rows).toEqual([{ status: 'done', n: 4 }]);
     });
+
+    it('reads the turns before a batch as its context: per conversation, within the window, at most the limit, oldest first', async () => {
+      const ns = uniqueNamespace('quiet-earlier');
+      const turn = (conversation: string, seq: number, minute: number) =>
+        anEvent(ns)
+          .inConversation(conversation, seq)
+          .by('USER')
+          .saying(`${conversation} turn ${seq}`)
+          .at(new Date(Date.UTC(2026, 2, 1, 9, minute)).toISOString())
+          .build();
+      const input = [turn('c1', 1, 0), turn('c1', 2, 40), turn('c1', 3, 50), turn('c1', 4, 55), turn('c1', 5, 57), turn('c2', 1, 54), turn('c2', 2, 56)];
+      await gqlOk(t.url, token, INGEST, { input });
+      const { rows } = await sql.query<{ id: string; content: string }>(`SELECT id::text, content FROM bronze.events WHERE namespace = $1`, [ns]);
+      const id = (content: string) => rows.find((r) => r.content === content)?.id as string;
+      const events = t.app.repositories.events;
+      const batch = await events.findByIds([id('c1 turn 4'), id('c1 turn 5'), id('c2 turn 2')]);
+      const earlier = await events.earlierTurns(ns, batch, { limit: 2, withinMs: 30 * 60_000 });
+      // c1: turn 1 is more than 30 minutes before its first batch turn, and the limit keeps the last two.
+      expect(earlier.map((e) => e.content)).toEqual(['c1 turn 2', 'c1 turn 3', 'c2 turn 1']);
+      expect(await events.earlierTurns(ns, batch, { limit: 0, withinMs: 30 * 60_000 })).toEqual([]);
+    });
   });
 
   describe('through the service, with the default offline models', () => {
@@ -107,7 +128,7 @@ describe('deriving a namespace once it is quiet', () => {
     beforeAll(async () => {
       // T of 10 minutes: the facts below can only come from the quiet rule (its default, 2 s).
       t = await startTestApp({ DERIVE_MAX_WAIT_MS: '600000', DERIVE_POLL_MS: '50' });
-      token = (await createToken(t, [{ namespacePattern: 'quiet*', capabilities: ['INGEST', 'SEARCH', 'READ'] }])).token;
+      token = (await createToken(t, [{ namespacePattern: 'quiet*', capabilities: ['INGEST', 'SEARCH', 'READ', 'LIST'] }])).token;
     }, 180_000);
     afterAll(async () => t?.stop());
 
@@ -128,5 +149,34 @@ describe('deriving a namespace once it is quiet', () => {
       // The stale turn is still found, below the update.
       expect(hits.slice(1).some((h) => h.event?.content === 'I use vim for everything')).toBe(true);
     }, 120_000);
+
+    it('joins a note typed as fragments that arrive a message at a time, each derived before the next', async () => {
+      const ns = uniqueNamespace('quiet-note');
+      const turns = chat(ns, ['meeting w/ legal', 'thurs 2pm', 'room 4b']);
+      const count = async (sql: string): Promise<number> => ((await t.app.ds.query(sql, [ns])) as Array<{ n: number }>)[0]?.n ?? 0;
+      const derived = async (n: number): Promise<boolean> =>
+        (await count(`SELECT count(*)::int AS n FROM ops.derivation_queue WHERE namespace = $1 AND status = 'done'`)) === n;
+      for (const [i, turn] of turns.entries()) {
+        await gqlOk(t.url, token, INGEST, { input: [turn] });
+        await eventually(async () => ((await derived(i + 1)) ? true : null), `turn ${i + 1} derived`, 60_000);
+      }
+      // Three batches of one turn each; the note is one current fact resting on all three turns.
+      expect(await count(`SELECT count(*)::int AS n FROM silver.derivation_runs WHERE namespace = $1`)).toBe(3);
+      const FACTS = `query($ns: String!) { facts(namespace: $ns) { edges { node { statement sources { event { content } } } } } }`;
+      const current = (
+        await gqlOk<{ facts: { edges: Array<{ node: { statement: string; sources: Array<{ event: { content: string } }> } }> } }>(t.url, token, FACTS, { ns })
+      ).facts.edges.map((e) => e.node);
+      expect(current.map((f) => f.statement)).toEqual(['Meeting w/ legal, thurs 2pm, room 4b']);
+      expect(current[0]?.sources.map((s) => s.event.content).sort()).toEqual(['meeting w/ legal', 'room 4b', 'thurs 2pm']);
+      const hits = await eventually(
+        async () => {
+          const found = (await gqlOk<{ searchMemory: Hit[] }>(t.url, token, SEARCH, { ns, q: 'which room is the meeting with legal in?' })).searchMemory;
+          return found[0]?.fact?.statement.includes('room 4b') ? found : null;
+        },
+        'the whole note first',
+        30_000,
+      );
+      expect(hits[0]?.kind).toBe('FACT');
+    }, 180_000);
   });
 });

@@ -483,6 +483,32 @@ describe('RuleExtractor: what first-use answers need (issue 23)', () => {
     expect(other.facts.map((f) => f.statement)).toEqual(['The user moved to Berlin', 'Meeting w/ legal']);
   });
 
+  it('continues a note begun in earlier turns (derived before): the batch fact rests on every line, never on earlier turns alone', async () => {
+    const turn = (i: number, content: string, over: Partial<ExtractionEvent> = {}): ExtractionEvent => ({
+      id: `t${i}`,
+      content,
+      kind: 'message',
+      role: 'user',
+      actor: null,
+      occurredAt: new Date(at.getTime() + i * 60_000),
+      conversationId: 'c',
+      sequenceNum: i,
+      ...over,
+    });
+    const ctx = (earlier: ExtractionEvent[]) => ({ namespace: 'n', entityTypes: [], relationshipTypes: [], factTypes: [], earlier });
+    const said = (r: ExtractionResult) => r.facts.map((f) => [f.statement, f.sources.map((s) => s.eventId)]);
+    const [head, time, room] = [turn(0, 'meeting w/ legal'), turn(1, 'thurs 2pm'), turn(2, 'room 4b')];
+
+    expect(said(await ex.extract([time], ctx([head])))).toEqual([['Meeting w/ legal, thurs 2pm', ['t0', 't1']]]);
+    expect(said(await ex.extract([room], ctx([head, time])))).toEqual([['Meeting w/ legal, thurs 2pm, room 4b', ['t0', 't1', 't2']]]);
+    // The earlier turns' own facts are not the batch's: they were derived with their turns.
+    expect(said(await ex.extract([turn(3, 'I moved to Berlin')], ctx([head, time])))).toEqual([['The user moved to Berlin', ['t3']]]);
+    // No note to continue: another speaker's turn, a turn whose fact a rule read, or a gap of more than ten minutes.
+    expect(said(await ex.extract([room], ctx([head, turn(1, 'ok', { role: 'assistant' })])))).toEqual([]);
+    expect(said(await ex.extract([room], ctx([turn(1, 'I moved to Berlin')])))).toEqual([]);
+    expect(said(await ex.extract([turn(20, 'room 4b')], ctx([head, time])))).toEqual([]);
+  });
+
   it('does not end a statement at an abbreviation', async () => {
     const res = await run([{ role: 'user', content: 'My therapist is Dr. Miller, I see her every other Tuesday' }]);
     expect(res.facts.map((f) => f.statement)).toContain("The user's therapist is Dr. Miller");

@@ -112,7 +112,7 @@ export class RuleExtractor implements Extractor {
   readonly provenance: ModelProvenance = { adapter: 'offline-rules', promptVersion: null };
 
   async extract(events: ExtractionEvent[], ctx: ExtractionContext): Promise<ExtractionResult> {
-    return new BatchExtraction(ctx).run(events);
+    return new BatchExtraction(ctx).run(events, ctx.earlier ?? []);
   }
 
   /**
@@ -149,8 +149,9 @@ class BatchExtraction {
 
   constructor(private readonly ctx: ExtractionContext) {}
 
-  run(events: ExtractionEvent[]): ExtractionResult {
-    events.forEach((ev, index) => this.event(ev, index, addresseeOf(events, index), speaksToAssistant(events, index)));
+  run(events: readonly ExtractionEvent[], earlier: readonly ExtractionEvent[] = []): ExtractionResult {
+    this.read(events);
+    this.continueFragments(events, earlier);
     this.joinFragments(events);
     const allowedFacts = new Set(this.ctx.factTypes);
     const allowedRels = new Set(this.ctx.relationshipTypes);
@@ -159,6 +160,64 @@ class BatchExtraction {
       facts: this.out.facts.filter((f) => allowedFacts.size === 0 || allowedFacts.has(f.factType)),
       relationships: this.out.relationships.filter((r) => allowedRels.size === 0 || allowedRels.has(r.type)),
     };
+  }
+
+  /** Reads the turns, in order: their entities, facts and fragments. */
+  private read(events: readonly ExtractionEvent[]): void {
+    events.forEach((ev, index) => this.event(ev, index, addresseeOf(events, index), speaksToAssistant(events, index)));
+  }
+
+  /**
+   * A note typed as fragments that began before the batch (see joinFragments): where a
+   * conversation's first turns in the batch are fragments that follow its earlier turns as
+   * joinFragments would have joined them, the note as read from the earlier turns is continued:
+   * "Meeting w/ legal, thurs 2pm, room 4b", resting on every turn of it. The earlier turns are read
+   * apart (their own registry), for this only; the judge then updates the note derived before.
+   * A chat that arrives a message at a time is derived a message at a time, so without this a
+   * fragment was joined only when the note's turns came in one batch.
+   */
+  private continueFragments(events: readonly ExtractionEvent[], earlier: readonly ExtractionEvent[]): void {
+    for (const conversation of new Set(events.map((e) => e.conversationId))) {
+      const turns = events.filter((e) => e.conversationId === conversation);
+      const before = earlier.filter((e) => e.conversationId === conversation);
+      const last = before[before.length - 1];
+      const first = turns[0];
+      if (!last || !first || !this.fragments.has(first.id) || this.out.facts.some((f) => f.sources.some((s) => s.eventId === first.id))) continue;
+      const reading = new BatchExtraction(this.ctx);
+      reading.read(before);
+      reading.joinFragments(before);
+      const notes = reading.out.facts.filter((f) => f.sources.some((s) => s.eventId === last.id));
+      const note = notes[0];
+      if (notes.length !== 1 || !note || note.predicate !== 'said') continue;
+      const added: Span[] = [];
+      let prev = last;
+      for (const next of turns) {
+        if (next.role !== last.role || speakerOf(next) !== speakerOf(last)) break;
+        if (next.occurredAt.getTime() - prev.occurredAt.getTime() > FRAGMENT_GAP_MS) break;
+        const fragment = this.fragments.get(next.id);
+        if (!fragment || this.out.facts.some((f) => f.sources.some((s) => s.eventId === next.id))) break;
+        added.push({ eventId: next.id, start: fragment.start, end: fragment.start + fragment.text.length });
+        prev = next;
+      }
+      if (added.length === 0) continue;
+      const statement = [note.statement.replace(/[.!\s]+$/, ''), ...added.map((sp) => this.fragments.get(sp.eventId)?.text ?? '')].join(', ');
+      const count = this.out.facts.length;
+      this.out.add({
+        statement,
+        factType: note.factType,
+        subject: this.registry.upsert(speakerOf(first), 'person', null, null, events.indexOf(first)),
+        predicate: note.predicate,
+        value: statement,
+        objectEntity: null,
+        isNegation: false,
+        confidence: note.confidence,
+        validFrom: note.validFrom,
+        replaces: null,
+        source: note.sources[0] as Span,
+      });
+      const fact = this.out.facts[count];
+      if (fact) fact.sources.push(...note.sources.slice(1), ...added);
+    }
   }
 
   /**
