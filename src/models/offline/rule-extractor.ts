@@ -189,18 +189,9 @@ class BatchExtraction {
       const notes = reading.out.facts.filter((f) => f.sources.some((s) => s.eventId === last.id));
       const note = notes[0];
       if (notes.length !== 1 || !note || note.predicate !== 'said') continue;
-      const added: Span[] = [];
-      let prev = last;
-      for (const next of turns) {
-        if (next.role !== last.role || speakerOf(next) !== speakerOf(last)) break;
-        if (next.occurredAt.getTime() - prev.occurredAt.getTime() > FRAGMENT_GAP_MS) break;
-        const fragment = this.fragments.get(next.id);
-        if (!fragment || this.out.facts.some((f) => f.sources.some((s) => s.eventId === next.id))) break;
-        added.push({ eventId: next.id, start: fragment.start, end: fragment.start + fragment.text.length });
-        prev = next;
-      }
+      const added = this.fragmentsAfter(last, turns);
       if (added.length === 0) continue;
-      const statement = [note.statement.replace(/[.!\s]+$/, ''), ...added.map((sp) => this.fragments.get(sp.eventId)?.text ?? '')].join(', ');
+      const statement = joinNote(note.statement, added);
       const count = this.out.facts.length;
       this.out.add({
         statement,
@@ -216,7 +207,7 @@ class BatchExtraction {
         source: note.sources[0] as Span,
       });
       const fact = this.out.facts[count];
-      if (fact) fact.sources.push(...note.sources.slice(1), ...added);
+      if (fact) fact.sources.push(...note.sources.slice(1), ...added.map(spanOf));
     }
   }
 
@@ -233,20 +224,32 @@ class BatchExtraction {
       const facts = this.out.facts.filter((f) => f.sources.some((s) => s.eventId === head.id));
       const fact = facts[0];
       if (facts.length !== 1 || !fact || fact.predicate !== 'said' || fact.sources.length !== 1) continue;
-      let j = i + 1;
-      for (; j < events.length; j++) {
-        const next = events[j] as ExtractionEvent;
-        const prev = events[j - 1] as ExtractionEvent;
-        if (next.conversationId !== head.conversationId || next.role !== head.role || speakerOf(next) !== speakerOf(head)) break;
-        if (next.occurredAt.getTime() - prev.occurredAt.getTime() > FRAGMENT_GAP_MS) break;
-        const fragment = this.fragments.get(next.id);
-        if (!fragment || this.out.facts.some((f) => f.sources.some((s) => s.eventId === next.id))) break;
-        fact.statement = `${fact.statement.replace(/[.!\s]+$/, '')}, ${fragment.text}`;
-        fact.objectValue = fact.statement;
-        fact.sources.push({ eventId: next.id, start: fragment.start, end: fragment.start + fragment.text.length });
-      }
-      i = j - 1;
+      const more = this.fragmentsAfter(head, events.slice(i + 1));
+      if (more.length === 0) continue;
+      fact.statement = joinNote(fact.statement, more);
+      fact.objectValue = fact.statement;
+      fact.sources.push(...more.map(spanOf));
+      i += more.length;
     }
+  }
+
+  /**
+   * The fragments that continue a note whose last line is `last`: the turns of `next`, in order,
+   * of the same conversation and speaker, each within FRAGMENT_GAP_MS of the one before, each a
+   * fragment with no fact of its own.
+   */
+  private fragmentsAfter(last: ExtractionEvent, next: readonly ExtractionEvent[]): NoteLine[] {
+    const lines: NoteLine[] = [];
+    let prev = last;
+    for (const turn of next) {
+      if (turn.conversationId !== last.conversationId || turn.role !== last.role || speakerOf(turn) !== speakerOf(last)) break;
+      if (turn.occurredAt.getTime() - prev.occurredAt.getTime() > FRAGMENT_GAP_MS) break;
+      const fragment = this.fragments.get(turn.id);
+      if (!fragment || this.out.facts.some((f) => f.sources.some((s) => s.eventId === turn.id))) break;
+      lines.push({ eventId: turn.id, start: fragment.start, end: fragment.start + fragment.text.length, text: fragment.text });
+      prev = turn;
+    }
+    return lines;
   }
 
   private event(ev: ExtractionEvent, index: number, addressee: string | null, toAssistant: boolean): void {
@@ -826,6 +829,14 @@ const ONGOING_PLANS: ReadonlySet<string> = new Set(
 const REMAINS =
   /^(?:and\s+|but\s+|so\s+)?(?:(?<only>only|just|mostly|mainly)|it's|it is|its)\s+(?<obj>(?!(?:so|too|very|really|fine|ok|okay|better|worse|hard|easier|harder|over|done|gone)\b)[^,;:]+?)\s+(?:now|nowadays|these days|instead|from now on)[.!]?$/i;
 /** A fragment of a note is this short (joinFragments)… */
+/** A fragment that continues a note, and its span. */
+type NoteLine = Span & { text: string };
+
+const spanOf = ({ eventId, start, end }: NoteLine): Span => ({ eventId, start, end });
+
+/** "Meeting w/ legal" + "thurs 2pm", "room 4b" → "Meeting w/ legal, thurs 2pm, room 4b". */
+const joinNote = (statement: string, lines: readonly NoteLine[]): string => [statement.replace(/[.!\s]+$/, ''), ...lines.map((l) => l.text)].join(', ');
+
 const FRAGMENT_WORDS = 3;
 /** …and follows the turn before it within this time. */
 const FRAGMENT_GAP_MS = 10 * 60_000;
