@@ -107,7 +107,9 @@ export class EntityRegistry {
     }
     if (/^(?:it|its)$/.test(p)) {
       if (this.lastSubject && event - this.lastSubject.event <= 1) return this.lastSubject.entity;
-      return before.find((s) => s.entity.type !== 'person' && s.entity.type !== 'place')?.entity ?? null;
+      // Only a thing named in this turn or the one before: "It's a real inspiring story" many turns
+      // after "the LGBTQ conference" is about something else (an unrecognised title, a picture).
+      return before.find((s) => event - s.event <= 1 && s.entity.type !== 'person' && s.entity.type !== 'place')?.entity ?? null;
     }
     const m = /^(?:the|our|my|their|this|that)\s+(?:(?:main|current|new|old|internal|production|prod)\s+)?(.+)$/.exec(p);
     if (!m) return null;

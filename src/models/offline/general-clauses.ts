@@ -92,7 +92,7 @@ const AUX_OUT: Record<string, string> = {
 const NEGATED = /\b(?:not|never)\b/;
 
 const LEAD =
-  /^(?:(?:oh|ah|aw|aww|yeah|yes|yep|yup|no|nope|well|so|and|but|also|plus|actually|honestly|anyway|anyways|btw|um|hmm|haha|hah|lol|wow|whoa|ok|okay|sure|totally|right|then|now|omg|hey|hi|hello|thanks|thank you|cool|great|nice|awesome|sweet|true|exactly|absolutely|definitely|by the way|guess what|you know what|oh man|man|gosh|wait|alright|of course|speaking of which)\b[\s,!.:-]*)+/i;
+  /^(?:(?:oh|ah|aw|aww|yeah|yes|yep|yup|no|nope|well|so|and|but|also|plus|actually|honestly|anyway|anyways|btw|um|hmm|haha|hah|lol|wow|whoa|ok|okay|sure|totally|right|then|now|omg|fyi|hey|hi|hello|thanks|thank you|cool|great|nice|awesome|sweet|true|exactly|absolutely|definitely|by the way|guess what|you know what|oh man|man|gosh|wait|alright|of course|speaking of which)\b[\s,!.:-]*)+/i;
 // "this/that" as a pronoun ("That's great"), not as a determiner ("This necklace is special to me").
 const DEMONSTRATIVE =
   /^(?:this|that|these|those)(?:'s|'ll|\s+(?:is|was|are|were|has|had|will|would|can|could|must|might|may|looks?|sounds?|seems?|means?|makes?|made|really|so|just|one|one's|kind|sort|sucks?|rocks?|works?|helps?|feels?|brings?|reminds?|got)\b|[\s,.!]*$)/i;
@@ -152,12 +152,16 @@ export function generalClause(text: string, parties: Parties, ref: Date, tagged?
   // "Just signed up for a class", "Even made a tattoo": a past verb with no subject is the speaker's.
   const droppedPast = !dropped && DROPPED_PAST.test(body) && !ADJECTIVAL.test(body);
   if (droppedPast) body = `I ${body.charAt(0).toLowerCase()}${body.slice(1)}`;
+  // "Researching adoption agencies — it's been a dream …": a gerund with no verb after it is what
+  // the speaker is doing ("Hiking to the top was awesome" has one: the gerund is its subject).
+  const droppedGerund = !dropped && !droppedPast && doingWithoutSubject(body);
+  if (droppedGerund) body = `I'm ${body.charAt(0).toLowerCase()}${body.slice(1)}`;
   body = stripVocative(body, parties);
   const leadTime = leadingTime(body, ref);
   if (leadTime) body = body.slice(leadTime.end).replace(/^[\s,]+/, '');
   if (body.length === 0) return null;
   // Every step above only drops words on the left, so the body is a suffix of the text.
-  const tag = (): Term[] => (tagged && !dropped && !droppedPast ? tagged(text.length - body.length) : terms(body));
+  const tag = (): Term[] => (tagged && !dropped && !droppedPast && !droppedGerund ? tagged(text.length - body.length) : terms(body));
   const first = FIRST.exec(body);
   // "He was such an important part of our family": he/she as named earlier in the batch.
   const person = /^(?:he|she)(?=\s|'s\b)/i.exec(body);
@@ -172,6 +176,28 @@ export function generalClause(text: string, parties: Parties, ref: Date, tagged?
   if (leadTime?.phrase && !fact.statement.includes(leadTime.phrase)) fact.statement = `${fact.statement} ${leadTime.phrase}`;
   const isPlan = fact.factType === 'plan' || (time !== null && time.date.getTime() > ref.getTime() + 86_400_000);
   return { ...fact, factType: isPlan ? 'plan' : fact.factType, time: isPlan ? null : time, statement: capitalise(fact.statement) };
+}
+
+/** Words in -ing that mostly name a thing: "meeting w/ legal" is a note, not what the speaker is doing. */
+const NOUN_IN_ING =
+  /^(?:meeting|wedding|morning|evening|building|ceiling|clothing|housing|parking|feeling|ending|beginning|offering|outing|gathering|setting|sibling|pudding|earring|spring|string|ring|king|thing|something|nothing|anything|everything)\b/i;
+
+/** A clause that opens with a gerund and has no finite verb up to its cut (see droppedGerund). */
+function doingWithoutSubject(body: string): boolean {
+  if (!/^[A-Za-z]+ing\s+\w/.test(body) || NOUN_IN_ING.test(body)) return false;
+  const phrase = cut(body);
+  if (!phrase) return false;
+  const ts = terms(phrase);
+  if (!ts[0]?.tags.has('Gerund')) return false;
+  return !ts
+    .slice(1)
+    .some(
+      (t) =>
+        t.tags.has('Copula') ||
+        t.tags.has('Modal') ||
+        t.tags.has('Auxiliary') ||
+        ((t.tags.has('PastTense') || t.tags.has('PresentTense')) && !t.tags.has('Gerund')),
+    );
 }
 
 function firstPerson(m: RegExpExecArray, parties: Parties, ref: Date, tag: () => Term[]): GeneralFact | null {
@@ -225,7 +251,7 @@ function firstPerson(m: RegExpExecArray, parties: Parties, ref: Date, tag: () =>
     rest = rest.slice(skip);
     restTerms = shift(restTerms, skip);
   }
-  if (NO_FACT_VERBS.has(verb) && !(verb === 'get' && past) && !(verb === 'see' && past)) return null;
+  if (NO_FACT_VERBS.has(verb) && !(past && (verb === 'get' || verb === 'see' || verb === 'hear'))) return null;
   const object = dropVocative(cut(rest.trim()) ?? (rest.trim() === '' ? '' : null), parties);
   if (object === null) return null;
   const objTerms = restTerms.filter((t) => t.start < object.length);

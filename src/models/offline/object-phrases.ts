@@ -56,9 +56,14 @@ export function cleanObject(range: Range, text: string, times: ReadonlyArray<[nu
   let words = s.split(/\s+/).filter(Boolean).length;
   // A plan or event too long to be one value loses its trailing relative clause first ("build a
   // home for kids who haven't had one before" → "build a home for kids"), not the whole fact.
-  const relative = kind === 'phrase' && words > MAX_WORDS[kind] ? RELATIVE_TAIL.exec(s) : null;
-  if (relative && relative.index > 0) {
-    s = s.slice(0, relative.index).replace(/[\s,;:]+$/, '');
+  // Then a clause joined after a comma or a dash ("starting a community project regarding
+  // infrastructure, so maybe we can work together …" → "starting a community project regarding
+  // infrastructure"), then whatever follows a comma ("one of my trophies from a dance contest, nice
+  // reminder of …").
+  for (const tail of [RELATIVE_TAIL, CLAUSE_TAIL, /,\s+/]) {
+    const m = kind === 'phrase' && words > MAX_WORDS[kind] ? tail.exec(s) : null;
+    if (!m || m.index === 0) continue;
+    s = s.slice(0, m.index).replace(/[\s,;:]+$/, '');
     end = start + s.length;
     words = s.split(/\s+/).filter(Boolean).length;
   }
@@ -69,6 +74,7 @@ export function cleanObject(range: Range, text: string, times: ReadonlyArray<[nu
 }
 
 const RELATIVE_TAIL = /,?\s+(?:who|whom|which|where)\s/i;
+const CLAUSE_TAIL = /,\s+(?:so|and|but|plus|as|because|since)\s|\s+[-\u2013\u2014]+\s+|\s*;\s*/i;
 
 const LIST_SEP = /\s*,\s*(?:and\s+|or\s+)?|\s+(?:and|or|&|as well as|plus)\s+/gi;
 

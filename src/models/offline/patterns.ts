@@ -98,6 +98,8 @@ const negVerb: Make = (g) => {
   const object = g.get('obj');
   const verb = g.get('verb')?.text.toLowerCase() ?? 'use';
   const [predicate, bare] = NEG_VERBS[verb] ?? ['uses', verb];
+  // "I don't want future generations to go through that": a wish about others, not a thing not wanted.
+  if ((verb === 'want' || verb === 'need') && object && /\bto\s+[a-z]/i.test(object.text)) return [];
   return object ? [base({ factType: 'preference', predicate, object, template: `{S} does not ${bare} {O}`, isNegation: true })] : [];
 };
 
@@ -107,8 +109,40 @@ const ROLE_HEADS =
 const PAST_IRREGULAR =
   'gave|had|met|went|wrote|built|ran|made|took|did|got|saw|began|found|left|bought|sold|broke|spoke|taught|drove|flew|won|lost|sent|spent|held|led|rewrote|set up|shipped|upgraded';
 
+/** A short lead before "here's …" ("oh and here's …", "btw, here is …"). */
+const SHOW_LEAD = '^(?:(?:oh|and|so|also|btw|by the way|look|anyway|plus|ok|okay)\\b[\\s,!:-]*)*';
+const SHOWN = '(?<kind>pic|pics|photo|photos|picture|pictures|snap|snaps|shot|video|videos|selfie|screenshot)';
+
 /** Rules in priority order. */
 export const RULES: readonly Rule[] = [
+  // --- something the speaker shows ("here's a pic of my family camping at the beach", "here's
+  // my latest painting"): what it shows is the speaker's, and chat shares pictures of what happened ---
+  {
+    name: 'shared-picture',
+    exclusive: true,
+    re: re(
+      `${SHOW_LEAD}(?:here(?:'s|\\s+is|\\s+are)|this\\s+is|these\\s+are)\\s+(?<det>(?:a|an|the|my|our|one|some)\\s+(?:(?:of\\s+(?:my|our|the)\\s+)?(?:\\w+\\s+){0,2}?))?${SHOWN}\\s+(?<prep>of|from)\\s+${OBJ}`,
+    ),
+    make: (g) => {
+      const object = g.get('obj');
+      const kind = g.get('kind')?.text.toLowerCase() ?? 'photo';
+      const det = (g.get('det')?.text ?? 'a ')
+        .toLowerCase()
+        .replace(/\bmy\b/g, 'their')
+        .replace(/\bour\b/g, 'their');
+      const prep = g.get('prep')?.text.toLowerCase() ?? 'of';
+      return object ? [base({ factType: 'event', predicate: 'shared', object, template: `{S} shared ${det}${kind} ${prep} {O}`, objectKind: 'phrase' })] : [];
+    },
+  },
+  {
+    name: 'shared-own',
+    exclusive: true,
+    re: re(`${SHOW_LEAD}here(?:'s|\\s+is|\\s+are)\\s+(?<obj>(?:(?:one|some|a few|two|three)\\s+of\\s+)?(?:my|our)\\s+\\w.*)`),
+    make: (g) => {
+      const object = g.get('obj');
+      return object ? [base({ factType: 'event', predicate: 'shared', object, template: '{S} shared {O}', objectKind: 'phrase' })] : [];
+    },
+  },
   // --- plans (before changes: "we're going to replace RabbitMQ with Kafka" is a plan) ---
   {
     name: 'plan-going-to',

@@ -305,6 +305,59 @@ describe('RuleExtractor', () => {
       ]);
     });
 
+    it('reads a picture shared, a statement before a dash and its question, a past clause after "when" or "since", and a dropped "I\'m" before a gerund', async () => {
+      const res = await extract([
+        turn('Melanie', "Here's a photo of my horse painting. Here's one of my trophies from a dance contest, nice reminder of the hard work."),
+        turn('Melanie', 'FYI, I finished another pottery project - want to see a pic?'),
+        turn('Melanie', 'We were all freaked when my son got into an accident.'),
+        turn('Caroline', "It made me reflect on how far I've come since I started transitioning three years ago."),
+        turn('Caroline', "Researching adoption agencies — it's been a dream to have a family."),
+        turn('John', 'I heard some cool stories from an elderly veteran named Samuel.'),
+      ]);
+      expect(res.facts.map((f) => f.statement)).toEqual([
+        "Melanie shared a photo of Melanie's horse painting",
+        "Melanie shared one of Melanie's trophies from a dance contest, nice reminder of the hard work",
+        'Melanie finished another pottery project',
+        "Melanie's son got into an accident",
+        'Caroline started transitioning in 2020',
+        'Caroline is researching adoption agencies',
+        'John heard some cool stories from an elderly veteran named Samuel',
+      ]);
+      // Each fact rests on the words it was read from, not on the clause around them.
+      const son = res.facts.find((f) => f.statement.includes('son got'));
+      expect(son?.sources[0]?.start).toBe('Melanie: We were all freaked when '.length);
+    });
+
+    it('keeps "a quiet weekend" as a thing had, reads "over the weekend" as a time, and drops a subordinate clause that is no event', async () => {
+      const res = await extract([
+        turn('Melanie', 'I had a quiet weekend after the trip.'),
+        // Said on a Wednesday: the weekend gone, not the one ahead (chrono's reading).
+        anEvent('Melanie: I went hiking over the weekend.', { actor: 'Melanie', occurredAt: new Date('2023-05-10T13:56:00Z'), conversationId: 'locomo' }),
+        turn('Maria', "She's always there to greet me when I come home."),
+        turn('John', "I don't want future generations to go through that."),
+        turn('Melanie', 'meeting w/ legal'),
+      ]);
+      const statements = res.facts.map((f) => f.statement);
+      expect(statements).toContain('Melanie had a quiet weekend after the trip');
+      expect(res.facts.find((f) => f.statement === 'Melanie went hiking')?.validFrom?.slice(0, 10)).toBe('2023-05-06');
+      expect(statements.some((s) => /comes home/.test(s))).toBe(false);
+      // "don't want … to go" is a wish about others: not a preference against the Go language.
+      expect(statements.some((s) => /\bGo\b/.test(s))).toBe(false);
+      // A note's first line in -ing is not what the speaker is doing.
+      expect(statements.some((s) => /is meeting/.test(s))).toBe(false);
+    });
+
+    it('resolves "it" only to a thing named in this turn or the one before', async () => {
+      const res = await extract([
+        turn('Caroline', 'I went to the LGBTQ conference at the Hilton.'),
+        turn('Melanie', 'Wow, how was it?'),
+        turn('Caroline', 'Really good!'),
+        turn('Melanie', 'Cool.'),
+        turn('Caroline', 'I loved "Becoming Nicole" by Amy Ellis Nutt. It\'s a real inspiring true story about a trans girl.'),
+      ]);
+      expect(res.facts.some((f) => /conference is a/.test(f.statement))).toBe(false);
+    });
+
     it('states nothing for greetings, reactions, thoughts and questions', async () => {
       const res = await extract([
         turn('Melanie', 'Hey Caroline! Good to see you!'),

@@ -67,9 +67,27 @@ const STANDING_ACK = [
 const STATEMENT_BEFORE_QUESTION =
   /^\s*(?:(?:different|other|another|new|unrelated|random|quick|side|off)(?:\s+[a-z]+){0,2}\s*[,:-]\s*)?(?<head>(?:(?:ok|okay|so|and|also|btw|hey|hi)\b[\s,]*)*(?!i (?:have|had|got) a (?:quick |small )?question|i(?: was|'m| am) (?:wondering|curious)|i need (?:some )?(?:help|advice)|i wanted to ask)(?:i|i'm|i've|i'd|my|we|we're|we've|our)\b[^,?]{6,}?),\s+[^,?]+\?[\s?!]*$/i;
 
+/**
+ * A statement, a dash, then a question about it: "FYI, I finished another pottery project - want to
+ * see a pic?", "I started my own online clothing store not so long ago - pretty cool, huh?".
+ */
+const QUESTION_AFTER_DASH = /^\s*(?<head>[^?]{12,}?)\s+[-\u2013\u2014]+\s+[^?\u2013\u2014]*\?[\s?!]*$/;
+
 /** What ends an instruction without being part of it: "…, I read these on my phone", "… please", "… btw", "for me". */
 const INSTRUCTION_TAIL =
   /(?:,\s+(?:i|i'm|i've|we|we're|it's|the|my|our|since|because|cause|as|so)\b.*|(?:[\s,]+(?:please|pls|plz|btw|thanks|thx|lol|for me))+)[\s.!?]*$/i;
+
+/** A subordinate clause about the speaker or theirs: "… when my son got into an accident", "… since I started transitioning". */
+const SUBORDINATE = /\s(?:when|since|because|'cause|after|before|once|until|while)\s+(?=(?:I|we|my|our)\s)/i;
+
+/** The clause after SUBORDINATE in `clause`, or null. */
+function subordinate(clause: Clause): Clause | null {
+  const text = normaliseQuotes(clause.text);
+  const m = SUBORDINATE.exec(text);
+  if (!m) return null;
+  const at = m.index + m[0].length;
+  return { text: clause.text.slice(at), start: clause.start + at, end: clause.end, sentence: clause.sentence, prefix: '' };
+}
 
 /** A question without its question mark ("what is the weather like") states nothing either. */
 const QUESTION_START = /^(?:what|how|why|where|when|who|whom|whose|which|do|does|did|is|are|was|were|can|could|would|should|will|shall|may|might|have|has)\b/i;
@@ -279,8 +297,8 @@ class BatchExtraction {
       // Questions state nothing ("Marco did u ever get the bike" too), but "can you switch to
       // metric?" sets how to answer, and "I'm vegetarian, any recipe ideas?" states before it asks.
       if (ev.role === 'user') this.instruction(sentence, ectx, STANDING_REQUEST);
-      const stated = STATEMENT_BEFORE_QUESTION.exec(sentence.text);
-      if (stated?.groups?.head) {
+      const stated = STATEMENT_BEFORE_QUESTION.exec(sentence.text) ?? QUESTION_AFTER_DASH.exec(sentence.text);
+      if (stated?.groups?.head && !asks(stated.groups.head)) {
         const at = sentence.text.indexOf(stated.groups.head);
         this.sentence({ text: stated.groups.head, start: sentence.start + at, end: sentence.start + at + stated.groups.head.length }, ev, ectx);
       }
@@ -294,8 +312,18 @@ class BatchExtraction {
     const pending: Array<[GeneralFact, Clause]> = [];
     const silent: Clause[] = [];
     const firstFact = this.out.facts.length;
-    for (const clause of splitClauses(sentence)) {
-      const r = this.clause(clause, ectx);
+    for (const whole of splitClauses(sentence)) {
+      let clause = whole;
+      let r = this.clause(clause, ectx);
+      // "We were all freaked when my son got into an accident": where the main clause says nothing
+      // to keep, the clause after "when", "since", "because" … may ("Melanie's son got into an accident").
+      // Only what happened: "… when I come home" is no fact of its own.
+      const sub = r.produced === 0 && !r.general ? subordinate(whole) : null;
+      const happened = sub !== null && ectx.tokens.some((t) => t.start >= sub.start && t.end <= sub.end && t.tags.has('PastTense'));
+      if (sub && happened) {
+        const s2 = this.clause(sub, ectx);
+        if (s2.produced > 0 || s2.general) [clause, r] = [sub, s2];
+      }
       produced += r.produced;
       if (r.general) pending.push([r.general, clause]);
       if (r.produced === 0) silent.push(clause);
@@ -847,7 +875,7 @@ const NEW_VALUE =
 /** A fact that changed something, and the thing: "Marketing renamed the app", "The user changed the user's number". */
 const CHANGED_THING =
   /\b(?:renamed|rebranded|changed|switched|replaced|updated|moved)\s+(?<thing>(?:the|[A-Z][\w-]*'s|the user's)\s+(?:[\w-]+\s+)?[\w-]+)(?=\s*(?:$|lol|again|too|,|\.|!)|\s+(?:in|on|last|this|over)\s)/;
-const DANGLING = /(?:\s+(?:for|from|on|in|at|of|to|with|by|during|until))?\s+(?:the|a|an|my|our|your)$/i;
+const DANGLING = /(?:\s+(?:for|from|on|in|at|of|to|with|by|during|until|over|through|throughout))?\s+(?:the|a|an|my|our|your)$|\s+(?:over|during|throughout)$/i;
 
 /** A relative time of a past or present fact, written out ("yesterday" → "on 7 May 2023"); null when absolute. */
 const timePhrase = (text: string, iso: string, ref: Date): string | null => relativePhrase(text, new Date(iso), ref);

@@ -172,7 +172,7 @@ export function findTime(clause: string, ref: Date, mode: 'past' | 'any' = 'past
     if (!['day', 'weekday', 'month', 'year'].some((c) => r.start.isCertain(c as 'day'))) continue;
     let date = r.start.date();
     if (mode === 'past' && date.getTime() > ref.getTime() + 60_000) {
-      if (/day\b/i.test(text) && !/\b(?:next|tomorrow)\b/i.test(text)) date = new Date(date.getTime() - 7 * 86_400_000);
+      if (/day\b|\bweekend\b/i.test(text) && !/\b(?:next|tomorrow)\b/i.test(text)) date = new Date(date.getTime() - 7 * 86_400_000);
       else continue;
     }
     hits.push({ start: r.index, end: r.index + text.length, iso: date.toISOString() });
@@ -185,6 +185,8 @@ export function findTime(clause: string, ref: Date, mode: 'past' | 'any' = 'past
 export function timeRanges(clause: string, ref: Date): Array<[number, number]> {
   const out: Array<[number, number]> = [];
   for (const r of chrono.parse(clause, { instant: ref, timezone: 'UTC' })) {
+    // "a quiet weekend", "an amazing evening": a thing the clause names, not when it happened.
+    if (/^(?:weekend|morning|afternoon|evening|night)$/i.test(r.text.trim()) && /\b(?:a|an)\s+(?:[\w-]+\s+){0,2}$/i.test(clause.slice(0, r.index))) continue;
     if (['day', 'weekday', 'month', 'year'].some((c) => r.start.isCertain(c as 'day'))) out.push([r.index, r.index + r.text.length]);
   }
   const re =
