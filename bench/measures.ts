@@ -182,3 +182,24 @@ export function scoreReferences(refs: readonly ReferenceFact[], derived: Readonl
     misses,
   };
 }
+
+/**
+ * What reference recall could reach if a statement were the turn's own words (the speaker's name
+ * and the text): `wholeTurn`, the share of reference facts whose turns' text holds at least half
+ * of their content words; `bestSentence`, the share held by one sentence of one of their turns
+ * (split after . ! or ?). An extractor whose statements each restate one sentence cannot match
+ * more than `bestSentence`; the rest summarise across sentences or use words the turn does not.
+ */
+export function referenceCeiling(refs: readonly ReferenceFact[], turnText: ReadonlyMap<string, string>): { wholeTurn: number; bestSentence: number } {
+  let whole = 0;
+  let sentence = 0;
+  for (const r of refs) {
+    const texts = r.turns.map((t) => turnText.get(t) ?? '');
+    if (matchesReference(r.text, texts.join('\n'))) whole++;
+    const speaker = /^([^:]{1,40}):\s/.exec(texts[0] ?? '')?.[1] ?? '';
+    const sentences = texts.flatMap((t) => t.replace(/^[^:]{1,40}:\s/, '').split(/(?<=[.!?])\s+/));
+    if (sentences.some((x) => matchesReference(r.text, `${speaker} ${x}`))) sentence++;
+  }
+  const ratio = (a: number) => (refs.length === 0 ? 0 : Math.round((a / refs.length) * 1000) / 1000);
+  return { wholeTurn: ratio(whole), bestSentence: ratio(sentence) };
+}

@@ -4,6 +4,7 @@ import {
   lightStem,
   matchesReference,
   rankByCosine,
+  referenceCeiling,
   referenceFacts,
   rrfFuse,
   scoreReferences,
@@ -117,6 +118,23 @@ describe('bench measures', () => {
       expect(score.matched).toBe(2);
       expect(score.recall).toBe(0.667);
       expect(score.misses.map((m) => m.text)).toEqual(['Gina started an online clothing business.']);
+    });
+
+    it('the ceiling: a reference the whole turn holds, one a single sentence holds, one summarised across sentences, one in other words', () => {
+      const turns = new Map([
+        ['D1:1', 'Caroline: I went to a support group yesterday. It was so powerful! The stories were inspiring.'],
+        ['D1:2', 'Melanie: Thanks! Family time matters to me.'],
+      ]);
+      const refs = [
+        { text: 'Caroline went to a support group.', speaker: 'Caroline', turns: ['D1:1'] }, // one sentence holds it
+        { text: 'Caroline found the support group stories powerful and inspiring.', speaker: 'Caroline', turns: ['D1:1'] }, // across both sentences
+        { text: 'Melanie values family and finds it special and important.', speaker: 'Melanie', turns: ['D1:2'] }, // 3 of 6 words: family, melanie… held
+        { text: 'Melanie cherishes weekends with relatives.', speaker: 'Melanie', turns: ['D1:2'] }, // other words
+      ];
+      // Content words (the speaker's name counts with every sentence): [caroline, went, support, group] 4/4 in the first
+      // sentence; [caroline, found, support, group, story, powerful, inspiring] 6/7 in the turn, at most 3/7 in one
+      // sentence; [melanie, value, family, find, special, important] 2/6; [melanie, cherishe, weekend, relative] 1/4.
+      expect(referenceCeiling(refs, turns)).toEqual({ wholeTurn: 0.5, bestSentence: 0.25 });
     });
   });
 
