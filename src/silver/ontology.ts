@@ -52,7 +52,19 @@ export const DEFAULT_ONTOLOGY: Ontology = Object.freeze({
 });
 
 /** Predicates that hold one value at a time: a different value replaces the old one. */
-export const SINGLE_VALUED = new Set(['prefers', 'lives_in', 'located_in', 'works_at', 'name', 'role', 'birthday', 'spouse', 'has_manager', 'from']);
+export const SINGLE_VALUED = new Set([
+  'prefers',
+  'lives_in',
+  'located_in',
+  'works_at',
+  'name',
+  'role',
+  'birthday',
+  'spouse',
+  'has_manager',
+  'from',
+  'team_size',
+]);
 
 // Predicates that say the same kind of thing about a subject.
 const GROUP: Readonly<Record<string, string>> = {

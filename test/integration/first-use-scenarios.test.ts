@@ -11,6 +11,7 @@ import { createToken, startTestApp, TestApp } from '../support/test-app';
  */
 const CHOSEN = [
   'update-editor', // the README's own example: vim, lunch, then neovim
+  'update-team-size', // "we are twelve people on the team now" replaces "my team has eight engineers"
   'update-correction', // "actually … on Wednesday" replaces "leaves on Monday"
   'messy-update', // "new number: …" replaces "my number is …"
   'update-started-again',

@@ -89,6 +89,7 @@ export class FactCollector {
   readonly facts: ExtractedFact[] = [];
   readonly relationships: ExtractedRelationship[] = [];
   private readonly subjects = new Map<string, WorkingEntity | null>();
+  private made = 0;
 
   /** Adds a fact (or a source to the same fact already found in the batch), and its relationship. */
   add(f: NewFact): void {
@@ -104,7 +105,7 @@ export class FactCollector {
       dup.confidence = Math.max(dup.confidence, f.confidence);
       return;
     }
-    const ref = `f${this.facts.length + 1}`;
+    const ref = `f${++this.made}`;
     this.subjects.set(ref, f.subject);
     this.facts.push({
       ref,
@@ -132,6 +133,16 @@ export class FactCollector {
         validFrom: f.validFrom,
         sources: [f.source],
       });
+    }
+  }
+
+  /** Takes back facts found in the batch (and their relationships, by source span): a later reading said it better. */
+  remove(facts: readonly ExtractedFact[]): void {
+    for (const f of facts) {
+      const at = this.facts.indexOf(f);
+      if (at < 0) continue;
+      this.facts.splice(at, 1);
+      this.subjects.delete(f.ref);
     }
   }
 

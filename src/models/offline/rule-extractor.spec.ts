@@ -609,6 +609,30 @@ describe('RuleExtractor: what first-use answers need (issue 23)', () => {
     expect(said.filter((s) => / is now /.test(s))).toHaveLength(3);
   });
 
+  it('reads a team\'s size said in passing or as the answer to "how big is the team?", as one value, and nothing else of the sentence repeats it', async () => {
+    const res = await run([
+      { role: 'assistant', content: 'Nice, a shared grocery list app is a good fit. How big is the team?' },
+      { role: 'user', content: 'seven people total incl me. Yuki is our designer' },
+      { role: 'user', content: "also two contractors started monday so we're nine now, slack is already louder" },
+      { role: 'user', content: "now that we're eleven on the team standups are getting long again" },
+      { role: 'user', content: 'My team has eight engineers' },
+      { role: 'assistant', content: 'With eleven people, async standups could help.' },
+      { role: 'user', content: "we're 2 weeks out from launch" },
+      { role: 'user', content: "we're five now" },
+    ]);
+    const sizes = res.facts.filter((f) => f.predicate === 'team_size');
+    expect(sizes.map((f) => [f.statement, f.objectValue, f.sources[0]?.eventId])).toEqual([
+      ["The user's team is seven people", 'seven people', 'e1'],
+      ["The user's team is nine people", 'nine people', 'e2'],
+      ["The user's team is eleven people", 'eleven people', 'e3'],
+      ["The user's team is eight people", 'eight people', 'e4'],
+    ]);
+    // The size is the turn's only statement of a count: a "said" copy would outlive the next size.
+    expect(res.facts.filter((f) => f.predicate !== 'team_size' && /\b(?:seven|nine|eleven|eight)\b/i.test(f.statement))).toEqual([]);
+    // The other sentence of the answer still counts.
+    expect(res.facts.map((f) => f.statement)).toContain("Yuki is the user's designer");
+  });
+
   it('reads a progressive of getting or making something as a plan under way, with whom it is for', async () => {
     const res = await run([
       { role: 'user', content: "For Mom I'm getting a scarf" },

@@ -89,6 +89,26 @@ function subordinate(clause: Clause): Clause | null {
   return { text: clause.text.slice(at), start: clause.start + at, end: clause.end, sentence: clause.sentence, prefix: '' };
 }
 
+/** A head count in words or digits (teamSize). */
+const HEAD_COUNT =
+  '(?<n>\\d{1,4}|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|thirteen|fourteen|fifteen|sixteen|seventeen|eighteen|nineteen|twenty(?:[- ](?:one|two|three|four|five|six|seven|eight|nine))?|thirty|forty|fifty)';
+/** What a count must not be followed by to count people: "we're 30 years in", "we're 2 weeks out", "we're 5 minutes away". */
+const NOT_PEOPLE = String.raw`(?!\s*(?:years?|yrs?|months?|weeks?|days?|hours?|hrs?|minutes?|mins?|seconds?|%|percent|dollars|bucks|k\b|am\b|pm\b|[:.,]\d|miles?|km|points?|games?|sprints?|tickets?|bugs?|issues?|items?|steps?|days?|times?|x\b))`;
+/** "we're eleven on the team", "we are 12 people now", "our team is nine now", "my team has eight engineers", "there are 8 of us on the team". */
+const TEAM_SIZE = new RegExp(
+  String.raw`\b(?:we(?:'re|\s+are)|(?:my|our|the)\s+team(?:'s|\s+is|\s+has(?=\s+\S+\s+(?:people|persons|folks|devs|developers|engineers|members)\b))|there(?:'re|\s+are)(?=\s+(?:now\s+)?\S+\s+(?:of us|people)))\s+(?:now\s+|officially\s+|up to\s+|down to\s+)*${HEAD_COUNT}${NOT_PEOPLE}(?:\s+(?:people|persons|folks|of us|devs|developers|engineers|members))?(?:\s+(?:on|in)\s+(?:the|our|my)\s+team)?(?:\s+now)?(?![\w-])`,
+  'i',
+);
+/** The answer to "How big is the team?": "seven people total incl me", "12 of us". */
+const TEAM_SIZE_ANSWER = new RegExp(
+  String.raw`^(?:(?:oh|ok|so|just|only|about|around)\s+)*${HEAD_COUNT}\s+(?:people|persons|folks|of us|devs|developers|engineers)\b`,
+  'i',
+);
+const TEAM_SIZE_ASKED = /\bhow\s+(?:big|large|many(?:\s+people)?)\b[^?]*\b(?:team|are you|of you)\b|\bteam\s+size\b|\bhow\s+many\s+people\b/i;
+/** A turn that talks of its team or of people joining or leaving ("two contractors started monday so we're nine now"). */
+const TEAM_CONTEXT =
+  /\b(?:team|teammates?|colleagues?|coworkers?|co-workers?|contractors?|hires?|hired|hiring|joined|joining|left|quit|laid off|headcount|engineers|devs|staff|employees|interns?)\b/i;
+
 /** A question without its question mark ("what is the weather like") states nothing either. */
 const QUESTION_START = /^(?:what|how|why|where|when|who|whom|whose|which|do|does|did|is|are|was|were|can|could|would|should|will|shall|may|might|have|has)\b/i;
 
@@ -122,6 +142,8 @@ interface EventCtx {
   tokens: Token[];
   /** Index of the event's first fact in the batch's facts. */
   firstFact: number;
+  /** The conversation's turn before this one (in the batch, else among the earlier turns), for what it asked. */
+  previous: ExtractionEvent | null;
 }
 
 /** The offline default extractor: deterministic rules over compromise, chrono-node and a gazetteer. */
@@ -168,7 +190,7 @@ class BatchExtraction {
   constructor(private readonly ctx: ExtractionContext) {}
 
   run(events: readonly ExtractionEvent[], earlier: readonly ExtractionEvent[] = []): ExtractionResult {
-    this.read(events);
+    this.read(events, earlier);
     this.continueFragments(events, earlier);
     this.joinFragments(events);
     const allowedFacts = new Set(this.ctx.factTypes);
@@ -181,8 +203,11 @@ class BatchExtraction {
   }
 
   /** Reads the turns, in order: their entities, facts and fragments. */
-  private read(events: readonly ExtractionEvent[]): void {
-    events.forEach((ev, index) => this.event(ev, index, addresseeOf(events, index), speaksToAssistant(events, index)));
+  private read(events: readonly ExtractionEvent[], earlier: readonly ExtractionEvent[] = []): void {
+    events.forEach((ev, index) => {
+      const before = [...earlier, ...events.slice(0, index)].filter((e) => e.conversationId === ev.conversationId);
+      this.event(ev, index, addresseeOf(events, index), speaksToAssistant(events, index), before[before.length - 1] ?? null);
+    });
   }
 
   /**
@@ -270,7 +295,7 @@ class BatchExtraction {
     return lines;
   }
 
-  private event(ev: ExtractionEvent, index: number, addressee: string | null, toAssistant: boolean): void {
+  private event(ev: ExtractionEvent, index: number, addressee: string | null, toAssistant: boolean, previous: ExtractionEvent | null): void {
     const speakerName = speakerOf(ev);
     let speaker: WorkingEntity | null = null;
     // "Melanie: I went ..." (the actor's name as a prefix): the rules read what follows it.
@@ -285,6 +310,7 @@ class BatchExtraction {
       speaker: () => (speaker ??= this.registry.upsert(speakerName, 'person', null, null, index)),
       tokens: parsed.tokens.map((t) => ({ ...t, start: t.start + from, end: t.end + from })),
       firstFact: this.out.facts.length,
+      previous,
     };
     this.mentions(ev, index, parsed, from);
     this.noteFragment(ev, parsed, from);
@@ -304,6 +330,23 @@ class BatchExtraction {
       }
       return;
     }
+    // A size said in passing leaves the rest of the sentence to read; an answer to "how big?" is all it says.
+    const size = this.teamSize(sentence, ectx);
+    if (size === 'answer') return;
+    if (size) {
+      // …but no other fact of the sentence repeats the count ("… so the user and others are nine
+      // now"): it would stay current when the team_size fact is superseded by the next size.
+      const count = size.count;
+      const added = this.out.facts.length;
+      this.readSentence(sentence, ev, ectx);
+      this.out.remove(this.out.facts.slice(added).filter((f) => new RegExp(`\\b${count}\\b`, 'i').test(f.statement)));
+      return;
+    }
+    this.readSentence(sentence, ev, ectx);
+  }
+
+  /** A statement sentence (not a question, not a team size alone): instructions, acknowledgements, rules, general shapes. */
+  private readSentence(sentence: { text: string; start: number; end: number }, ev: ExtractionEvent, ectx: EventCtx): void {
     if (ev.role === 'user' && this.instruction(sentence, ectx, INSTRUCTION)) return;
     if (ev.role === 'assistant' && this.acknowledged(sentence, ectx)) return;
     // General shapes fill sentences the specific rules say nothing about; where a rule spoke,
@@ -419,6 +462,47 @@ class BatchExtraction {
     const action = what.charAt(0).toLowerCase() + what.slice(1);
     this.want(subject, `${capitalise(e.speakerName)} wants ${parties.addressee} to ${action}`, action, source);
     return true;
+  }
+
+  /**
+   * How many people the speaker's team is, said in passing ("now that we're eleven on the team
+   * standups are getting long", "two contractors started monday so we're nine now", "our team is 12
+   * people now") or as the answer to "How big is the team?" ("seven people total incl me"): "The
+   * user's team is eleven people", predicate `team_size`, which holds one value, so the judge
+   * supersedes the older size. Before, none of these gave a fact, or only "Seven people total incl
+   * the user" as said, and "how many people are on the team now?" found the first size first.
+   */
+  private teamSize(sentence: { text: string; start: number; end: number }, e: EventCtx): 'answer' | { count: string } | null {
+    // The assistant repeating a size back ("With eleven people, …") is no new size.
+    if (e.ev.role !== 'user') return null;
+    const text = normaliseQuotes(sentence.text);
+    const asked = e.previous !== null && TEAM_SIZE_ASKED.test(e.previous.content);
+    const passing = TEAM_SIZE.exec(text);
+    const m = passing ?? (asked ? TEAM_SIZE_ANSWER.exec(text.trim()) : null);
+    if (!m?.groups?.n) return null;
+    // "we're nine now" counts people where the turn talks of a team or of people joining or leaving.
+    const aboutTeam = /\bteam\b|\bof us\b|\bpeople\b/i.test(m[0]) || asked || TEAM_CONTEXT.test(e.ev.content);
+    if (!aboutTeam) return null;
+    const n = m.groups.n.toLowerCase();
+    const subject = e.speaker();
+    const source: Span = { eventId: e.ev.id, start: sentence.start, end: sentence.end };
+    this.registry.sight(subject, source, e.index);
+    this.out.add({
+      statement: `${capitalise(e.speakerName)}'s team is ${n} people`,
+      factType: 'attribute',
+      subject,
+      predicate: 'team_size',
+      value: `${n} people`,
+      objectEntity: null,
+      isNegation: false,
+      confidence: CONFIDENCE.general,
+      validFrom: null,
+      replaces: null,
+      source,
+    });
+    // "our team is 12 people now" says nothing else: the general clauses would say it again.
+    const rest = passing ? `${text.slice(0, passing.index)} ${text.slice(passing.index + passing[0].length)}` : '';
+    return (rest.match(/[\p{L}\p{N}]+/gu) ?? []).filter((w) => !SAID_STOP.has(w.toLowerCase())).length > 1 ? { count: n } : 'answer';
   }
 
   /** A way the user wants to be served (`wants`, many values: instruction, acknowledged). */

@@ -71,6 +71,12 @@ describe('RuleJudge', () => {
     expect(d.reason).toContain('one value');
   });
 
+  it("SUPERSEDEs a team's size with the next size, and keeps the same size as known", () => {
+    const size = (n: string) => ({ statement: `The user's team is ${n} people`, factType: 'attribute', predicate: 'team_size', objectValue: `${n} people` });
+    expect(decide(aFact(size('eleven')), [aCandidate(size('nine'))])).toMatchObject({ action: 'SUPERSEDE', targetId: 'old' });
+    expect(decide(aFact(size('nine')), [aCandidate(size('nine'))])).toMatchObject({ action: 'SKIP', targetId: 'old' });
+  });
+
   it('SUPERSEDEs when a negation flips', () => {
     const d = decide(aFact({ statement: 'The user no longer uses Vim', objectValue: 'Vim', isNegation: true }), [aCandidate()]);
     expect(d).toMatchObject({ action: 'SUPERSEDE', targetId: 'old' });
