@@ -136,13 +136,18 @@ export class FactCollector {
     }
   }
 
-  /** Takes back facts found in the batch (and their relationships, by source span): a later reading said it better. */
+  /** Takes back facts found in the batch, with the relationships added with them (same subject, same first source). */
   remove(facts: readonly ExtractedFact[]): void {
     for (const f of facts) {
       const at = this.facts.indexOf(f);
       if (at < 0) continue;
       this.facts.splice(at, 1);
       this.subjects.delete(f.ref);
+      const [s] = f.sources;
+      const rel = this.relationships.findIndex(
+        (r) => r.sourceRef === f.subjectRef && r.sources[0]?.eventId === s?.eventId && r.sources[0]?.start === s?.start && r.sources[0]?.end === s?.end,
+      );
+      if (rel >= 0) this.relationships.splice(rel, 1);
     }
   }
 

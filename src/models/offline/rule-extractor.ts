@@ -93,7 +93,7 @@ function subordinate(clause: Clause): Clause | null {
 const HEAD_COUNT =
   '(?<n>\\d{1,4}|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|thirteen|fourteen|fifteen|sixteen|seventeen|eighteen|nineteen|twenty(?:[- ](?:one|two|three|four|five|six|seven|eight|nine))?|thirty|forty|fifty)';
 /** What a count must not be followed by to count people: "we're 30 years in", "we're 2 weeks out", "we're 5 minutes away". */
-const NOT_PEOPLE = String.raw`(?!\s*(?:years?|yrs?|months?|weeks?|days?|hours?|hrs?|minutes?|mins?|seconds?|%|percent|dollars|bucks|k\b|am\b|pm\b|[:.,]\d|miles?|km|points?|games?|sprints?|tickets?|bugs?|issues?|items?|steps?|days?|times?|x\b))`;
+const NOT_PEOPLE = String.raw`(?!\s*(?:years?|yrs?|months?|weeks?|days?|hours?|hrs?|minutes?|mins?|seconds?|%|percent|dollars|bucks|k\b|am\b|pm\b|[:.,]\d|miles?|km|points?|games?|sprints?|tickets?|bugs?|issues?|items?|steps?|times?|x\b))`;
 /** "we're eleven on the team", "we are 12 people now", "our team is nine now", "my team has eight engineers", "there are 8 of us on the team". */
 const TEAM_SIZE = new RegExp(
   String.raw`\b(?:we(?:'re|\s+are)|(?:my|our|the)\s+team(?:'s|\s+is|\s+has(?=\s+\S+\s+(?:people|persons|folks|devs|developers|engineers|members)\b))|there(?:'re|\s+are)(?=\s+(?:now\s+)?\S+\s+(?:of us|people)))\s+(?:now\s+|officially\s+|up to\s+|down to\s+)*${HEAD_COUNT}${NOT_PEOPLE}(?:\s+(?:people|persons|folks|of us|devs|developers|engineers|members))?(?:\s+(?:on|in)\s+(?:the|our|my)\s+team)?(?:\s+now)?(?![\w-])`,
