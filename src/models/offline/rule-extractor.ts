@@ -3,7 +3,7 @@ import { asks } from '../../common/chat-question';
 import type { ExtractedFact, ExtractionContext, ExtractionEvent, ExtractionResult, Extractor, ModelProvenance, Span } from '../../silver/model-ports';
 import { ENTITY_TYPES, FACT_TYPES, RELATIONSHIP_TYPES, type EntityType } from '../../silver/ontology';
 import { EntityRegistry, WorkingEntity } from './entity-registry';
-import { CONFIDENCE, confidenceOf, FactCollector } from './fact-collector';
+import { CONFIDENCE, confidenceOf, FactCollector, NewFact } from './fact-collector';
 import { findTech, lookupTech } from '../../silver/vocabulary/gazetteer';
 import { relationPredicate } from './pattern-words';
 import { applyRules, Draft, HEDGES, Range } from './patterns';
@@ -236,17 +236,14 @@ class BatchExtraction {
       if (added.length === 0) continue;
       const statement = joinNote(note.statement, added);
       const count = this.out.facts.length;
-      this.out.add({
+      this.valueFact({
         statement,
         factType: note.factType,
         subject: this.registry.upsert(speakerOf(first), 'person', null, null, events.indexOf(first)),
         predicate: note.predicate,
         value: statement,
-        objectEntity: null,
-        isNegation: false,
         confidence: note.confidence,
         validFrom: note.validFrom,
-        replaces: null,
         source: note.sources[0] as Span,
       });
       const fact = this.out.facts[count];
@@ -487,17 +484,12 @@ class BatchExtraction {
     const subject = e.speaker();
     const source: Span = { eventId: e.ev.id, start: sentence.start, end: sentence.end };
     this.registry.sight(subject, source, e.index);
-    this.out.add({
+    this.valueFact({
       statement: `${capitalise(e.speakerName)}'s team is ${n} people`,
       factType: 'attribute',
       subject,
       predicate: 'team_size',
       value: `${n} people`,
-      objectEntity: null,
-      isNegation: false,
-      confidence: CONFIDENCE.general,
-      validFrom: null,
-      replaces: null,
       source,
     });
     // "our team is 12 people now" says nothing else: the general clauses would say it again.
@@ -505,19 +497,28 @@ class BatchExtraction {
     return (rest.match(/[\p{L}\p{N}]+/gu) ?? []).filter((w) => !SAID_STOP.has(w.toLowerCase())).length > 1 ? { count: n } : 'answer';
   }
 
+  /** A fact whose object is a value, not an entity, stated positively, replacing nothing named (confidence: general by default). */
+  private valueFact(
+    f: Pick<NewFact, 'statement' | 'factType' | 'subject' | 'predicate' | 'value' | 'source'> & Partial<Pick<NewFact, 'confidence' | 'validFrom'>>,
+  ): void {
+    this.out.add({
+      ...f,
+      objectEntity: null,
+      isNegation: false,
+      confidence: f.confidence ?? CONFIDENCE.general,
+      validFrom: f.validFrom ?? null,
+      replaces: null,
+    });
+  }
+
   /** A way the user wants to be served (`wants`, many values: instruction, acknowledged). */
   private want(subject: WorkingEntity, statement: string, value: string, source: Span): void {
-    this.out.add({
+    this.valueFact({
       statement,
       factType: 'preference',
       subject,
       predicate: 'wants',
       value,
-      objectEntity: null,
-      isNegation: false,
-      confidence: CONFIDENCE.general,
-      validFrom: null,
-      replaces: null,
       source,
     });
   }
@@ -563,17 +564,13 @@ class BatchExtraction {
     const source: Span = { eventId: e.ev.id, start: clause.start, end: clause.start + clause.text.length };
     this.registry.sight(subject, source, e.index);
     const verb = stopped.predicate.replace(/_/g, ' ');
-    this.out.add({
+    this.valueFact({
       statement: `${capitalise(e.speakerName)} now ${verb}${m.groups.only ? ' only' : ''} ${what}`,
       factType: stopped.factType,
       subject,
       predicate: stopped.predicate,
       value: what,
-      objectEntity: null,
-      isNegation: false,
-      confidence: CONFIDENCE.general,
       validFrom: stopped.validFrom,
-      replaces: null,
       source,
     });
   }
@@ -597,17 +594,13 @@ class BatchExtraction {
     const subject = e.speaker();
     const source: Span = { eventId: e.ev.id, start: clause.start, end: clause.start + clause.text.length };
     this.registry.sight(subject, source, e.index);
-    this.out.add({
+    this.valueFact({
       statement: `${capitalise(thing)} ${/[^s]s$/.test(thing) ? 'are' : 'is'} now ${value}`,
       factType: 'attribute',
       subject,
       predicate: 'is',
       value,
-      objectEntity: null,
-      isNegation: false,
-      confidence: CONFIDENCE.general,
       validFrom: change.validFrom,
-      replaces: null,
       source,
     });
   }
@@ -640,17 +633,13 @@ class BatchExtraction {
     const source: Span = { eventId: e.ev.id, start: sentence.start, end: sentence.end };
     this.registry.sight(subject, source, e.index);
     const statement = capitalise(written);
-    this.out.add({
+    this.valueFact({
       statement,
       factType: 'other',
       subject,
       predicate: 'said',
       value: statement,
-      objectEntity: null,
-      isNegation: false,
       confidence: CONFIDENCE.said,
-      validFrom: null,
-      replaces: null,
       source,
     });
   }
