@@ -92,18 +92,17 @@ function subordinate(clause: Clause): Clause | null {
 /** A head count in words or digits (teamSize). */
 const HEAD_COUNT =
   '(?<n>\\d{1,4}|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|thirteen|fourteen|fifteen|sixteen|seventeen|eighteen|nineteen|twenty(?:[- ](?:one|two|three|four|five|six|seven|eight|nine))?|thirty|forty|fifty)';
+/** Words that count people after a number ("seven people", "12 of us", "eight engineers"). */
+const PEOPLE = '(?:people|persons|folks|of us|devs|developers|engineers|members)';
 /** What a count must not be followed by to count people: "we're 30 years in", "we're 2 weeks out", "we're 5 minutes away". */
 const NOT_PEOPLE = String.raw`(?!\s*(?:years?|yrs?|months?|weeks?|days?|hours?|hrs?|minutes?|mins?|seconds?|%|percent|dollars|bucks|k\b|am\b|pm\b|[:.,]\d|miles?|km|points?|games?|sprints?|tickets?|bugs?|issues?|items?|steps?|times?|x\b))`;
 /** "we're eleven on the team", "we are 12 people now", "our team is nine now", "my team has eight engineers", "there are 8 of us on the team". */
 const TEAM_SIZE = new RegExp(
-  String.raw`\b(?:we(?:'re|\s+are)|(?:my|our|the)\s+team(?:'s|\s+is|\s+has(?=\s+\S+\s+(?:people|persons|folks|devs|developers|engineers|members)\b))|there(?:'re|\s+are)(?=\s+(?:now\s+)?\S+\s+(?:of us|people)))\s+(?:now\s+|officially\s+|up to\s+|down to\s+)*${HEAD_COUNT}${NOT_PEOPLE}(?:\s+(?:people|persons|folks|of us|devs|developers|engineers|members))?(?:\s+(?:on|in)\s+(?:the|our|my)\s+team)?(?:\s+now)?(?![\w-])`,
+  String.raw`\b(?:we(?:'re|\s+are)|(?:my|our|the)\s+team(?:'s|\s+is|\s+has(?=\s+\S+\s+${PEOPLE}\b))|there(?:'re|\s+are)(?=\s+(?:now\s+)?\S+\s+(?:of us|people)))\s+(?:now\s+|officially\s+|up to\s+|down to\s+)*${HEAD_COUNT}${NOT_PEOPLE}(?:\s+${PEOPLE})?(?:\s+(?:on|in)\s+(?:the|our|my)\s+team)?(?:\s+now)?(?![\w-])`,
   'i',
 );
 /** The answer to "How big is the team?": "seven people total incl me", "12 of us". */
-const TEAM_SIZE_ANSWER = new RegExp(
-  String.raw`^(?:(?:oh|ok|so|just|only|about|around)\s+)*${HEAD_COUNT}\s+(?:people|persons|folks|of us|devs|developers|engineers)\b`,
-  'i',
-);
+const TEAM_SIZE_ANSWER = new RegExp(String.raw`^(?:(?:oh|ok|so|just|only|about|around)\s+)*${HEAD_COUNT}\s+${PEOPLE}\b`, 'i');
 const TEAM_SIZE_ASKED = /\bhow\s+(?:big|large|many(?:\s+people)?)\b[^?]*\b(?:team|are you|of you)\b|\bteam\s+size\b|\bhow\s+many\s+people\b/i;
 /** A turn that talks of its team or of people joining or leaving ("two contractors started monday so we're nine now"). */
 const TEAM_CONTEXT =
@@ -204,9 +203,11 @@ class BatchExtraction {
 
   /** Reads the turns, in order: their entities, facts and fragments. */
   private read(events: readonly ExtractionEvent[], earlier: readonly ExtractionEvent[] = []): void {
+    // The last turn read so far per conversation: the earlier turns first, then the batch's.
+    const last = new Map(earlier.map((e) => [e.conversationId, e]));
     events.forEach((ev, index) => {
-      const before = [...earlier, ...events.slice(0, index)].filter((e) => e.conversationId === ev.conversationId);
-      this.event(ev, index, addresseeOf(events, index), speaksToAssistant(events, index), before[before.length - 1] ?? null);
+      this.event(ev, index, addresseeOf(events, index), speaksToAssistant(events, index), last.get(ev.conversationId) ?? null);
+      last.set(ev.conversationId, ev);
     });
   }
 
