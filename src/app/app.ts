@@ -12,7 +12,7 @@ import { ApprovalRepository } from '../access/approval.repository';
 import { ApprovalService } from '../access/approval.service';
 import { ErasureRepository } from '../bronze/erasure.repository';
 import { ErasureService } from '../bronze/erasure.service';
-import { AppMetrics } from '../api/metrics';
+import { AppMetrics, ProcessRole } from '../api/metrics';
 import { buildAppSchema } from '../api/schema';
 import { HttpServerHandle, startHttpServer } from './server';
 import { EventQueryRepository } from '../bronze/event-query.repository';
@@ -83,7 +83,9 @@ import { Sql } from '../platform/postgres/sql';
 import { JobRepository } from '../platform/jobs/job.repository';
 import { parsePayload } from '../platform/jobs/job-kinds';
 import { jobHandlers } from './job-registry';
-import { serveMetrics, startTracing } from './telemetry';
+import { startTracing } from './telemetry';
+import { HealthSection, lagsSection, storeSection, workersSection } from './health';
+import { serveOpsEndpoints } from './ops-endpoints';
 import { JobWorker, jobStage } from '../platform/jobs/job-worker';
 import { ScheduleRepository } from '../platform/jobs/schedule.repository';
 import { scheduleKeeper } from '../platform/jobs/schedule-keeper';
@@ -206,7 +208,8 @@ export async function startApp(
 ): Promise<App> {
   let generated: string | undefined;
   // Tracing (OTEL_EXPORTER_OTLP_ENDPOINT) before anything that makes spans; off: nothing registered.
-  const tracing = startTracing(config, opts.api && opts.worker ? 'api+worker' : opts.api ? 'api' : opts.worker ? 'worker' : 'cli');
+  const role: ProcessRole = opts.api && opts.worker ? 'api+worker' : opts.api ? 'api' : opts.worker ? 'worker' : 'cli';
+  const tracing = startTracing(config, role, log);
   const database = await openDatabase({
     ownerUrl: stores.postgresUrl,
     runtimeUrl: stores.postgresRuntimeUrl,
@@ -242,7 +245,7 @@ export async function startApp(
     const revocations = new TokenRevocations();
     await revocations.listen(listener);
 
-    const metrics = new AppMetrics(ds);
+    const metrics = new AppMetrics(ds, role);
     cleanups.push({ what: 'process metrics (event-loop histogram, GC observer)', run: async () => metrics.close() });
     const eventRepository = new EventRepository(ds);
     const eventQueries = new EventQueryRepository(ds);
@@ -426,7 +429,12 @@ export async function startApp(
         reanchorOverlays: async (namespace, jobId) => describeReport(await reanchor.reanchorNamespace(namespace, jobId)),
       });
       const schedules = new ScheduleRepository(sql);
-      const worker = new JobWorker(jobRepository, schedules, handlers, { workerId: config.derive.workerId, parse: parsePayload, log: warn });
+      const worker = new JobWorker(jobRepository, schedules, handlers, {
+        workerId: config.derive.workerId,
+        parse: parsePayload,
+        log: warn,
+        events: log,
+      });
       // Promotion every GOLD_PROMOTE_EVERY_SECONDS for each namespace with Silver entities
       // (docs/gold.md): checked at start and then once a minute, so a namespace that gets its
       // first entities while the worker runs is scheduled too.
@@ -492,11 +500,24 @@ export async function startApp(
       stages.start();
       log.info('background workers running (projector, derivation, jobs)');
     }
-    // A process without the API (`medallion worker`) serves its metrics at METRICS_PORT when set.
+    // /health's sections, in the API and in a worker's METRICS_PORT server (health.ts, docs/operations.md "Health").
+    const health: HealthSection[] = [
+      storeSection('postgres', async () => void (await ds.query('SELECT 1'))),
+      storeSection('neo4j', () => pingNeo4j(driver)),
+      workersSection(stages, config.healthStallSeconds),
+      lagsSection(ds),
+    ];
+    // A process without the API (`medallion worker`) serves /metrics and /health at METRICS_PORT when set.
     if (!opts.api && opts.worker && config.metricsPort !== undefined) {
-      const served = await serveMetrics(metrics.registry, config.host, config.metricsPort);
-      cleanups.push({ what: 'metrics server', run: () => served.close() });
-      log.info({ url: `${served.url}/metrics` }, 'serving worker metrics');
+      const served = await serveOpsEndpoints({
+        registry: metrics.registry,
+        health,
+        metricsToken: config.metricsToken,
+        host: config.host,
+        port: config.metricsPort,
+      });
+      cleanups.push({ what: 'metrics and health server', run: () => served.close() });
+      log.info({ metrics: `${served.url}/metrics`, health: `${served.url}/health` }, 'serving worker metrics and health');
     }
 
     let httpHandle: HttpServerHandle | undefined;
@@ -518,10 +539,8 @@ export async function startApp(
         revocations,
         mcp: { maxPageSize: config.limits.maxPageSize, maxBatchSize: config.limits.maxBatchSize },
         mcpAllowedHosts: config.mcpAllowedHosts,
-        health: [
-          { name: 'postgres', check: async () => void (await ds.query('SELECT 1')) },
-          { name: 'neo4j', check: () => pingNeo4j(driver) },
-        ],
+        health,
+        metricsToken: config.metricsToken,
         log: { info: (m) => log.info(m), error: (m, err) => log.error({ err }, m), warn: (fields, m) => log.warn(fields, m) },
       });
       cleanups.push({ what: 'HTTP server (open requests, subscriptions, MCP sessions)', run: () => (httpHandle as HttpServerHandle).close() });

@@ -148,9 +148,8 @@ program
   .description('serve MCP on stdin/stdout for a desktop MCP client, forwarding to a running service; the API token comes from MEDALLION_TOKEN')
   .option('--url <url>', 'service URL', `http://127.0.0.1:${process.env.PORT ?? 4000}`)
   .action(async (o: { url: string }) => {
-    const token = loadConfig().cliToken;
-    if (!token) throw new CliError("MEDALLION_TOKEN is not set: put an API token (createToken, with the capabilities the agent needs) in the MCP client's env");
-    const handle = await runMcpStdio({ url: o.url, token, log: (m) => process.stderr.write(`${m}\n`) });
+    // Without a token it still serves: the client is told why on every request (mcp-stdio.ts).
+    const handle = await runMcpStdio({ url: o.url, token: loadConfig().cliToken, log: (m) => process.stderr.write(`${m}\n`) });
     const stop = () => void handle.close().finally(() => process.exit(0));
     process.once('SIGINT', stop);
     process.once('SIGTERM', stop);

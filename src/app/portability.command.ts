@@ -6,6 +6,7 @@ import { describeVerify } from '../gold/portability/chain';
 import { ChainRepository } from '../gold/portability/chain.repository';
 import { exportNamespace, noProgress, PortabilityError, Progress, verifyExportFile, verifyNamespace } from '../gold/portability/export-file';
 import { describeImport, importExport } from '../gold/portability/import-file';
+import { namespaceHash } from '../platform/telemetry/tracing';
 import { App, AppOptions, startApp, startStores } from './app';
 
 /** A progress bar on stderr, only when stderr is a terminal (off in pipes, logs and tests). */
@@ -16,6 +17,31 @@ export function progressBar(label: string, unit: string): Progress {
     Presets.shades_classic,
   );
   return { start: (total) => bar.start(total, 0), update: (n) => bar.update(n), stop: () => bar.stop() };
+}
+
+/**
+ * One structured line when a portability run starts, one when it ends (with `done`'s counts and
+ * its duration) or fails (with the error's message): ids and counts, never content, and the
+ * namespace as its hash (`store`, as in traces: a namespace often names a person).
+ */
+export async function logged<T>(
+  log: AppLogger,
+  op: 'export' | 'import',
+  namespace: string,
+  run: () => Promise<T>,
+  done: (result: T) => Record<string, unknown>,
+): Promise<T> {
+  const fields = { op, store: namespaceHash(namespace) };
+  const t0 = Date.now();
+  log.info(fields, `${op} started`);
+  try {
+    const result = await run();
+    log.info({ ...fields, ...done(result), ms: Date.now() - t0 }, `${op} finished`);
+    return result;
+  } catch (err) {
+    log.error({ ...fields, ms: Date.now() - t0, error: err instanceof Error ? err.message.slice(0, 300) : String(err) }, `${op} failed`);
+    throw err;
+  }
 }
 
 async function withApp<T>(config: AppConfig, log: AppLogger, opts: AppOptions, fn: (app: App) => Promise<T>): Promise<T> {
@@ -35,7 +61,13 @@ async function withApp<T>(config: AppConfig, log: AppLogger, opts: AppOptions, f
 /** `medallion export --namespace NS [--out FILE]`. */
 export async function runExport(config: AppConfig, log: AppLogger, namespace: string, out: string | undefined): Promise<number> {
   return withApp(config, log, { api: false, worker: false }, async (app) => {
-    const s = await exportNamespace(new ChainRepository(Sql.of(app.ds)), namespace, out ?? null, progressBar('export', 'links'));
+    const s = await logged(
+      log,
+      'export',
+      namespace,
+      () => exportNamespace(new ChainRepository(Sql.of(app.ds)), namespace, out ?? null, progressBar('export', 'links')),
+      (r) => ({ lines: r.lines, written: r.written, resumedAfter: r.resumedAfter, head: r.head }),
+    );
     process.stderr.write(
       `${s.file}: ${s.lines} lines (${s.written} written by this run${s.resumedAfter > 0 ? `, resumed after link ${s.resumedAfter}` : ''}); chain head ${s.head ?? '(empty)'}\n`,
     );
@@ -59,14 +91,23 @@ export async function runImport(
   if (!(timeoutMs > 0)) throw new PortabilityError('--timeout must be a positive number of seconds');
   return withApp(config, log, { api: false, worker: true }, async (app) => {
     const sql = Sql.of(app.ds);
-    const summary = await importExport(
-      sql,
-      app.repositories.events,
-      file,
-      { namespace, batchSize: size, limits: config.limits, derived: () => settled(sql, namespace, timeoutMs) },
-      progressBar('import', 'bytes'),
+    const summary = await logged(
+      log,
+      'import',
+      namespace,
+      async () => {
+        const r = await importExport(
+          sql,
+          app.repositories.events,
+          file,
+          { namespace, batchSize: size, limits: config.limits, derived: () => settled(sql, namespace, timeoutMs) },
+          progressBar('import', 'bytes'),
+        );
+        await settled(sql, namespace, timeoutMs);
+        return r;
+      },
+      (r) => ({ lines: r.lines, events: r.events, overlays: r.overlays, approvalLog: r.approvalLog, rejected: r.rejected.length }),
     );
-    await settled(sql, namespace, timeoutMs);
     process.stdout.write(`${describeImport(file, summary)}\n`);
     return summary.rejected.length > 0 ? 3 : 0;
   });
