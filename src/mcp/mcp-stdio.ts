@@ -1,8 +1,8 @@
 import { Client, InsufficientScopeError, SdkHttpError, StreamableHTTPClientTransport, Tool, UnauthorizedError } from '@modelcontextprotocol/client';
 import { CallToolResult, Server } from '@modelcontextprotocol/server';
 import { serveStdio, StdioServerHandle } from '@modelcontextprotocol/server/stdio';
-import { MCP_SERVER_INFO } from './mcp-server';
-import { errorResult } from './tool-kit';
+import { MCP_SERVER_INFO } from './server-info';
+import { errorResult } from './tool-error';
 
 export interface McpStdioOptions {
   /** The running service, e.g. http://127.0.0.1:4000 (its /mcp endpoint is used). */
