@@ -3,9 +3,10 @@ import { CliError } from '../common/cli-error';
 import { AppConfig } from '../common/config';
 import { AppLogger } from '../common/logger';
 import { embeddedPostgresUrls } from '../platform/local-services/embedded-postgres';
-import { InstanceState, liveInstance, markInstanceStopped, writeInstanceState } from '../platform/local-services/instance-state';
+import { InstanceState, liveInstance, markInstanceStopped, portsOf, previousPorts, writeInstanceState } from '../platform/local-services/instance-state';
 import type { Neo4jConnection } from '../platform/neo4j/neo4j-client';
-import { StoreAddresses, startStores } from './stores';
+import type { StoreAddresses } from './stores';
+import type * as StoresModule from './stores';
 
 /** Commands that run an instance; any other process that writes the state file is a CLI command that started stores for itself. */
 const SERVICE_COMMANDS = new Set(['serve', 'worker']);
@@ -32,6 +33,9 @@ export interface CommandStores {
 export async function storesForCommand(config: AppConfig, log: AppLogger, command: string, needs: { neo4j: boolean }): Promise<CommandStores> {
   const live = liveInstance(config.dataDir);
   if (live) return attach(config, live, needs);
+  // Loaded only to start stores (the Neo4j driver alone took half a second on 2 busy cores).
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  const { startStores } = require('./stores') as typeof StoresModule;
   const stores = await startStores(config, log, { neo4j: needs.neo4j });
   const embedded = stores.addresses.postgres.embedded || stores.addresses.neo4j?.embedded === true;
   if (embedded) recordInstance(config.dataDir, command, stores.addresses);
@@ -49,6 +53,7 @@ export async function storesForCommand(config: AppConfig, log: AppLogger, comman
 /** Writes DATA_DIR/instance.json for this process: what it runs, its stores, its API once it serves one. */
 export function recordInstance(dataDir: string, command: string, addresses: StoreAddresses, api?: string): void {
   writeInstanceState(dataDir, {
+    ports: { ...previousPorts(dataDir), ...portsOf(addresses) },
     version: 1,
     pid: process.pid,
     command,

@@ -4,9 +4,11 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { Command } from 'commander';
 import { loadConfig } from '../common/config';
-import { createLogger } from '../common/logger';
+import { AppLogger, createLogger } from '../common/logger';
+import { endDescendants } from '../platform/process-tree';
 import { CliError } from '../common/cli-error';
 import { markInstanceStopped } from '../platform/local-services/instance-state';
+import { startStores } from './stores';
 import { recordInstance, refuseSecondInstance, serviceUrl } from './instance';
 import type { App } from './app';
 import type * as AppModule from './app';
@@ -24,25 +26,45 @@ import type { QualityCommandOptions } from '../gold/quality/quality.command';
 // first answer.
 const program = new Command().name('medallion').description('Medallion memory service: Bronze events, Silver facts, Gold graph, one GraphQL API');
 
+/**
+ * The last step of a stop: any process still running below this one (a child some part of the
+ * service started and did not stop: a worker process, a store, an archive dump) is ended, so none
+ * outlives the service; the log names each.
+ */
+async function endChildren(log: AppLogger): Promise<void> {
+  const ended = await endDescendants(2_000);
+  if (ended.length > 0) log.warn({ processes: ended.map((p) => `${p.pid} ${p.command}`) }, 'shutdown: ended child processes that were still running');
+}
+
+/** A signal this soon after the first is the same request delivered twice, not a second Ctrl-C. */
+const DUPLICATE_SIGNAL_MS = 1_500;
+
 async function runUntilSignal(command: 'serve' | 'worker', opts: { api: boolean; worker: boolean }): Promise<void> {
   const config = loadConfig();
   const log = createLogger(config.logLevel);
   refuseSecondInstance(config, command);
-  // eslint-disable-next-line @typescript-eslint/no-require-imports -- loaded on demand (above)
-  const { startApp, startStores } = require('./app') as typeof AppModule;
-  const stores = await startStores(config, log);
+  // The service's modules (seconds on 2 busy cores) load while the local Neo4j boots.
+  let appModule: typeof AppModule | undefined;
+  const loadApp = (): typeof AppModule =>
+    // eslint-disable-next-line @typescript-eslint/no-require-imports -- loaded on demand (above)
+    (appModule ??= require('./app') as typeof AppModule);
+  const stores = await startStores(config, log, { whileStarting: () => void loadApp() });
+  const { startApp } = loadApp();
   recordInstance(config.dataDir, command, stores.addresses);
   let app: App | undefined;
-  let stopping = false;
+  let stoppingSince: number | undefined;
   const shutdown = async (signal: string) => {
-    if (stopping) {
+    if (stoppingSince !== undefined) {
+      // Ctrl-C under `npm start` arrives twice at once: from the terminal and forwarded by npm.
+      if (Date.now() - stoppingSince < DUPLICATE_SIGNAL_MS) return;
       log.warn({ signal }, 'second signal: exiting without waiting for shutdown');
       process.exit(1);
     }
-    stopping = true;
+    stoppingSince = Date.now();
     log.info({ signal }, 'shutting down');
     await app?.stop();
     await stores.stop();
+    await endChildren(log);
     markInstanceStopped(config.dataDir);
     process.exit(0);
   };
@@ -58,6 +80,7 @@ async function runUntilSignal(command: 'serve' | 'worker', opts: { api: boolean;
     app = await startApp(config, stores, opts, log);
   } catch (err) {
     await stores.stop();
+    await endChildren(log);
     markInstanceStopped(config.dataDir);
     throw err;
   }

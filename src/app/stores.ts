@@ -28,6 +28,11 @@ export interface StoreAddresses {
 export interface StoreNeeds {
   /** Start (or connect to) Neo4j too; default true. `export` and `verify` need PostgreSQL alone. */
   readonly neo4j?: boolean;
+  /**
+   * Runs once the local Neo4j's JVM is spawned (at once when none is started): a start loads the
+   * service's modules there, while the DBMS boots, rather than before it.
+   */
+  readonly whileStarting?: () => void;
 }
 
 /**
@@ -41,7 +46,8 @@ export async function startStores(config: AppConfig, log: AppLogger, needs: Stor
   const ports = previousPorts(config.dataDir);
   const wantNeo4j = needs.neo4j ?? true;
   const pg = config.databaseUrl ? undefined : startPostgres(config, log, ports.postgres);
-  const neo4j = !wantNeo4j || config.neo4j ? undefined : startNeo4j(config, log, ports.neo4j);
+  const neo4j = !wantNeo4j || config.neo4j ? undefined : startNeo4j(config, log, ports.neo4j, needs.whileStarting);
+  if (!neo4j) needs.whileStarting?.();
   // Both at once: a failure of one still stops the other before the error is thrown.
   const [pgResult, neo4jResult] = await Promise.allSettled([pg ?? Promise.resolve(undefined), neo4j ?? Promise.resolve(undefined)]);
   const stops: ShutdownStep[] = [];
@@ -86,7 +92,7 @@ async function startPostgres(config: AppConfig, log: AppLogger, previousPort: nu
   return pg;
 }
 
-async function startNeo4j(config: AppConfig, log: AppLogger, previousPort: number | undefined): Promise<LocalNeo4j> {
+async function startNeo4j(config: AppConfig, log: AppLogger, previousPort: number | undefined, onSpawn?: () => void): Promise<LocalNeo4j> {
   const t0 = Date.now();
   const local = await startLocalNeo4j({
     dataDir: path.join(config.dataDir, 'neo4j'),
@@ -96,6 +102,7 @@ async function startNeo4j(config: AppConfig, log: AppLogger, previousPort: numbe
     pageCacheMb: config.neo4jPageCacheMb,
     port: await reusablePort(previousPort),
     log: (m) => log.info({ neo4j: m }),
+    onSpawn,
   });
   log.info({ ms: Date.now() - t0, uri: local.uri }, 'local Neo4j started');
   return local;

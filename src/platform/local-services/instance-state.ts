@@ -2,6 +2,7 @@ import fs from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
 import { freePort } from './free-port';
+import { processAlive } from '../process-tree';
 
 /**
  * What a process that runs an instance of DATA_DIR writes to `DATA_DIR/instance.json`, so that a
@@ -22,6 +23,13 @@ export interface InstanceState {
   readonly api?: string;
   readonly postgres?: EmbeddedPostgresAddress | ExternalStore;
   readonly neo4j?: EmbeddedNeo4jAddress | ExternalStore;
+  /** The ports the embedded stores had most recently, this process's or an earlier one's (a command that started PostgreSQL alone keeps Neo4j's). */
+  readonly ports?: StorePorts;
+}
+
+export interface StorePorts {
+  readonly postgres?: number;
+  readonly neo4j?: number;
 }
 
 export interface EmbeddedPostgresAddress {
@@ -79,16 +87,6 @@ export function markInstanceStopped(dataDir: string, pid = process.pid): void {
   writeInstanceState(dataDir, { ...state, stoppedAt: new Date().toISOString() });
 }
 
-export function processAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    // EPERM: it exists but belongs to another user.
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
-
 /** The state of a process that runs DATA_DIR's instance now (not stopped, its pid alive), else undefined. */
 export function liveInstance(dataDir: string): InstanceState | undefined {
   const state = readInstanceState(dataDir);
@@ -97,11 +95,16 @@ export function liveInstance(dataDir: string): InstanceState | undefined {
 }
 
 /** The ports the embedded stores had last time (running or not), to start on them again. */
-export function previousPorts(dataDir: string): { postgres?: number; neo4j?: number } {
+export function previousPorts(dataDir: string): StorePorts {
   const state = readInstanceState(dataDir);
+  return { ...state?.ports, ...portsOf(state) };
+}
+
+/** The ports of the embedded stores a state names. */
+export function portsOf(state: Pick<InstanceState, 'postgres' | 'neo4j'> | undefined): StorePorts {
   const pg = state?.postgres?.embedded ? state.postgres.port : undefined;
   const bolt = state?.neo4j?.embedded ? Number(/:(\d+)$/.exec(state.neo4j.uri)?.[1]) : undefined;
-  return { postgres: pg, neo4j: bolt && Number.isInteger(bolt) ? bolt : undefined };
+  return { ...(pg ? { postgres: pg } : {}), ...(bolt && Number.isInteger(bolt) ? { neo4j: bolt } : {}) };
 }
 
 /** Whether 127.0.0.1:port can be listened on now. */
