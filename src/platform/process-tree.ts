@@ -1,7 +1,4 @@
 import { execFile } from 'node:child_process';
-import { promisify } from 'node:util';
-
-const run = promisify(execFile);
 
 export interface ProcessInfo {
   readonly pid: number;
@@ -9,17 +6,19 @@ export interface ProcessInfo {
   readonly command: string;
 }
 
-/** Every process on the machine (`ps`, POSIX: Linux and macOS), or none when `ps` cannot run. */
-export async function processTable(): Promise<ProcessInfo[]> {
-  try {
-    const { stdout } = await run('ps', ['-A', '-o', 'pid=,ppid=,comm='], { maxBuffer: 16 * 1024 * 1024 });
-    return stdout.split('\n').flatMap((line) => {
-      const m = /^\s*(\d+)\s+(\d+)\s+(.*)$/.exec(line);
-      return m ? [{ pid: Number(m[1]), ppid: Number(m[2]), command: (m[3] ?? '').trim() }] : [];
+/** Every process on the machine (`ps`, POSIX: Linux and macOS) but that `ps` itself, or none when `ps` cannot run. */
+export function processTable(): Promise<ProcessInfo[]> {
+  return new Promise((resolve) => {
+    const ps = execFile('ps', ['-A', '-o', 'pid=,ppid=,comm='], { maxBuffer: 16 * 1024 * 1024 }, (err, stdout) => {
+      if (err) return resolve([]);
+      resolve(
+        stdout.split('\n').flatMap((line) => {
+          const m = /^\s*(\d+)\s+(\d+)\s+(.*)$/.exec(line);
+          return m && Number(m[1]) !== ps.pid ? [{ pid: Number(m[1]), ppid: Number(m[2]), command: (m[3] ?? '').trim() }] : [];
+        }),
+      );
     });
-  } catch {
-    return [];
-  }
+  });
 }
 
 /** The processes below `pid` (children, their children, …), nearest first. */
