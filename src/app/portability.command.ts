@@ -6,8 +6,14 @@ import { describeVerify } from '../gold/portability/chain';
 import { ChainRepository } from '../gold/portability/chain.repository';
 import { exportNamespace, noProgress, PortabilityError, Progress, verifyExportFile, verifyNamespace } from '../gold/portability/export-file';
 import { describeImport, importExport } from '../gold/portability/import-file';
+import { DataSource } from 'typeorm';
+import { EventRepository } from '../bronze/event.repository';
+import { connectPostgres, pendingMigrations } from '../platform/postgres/data-source';
+import { openDatabase } from '../platform/postgres/database';
+import type { Neo4jConnection } from '../platform/neo4j/neo4j-client';
+import { storesForCommand } from './instance';
+import type * as AppModule from './app';
 import { namespaceHash } from '../platform/telemetry/tracing';
-import { App, AppOptions, startApp, startStores } from './app';
 
 /** A progress bar on stderr, only when stderr is a terminal (off in pipes, logs and tests). */
 export function progressBar(label: string, unit: string): Progress {
@@ -44,28 +50,60 @@ export async function logged<T>(
   }
 }
 
-async function withApp<T>(config: AppConfig, log: AppLogger, opts: AppOptions, fn: (app: App) => Promise<T>): Promise<T> {
-  const stores = await startStores(config, log);
+/**
+ * Runs `fn` on the runtime role's connection to DATA_DIR's PostgreSQL: the running service's, else
+ * an embedded one started for this command alone (no Neo4j, no migrations, no models). A database
+ * this version has not migrated is refused with what to do, not migrated behind the operator's back.
+ */
+async function withPostgres<T>(config: AppConfig, log: AppLogger, command: string, fn: (ds: DataSource) => Promise<T>): Promise<T> {
+  const stores = await storesForCommand(config, log, command, { neo4j: false });
   try {
-    const app = await startApp(config, stores, opts, log);
+    if (!stores.service) await requireMigrated(stores.postgresUrl);
+    const { ds } = await connectPostgres({ url: stores.postgresRuntimeUrl ?? stores.postgresUrl, poolSize: 2, applicationName: `medallion-${command}` });
     try {
-      return await fn(app);
+      return await fn(ds);
     } finally {
-      await app.stop();
+      await ds.destroy();
     }
   } finally {
-    await stores.stop();
+    await stores.release();
   }
 }
 
-/** `medallion export --namespace NS [--out FILE]`. */
+/** Refuses a database whose schema is behind this version's migrations (or has none). */
+async function requireMigrated(ownerUrl: string): Promise<void> {
+  const pending = await pendingMigrations(ownerUrl);
+  if (pending.length > 0)
+    throw new PortabilityError(
+      `the database has ${pending.length} migration(s) of this version still to apply (first: ${pending[0]}): start the service once (npm start) or run \`medallion migrate\`, then run this again`,
+    );
+}
+
+/** `medallion migrate`: the owner's migrations and grants, on the running instance's database or on stores started for it. */
+export async function runMigrate(config: AppConfig, log: AppLogger): Promise<number> {
+  const stores = await storesForCommand(config, log, 'migrate', { neo4j: false });
+  try {
+    const database = await openDatabase({
+      ownerUrl: stores.postgresUrl,
+      runtimeUrl: stores.postgresRuntimeUrl,
+      window: { maxPastDays: config.limits.occurredAtMaxPastDays, maxFutureDays: config.limits.occurredAtMaxFutureDays },
+      log: { info: (m, fields) => log.info(fields ?? {}, m), warn: (m) => log.warn(m), debug: (m) => log.debug(m) },
+    });
+    await database.close();
+    return 0;
+  } finally {
+    await stores.release();
+  }
+}
+
+/** `medallion export --namespace NS [--out FILE]`: PostgreSQL only. */
 export async function runExport(config: AppConfig, log: AppLogger, namespace: string, out: string | undefined): Promise<number> {
-  return withApp(config, log, { api: false, worker: false }, async (app) => {
+  return withPostgres(config, log, 'export', async (ds) => {
     const s = await logged(
       log,
       'export',
       namespace,
-      () => exportNamespace(new ChainRepository(Sql.of(app.ds)), namespace, out ?? null, progressBar('export', 'links')),
+      () => exportNamespace(new ChainRepository(Sql.of(ds)), namespace, out ?? null, progressBar('export', 'links')),
       (r) => ({ lines: r.lines, written: r.written, resumedAfter: r.resumedAfter, head: r.head }),
     );
     process.stderr.write(
@@ -75,7 +113,11 @@ export async function runExport(config: AppConfig, log: AppLogger, namespace: st
   });
 }
 
-/** `medallion import FILE --namespace NS2`: runs this process's own worker so Silver and the graph are derived before overlays are placed. Exit 3 when lines were rejected. */
+/**
+ * `medallion import FILE --namespace NS2`: Silver and the graph are derived before overlays are
+ * placed, by the running service's worker, or (none running) by a worker this command runs
+ * itself on stores it starts. Exit 3 when lines were rejected.
+ */
 export async function runImport(
   config: AppConfig,
   log: AppLogger,
@@ -89,8 +131,8 @@ export async function runImport(
     throw new PortabilityError(`--batch-size must be an integer between 1 and ${config.limits.maxBatchSize}`);
   const timeoutMs = Number(timeoutSeconds) * 1000;
   if (!(timeoutMs > 0)) throw new PortabilityError('--timeout must be a positive number of seconds');
-  return withApp(config, log, { api: false, worker: true }, async (app) => {
-    const sql = Sql.of(app.ds);
+  const load = async (ds: DataSource, events: EventRepository): Promise<number> => {
+    const sql = Sql.of(ds);
     const summary = await logged(
       log,
       'import',
@@ -98,7 +140,7 @@ export async function runImport(
       async () => {
         const r = await importExport(
           sql,
-          app.repositories.events,
+          events,
           file,
           { namespace, batchSize: size, limits: config.limits, derived: () => settled(sql, namespace, timeoutMs) },
           progressBar('import', 'bytes'),
@@ -110,7 +152,29 @@ export async function runImport(
     );
     process.stdout.write(`${describeImport(file, summary)}\n`);
     return summary.rejected.length > 0 ? 3 : 0;
-  });
+  };
+  const stores = await storesForCommand(config, log, 'import', { neo4j: true });
+  try {
+    if (stores.service) {
+      const { ds } = await connectPostgres({ url: stores.postgresRuntimeUrl ?? stores.postgresUrl, poolSize: 2, applicationName: 'medallion-import' });
+      try {
+        return await load(ds, new EventRepository(ds));
+      } finally {
+        await ds.destroy();
+      }
+    }
+    // No service: this process derives and projects what it imports (no API, no warm-up).
+    // eslint-disable-next-line @typescript-eslint/no-require-imports -- the whole service loads only here
+    const { startApp } = require('./app') as typeof AppModule;
+    const app = await startApp(config, { ...stores, neo4j: stores.neo4j as Neo4jConnection }, { api: false, worker: true, warmUp: false }, log);
+    try {
+      return await load(app.ds, app.repositories.events);
+    } finally {
+      await app.stop();
+    }
+  } finally {
+    await stores.release();
+  }
 }
 
 /** Resolves once the namespace has no pending derivation and no unprojected outbox row. */
@@ -142,8 +206,8 @@ export async function runVerify(config: AppConfig, log: AppLogger, o: { namespac
     return r.ok ? 0 : 4;
   }
   const namespace = o.namespace as string;
-  return withApp(config, log, { api: false, worker: false }, async (app) => {
-    const r = await verifyNamespace(new ChainRepository(Sql.of(app.ds)), namespace, progressBar('verify', 'links'));
+  return withPostgres(config, log, 'verify', async (ds) => {
+    const r = await verifyNamespace(new ChainRepository(Sql.of(ds)), namespace, progressBar('verify', 'links'));
     process.stdout.write(
       `${describeVerify(r, `namespace ${namespace}`)}${r.unsealed > 0 ? `; ${r.unsealed} record(s) not sealed yet (the worker's sealer covers them within seconds)` : ''}\n`,
     );

@@ -1,9 +1,9 @@
 import { Client, SdkHttpError, StreamableHTTPClientTransport, Tool, UnauthorizedError } from '@modelcontextprotocol/client';
 import { ProtocolError, Server } from '@modelcontextprotocol/server';
 import { serveStdio, StdioServerHandle } from '@modelcontextprotocol/server/stdio';
-import { MCP_SERVER_INFO } from './mcp-server';
-import { errorResult } from './tool-kit';
-import { ApiErrorCode } from '../api/errors';
+import { MCP_SERVER_INFO } from './server-info';
+import { errorResult } from './tool-error';
+import type { ApiErrorCode } from '../api/errors';
 
 export interface McpStdioOptions {
   /** The running service, e.g. http://127.0.0.1:4000 (its /mcp endpoint is used). */

@@ -10,6 +10,7 @@ import { requireStorableArgs } from '../common/input';
 import { RequestScope } from '../scope/request-scope';
 import { pipelineMetrics, secondsSince } from '../platform/telemetry/metrics';
 import { SpanStatusCode, traced } from '../platform/telemetry/tracing';
+import { errorResult, TOOL_ERROR_META_KEY } from './tool-error';
 
 /** The limits a tool shares with the GraphQL API (config.ts): advertised in schemas, enforced by the services. */
 export interface McpLimits {
@@ -87,22 +88,7 @@ export function checkedArgs<S extends z.ZodObject>(tool: string, schema: S): Sta
   };
 }
 
-/** Where a tool error's `{ code, message, reason }` travels for clients that want it as data. */
-export const TOOL_ERROR_META_KEY = 'medallion-memory/error';
-
-/**
- * A tool error as the MCP spec's tool-result rules want it: `isError: true` and `CODE: message`
- * as text, which every client reads. No structuredContent: a client validates that against the
- * tool's output schema (the official SDK throws -32602 on a mismatch), and an error is no answer.
- * The same fields ride in `_meta` for clients that want them as data.
- */
-export function errorResult(code: ApiErrorCode, message: string, reason?: string): CallToolResult {
-  return {
-    isError: true,
-    content: [{ type: 'text', text: `${code}: ${message}` }],
-    _meta: { [TOOL_ERROR_META_KEY]: { code, message, ...(reason ? { reason } : {}) } },
-  };
-}
+export { errorResult, TOOL_ERROR_META_KEY } from './tool-error';
 
 /** A refusal a tool makes itself, where GraphQL answers null (e.g. an id that is missing or outside the grants). */
 export class ToolRefusal extends Error {
