@@ -59,6 +59,8 @@ export interface ChaosChecks {
   storedButUnacknowledged: number;
   duplicateEventKeys: number;
   duplicateEventRows: number;
+  /** Bronze rows that are not the event their idempotency key (bronze.event_keys) names: a second copy of a key under another id. */
+  eventsNotUnderTheirKey: number;
   liveFacts: number;
   /** Two live facts of one namespace with the same statement and the same set of source events. */
   duplicateFacts: number;
@@ -91,7 +93,13 @@ const REBUILD = `mutation($ns: String!) { rebuildGraph(namespace: $ns, reason: "
 const JOB = `query($id: ID!) { job(id: $id) { status error } }`;
 
 /** Compares the incremental graph with a rebuild of it, per namespace, through the API's own paths. */
-async function graphChecks(pg: Client, driver: Driver, urls: () => string[], adminToken: string, namespaces: readonly string[]): Promise<ChaosChecks['graph']> {
+export async function graphChecks(
+  pg: Client,
+  driver: Driver,
+  urls: () => string[],
+  adminToken: string,
+  namespaces: readonly string[],
+): Promise<ChaosChecks['graph']> {
   const stats = { transportRetries: 0 };
   const out: ChaosChecks['graph'] = [];
   for (const ns of namespaces) {
@@ -140,15 +148,28 @@ export async function runChecks(
   namespaces: readonly string[],
   acks: Acks,
 ): Promise<ChaosChecks> {
+  const stored = await storeChecks(pg, namespaces, acks);
+  const driver = neo4j.driver(neo4jConn.uri, neo4j.auth.basic('neo4j', neo4jConn.password));
+  try {
+    return { ...stored, graph: await graphChecks(pg, driver, urls, adminToken, namespaces) };
+  } finally {
+    await driver.close();
+  }
+}
+
+/** The PostgreSQL checks alone, on whatever `pg` sees (the self-test runs them inside a transaction with a planted defect). */
+export async function storeChecks(pg: Client, namespaces: readonly string[], acks: Acks): Promise<Omit<ChaosChecks, 'graph'>> {
   const acked = [...acks.events.values()];
   const ids = acked.map((e) => e.id);
   const one = async <T>(sql: string, params: unknown[]): Promise<T> => (await pg.query(sql, params)).rows[0] as T;
 
-  const bronze = await one<{ found: number; total: number; dupKeys: number; dupRows: number }>(
+  const bronze = await one<{ found: number; total: number; dupKeys: number; dupRows: number; strays: number }>(
     `SELECT (SELECT count(*) FROM bronze.events WHERE id = ANY($2::uuid[]))::int AS found,
             (SELECT count(*) FROM bronze.events WHERE namespace = ANY($1))::int AS total,
             (SELECT count(*) FROM (SELECT 1 FROM bronze.events WHERE namespace = ANY($1) GROUP BY namespace, source, source_event_id HAVING count(*) > 1) d)::int AS "dupKeys",
-            (SELECT coalesce(sum(n - 1), 0) FROM (SELECT count(*) AS n FROM bronze.events WHERE namespace = ANY($1) GROUP BY namespace, source, source_event_id HAVING count(*) > 1) d)::int AS "dupRows"`,
+            (SELECT coalesce(sum(n - 1), 0) FROM (SELECT count(*) AS n FROM bronze.events WHERE namespace = ANY($1) GROUP BY namespace, source, source_event_id HAVING count(*) > 1) d)::int AS "dupRows",
+            (SELECT count(*) FROM bronze.events e WHERE e.namespace = ANY($1) AND NOT EXISTS (
+               SELECT 1 FROM bronze.event_keys k WHERE k.namespace = e.namespace AND k.source = e.source AND k.source_event_id = e.source_event_id AND k.event_id = e.id))::int AS strays`,
     [namespaces, ids],
   );
   const { rows: keyRows } = await pg.query(`SELECT namespace, source, source_event_id, event_id FROM bronze.event_keys WHERE namespace = ANY($1)`, [
@@ -181,14 +202,6 @@ export async function runChecks(
     [[...acks.approvalsRequested], [...acks.approvalsApproved]],
   );
 
-  const driver = neo4j.driver(neo4jConn.uri, neo4j.auth.basic('neo4j', neo4jConn.password));
-  let graph: ChaosChecks['graph'];
-  try {
-    graph = await graphChecks(pg, driver, urls, adminToken, namespaces);
-  } finally {
-    await driver.close();
-  }
-
   return {
     acknowledgedEvents: acked.length,
     acknowledgedMissingInBronze: acked.length - bronze.found,
@@ -204,7 +217,7 @@ export async function runChecks(
     eventsNotDerived: derivation.notDone,
     eventsWithoutQueueRow: derivation.noRow,
     deadLettersOpen: derivation.dead,
-    graph,
+    eventsNotUnderTheirKey: bronze.strays,
     overlaysAcknowledged: acks.overlays.size,
     overlaysLost: acks.overlays.size - overlays.found,
     approvalsAcknowledged: acks.approvalsRequested.size,

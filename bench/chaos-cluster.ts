@@ -189,6 +189,26 @@ export class ChaosNeo4j {
   }
 }
 
+/** The environment of a service process of the run (stores, admin token, timings). */
+export function serviceEnv(opts: Omit<ClusterOptions, 'log'>, neo4j: ChaosNeo4j): Record<string, string> {
+  return {
+    PATH: process.env.PATH ?? '',
+    HOME: process.env.HOME ?? '/tmp',
+    ...(process.env.JAVA_HOME ? { JAVA_HOME: process.env.JAVA_HOME } : {}),
+    CACHE_DIR: path.resolve(process.env.CACHE_DIR ?? '.cache'),
+    DATABASE_URL: opts.postgresUrl,
+    DATABASE_RUNTIME_URL: opts.runtimeUrl,
+    NEO4J_URI: neo4j.uri,
+    NEO4J_USER: 'neo4j',
+    NEO4J_PASSWORD: neo4j.password,
+    ADMIN_TOKEN: opts.adminToken,
+    DATA_DIR: path.join(opts.dataDir, 'service'),
+    HOST: '127.0.0.1',
+    LOG_LEVEL: 'warn',
+    ...opts.env,
+  };
+}
+
 /** Two API and two worker processes on one Postgres and one local Neo4j. */
 export class ChaosCluster {
   readonly apis: Supervised[] = [];
@@ -209,22 +229,7 @@ export class ChaosCluster {
         // already gone
       }
     });
-    const env: Record<string, string> = {
-      PATH: process.env.PATH ?? '',
-      HOME: process.env.HOME ?? '/tmp',
-      ...(process.env.JAVA_HOME ? { JAVA_HOME: process.env.JAVA_HOME } : {}),
-      CACHE_DIR: path.resolve(process.env.CACHE_DIR ?? '.cache'),
-      DATABASE_URL: opts.postgresUrl,
-      DATABASE_RUNTIME_URL: opts.runtimeUrl,
-      NEO4J_URI: neo4j.uri,
-      NEO4J_USER: 'neo4j',
-      NEO4J_PASSWORD: neo4j.password,
-      ADMIN_TOKEN: opts.adminToken,
-      DATA_DIR: path.join(opts.dataDir, 'service'),
-      HOST: '127.0.0.1',
-      LOG_LEVEL: 'warn',
-      ...opts.env,
-    };
+    const env = serviceEnv(opts, neo4j);
     for (const i of [1, 2]) cluster.apis.push(new Supervised(`api-${i}`, 'api', await freePort(), env, opts.log));
     for (const i of [1, 2]) cluster.workers.push(new Supervised(`worker-${i}`, 'worker', undefined, env, opts.log));
     // The first API migrates alone; the others start on a migrated schema.

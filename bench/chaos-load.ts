@@ -55,6 +55,9 @@ const REQUEST = `mutation($input: ApprovalRequestInput!) { requestApproval(input
 const APPROVE = `mutation($id: ID!) { approve(id: $id, reason: "chaos") { id status } }`;
 const PROMOTE = `mutation($ns: String!) { promote(namespace: $ns, reason: "chaos") { id } }`;
 
+/** Codes that reject the event itself; any other refusal is retried. */
+const CLIENT_ERRORS = ['BAD_USER_INPUT', 'FORBIDDEN', 'NOT_FOUND', 'LIMIT_EXCEEDED'];
+
 const CITIES = ['Lisbon', 'Berlin', 'Porto', 'Oslo', 'Madrid', 'Vienna', 'Prague', 'Dublin', 'Krakow', 'Turin'];
 const TOOLS = ['vim', 'neovim', 'emacs', 'VS Code', 'IntelliJ', 'Sublime', 'Helix', 'Zed'];
 const COMPANIES = ['Acme', 'Globex', 'Initech', 'Umbrella', 'Hooli', 'Stark', 'Wayne', 'Tyrell'];
@@ -129,16 +132,20 @@ export function startLoad(opts: LoadOptions): { acks: Acks; stop(): Promise<void
     opts.log(`${what}: ${r.errors[0]?.extensions?.code ?? ''} ${r.errors[0]?.message ?? ''}`.slice(0, 300));
     return true;
   };
-  let clock = Date.UTC(2026, 0, 1);
+  // Every load event is in or after June 2026: the retention of the run drops months before April.
+  let clock = Date.UTC(2026, 5, 1);
 
   const ingestClient = async (client: number): Promise<void> => {
     const rnd = seeded(opts.seed * 31 + client);
     let seq = 0;
     const sent: Array<Array<Record<string, unknown>>> = [];
+    // A batch that got no answer (or an error: PostgreSQL was down) is sent again as it was.
+    let unanswered: Array<Record<string, unknown>> | undefined;
     while (running) {
       let batch: Array<Record<string, unknown>>;
-      const resend = sent.length > 0 && rnd() < 0.1;
-      if (resend) batch = pick(rnd, sent);
+      const resend = unanswered === undefined && sent.length > 0 && rnd() < 0.1;
+      if (unanswered) batch = unanswered;
+      else if (resend) batch = pick(rnd, sent);
       else {
         const ns = pick(rnd, opts.namespaces);
         batch = Array.from({ length: 1 + Math.floor(rnd() * 4) }, () => {
@@ -164,12 +171,19 @@ export function startLoad(opts: LoadOptions): { acks: Acks; stop(): Promise<void
         INGEST,
         { input: batch },
       );
-      if (errorsOf(r, 'ingestEvents') || !r.data) continue;
+      if (errorsOf(r, 'ingestEvents') || !r.data) {
+        if (!resend) unanswered = batch;
+        await sleep(200);
+        continue;
+      }
+      unanswered = undefined;
       if (!resend) sent.push(batch);
       for (const res of r.data.ingestEvents) {
         const e = batch[res.index] as { namespace: string; source: string; sourceEventId: string };
         const key = `${e.namespace}\u0000${e.source}\u0000${e.sourceEventId}`;
         if ((res.status !== 'CREATED' && res.status !== 'DUPLICATE') || !res.event) {
+          // A store that is down is no verdict on the event: the batch goes again.
+          if (!resend && !CLIENT_ERRORS.includes(res.code ?? '')) unanswered = batch;
           acks.rejected += 1;
           opts.log(`ingest rejected ${key}: ${res.status} ${res.code ?? ''}`);
           continue;

@@ -1,5 +1,5 @@
 import { attacksBench } from './attacks';
-import { chaosBench } from './chaos';
+import { chaosBench, chaosSelfTestBench } from './chaos';
 import { cliBench } from './cli';
 import { embeddersBench } from './embedders';
 import { entityResolutionBench } from './entity-resolution';
@@ -52,6 +52,7 @@ const BENCHMARKS: Record<string, () => Promise<void>> = {
   fuzz: fuzzBench,
   attacks: attacksBench,
   chaos: chaosBench,
+  'chaos-self-test': chaosSelfTestBench,
   'entity-resolution': entityResolutionBench,
   promote: promoteBench,
   'promote-pairs': promotePairsBench,
