@@ -68,6 +68,8 @@ describe('README.md: every GraphQL example runs against the service and answers 
     // The README's namespaces, made unique to this run (the test Neo4j is shared).
     const prefix = uniqueNamespace('readme').replace(/[^a-z0-9-]/gi, '-');
     const approver = await createToken(t, [{ namespacePattern: `${prefix}/*`, capabilities: ['APPROVE'] }], 'readme-approver');
+    // The erasure's requester is an admin with a token of its own: the bootstrap admin's requests have no second person (docs/approvals.md).
+    const requester = await createToken(t, [{ namespacePattern: `${prefix}/*`, capabilities: ['ADMIN'] }], 'readme-requester');
     const seen: { event?: string; fact?: string; approval?: string; overlay?: string } = {};
     const failures: string[] = [];
 
@@ -85,7 +87,7 @@ describe('README.md: every GraphQL example runs against the service and answers 
       fill(/retractOverlay\(id: "…"/, seen.overlay, 'overlay');
       expect(op).not.toContain('…');
 
-      const token = /different principal/.test(ex.heading) ? approver.token : t.adminToken;
+      const token = /different principal/.test(ex.heading) ? approver.token : /the requester/.test(ex.heading) ? requester.token : t.adminToken;
       const label = `README graphql block ${ex.block + 1}: ${op}`;
 
       if (op.startsWith('subscription')) {
