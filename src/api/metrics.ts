@@ -4,6 +4,8 @@ import { IngestOutcome } from '../bronze/event.types';
 import { DeriveResult } from '../silver/derive.job';
 import { BoundedLabel, telemetryRegistry } from '../platform/telemetry/metrics';
 import { collectProcessMetrics } from '../platform/telemetry/process-metrics';
+import { Sql } from '../platform/postgres/sql';
+import { registerChainVerifyGauges } from '../gold/portability/chain-verify.repository';
 
 /** Distinct GraphQL operation names labelled before the rest count as `other`. */
 export const MAX_OPERATION_LABELS = 100;
@@ -130,6 +132,8 @@ export class AppMetrics {
         this.set(row?.n ?? 0);
       },
     });
+    // The scheduled hash-chain verify's state (gold/portability/chain-verify.repository.ts): read from the database, like the gauges above.
+    registerChainVerifyGauges(Sql.of(ds), this.own);
     this.registry = Registry.merge([this.own, telemetryRegistry]);
   }
 
