@@ -11,7 +11,7 @@ import { CliError, ImportCommandOptions, runImportCommand } from '../bronze/impo
 import { McpStdioError, runMcpStdio } from '../mcp/mcp-stdio';
 import { QualityCommandOptions, runQualityCommand } from '../gold/quality/quality.command';
 import { PortabilityError } from '../gold/portability/export-file';
-import { runExport, runImport, runVerify } from './portability.command';
+import { ExportImportOptions, runExport, runImport, runVerify } from './portability.command';
 
 const program = new Command().name('medallion').description('Medallion memory service: Bronze events, Silver facts, Gold graph, one GraphQL API');
 
@@ -128,9 +128,12 @@ program
   .requiredOption('--namespace <ns>', 'the namespace to load into (every namespace field is rewritten to it)')
   .option('--batch-size <n>', 'events per insert', '500')
   .option('--timeout <seconds>', 'how long to wait for the derivation of the imported events', '3600')
-  .action(async (file: string, o: { namespace: string; batchSize: string; timeout: string }) => {
+  .option('--unverified', 'import a file whose hash chain does not verify, every event it creates marked unverified (refused without it)')
+  .option('--token-file <file>', 'file holding the importer\'s API token, with "admin" on the namespace (default: MEDALLION_TOKEN, then DATA_DIR/admin.token)')
+  .option('--token <token>', 'API token on the command line (prefer MEDALLION_TOKEN or --token-file)')
+  .action(async (file: string, o: ExportImportOptions) => {
     const config = loadConfig();
-    process.exitCode = await runImport(config, createLogger(config.logLevel), file, o.namespace, o.batchSize, o.timeout);
+    process.exitCode = await runImport(config, createLogger(config.logLevel), file, o);
   });
 
 program

@@ -7,6 +7,8 @@ import { ChainRepository } from '../gold/portability/chain.repository';
 import { exportNamespace, noProgress, PortabilityError, Progress, verifyExportFile, verifyNamespace } from '../gold/portability/export-file';
 import { describeImport, importExport } from '../gold/portability/import-file';
 import { App, AppOptions, startApp, startStores } from './app';
+import { resolveToken } from '../bronze/import.command';
+import { Capability } from '../access/capability';
 
 /** A progress bar on stderr, only when stderr is a terminal (off in pipes, logs and tests). */
 export function progressBar(label: string, unit: string): Progress {
@@ -43,27 +45,47 @@ export async function runExport(config: AppConfig, log: AppLogger, namespace: st
   });
 }
 
-/** `medallion import FILE --namespace NS2`: runs this process's own worker so Silver and the graph are derived before overlays are placed. Exit 3 when lines were rejected. */
-export async function runImport(
-  config: AppConfig,
-  log: AppLogger,
-  file: string,
-  namespace: string,
-  batchSize: string,
-  timeoutSeconds: string,
-): Promise<number> {
-  const size = Number(batchSize);
+export interface ExportImportOptions {
+  namespace: string;
+  batchSize: string;
+  timeout: string;
+  /** Import a file whose hash chain does not verify, every event marked unverified. */
+  unverified?: boolean;
+  token?: string;
+  tokenFile?: string;
+}
+
+/**
+ * `medallion import FILE --namespace NS2`: runs this process's own worker so Silver and the graph
+ * are derived before overlays are placed. The importing principal is the token's (MEDALLION_TOKEN,
+ * --token-file, DATA_DIR/admin.token), which needs "admin" on NS2. Exit 3 when lines were rejected.
+ */
+export async function runImport(config: AppConfig, log: AppLogger, file: string, o: ExportImportOptions): Promise<number> {
+  const size = Number(o.batchSize);
   if (!Number.isInteger(size) || size < 1 || size > config.limits.maxBatchSize)
     throw new PortabilityError(`--batch-size must be an integer between 1 and ${config.limits.maxBatchSize}`);
-  const timeoutMs = Number(timeoutSeconds) * 1000;
+  const timeoutMs = Number(o.timeout) * 1000;
   if (!(timeoutMs > 0)) throw new PortabilityError('--timeout must be a positive number of seconds');
+  const token = resolveToken(config, o);
+  const namespace = o.namespace;
   return withApp(config, log, { api: false, worker: true }, async (app) => {
     const sql = Sql.of(app.ds);
+    const auth = await app.services.tokens.authenticate(token);
+    if (!auth.can(Capability.ADMIN, namespace))
+      throw new PortabilityError(`the import's token needs "admin" on namespace "${namespace}" (it is recorded as the importer)`);
+    const principal = auth.requirePrincipal();
     const summary = await importExport(
       sql,
       app.repositories.events,
       file,
-      { namespace, batchSize: size, limits: config.limits, derived: () => settled(sql, namespace, timeoutMs) },
+      {
+        namespace,
+        batchSize: size,
+        limits: config.limits,
+        importer: { principalId: principal.principalId, name: principal.name },
+        unverified: o.unverified === true,
+        derived: () => settled(sql, namespace, timeoutMs),
+      },
       progressBar('import', 'bytes'),
     );
     await settled(sql, namespace, timeoutMs);
