@@ -82,7 +82,7 @@ import { JobRepository } from '../platform/jobs/job.repository';
 import { parsePayload } from '../platform/jobs/job-kinds';
 import { jobHandlers } from './job-registry';
 import { startTracing } from './telemetry';
-import { HealthSection, lagsSection, storeSection, workersSection } from './health';
+import { chainSection, HealthSection, lagsSection, storeSection, workersSection } from './health';
 import { serveOpsEndpoints } from './ops-endpoints';
 import { JobWorker, jobStage } from '../platform/jobs/job-worker';
 import { ScheduleRepository } from '../platform/jobs/schedule.repository';
@@ -472,6 +472,7 @@ export async function startApp(
       storeSection('neo4j', () => pingNeo4j(driver)),
       workersSection(stages, config.healthStallSeconds),
       lagsSection(ds),
+      chainSection(ds),
     ];
     // A process without the API (`medallion worker`) serves /metrics and /health at METRICS_PORT when set.
     if (!opts.api && opts.worker && config.metricsPort !== undefined) {

@@ -5,6 +5,7 @@ import { Sql } from '../../src/platform/postgres/sql';
 import { anEvent } from '../builders/event-input';
 import { uniqueNamespace } from '../support/stores';
 import { eventually, gqlOk, startTestApp, TestApp } from '../support/test-app';
+import { scrape, total } from '../support/prometheus';
 
 const INGEST = `mutation($input: [EventInput!]!) { ingestEvents(input: $input) { status event { id } } }`;
 const QUALITY = `query($ns: String!) { qualityReport(namespace: $ns, checks: ["chain_intact"]) { ok checks { name ok value detail } } }`;
@@ -23,10 +24,10 @@ describe('the scheduled verify notices an edited Bronze row on its own', () => {
 
   const chainCheck = async (): Promise<Check> =>
     (await gqlOk<{ qualityReport: { checks: Check[] } }>(t.url, t.adminToken, QUALITY, { ns })).qualityReport.checks[0] as Check;
-  const metrics = async (): Promise<string> => (await fetch(`${t.url}/metrics`)).text();
-  const sample = (text: string, series: string): number | undefined => {
-    const line = text.split('\n').find((l) => l.startsWith(`${series} `));
-    return line === undefined ? undefined : Number(line.slice(series.length + 1));
+  /** /health's `chain` section (the stored state of the scheduled verify). */
+  const healthChain = async (): Promise<{ status: number; chain: Record<string, unknown> }> => {
+    const res = await fetch(`${t.url}/health`);
+    return { status: res.status, chain: ((await res.json()) as { chain: Record<string, unknown> }).chain };
   };
 
   beforeAll(async () => {
@@ -58,10 +59,14 @@ describe('the scheduled verify notices an edited Bronze row on its own', () => {
       90_000,
     );
     expect(intact).toMatchObject({ name: 'chain_intact', ok: true, value: 0 });
-    const text = await metrics();
-    expect(sample(text, 'medallion_chain_verifications_total{result="intact"}')).toBeGreaterThanOrEqual(1);
-    expect(sample(text, 'medallion_chain_broken_namespaces')).toBe(0);
-    expect(sample(text, 'medallion_chain_last_verified_timestamp_seconds')).toBeGreaterThan(Date.now() / 1000 - 120);
+    const s = await scrape(t.url);
+    expect(total(s, 'medallion_chain_verifications_total', { result: 'intact' })).toBeGreaterThanOrEqual(1);
+    expect(total(s, 'medallion_chain_broken_namespaces')).toBe(0);
+    expect(total(s, 'medallion_chain_last_verified_timestamp_seconds')).toBeGreaterThan(Date.now() / 1000 - 120);
+    const h = await healthChain();
+    expect(h.status).toBe(200);
+    expect(h.chain).toMatchObject({ ok: true, brokenNamespaces: 0, verifiedNamespaces: expect.any(Number) });
+    expect(Date.parse(h.chain.lastVerifiedAt as string)).toBeGreaterThan(Date.now() - 120_000);
   }, 180_000);
 
   it("an owner's edit behind the guards turns the check, the gauges and the stored state red without anyone running verify", async () => {
@@ -90,10 +95,15 @@ describe('the scheduled verify notices an edited Bronze row on its own', () => {
     expect(broken.detail).toContain(`at position ${row?.seq}: event ${row?.id}: the content does not match the event checksum`);
     // Nor does the check leak the edited text.
     expect(broken.detail).not.toContain('red pot');
-    const text = await metrics();
-    expect(sample(text, 'medallion_chain_broken_namespaces')).toBe(1);
-    expect(sample(text, 'medallion_chain_verifications_total{result="broken"}')).toBeGreaterThanOrEqual(1);
+    const text = await (await fetch(`${t.url}/metrics`)).text();
+    const s = await scrape(t.url);
+    expect(total(s, 'medallion_chain_broken_namespaces')).toBe(1);
+    expect(total(s, 'medallion_chain_verifications_total', { result: 'broken' })).toBeGreaterThanOrEqual(1);
     expect(text).not.toContain(ns);
+    // /health reports the break in its chain section (no namespace named) and stays 200: informative, like the lags; the alert rule pages.
+    const h = await healthChain();
+    expect(h).toMatchObject({ status: 200, chain: { ok: true, brokenNamespaces: 1 } });
+    expect(JSON.stringify(h.chain)).not.toContain(ns);
     expect(await readChainVerifyState(Sql.of(t.app.ds))).toMatchObject({ brokenNamespaces: 1, lastVerifiedAt: expect.any(Date) });
   }, 180_000);
 });
