@@ -1,4 +1,5 @@
 import 'reflect-metadata';
+import { Client } from 'pg';
 import { DataSource, Logger, QueryRunner } from 'typeorm';
 import { migrations } from '../../../migrations';
 
@@ -82,7 +83,6 @@ export async function assertPostgresVersion(ds: DataSource): Promise<number> {
  * has none), read from TypeORM's table without running anything.
  */
 export async function pendingMigrations(ownerUrl: string): Promise<string[]> {
-  const { Client } = await import('pg');
   const client = new Client({ connectionString: ownerUrl, application_name: 'medallion-migrations-check' });
   await client.connect();
   try {
