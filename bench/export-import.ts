@@ -56,6 +56,7 @@ export async function exportImport(): Promise<void> {
       namespace: ns2,
       batchSize: 500,
       limits: app.config.limits,
+      importer: { principalId: admin.requirePrincipal().principalId, name: admin.requirePrincipal().name },
       derived: () => settled(sql, ns2, 3_600_000),
     });
     const loadSeconds = (nowMs() - i0) / 1000;

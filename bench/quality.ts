@@ -5,6 +5,7 @@ import { GRAPH_KEY_CYPHER } from '../src/graph/cypher/graph-admin';
 import { GraphKeyCypher, readKeyDigests } from '../src/graph/cypher/key-digest';
 import { GraphSourceRepository } from '../src/graph/graph-source.repository';
 import { backwardGraphEdges, duplicateGraphEdges, orphanGoldNodes } from '../src/graph/cypher/quality-reads';
+import { ChainVerificationRepository } from '../src/gold/portability/chain-verify.repository';
 import { QualityRepository } from '../src/gold/quality/quality.repository';
 import { QualityService } from '../src/gold/quality/quality.service';
 import { GraphConsistencyAnswers } from '../src/gold/quality/graph-consistency-answers';
@@ -117,7 +118,13 @@ async function measureQuality(ctx: ScaleContext): Promise<Record<string, unknown
         maxAgeSeconds: env.app.config.quality.consistencyMaxAgeSeconds,
         refreshSeconds: env.app.config.quality.consistencyRefreshSeconds,
       });
-      const recorder = new QualityService(new QualityRepository(recorded), env.app.neo4j, answers, env.app.config.quality);
+      const recorder = new QualityService(
+        new QualityRepository(recorded),
+        env.app.neo4j,
+        answers,
+        env.app.config.quality,
+        new ChainVerificationRepository(recorded),
+      );
       await recorder.checks[name](TARGET);
       const plans = [];
       for (const s of log) {

@@ -26,6 +26,11 @@ import { HashChain1764400001100 } from './1764400001100-hash-chain';
 import { DerivationTraceContext1764400001150 } from './1764400001150-derivation-trace-context';
 import { ChainTick1764400001160 } from './1764400001160-chain-tick';
 import { GraphConsistencySnapshots1764400001300 } from './1764400001300-graph-consistency-snapshots';
+import { IngestThroughFunction1764400001400 } from './1764400001400-ingest-through-function';
+import { ApprovalsBySecretAndLineage1764400001410 } from './1764400001410-approvals-by-secret-and-lineage';
+import { RetentionCheckpoints1764400001420 } from './1764400001420-retention-checkpoints';
+import { ChainVerifications1764400001430 } from './1764400001430-chain-verifications';
+import { Imports1764400001440 } from './1764400001440-imports';
 
 /** Every migration, oldest first. Listed explicitly so no glob depends on the build layout. */
 export const migrations = [
@@ -57,4 +62,9 @@ export const migrations = [
   DerivationTraceContext1764400001150,
   ChainTick1764400001160,
   GraphConsistencySnapshots1764400001300,
+  IngestThroughFunction1764400001400,
+  ApprovalsBySecretAndLineage1764400001410,
+  RetentionCheckpoints1764400001420,
+  ChainVerifications1764400001430,
+  Imports1764400001440,
 ];

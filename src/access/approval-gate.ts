@@ -6,21 +6,22 @@ import { ApprovalRepository } from './approval.repository';
 import { ApprovalStatus } from './approval.types';
 
 /**
- * The Postgres ApprovalGate: `consume` runs `access.consume_approval` (one UPDATE whose WHERE
- * holds status APPROVED, expiry, action, namespace and the parameter hash) in the caller's
- * transaction. When it matches nothing, the request is read to say which condition failed, the
- * refusal is logged outside the caller's transaction (it survives the rollback), and a coded
- * ApprovalException is thrown. `use.executor` is the executing principal's id.
+ * The Postgres ApprovalGate: `consume` runs `access.execute_approval` (the executor proven by its
+ * token secret and holding the action's capability; then one UPDATE whose WHERE holds status
+ * APPROVED, expiry, action, namespace and the parameter hash, and the EXECUTED line) in the
+ * caller's transaction. When it matches nothing, the request is read to say which condition
+ * failed, the refusal is logged outside the caller's transaction (it survives the rollback), and
+ * a coded ApprovalException is thrown.
  */
 export class PostgresApprovalGate implements ApprovalGate {
   constructor(private readonly approvals: ApprovalRepository) {}
 
   async consume(sql: Sql, use: ApprovalUse): Promise<void> {
     const hash = paramsHash(use.params);
-    if (await this.approvals.consume(sql, { id: use.approvalId, namespace: use.namespace, action: use.action, hash, executor: use.executor })) return;
+    if (await this.approvals.execute(sql, { id: use.approvalId, namespace: use.namespace, action: use.action, hash, secret: use.credential })) return;
     const request = await this.approvals.find(use.approvalId);
     const refusal = explainRefusal(request, use, hash);
-    await this.approvals.logRefusal(use.approvalId, { principalId: use.executor, name: use.executor }, `execution refused: ${refusal.message}`);
+    await this.approvals.logRefusal(use.approvalId, use.credential, `execution refused: ${refusal.message}`);
     throw refusal;
   }
 }

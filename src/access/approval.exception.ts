@@ -10,7 +10,11 @@ export enum ApprovalExceptionCode {
   PARAMS_MISMATCH = 'PARAMS_MISMATCH',
   ALREADY_DESTROYED = 'ALREADY_DESTROYED',
   SELF_APPROVAL = 'SELF_APPROVAL',
+  /** The decider descends from the requester (or the requester from it), or is the bootstrap admin: not a second person. */
+  SAME_LINEAGE = 'SAME_LINEAGE',
   NOT_APPROVER = 'NOT_APPROVER',
+  /** The executing token is not live or lacks the action's capability (checked again by the database). */
+  NOT_EXECUTOR = 'NOT_EXECUTOR',
   NOT_PENDING = 'NOT_PENDING',
   EXPIRED = 'EXPIRED',
   NOT_APPROVED = 'NOT_APPROVED',
@@ -27,7 +31,9 @@ function approvalKind(code: ApprovalExceptionCode): AppErrorKind {
     case ApprovalExceptionCode.ALREADY_DESTROYED:
       return AppErrorKind.BAD_INPUT;
     case ApprovalExceptionCode.SELF_APPROVAL:
+    case ApprovalExceptionCode.SAME_LINEAGE:
     case ApprovalExceptionCode.NOT_APPROVER:
+    case ApprovalExceptionCode.NOT_EXECUTOR:
     case ApprovalExceptionCode.NOT_PENDING:
     case ApprovalExceptionCode.EXPIRED:
     case ApprovalExceptionCode.NOT_APPROVED:

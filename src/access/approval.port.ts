@@ -10,8 +10,11 @@ export interface ApprovalUse {
   readonly action: ApprovalActionName;
   /** The operation's parameters; their canonical hash must equal the one approved. */
   readonly params: Readonly<Record<string, unknown>>;
-  /** The principal running the operation. */
-  readonly executor: string;
+  /**
+   * The executing token's secret: `access.execute_approval` proves who executes by it (never by an
+   * id the caller names) and writes the EXECUTED line in that principal's name.
+   */
+  readonly credential: string;
 }
 
 /**

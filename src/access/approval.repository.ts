@@ -1,4 +1,6 @@
+import { pgError } from '../platform/postgres/pg-error';
 import { col, Sql, SqlRow } from '../platform/postgres/sql';
+import { ApprovalException, ApprovalExceptionCode } from './approval.exception';
 import { ApprovalAction, ApprovalLogEntry, ApprovalRequestRow, ApprovalStatus, ApprovalStep } from './approval.types';
 
 const REQUEST_COLUMNS = `r.id::text AS id, r.namespace, r.action, r.params, r.params_hash, r.reason, r.requested_by::text AS requested_by,
@@ -41,11 +43,6 @@ const toLogEntry = (r: SqlRow): ApprovalLogEntry => ({
   at: col.date(r, 'at'),
 });
 
-export interface Actor {
-  readonly principalId: string;
-  readonly name: string;
-}
-
 export interface NewApprovalRequest {
   namespace: string;
   action: ApprovalAction;
@@ -62,19 +59,17 @@ export class ApprovalRepository {
   constructor(private readonly sql: Sql) {}
 
   /**
-   * The request and its REQUESTED log line, in one transaction. Stored by `access.request_approval`
-   * (SECURITY DEFINER): the requester is whoever `secret` belongs to, never a name the caller passes.
+   * Stores the request through `access.request_approval` (SECURITY DEFINER), which also writes its
+   * REQUESTED log line: the requester is whoever `secret` belongs to, never a name the caller passes.
    */
-  async create(req: NewApprovalRequest, by: Actor, secret: string): Promise<ApprovalRequestRow> {
+  async create(req: NewApprovalRequest, secret: string): Promise<ApprovalRequestRow> {
     return this.sql.transaction(async (tx) => {
       const id = await tx.one(
         `SELECT access.request_approval($1, $2, $3, $4::jsonb, $5, $6, $7)::text AS id`,
         [secret, req.namespace, req.action, JSON.stringify(req.params), req.paramsHash, req.reason, req.ttlSeconds],
         (r) => col.string(r, 'id'),
       );
-      const row = await tx.one(`SELECT ${REQUEST_COLUMNS} FROM access.approval_requests r WHERE r.id = $1::uuid`, [id], toRequest);
-      await this.log(tx, row.id, row.namespace, ApprovalStep.REQUESTED, by, `reason: ${req.reason}`);
-      return row;
+      return tx.one(`SELECT ${REQUEST_COLUMNS} FROM access.approval_requests r WHERE r.id = $1::uuid`, [id], toRequest);
     });
   }
 
@@ -111,9 +106,17 @@ export class ApprovalRepository {
    * request was not PENDING or had expired.
    */
   async decide(id: string, decision: Decision, secret: string, reason: string | null): Promise<ApprovalRequestRow | null> {
-    const decided = await this.sql.one(`SELECT access.decide_approval($1::uuid, $2, $3, $4)::text AS id`, [id, secret, decision, reason], (r) =>
-      col.stringOrNull(r, 'id'),
-    );
+    let decided: string | null;
+    try {
+      decided = await this.sql.one(`SELECT access.decide_approval($1::uuid, $2, $3, $4)::text AS id`, [id, secret, decision, reason], (r) =>
+        col.stringOrNull(r, 'id'),
+      );
+    } catch (err) {
+      // The service checks every rule first; a refusal here means the state moved between (a revoked token, a new lineage).
+      const pg = pgError(err);
+      if (pg?.code === '42501') throw new ApprovalException(ApprovalExceptionCode.SAME_LINEAGE, pg.message.replace(/^decide_approval: /, ''));
+      throw err;
+    }
     return decided === null ? null : this.find(decided);
   }
 
@@ -123,41 +126,41 @@ export class ApprovalRepository {
   }
 
   /**
-   * The single-use gate (`access.consume_approval`: one UPDATE … WHERE … RETURNING), with its
-   * EXECUTED log line, in the caller's transaction. False when a condition failed.
+   * The single-use gate for the holder of `secret` (`access.execute_approval`: the executor must
+   * hold the action's capability; one UPDATE … WHERE … RETURNING and its EXECUTED log line), in the
+   * caller's transaction. False when a condition of the approval failed.
    */
-  async consume(tx: Sql, use: { id: string; namespace: string; action: string; hash: string; executor: string }): Promise<boolean> {
-    const id = await tx.one(
-      `SELECT access.consume_approval($1::uuid, $2, $3, $4, $5)::text AS id`,
-      [use.id, use.namespace, use.action, use.hash, use.executor],
-      (r) => col.stringOrNull(r, 'id'),
-    );
-    if (id === null) return false;
-    await tx.execute(
-      `INSERT INTO access.approval_log (request_id, namespace, step, principal_id, principal_name, detail)
-       SELECT r.id, r.namespace, 'EXECUTED', $2, COALESCE(r.executed_by_name, $2), 'executed ' || r.action FROM access.approval_requests r WHERE r.id = $1::uuid`,
-      [use.id, use.executor],
-    );
-    return true;
+  async execute(tx: Sql, use: { id: string; namespace: string; action: string; hash: string; secret: string }): Promise<boolean> {
+    try {
+      const id = await tx.one(
+        `SELECT access.execute_approval($1::uuid, $2, $3, $4, $5)::text AS id`,
+        [use.id, use.secret, use.namespace, use.action, use.hash],
+        (r) => col.stringOrNull(r, 'id'),
+      );
+      return id !== null;
+    } catch (err) {
+      const pg = pgError(err);
+      if (pg?.code === '42501') throw new ApprovalException(ApprovalExceptionCode.NOT_EXECUTOR, pg.message.replace(/^execute_approval: /, ''));
+      throw err;
+    }
   }
 
   /**
-   * Logs a refused attempt on request `id`, in whatever namespace it lives (an attempt from
-   * outside it is logged there too). On the pool, outside any caller's transaction, so the line
-   * stays when the refused operation rolls back. Nothing is written for an id that does not exist.
+   * Why this token may not decide a request of `requestedBy` (`access.lineage_conflict`: the
+   * requester itself, the bootstrap admin, a descendant or an ancestor of the requester's tokens),
+   * or null when it may. `access.decide_approval` applies the same function.
    */
-  async logRefusal(id: string, by: Actor, detail: string): Promise<void> {
-    await this.sql.execute(
-      `INSERT INTO access.approval_log (request_id, namespace, step, principal_id, principal_name, detail)
-       SELECT r.id, r.namespace, 'REFUSED', $2, $3, $4 FROM access.approval_requests r WHERE r.id = $1::uuid`,
-      [id, by.principalId, by.name, detail.slice(0, 2000)],
-    );
+  async lineageConflict(requestedBy: string, tokenId: string): Promise<string | null> {
+    return this.sql.one(`SELECT access.lineage_conflict($1::uuid, $2::uuid) AS conflict`, [requestedBy, tokenId], (r) => col.stringOrNull(r, 'conflict'));
   }
 
-  private async log(tx: Sql, id: string, namespace: string, step: ApprovalStep, by: Actor, detail: string | null): Promise<void> {
-    await tx.execute(
-      `INSERT INTO access.approval_log (request_id, namespace, step, principal_id, principal_name, detail) VALUES ($1::uuid, $2, $3, $4, $5, $6)`,
-      [id, namespace, step, by.principalId, by.name, detail],
-    );
+  /**
+   * Logs a refused attempt on request `id` by the holder of `secret` (`access.log_refusal`), in
+   * whatever namespace the request lives (an attempt from outside it is logged there too). On the
+   * pool, outside any caller's transaction, so the line stays when the refused operation rolls
+   * back. Nothing is written for an id that names no request.
+   */
+  async logRefusal(id: string, secret: string, detail: string): Promise<void> {
+    await this.sql.execute(`SELECT access.log_refusal($1::uuid, $2, $3)`, [id, secret, detail.slice(0, 2000)]);
   }
 }

@@ -1,12 +1,13 @@
 import { InputException, InputExceptionCode } from '../common/app-exception';
+import { AuditLog, countOnlyAudit } from '../platform/telemetry/audit';
 import { isValidNamespace, NAMESPACE_RULE } from '../common/namespace';
 import { requireUuid } from '../common/input';
-import { AuthContext, Principal } from './auth-context';
+import { AuthContext } from './auth-context';
 import { AccessException, AccessExceptionCode } from './access.exception';
 import { Capability } from './capability';
 import { ApprovalException, ApprovalExceptionCode } from './approval.exception';
 import { paramsHash, parseApprovalParams } from './approval-params';
-import { Actor, ApprovalRepository, Decision } from './approval.repository';
+import { ApprovalRepository, Decision } from './approval.repository';
 import { ALL_NAMESPACES, ApprovalAction, ApprovalRequestRow, ApprovalStatus, ApprovalStep, ApprovalView, REQUEST_CAPABILITY } from './approval.types';
 
 export interface ApprovalRequestInput {
@@ -29,7 +30,6 @@ export type EventLookup = (
 ) => Promise<ReadonlyArray<{ readonly id: string; readonly namespace: string; readonly destroyedAt: Date | null }>>;
 
 const MAX_REASON = 2000;
-const actorOf = (p: Principal): Actor => ({ principalId: p.principalId, name: p.name });
 
 /**
  * Approval requests for irreversible operations (invariant 7, docs/approvals.md): requested by a
@@ -41,6 +41,8 @@ export class ApprovalService {
     private readonly approvals: ApprovalRepository,
     private readonly events: EventLookup,
     private readonly settings: ApprovalSettings,
+    /** Logs and counts every decision and refused attempt (platform/telemetry/audit.ts). */
+    private readonly audit: AuditLog = countOnlyAudit,
   ) {}
 
   /**
@@ -68,7 +70,7 @@ export class ApprovalService {
         );
       }
     } else if (!isValidNamespace(input.namespace)) throw new InputException(InputExceptionCode.INVALID_ARGUMENT, `namespace: ${NAMESPACE_RULE}`);
-    const principal = auth.require(REQUEST_CAPABILITY[input.action], input.namespace);
+    auth.require(REQUEST_CAPABILITY[input.action], input.namespace);
     const reason = input.reason.trim();
     if (reason.length === 0 || reason.length > MAX_REASON) {
       throw new InputException(
@@ -80,7 +82,6 @@ export class ApprovalService {
     if (input.action === ApprovalAction.DESTROY_EVENT) await this.checkDestroyable(input.namespace, params.eventId as string);
     const row = await this.approvals.create(
       { namespace: input.namespace, action: input.action, params, paramsHash: paramsHash(params), reason, ttlSeconds: this.settings.ttlSeconds },
-      actorOf(principal),
       auth.credential(),
     );
     return (await this.withHistory([row]))[0] as ApprovalView;
@@ -100,11 +101,25 @@ export class ApprovalService {
     if (reason !== null && reason.length > MAX_REASON)
       throw new InputException(InputExceptionCode.INVALID_ARGUMENT, `reason must be at most ${MAX_REASON} characters`);
     const verb = decision === ApprovalStep.APPROVED ? 'approve' : 'reject';
+    const request = await this.approvals.find(id);
+    const record = (outcome: 'approved' | 'rejected' | 'refused', code?: string) => {
+      // A request the caller cannot see is counted by nothing (its action would be a guess); the refusal is logged below.
+      if (request && this.seesNamespace(auth, request.namespace))
+        this.audit.decision({
+          action: request.action,
+          decision: outcome,
+          principalId: principal.principalId,
+          tokenId: principal.tokenId,
+          approvalId: id,
+          namespace: request.namespace,
+          code,
+        });
+    };
     const refuse = async (code: ApprovalExceptionCode, message: string): Promise<never> => {
-      await this.approvals.logRefusal(id, actorOf(principal), `${verb} refused: ${message}`);
+      await this.approvals.logRefusal(id, auth.credential(), `${verb} refused: ${message}`);
+      record('refused', code);
       throw new ApprovalException(code, message);
     };
-    const request = await this.approvals.find(id);
     // Outside the caller's namespaces a request does not exist for them (no probing by id).
     if (!request || !this.seesNamespace(auth, request.namespace)) {
       return refuse(ApprovalExceptionCode.APPROVAL_NOT_FOUND, `approval request ${id} not found in your namespaces`);
@@ -118,8 +133,25 @@ export class ApprovalService {
     if (request.requestedBy === principal.principalId) {
       return refuse(ApprovalExceptionCode.SELF_APPROVAL, `you requested ${id} yourself: a different principal holding "approve" must ${verb} it`);
     }
-    const decided = await this.approvals.decide(id, decision, auth.credential(), reason);
-    if (decided) return (await this.withHistory([decided]))[0] as ApprovalView;
+    // Two people: not the bootstrap admin, nothing the requester created, nothing that created the requester (docs/approvals.md).
+    const conflict = await this.approvals.lineageConflict(request.requestedBy, principal.tokenId);
+    if (conflict) {
+      return refuse(
+        ApprovalExceptionCode.SAME_LINEAGE,
+        `token "${principal.name}" may not ${verb} ${id}: ${conflict}. A principal neither created by the requester nor holding the requester's secret must ${verb} it`,
+      );
+    }
+    let decided: ApprovalRequestRow | null;
+    try {
+      decided = await this.approvals.decide(id, decision, auth.credential(), reason);
+    } catch (err) {
+      if (err instanceof ApprovalException) return refuse(err.code, err.message);
+      throw err;
+    }
+    if (decided) {
+      record(decision === ApprovalStep.APPROVED ? 'approved' : 'rejected');
+      return (await this.withHistory([decided]))[0] as ApprovalView;
+    }
     // The UPDATE's conditions did not hold: read again to say which.
     const now = await this.approvals.find(id);
     if (now?.status === ApprovalStatus.EXPIRED) {

@@ -111,9 +111,12 @@ export class TokenRepository {
     return (await this.sql.maybeOne(`SELECT 1 FROM access.principals WHERE id = $1`, [id], exists)) !== null;
   }
 
-  /** Marks a token revoked; true when it was live. */
-  async revoke(id: string): Promise<boolean> {
+  /**
+   * Marks a token revoked for the holder of `secret` (its own token, or an admin covering every
+   * grant of it: `access.revoke_token` checks that again); true when it was live.
+   */
+  async revoke(id: string, secret: string): Promise<boolean> {
     // access.revoke_token (SECURITY DEFINER) also NOTIFYs medallion_token_revoked: open subscriptions close at once.
-    return this.sql.one(`SELECT access.revoke_token($1::uuid) AS revoked`, [id], (r) => r.revoked === true);
+    return this.sql.one(`SELECT access.revoke_token($1::uuid, $2) AS revoked`, [id, secret], (r) => r.revoked === true);
   }
 }

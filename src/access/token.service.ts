@@ -114,7 +114,7 @@ export class TokenService {
     if (!own && !coveredByAdmin) {
       throw new AccessException(AccessExceptionCode.FORBIDDEN, `revoking token ${target.id} needs "admin" on every namespace it grants`);
     }
-    return this.tokens.revoke(id);
+    return this.tokens.revoke(id, auth.credential());
   }
 
   /**

@@ -5,6 +5,8 @@ import { DeriveResult } from '../silver/derive.job';
 import { LATENCY_BUCKETS, telemetryRegistry } from '../platform/telemetry/metrics';
 import { collectProcessMetrics } from '../platform/telemetry/process-metrics';
 import { BacklogMeasure, readBacklogMeasure } from '../platform/backlog';
+import { Sql } from '../platform/postgres/sql';
+import { registerChainVerifyGauges } from '../gold/portability/chain-verify.repository';
 
 /** What a process runs, the `process` label of every series it exports: `api`, `worker` or `api+worker`. */
 export type ProcessRole = 'api' | 'worker' | 'api+worker' | 'cli';
@@ -91,6 +93,8 @@ export class AppMetrics {
     gauge('medallion_derivation_pending', 'Events waiting for Silver derivation', 'derivationPending');
     gauge('medallion_derivation_lag_seconds', 'Derivation lag: age of the oldest event waiting for derivation (0 when none waits)', 'derivationLagSeconds');
     gauge('medallion_derive_dead_letters_open', 'Events parked in silver.dead_letters, not yet resolved (all workers)', 'deadLettersOpen');
+    // The scheduled hash-chain verify's state (gold/portability/chain-verify.repository.ts): read from the database, like the gauges above.
+    registerChainVerifyGauges(Sql.of(ds), this.own);
     this.registry = Registry.merge([this.own, telemetryRegistry]);
     // An API and a worker scraped side by side: their process metrics (CPU, memory, event loop)
     // are told apart by this label, and the gauges that read the database (the same in every

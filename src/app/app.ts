@@ -39,6 +39,7 @@ import { warmUpGraph } from '../graph/graph-warm-up';
 import type { WarmUpOutcome } from '../graph/search.service';
 import { ReembedService } from '../silver/reembed.service';
 import { StageRunner } from '../platform/stages';
+import { AuditLog } from '../platform/telemetry/audit';
 import { ChainRepository } from '../gold/portability/chain.repository';
 import { chainSealerStage } from '../gold/portability/chain-sealer';
 import { runShutdown, ShutdownStep } from '../common/shutdown';
@@ -81,11 +82,12 @@ import { JobRepository } from '../platform/jobs/job.repository';
 import { parsePayload } from '../platform/jobs/job-kinds';
 import { jobHandlers } from './job-registry';
 import { startTracing } from './telemetry';
-import { HealthSection, lagsSection, storeSection, workersSection } from './health';
+import { chainSection, HealthSection, lagsSection, storeSection, workersSection } from './health';
 import { serveOpsEndpoints } from './ops-endpoints';
 import { JobWorker, jobStage } from '../platform/jobs/job-worker';
 import { ScheduleRepository } from '../platform/jobs/schedule.repository';
-import { scheduleKeeper } from '../platform/jobs/schedule-keeper';
+import { SCHEDULE_CHECK_MS, scheduleKeeper } from '../platform/jobs/schedule-keeper';
+import { ChainVerificationRepository } from '../gold/portability/chain-verify.repository';
 import { PromotionTrigger } from '../gold/promotion/promotion-trigger';
 import { openDatabase } from '../platform/postgres/database';
 import { PgListener } from '../platform/pubsub/pg-listener';
@@ -211,6 +213,8 @@ export async function startApp(
     // apps (the tests do) kept a loaded model and its thread for every app it stopped.
     cleanups.push({ what: 'embedder', run: () => embedder.close() });
     const approvalRepository = new ApprovalRepository(sql);
+    // Irreversible operations and approval decisions: one structured log line and a count each (platform/telemetry/audit.ts).
+    const audit = new AuditLog(log);
     const approvalGate = opts.approvals ?? new PostgresApprovalGate(approvalRepository);
     const ontology = loadOntology(config.models.ontologyFile);
     const promotionRepository = new PromotionRepository(sql);
@@ -274,19 +278,24 @@ export async function startApp(
         { queryTimeoutMs: config.limits.exploreTimeoutMs },
         (field) => metrics.exploreQueries.inc({ field }),
       ),
-      approvals: new ApprovalService(approvalRepository, (ids) => eventRepository.findByIds(ids), {
-        ttlSeconds: config.approvalTtlSeconds,
-        maxPageSize: config.limits.maxPageSize,
-      }),
+      approvals: new ApprovalService(
+        approvalRepository,
+        (ids) => eventRepository.findByIds(ids),
+        { ttlSeconds: config.approvalTtlSeconds, maxPageSize: config.limits.maxPageSize },
+        audit,
+      ),
       approvalGate,
-      erasure: new ErasureService(eventRepository, new ErasureRepository(sql), approvalRepository),
-      retention: new RetentionService(new RetentionRepository(sql), { retentionDays: config.lifecycle.bronzeRetentionDays }, opts.clock ?? systemClock),
+      erasure: new ErasureService(eventRepository, new ErasureRepository(sql), approvalRepository, audit),
+      retention: new RetentionService(new RetentionRepository(sql), { retentionDays: config.lifecycle.bronzeRetentionDays }, opts.clock ?? systemClock, {
+        approvals: approvalRepository,
+        log: audit,
+      }),
       gold: new GoldService(sql, promotionRepository, jobRepository, { maxPageSize: config.limits.maxPageSize, fallbackType: ontology.fallbackEntityType }),
-      overlays: new OverlayService(sql, overlayRepository, factRepository, eventRepository, approvalGate),
+      overlays: new OverlayService(sql, overlayRepository, factRepository, eventRepository, approvalGate, audit),
       about,
       review,
       goldReads: new GoldReadService(driver, facts, about, config.limits, review),
-      quality: new QualityService(new QualityRepository(sql), driver, consistencyAnswers, config.quality),
+      quality: new QualityService(new QualityRepository(sql), driver, consistencyAnswers, config.quality, new ChainVerificationRepository(sql)),
       lifecycle,
     };
     // Before the projector's first batch and before /health answers: the first event after a
@@ -371,6 +380,7 @@ export async function startApp(
         lifecycle,
         pollMs: config.derive.pollMs,
         reanchorOverlays: async (namespace, jobId) => describeReport(await reanchor.reanchorNamespace(namespace, jobId)),
+        log,
       });
       const schedules = new ScheduleRepository(sql);
       const worker = new JobWorker(jobRepository, schedules, handlers, {
@@ -393,9 +403,20 @@ export async function startApp(
         const params = { maxImportance: config.lifecycle.pruneMaxImportance, unusedForDays: config.lifecycle.pruneUnusedForDays };
         await schedules.ensure('prune', await lifecycleRepository.namespacesWithFacts(), params, config.lifecycle.pruneEverySeconds);
       });
+      // The hash chain of every namespace that has one, verified every CHAIN_VERIFY_EVERY_SECONDS (docs/operations.md
+      // "Scheduled verify"); a namespace's schedule appears within that interval (at most a minute) of its first sealed record.
+      const verifyEvery = config.lifecycle.chainVerifyEverySeconds;
+      const keepVerify = scheduleKeeper(
+        verifyEvery,
+        async () => {
+          await schedules.ensure('verify_chain', await new ChainVerificationRepository(sql).namespaces(), {}, verifyEvery);
+        },
+        Math.min(SCHEDULE_CHECK_MS, verifyEvery * 1000),
+      );
       await keepSchedules();
       await keepDecay();
       await keepPrune();
+      await keepVerify();
       stages.register(
         jobStage(
           worker,
@@ -406,6 +427,7 @@ export async function startApp(
                 keepSchedules().catch((err: unknown) => warn(`promotion schedules: ${err instanceof Error ? err.message : String(err)}`)),
                 keepDecay().catch((err: unknown) => warn(`decay schedules: ${err instanceof Error ? err.message : String(err)}`)),
                 keepPrune().catch((err: unknown) => warn(`prune schedules: ${err instanceof Error ? err.message : String(err)}`)),
+                keepVerify().catch((err: unknown) => warn(`verify schedules: ${err instanceof Error ? err.message : String(err)}`)),
               ]).then(() => undefined),
           },
           warn,
@@ -450,6 +472,7 @@ export async function startApp(
       storeSection('neo4j', () => pingNeo4j(driver)),
       workersSection(stages, config.healthStallSeconds),
       lagsSection(ds),
+      chainSection(ds),
     ];
     // A process without the API (`medallion worker`) serves /metrics and /health at METRICS_PORT when set.
     if (!opts.api && opts.worker && config.metricsPort !== undefined) {

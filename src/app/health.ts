@@ -2,6 +2,8 @@ import { DataSource } from 'typeorm';
 import { LoopStatus } from '../common/loop';
 import { readBacklog } from '../platform/backlog';
 import { StageRunner } from '../platform/stages';
+import { Sql } from '../platform/postgres/sql';
+import { readChainVerifyState } from '../gold/portability/chain-verify.repository';
 
 /** One section of /health: `ok: false` turns the answer 503; the other fields are details. */
 export interface HealthReport {
@@ -107,6 +109,28 @@ export function lagsSection(ds: DataSource): HealthSection {
         derivation: { pending: b.derivationPending, oldestSeconds: b.derivationLagSeconds },
         outbox: { pending: b.outboxPending, oldestSeconds: b.outboxLagSeconds },
         deadLettersOpen: b.deadLettersOpen,
+      };
+    },
+  };
+}
+
+/**
+ * The scheduled hash-chain verify (docs/operations.md "Scheduled verify"), as stored: when a run
+ * last reached a verdict, how many namespaces were verified and how many of them the latest run
+ * found broken (a count: a namespace is client text). Informative, like the lags: a broken chain
+ * is altered history, which no restart or rotation repairs, so it never turns /health 503; the
+ * `MedallionChainBroken` alert rule (ops/prometheus/alerts.yml) pages on it.
+ */
+export function chainSection(ds: DataSource): HealthSection {
+  return {
+    name: 'chain',
+    read: async () => {
+      const s = await readChainVerifyState(Sql.of(ds));
+      return {
+        ok: true,
+        lastVerifiedAt: s.lastVerifiedAt?.toISOString() ?? null,
+        verifiedNamespaces: s.verifiedNamespaces,
+        brokenNamespaces: s.brokenNamespaces,
       };
     },
   };

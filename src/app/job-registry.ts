@@ -13,6 +13,9 @@ import { silverRebuildJob } from '../silver/rebuild.job';
 import { RebuildRepository } from '../silver/rebuild.repository';
 import { JobHandlers } from '../platform/jobs/job-handler';
 import { JobPayloads } from '../platform/jobs/job-kinds';
+import { ChainRepository } from '../gold/portability/chain.repository';
+import { chainVerifyJob, ChainVerifyLog } from '../gold/portability/chain-verify.job';
+import { ChainVerificationRepository } from '../gold/portability/chain-verify.repository';
 
 export interface JobDependencies {
   sql: Sql;
@@ -27,6 +30,8 @@ export interface JobDependencies {
   pollMs: number;
   /** Re-anchors a namespace's overlays after a Silver rebuild re-derived it (gold/overlay/reanchor.service.ts); returns a summary. */
   reanchorOverlays?: (namespace: string, jobId: string) => Promise<string>;
+  /** Where the scheduled verify reports a broken chain. */
+  log?: ChainVerifyLog;
 }
 
 /** The handler of every job kind (JobPayloads): register a new kind's handler here. */
@@ -38,5 +43,6 @@ export function jobHandlers(d: JobDependencies): JobHandlers<JobPayloads> {
     promote: promoteJob(d.promotion, d.promotionTrigger),
     decay: decayJob(d.lifecycle),
     prune: pruneJob(d.lifecycle),
+    verify_chain: chainVerifyJob(new ChainRepository(d.sql), new ChainVerificationRepository(d.sql), d.log),
   };
 }

@@ -12,6 +12,7 @@ import { recordInstance, refuseSecondInstance, serviceUrl } from './instance';
 import type { App } from './app';
 import type * as AppModule from './app';
 import type * as PortabilityCommand from './portability.command';
+import type { ExportImportOptions } from './portability.command';
 import type * as SchemaModule from '../api/schema';
 import type * as IngestCommand from '../bronze/import.command';
 import type * as QualityCommand from '../gold/quality/quality.command';
@@ -169,11 +170,14 @@ program
   .requiredOption('--namespace <ns>', 'the namespace to load into (every namespace field is rewritten to it)')
   .option('--batch-size <n>', 'events per insert', '500')
   .option('--timeout <seconds>', 'how long to wait for the derivation of the imported events', '3600')
-  .action(async (file: string, o: { namespace: string; batchSize: string; timeout: string }) => {
+  .option('--unverified', 'import a file whose hash chain does not verify, every event it creates marked unverified (refused without it)')
+  .option('--token-file <file>', 'file holding the importer\'s API token, with "admin" on the namespace (default: MEDALLION_TOKEN, then DATA_DIR/admin.token)')
+  .option('--token <token>', 'API token on the command line (prefer MEDALLION_TOKEN or --token-file)')
+  .action(async (file: string, o: ExportImportOptions) => {
     const config = loadConfig();
     // eslint-disable-next-line @typescript-eslint/no-require-imports -- loaded on demand (above)
     const { runImport } = require('./portability.command') as typeof PortabilityCommand;
-    process.exitCode = await runImport(config, createLogger(config.logLevel), file, o.namespace, o.batchSize, o.timeout);
+    process.exitCode = await runImport(config, createLogger(config.logLevel), file, o);
   });
 
 program

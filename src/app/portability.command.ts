@@ -14,6 +14,10 @@ import type { Neo4jConnection } from '../platform/neo4j/neo4j-client';
 import { storesForCommand } from './instance';
 import type * as AppModule from './app';
 import { namespaceHash } from '../platform/telemetry/tracing';
+import { resolveToken } from '../bronze/import.command';
+import { Capability } from '../access/capability';
+import { TokenRepository } from '../access/token.repository';
+import { TokenService } from '../access/token.service';
 
 /** A progress bar on stderr, only when stderr is a terminal (off in pipes, logs and tests). */
 export function progressBar(label: string, unit: string): Progress {
@@ -113,26 +117,39 @@ export async function runExport(config: AppConfig, log: AppLogger, namespace: st
   });
 }
 
+export interface ExportImportOptions {
+  namespace: string;
+  batchSize: string;
+  timeout: string;
+  /** Import a file whose hash chain does not verify, every event marked unverified. */
+  unverified?: boolean;
+  token?: string;
+  tokenFile?: string;
+}
+
 /**
  * `medallion import FILE --namespace NS2`: Silver and the graph are derived before overlays are
  * placed, by the running service's worker, or (none running) by a worker this command runs
- * itself on stores it starts. Exit 3 when lines were rejected.
+ * itself on stores it starts. The importing principal is the token's (MEDALLION_TOKEN,
+ * --token-file, DATA_DIR/admin.token), which needs "admin" on NS2. Exit 3 when lines were rejected.
  */
-export async function runImport(
-  config: AppConfig,
-  log: AppLogger,
-  file: string,
-  namespace: string,
-  batchSize: string,
-  timeoutSeconds: string,
-): Promise<number> {
-  const size = Number(batchSize);
+export async function runImport(config: AppConfig, log: AppLogger, file: string, o: ExportImportOptions): Promise<number> {
+  const size = Number(o.batchSize);
   if (!Number.isInteger(size) || size < 1 || size > config.limits.maxBatchSize)
     throw new PortabilityError(`--batch-size must be an integer between 1 and ${config.limits.maxBatchSize}`);
-  const timeoutMs = Number(timeoutSeconds) * 1000;
+  const timeoutMs = Number(o.timeout) * 1000;
   if (!(timeoutMs > 0)) throw new PortabilityError('--timeout must be a positive number of seconds');
+  const token = resolveToken(config, o);
+  const namespace = o.namespace;
   const load = async (ds: DataSource, events: EventRepository): Promise<number> => {
     const sql = Sql.of(ds);
+    // The importer: recorded as the principal of everything the file says happened elsewhere (approval lines, overlay authors).
+    const auth = await new TokenService(new TokenRepository(ds)).authenticate(token).catch((err: unknown) => {
+      throw new PortabilityError(`the import's token was refused: ${err instanceof Error ? err.message : String(err)}`);
+    });
+    if (!auth.can(Capability.ADMIN, namespace))
+      throw new PortabilityError(`the import's token needs "admin" on namespace "${namespace}" (it is recorded as the importer)`);
+    const principal = auth.requirePrincipal();
     const summary = await logged(
       log,
       'import',
@@ -142,13 +159,20 @@ export async function runImport(
           sql,
           events,
           file,
-          { namespace, batchSize: size, limits: config.limits, derived: () => settled(sql, namespace, timeoutMs) },
+          {
+            namespace,
+            batchSize: size,
+            limits: config.limits,
+            importer: { principalId: principal.principalId, name: principal.name },
+            unverified: o.unverified === true,
+            derived: () => settled(sql, namespace, timeoutMs),
+          },
           progressBar('import', 'bytes'),
         );
         await settled(sql, namespace, timeoutMs);
         return r;
       },
-      (r) => ({ lines: r.lines, events: r.events, overlays: r.overlays, approvalLog: r.approvalLog, rejected: r.rejected.length }),
+      (r) => ({ lines: r.lines, verified: r.verified, events: r.events, overlays: r.overlays, approvalLog: r.approvalLog, rejected: r.rejected.length }),
     );
     process.stdout.write(`${describeImport(file, summary)}\n`);
     return summary.rejected.length > 0 ? 3 : 0;

@@ -30,6 +30,8 @@ export interface BronzeLoaders {
   readonly toolEvents: DataLoader<{ namespace: string; toolCallId: string }, BronzeEvent[], string>;
   /** Active redactions of the event's content (Event.content, Event.rawPayload). */
   readonly redactionsByEventId: DataLoader<string, ComposeSpan[]>;
+  /** Whether an import created the event from a file whose hash chain did not verify (Event.importedUnverified). */
+  readonly unverifiedImportByEventId: DataLoader<string, boolean>;
 }
 
 /** The context of Bronze's resolvers. */

@@ -12,8 +12,8 @@ export interface ErasureCall {
   eventId: string;
   approvalId: string;
   namespace: string;
-  executorId: string;
-  executorName: string;
+  /** The executor's token secret: the database names the executor from it (it must hold admin on the namespace). */
+  credential: string;
 }
 
 /** SQLSTATEs bronze.destroy_event raises, and what each means to the caller. */
@@ -25,9 +25,10 @@ const REFUSALS: Record<string, ApprovalExceptionCode> = {
 };
 
 /**
- * Calls `bronze.destroy_event`, the owner's SECURITY DEFINER function that consumes the approval
- * and erases the event in one statement (migrations/1764400000200). Its refusals become
- * ApprovalExceptions; "approval … was already executed" and "expired" keep their own codes.
+ * Calls `bronze.destroy_event_as`, the owner's SECURITY DEFINER function that proves the executor
+ * by its token secret (admin on the namespace) and runs `bronze.destroy_event`, which consumes the
+ * approval and erases the event in one statement (migrations 1764400000200, 1764400001410). Its
+ * refusals become ApprovalExceptions; "approval … was already executed" and "expired" keep their own codes.
  */
 export class ErasureRepository {
   constructor(private readonly sql: Sql) {}
@@ -36,8 +37,8 @@ export class ErasureRepository {
     try {
       return await this.sql.transaction((tx) =>
         tx.one(
-          `SELECT retired_facts, kept_facts, destroyed_at FROM bronze.destroy_event($1::uuid, $2::uuid, $3::uuid, $4, $5)`,
-          [call.eventId, call.approvalId, call.executorId, call.executorName, call.namespace],
+          `SELECT retired_facts, kept_facts, destroyed_at FROM bronze.destroy_event_as($1, $2::uuid, $3::uuid, $4)`,
+          [call.credential, call.eventId, call.approvalId, call.namespace],
           (r) => ({ retiredFacts: col.number(r, 'retired_facts'), keptFacts: col.number(r, 'kept_facts'), destroyedAt: col.date(r, 'destroyed_at') }),
         ),
       );

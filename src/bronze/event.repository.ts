@@ -1,7 +1,5 @@
-import { randomUUID } from 'node:crypto';
 import { DataSource } from 'typeorm';
 import { UUID } from '../common/ids';
-import { outboxFrom } from '../platform/outbox';
 import { currentTraceparent } from '../platform/telemetry/tracing';
 import { col, Sql, SqlRow } from '../platform/postgres/sql';
 import { BronzeEvent, DerivationStatus, EventKind, NormalizedEvent, Role } from './event.types';
@@ -47,8 +45,9 @@ export const keyString = (k: EventKey): string => JSON.stringify([k.namespace, k
 const monthOf = (d: Date): string => `${d.getUTCFullYear().toString().padStart(4, '0')}-${String(d.getUTCMonth() + 1).padStart(2, '0')}-01`;
 
 /**
- * SQL for Bronze events. Inserting a batch is one statement: key claims, events, derivation queue,
- * outbox, watermarks and the NOTIFY for subscribers all commit together or not at all.
+ * SQL for Bronze events. Inserting a batch is one call of `bronze.ingest_events`: key claims,
+ * events, derivation queue, outbox, watermarks and the NOTIFY for subscribers all commit together
+ * or not at all.
  */
 export class EventRepository {
   /** Months whose partition exists or is being created by this process. */
@@ -86,56 +85,14 @@ export class EventRepository {
     // Sorted by key so concurrent batches take row locks in the same order (no deadlocks).
     const keyed = events.map((e) => ({ key: keyString(e), e })).sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
     const rows = keyed.map((k) => k.e);
-    const ids = rows.map(() => randomUUID());
     const column = <T>(f: (e: NormalizedEvent) => T): T[] => rows.map(f);
+    // bronze.ingest_events (migration 1764400001400): the owner's function, the runtime role's only
+    // way to write Bronze. It draws each event's id and ingest time itself.
     const result = await this.sql.rows(
-      `WITH input AS (
-         SELECT * FROM unnest($1::uuid[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[],
-                              $9::int[], $10::text[], $11::text[], $12::text[], $13::text[], $14::text[], $15::timestamptz[], $16::text[])
-                  WITH ORDINALITY AS t(id, namespace, source, source_event_id, provenance_root, kind, conversation_id, session_id,
-                                       sequence_num, role, actor, content, raw_payload, checksum, occurred_at, tool_call_id, ord)
-       ), new_keys AS (
-         INSERT INTO bronze.event_keys (namespace, source, source_event_id, event_id, occurred_at, checksum)
-         SELECT namespace, source, source_event_id, id, occurred_at, checksum FROM input ORDER BY ord
-         ON CONFLICT DO NOTHING
-         RETURNING event_id
-       ), ins AS (
-         INSERT INTO bronze.events (id, namespace, source, source_event_id, provenance_root, kind, conversation_id, session_id,
-                                    sequence_num, role, actor, content, raw_payload, tool_call_id, checksum, occurred_at)
-         SELECT i.id, i.namespace, i.source, i.source_event_id, i.provenance_root, i.kind, i.conversation_id, i.session_id,
-                i.sequence_num, i.role, i.actor, i.content, i.raw_payload::json, i.tool_call_id, i.checksum, i.occurred_at
-           FROM input i JOIN new_keys k ON k.event_id = i.id
-         RETURNING id, namespace, source, source_event_id, kind, conversation_id, sequence_num, occurred_at, ingested_at
-       ), queued AS (
-         INSERT INTO ops.derivation_queue (event_id, namespace, occurred_at, conversation_id, sequence_num, traceparent)
-         SELECT id, namespace, occurred_at, conversation_id, sequence_num, $17::text FROM ins
-       ), outboxed AS (
-         ${outboxFrom(`SELECT namespace, 'event' AS type, id::text AS id,
-                jsonb_build_object('id', id, 'namespace', namespace, 'source', source, 'kind', kind,
-                                   'conversationId', conversation_id, 'occurredAt', occurred_at, 'ingestedAt', ingested_at)
-                || CASE WHEN $17::text IS NULL THEN '{}'::jsonb ELSE jsonb_build_object('traceparent', $17::text) END AS payload,
-                row_number() OVER (ORDER BY occurred_at, id) AS ord
-           FROM ins`)}
-       ), marks AS (
-         INSERT INTO ops.watermarks AS w (namespace, source, last_source_event_id, last_occurred_at, last_ingested_at, event_count)
-         SELECT DISTINCT ON (namespace, source) namespace, source, source_event_id, occurred_at, ingested_at,
-                count(*) OVER (PARTITION BY namespace, source)
-           FROM ins ORDER BY namespace, source, occurred_at DESC, source_event_id DESC
-         ON CONFLICT (namespace, source) DO UPDATE SET
-           last_source_event_id = CASE WHEN (EXCLUDED.last_occurred_at, EXCLUDED.last_source_event_id) >= (w.last_occurred_at, w.last_source_event_id)
-                                       THEN EXCLUDED.last_source_event_id ELSE w.last_source_event_id END,
-           last_occurred_at = GREATEST(w.last_occurred_at, EXCLUDED.last_occurred_at),
-           last_ingested_at = GREATEST(w.last_ingested_at, EXCLUDED.last_ingested_at),
-           event_count = w.event_count + EXCLUDED.event_count
-       ), notified AS (
-         -- One notification per namespace and 150 ids (a payload must stay under 8000 bytes).
-         SELECT pg_notify('medallion_events', json_build_object('namespace', namespace, 'ids', json_agg(id ORDER BY occurred_at, id))::text)
-           FROM (SELECT namespace, id, occurred_at, (row_number() OVER (PARTITION BY namespace ORDER BY occurred_at, id) - 1) / 150 AS chunk FROM ins) c
-          GROUP BY namespace, chunk
-       )
-       SELECT id, ingested_at, (SELECT count(*) FROM notified) AS notified, (SELECT queued FROM outboxed) AS queued FROM ins`,
+      `SELECT ord::int AS ord, id::text AS id, ingested_at
+         FROM bronze.ingest_events($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::int[],
+                                   $9::text[], $10::text[], $11::text[], $12::text[], $13::text[], $14::timestamptz[], $15::text[], $16::text)`,
       [
-        ids,
         column((e) => e.namespace),
         column((e) => e.source),
         column((e) => e.sourceEventId),
@@ -154,19 +111,26 @@ export class EventRepository {
         // The ingest span's context (tracing on; null otherwise): derivation and projection continue its trace.
         currentTraceparent(),
       ],
-      (r) => ({ id: col.string(r, 'id'), ingestedAt: col.date(r, 'ingested_at') }),
+      (r) => ({ ord: col.number(r, 'ord'), id: col.string(r, 'id'), ingestedAt: col.date(r, 'ingested_at') }),
     );
-    const ingestedAt = new Map(result.map((r) => [r.id, r.ingestedAt]));
     const created = new Map<string, BronzeEvent>();
-    keyed.forEach(({ key, e }, i) => {
-      const id = ids[i] as string;
-      const at = ingestedAt.get(id);
-      if (at) {
-        const { occurredAtGiven: _given, ...stored } = e;
-        created.set(key, { ...stored, id, ingestedAt: at, derivationStatus: DerivationStatus.PENDING, destroyedAt: null });
-      }
-    });
+    for (const r of result) {
+      const k = keyed[r.ord - 1];
+      if (!k) throw new Error(`bronze.ingest_events returned position ${r.ord} of a batch of ${keyed.length}`);
+      const { occurredAtGiven: _given, ...stored } = k.e;
+      created.set(k.key, { ...stored, id: r.id, ingestedAt: r.ingestedAt, derivationStatus: DerivationStatus.PENDING, destroyedAt: null });
+    }
     return created;
+  }
+
+  /** Of these events, those an import created from a file whose hash chain did not verify (ops.imported_events). */
+  async unverifiedImports(ids: readonly string[]): Promise<Set<string>> {
+    const valid = ids.filter((id) => UUID.test(id));
+    if (valid.length === 0) return new Set();
+    const rows = await this.sql.rows(`SELECT event_id::text AS id FROM ops.imported_events WHERE event_id = ANY($1::uuid[]) AND NOT verified`, [valid], (r) =>
+      col.string(r, 'id'),
+    );
+    return new Set(rows);
   }
 
   /** The stored events for these idempotency keys (one round trip). */

@@ -91,6 +91,14 @@ export class EventResolver {
     return (await payloadVisible(ctx, event)) ? event.rawPayloadText : null;
   }
 
+  @FieldResolver(() => Boolean, {
+    description:
+      'True when `medallion import --unverified` loaded this event from a file whose hash chain did not verify (broken, truncated, reordered): its history is not proven. docs/operations.md.',
+  })
+  async importedUnverified(@Root() event: Event, @Ctx() ctx: BronzeContext): Promise<boolean> {
+    return ctx.loaders.unverifiedImportByEventId.load(event.id);
+  }
+
   @FieldResolver(() => Event, { nullable: true, description: 'For a TOOL_RESULT: the TOOL_CALL it answers.' })
   async toolCall(@Root() event: Event, @Ctx() ctx: BronzeContext): Promise<Event | null> {
     // Another event: it needs "read" like any direct read (an ingest-only token sees only its own).

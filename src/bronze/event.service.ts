@@ -143,6 +143,11 @@ export class EventService {
 
   // Batch reads for the request's loaders (request-scope.ts); they check no grants, the fields that use them do.
 
+  /** Of these events, the ids `medallion import --unverified` created from a file whose chain did not verify. */
+  unverifiedImports(ids: readonly string[]): Promise<Set<string>> {
+    return this.events.unverifiedImports(ids);
+  }
+
   byIds(ids: readonly string[]): Promise<BronzeEvent[]> {
     return this.events.findByIds(ids);
   }

@@ -70,13 +70,17 @@ export class RetentionRepository {
     return out;
   }
 
-  /** Consumes the approval and drops the partitions (one call of the owner's function); its refusals become ApprovalExceptions. */
-  async drop(before: string, approvalId: string, executorId: string): Promise<RetentionPartition[]> {
+  /**
+   * Consumes the approval and drops the partitions, one call of the owner's function for the holder
+   * of `secret` (admin on "*"), which also signs a chain checkpoint per namespace and queues the
+   * dropped events for the graph (migration 1764400001420); its refusals become ApprovalExceptions.
+   */
+  async drop(before: string, approvalId: string, secret: string): Promise<RetentionPartition[]> {
     try {
       return await this.sql.transaction((tx) =>
         tx.rows(
-          `SELECT partition_name, range_from, range_to, events, per_namespace FROM bronze.retain_events($1::date, $2::uuid, $3::uuid)`,
-          [before, approvalId, executorId],
+          `SELECT partition_name, range_from, range_to, events, per_namespace FROM bronze.retain_events_as($1, $2::date, $3::uuid)`,
+          [secret, before, approvalId],
           toPartition,
         ),
       );

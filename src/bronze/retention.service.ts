@@ -3,6 +3,11 @@ import { Capability } from '../access/capability';
 import { ALL_NAMESPACES } from '../access/approval.types';
 import { Clock, systemClock } from '../common/clock';
 import { requireUuid } from '../common/input';
+import { isUuid } from '../common/ids';
+import { AppException } from '../common/app-exception';
+import { ApprovalException } from '../access/approval.exception';
+import { ApprovalRepository } from '../access/approval.repository';
+import { AuditLog, countOnlyAudit } from '../platform/telemetry/audit';
 import { BronzeException, BronzeExceptionCode } from './bronze.exception';
 import { RetentionPartition, RetentionRepository } from './retention.repository';
 
@@ -31,6 +36,8 @@ export class RetentionService {
     private readonly repo: RetentionRepository,
     private readonly settings: { retentionDays: number },
     private readonly clock: Clock = systemClock,
+    /** Where refused attempts on an approval are logged (the approval's history), and how each drop or refusal is logged and counted. */
+    private readonly audit: { approvals?: ApprovalRepository; log: AuditLog } = { log: countOnlyAudit },
   ) {}
 
   async plan(auth: AuthContext, before: Date): Promise<RetentionPlan> {
@@ -41,10 +48,40 @@ export class RetentionService {
   }
 
   async retain(auth: AuthContext, before: Date, approvalId: string): Promise<RetentionPartition[]> {
-    const principal = auth.require(Capability.ADMIN, ALL_NAMESPACES);
-    requireUuid(approvalId, 'approvalId');
-    this.check(before);
-    return this.repo.drop(before.toISOString().slice(0, 10), approvalId, principal.principalId);
+    const principal = auth.requirePrincipal();
+    const month = Number.isNaN(before.getTime()) ? null : before.toISOString().slice(0, 10);
+    const record = {
+      operation: 'retain_bronze' as const,
+      principalId: principal.principalId,
+      tokenId: principal.tokenId,
+      approvalId,
+      namespace: ALL_NAMESPACES,
+    };
+    try {
+      auth.require(Capability.ADMIN, ALL_NAMESPACES);
+      requireUuid(approvalId, 'approvalId');
+      this.check(before);
+      const dropped = await this.repo.drop(month as string, approvalId, auth.credential());
+      this.audit.log.irreversible({
+        ...record,
+        outcome: 'executed',
+        ids: { before: month, partitions: dropped.length, events: dropped.reduce((n, p) => n + p.events, 0) },
+      });
+      return dropped;
+    } catch (err) {
+      if (err instanceof AppException) {
+        if (err instanceof ApprovalException && isUuid(approvalId))
+          await this.audit.approvals?.logRefusal(approvalId, auth.credential(), `retainBronze refused: ${err.message}`);
+        this.audit.log.irreversible({
+          ...record,
+          approvalId: isUuid(approvalId) ? approvalId : null,
+          outcome: 'refused',
+          ids: { before: month },
+          code: err.code,
+        });
+      }
+      throw err;
+    }
   }
 
   /** The month bound checks; returns the latest allowed bound. */

@@ -170,6 +170,8 @@ export interface AppConfig {
     readonly usageFlushMs: number;
     /** Bronze partitions may be dropped (with an approved RETAIN_BRONZE) once older than this many days; 0: never (BRONZE_RETENTION_DAYS). */
     readonly bronzeRetentionDays: number;
+    /** How often each namespace's hash chain is verified by the worker (seconds); 0: only by hand (CHAIN_VERIFY_EVERY_SECONDS). */
+    readonly chainVerifyEverySeconds: number;
   };
   readonly models: {
     readonly judgeModel: string | undefined;
@@ -330,6 +332,7 @@ const envSchema = z.object({
   PRUNE_UNUSED_FOR_DAYS: intIn(1, 36_500).default(180),
   USAGE_FLUSH_MS: intIn(10, 3_600_000).default(5_000),
   BRONZE_RETENTION_DAYS: intIn(0, 73_050).default(0),
+  CHAIN_VERIFY_EVERY_SECONDS: intIn(0, 31_536_000).default(3_600),
   JUDGE_MODEL: optionalString,
   EMBEDDING_DIMENSIONS: intIn(1, 65_536).optional(),
   MODEL_TIMEOUT_MS: intIn(100, 600_000).default(60_000),
@@ -494,6 +497,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
       pruneUnusedForDays: e.PRUNE_UNUSED_FOR_DAYS,
       usageFlushMs: e.USAGE_FLUSH_MS,
       bronzeRetentionDays: e.BRONZE_RETENTION_DAYS,
+      chainVerifyEverySeconds: e.CHAIN_VERIFY_EVERY_SECONDS,
     }),
     models: Object.freeze({
       judgeModel: e.JUDGE_MODEL,

@@ -223,6 +223,10 @@ function dataLoaders(services: Services): Omit<Loaders, 'inNamespace'> {
     ),
     factById: new DataLoader(async (ids) => byId(ids, await facts.byIds(ids))),
     sourcesByFactId: new DataLoader(async (ids) => groupBy(ids, await facts.sourcesByFactIds(ids), (r) => r.factId)),
+    droppedSourcesByFactId: new DataLoader(async (ids) => {
+      const counts = await facts.droppedSourceCounts(ids);
+      return ids.map((id) => counts.get(id) ?? 0);
+    }),
     factsByEventId: new DataLoader(async (ids) => groupBy(ids, await facts.byEventIds(ids), (r) => r.eventId).map((rows) => rows.map((r) => r.fact))),
     supersedesByFactId: new DataLoader(async (ids) => groupBy(ids, await facts.supersededBy(ids), (f) => f.supersededById as string)),
     decisionsByFactId: new DataLoader(async (ids) => {
@@ -252,6 +256,10 @@ function dataLoaders(services: Services): Omit<Loaders, 'inNamespace'> {
     overlaysByFactId: new DataLoader(async (ids) =>
       groupBy(ids, await services.overlays.byFactIds(ids), (r) => r.factId).map((rows) => rows.map((r) => r.overlay)),
     ),
+    unverifiedImportByEventId: new DataLoader(async (ids) => {
+      const unverified = await events.unverifiedImports(ids);
+      return ids.map((id) => unverified.has(id));
+    }),
     redactionsByEventId: new DataLoader(async (ids) => {
       const spans = await services.overlays.redactionsByEventIds(ids);
       return ids.map((id) => spans.filter((s) => s.targetId === id));

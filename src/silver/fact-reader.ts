@@ -134,6 +134,11 @@ export class FactReader {
     return this.presentQuotes(await this.facts.sourcesByFactIds(ids));
   }
 
+  /** How many sources of each fact rest on events Bronze retention dropped (a count, no text). */
+  droppedSourceCounts(ids: readonly string[]): Promise<Map<string, number>> {
+    return this.facts.droppedSourceCounts(ids);
+  }
+
   async byEventIds(eventIds: readonly string[]): Promise<Array<{ eventId: string; fact: Fact }>> {
     return this.presentRows(await this.facts.factsByEventIds(eventIds));
   }

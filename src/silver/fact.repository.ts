@@ -118,10 +118,23 @@ export class FactRepository {
   async sourcesByFactIds(ids: readonly string[]): Promise<FactSourceRow[]> {
     if (ids.length === 0) return [];
     return this.sql.rows(
-      `SELECT fact_id, event_id, span_start, span_end, quote FROM silver.fact_sources WHERE fact_id = ANY($1::uuid[]) ORDER BY added_at, event_id, span_start`,
+      // A source whose event Bronze retention dropped is not listed (droppedSourceCounts counts it).
+      `SELECT fact_id, event_id, span_start, span_end, quote FROM silver.fact_sources
+        WHERE fact_id = ANY($1::uuid[]) AND event_dropped_at IS NULL ORDER BY added_at, event_id, span_start`,
       [ids],
       (r) => ({ factId: col.string(r, 'fact_id'), ...toSpan(r) }),
     );
+  }
+
+  /** Per fact, how many of its sources' events Bronze retention dropped (facts without any are absent). */
+  async droppedSourceCounts(ids: readonly string[]): Promise<Map<string, number>> {
+    if (ids.length === 0) return new Map();
+    const rows = await this.sql.rows(
+      `SELECT fact_id, count(*)::int AS n FROM silver.fact_sources WHERE fact_id = ANY($1::uuid[]) AND event_dropped_at IS NOT NULL GROUP BY fact_id`,
+      [ids],
+      (r) => [col.string(r, 'fact_id'), col.number(r, 'n')] as const,
+    );
+    return new Map(rows);
   }
 
   /** Facts (any state) with a source in each event. */
@@ -229,7 +242,8 @@ export class FactRepository {
   async relationshipSources(ids: readonly string[]): Promise<RelationshipSourceRow[]> {
     if (ids.length === 0) return [];
     return this.sql.rows(
-      `SELECT relationship_id, event_id, span_start, span_end, quote FROM silver.relationship_sources WHERE relationship_id = ANY($1::uuid[])`,
+      `SELECT relationship_id, event_id, span_start, span_end, quote FROM silver.relationship_sources
+        WHERE relationship_id = ANY($1::uuid[]) AND event_dropped_at IS NULL`,
       [ids],
       (r) => ({ relationshipId: col.string(r, 'relationship_id'), ...toSpan(r) }),
     );

@@ -69,9 +69,17 @@ export class FactResolver {
     return (await ctx.loaders.supersedesByFactId.load(f.id)).map(Fact.from);
   }
 
-  @FieldResolver(() => [FactSource], { description: 'The events (and spans) this fact rests on.' })
+  @FieldResolver(() => [FactSource], { description: 'The events (and spans) this fact rests on that Bronze still holds.' })
   async sources(@Root() f: Fact, @Ctx() ctx: SilverContext): Promise<FactSource[]> {
     return (await ctx.loaders.sourcesByFactId.load(f.id)).map((s) => Object.assign(new FactSource(), s));
+  }
+
+  @FieldResolver(() => Int, {
+    description:
+      'How many of the events this fact was derived from Bronze retention dropped (retainBronze): the fact stays, current and searchable, and `sources` lists only the events Bronze still holds. docs/lifecycle.md.',
+  })
+  async sourcesDroppedByRetention(@Root() f: Fact, @Ctx() ctx: SilverContext): Promise<number> {
+    return ctx.loaders.droppedSourcesByFactId.load(f.id);
   }
 
   @FieldResolver(() => [JudgeDecision], {

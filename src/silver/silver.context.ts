@@ -37,6 +37,8 @@ export interface SilverServices {
 export interface SilverLoaders {
   readonly factById: DataLoader<string, Fact | null>;
   readonly sourcesByFactId: DataLoader<string, FactSourceRow[]>;
+  /** How many sources of the fact rest on events Bronze retention dropped. */
+  readonly droppedSourcesByFactId: DataLoader<string, number>;
   readonly factsByEventId: DataLoader<string, Fact[]>;
   /** Facts whose supersededBy is the key. */
   readonly supersedesByFactId: DataLoader<string, Fact[]>;

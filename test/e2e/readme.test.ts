@@ -12,7 +12,7 @@ const README = fs.readFileSync(path.join(ROOT, 'README.md'), 'utf8');
 const BLOCKS = [...README.matchAll(/```graphql\n([\s\S]*?)```/g)].map((m) => m[1] ?? '');
 
 /** Who runs an operation: the README says it in a `# as …` line above it. */
-type Runner = 'admin' | 'agent' | 'approver';
+type Runner = 'admin' | 'agent' | 'approver' | 'requester';
 
 /** One GraphQL example of README.md: the operation, its trailing comment, and who runs it. */
 interface Example {
@@ -55,6 +55,7 @@ function runnerOf(heading: string): Runner | undefined {
   if (/\bas the admin token\b/.test(heading)) return 'admin';
   if (/\bas my-agent\b/.test(heading)) return 'agent';
   if (/\bas an approver's token\b/.test(heading)) return 'approver';
+  if (/\bas the requester's token\b/.test(heading)) return 'requester';
   return undefined;
 }
 
@@ -149,7 +150,9 @@ describe('README.md: every GraphQL example runs against the service with the tok
     // The README's namespaces, made unique to this run (the test Neo4j is shared).
     const prefix = uniqueNamespace('readme').replace(/[^a-z0-9-]/gi, '-');
     const approver = await createToken(t, [{ namespacePattern: `${prefix}/*`, capabilities: ['APPROVE'] }], 'readme-approver');
-    const tokens: Record<Runner, string | undefined> = { admin: t.adminToken, approver: approver.token, agent: undefined };
+    // The erasure's requester is an admin with a token of its own: the bootstrap admin's requests have no second person (docs/approvals.md).
+    const requester = await createToken(t, [{ namespacePattern: `${prefix}/*`, capabilities: ['ADMIN'] }], 'readme-requester');
+    const tokens: Record<Runner, string | undefined> = { admin: t.adminToken, approver: approver.token, requester: requester.token, agent: undefined };
     const seen: { event?: string; fact?: string; approval?: string; overlay?: string } = {};
     const failures: string[] = [];
     let checkedBob = false;

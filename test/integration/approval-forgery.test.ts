@@ -141,8 +141,8 @@ describe('approvals cannot be forged with the runtime role', () => {
     ];
     const outcomes: Array<[string, string]> = [];
     for (const [what, text, params] of attempts) outcomes.push([what, await sqlState(runtime, text, params)]);
-    // Every route is refused (42501), except consume_approval: callable, it only moves APPROVED to EXECUTED, and matches nothing here.
-    expect(outcomes).toEqual(outcomes.map(([what]) => [what, what.startsWith('nor is consume_approval') ? 'ok' : '42501']));
+    // Every route is refused (42501); consume_approval too since issue 43 (the gate is execute_approval, by secret).
+    expect(outcomes).toEqual(outcomes.map(([what]) => [what, '42501']));
 
     const row = (await owner.query(STATUS, [approvalId])).rows[0];
     expect(row).toEqual({ status: 'PENDING', decided_by: null });
@@ -151,6 +151,69 @@ describe('approvals cannot be forged with the runtime role', () => {
     expect(destroy.errors?.[0]?.extensions?.code).toBe('FORBIDDEN');
     expect(destroy.errors?.[0]?.message).toMatch(/not approved|PENDING/i);
     expect((await owner.query(`SELECT content FROM bronze.events WHERE id = $1`, [event])).rows[0].content).toBe('erase me: 4242');
+  });
+
+  it('writes Bronze, the approval log and revocations only through the functions that prove who acts (issue 43)', async () => {
+    const [bootstrap] = (await owner.query(`SELECT id::text AS id FROM access.tokens WHERE is_bootstrap ORDER BY created_at LIMIT 1`)).rows as Array<{
+      id: string;
+    }>;
+    const eventHash = createHash('sha256').update(`{"eventId":"${event}"}`).digest('hex');
+    const attempts: Array<[string, string, unknown[]]> = [
+      [
+        'INSERT a back-dated event',
+        `INSERT INTO bronze.events (id, namespace, source, source_event_id, kind, content, checksum, occurred_at, ingested_at)
+         VALUES (gen_random_uuid(), $1, 'forged', 'f-1', 'message', 'I approved it myself', repeat('0', 64), '2026-01-01T00:00:00Z', '2020-01-01T00:00:00Z')`,
+        [ns],
+      ],
+      [
+        'INSERT an idempotency key',
+        `INSERT INTO bronze.event_keys (namespace, source, source_event_id, event_id, occurred_at, checksum)
+         VALUES ($1, 'forged', 'f-1', gen_random_uuid(), '2026-01-01T00:00:00Z', repeat('0', 64))`,
+        [ns],
+      ],
+      ...(['REQUESTED', 'APPROVED', 'EXECUTED'] as const).map((step): [string, string, unknown[]] => [
+        `INSERT a ${step} line into the approval log`,
+        `INSERT INTO access.approval_log (request_id, namespace, step, principal_id, principal_name, detail) VALUES ($1, $2, $3, $4, 'approver', 'forged')`,
+        [approvalId, ns, step, approverPrincipal],
+      ]),
+      ['revoke the bootstrap token without a secret', `SELECT access.revoke_token($1, NULL)`, [bootstrap?.id]],
+      ['revoke the bootstrap token with a reader\u2019s secret', `SELECT access.revoke_token($1, $2)`, [bootstrap?.id, reader]],
+      ['revoke the bootstrap token with an admin\u2019s secret that covers only one namespace', `SELECT access.revoke_token($1, $2)`, [bootstrap?.id, admin]],
+      ['execute an approval with a made-up secret', `SELECT access.execute_approval($1, 'mm_made_up', $2, 'DESTROY_EVENT', $3)`, [approvalId, ns, eventHash]],
+      ['erase naming any executor', `SELECT * FROM bronze.destroy_event($1, $2, $3, 'approver', $4)`, [event, approvalId, approverPrincipal, ns]],
+      ['erase with a reader\u2019s secret', `SELECT * FROM bronze.destroy_event_as($1, $2, $3, $4)`, [reader, event, approvalId, ns]],
+    ];
+    const outcomes: Array<[string, string]> = [];
+    for (const [what, text, params] of attempts) outcomes.push([what, await sqlState(runtime, text, params)]);
+    expect(outcomes).toEqual(outcomes.map(([what]) => [what, '42501']));
+    // The old one-argument revocation is gone.
+    expect(await sqlState(runtime, `SELECT access.revoke_token($1::uuid)`, [bootstrap?.id])).toBe('42883');
+    // A refusal line needs a live secret; with a made-up one nothing is written.
+    const lines = async () => (await owner.query(`SELECT count(*)::int AS n FROM access.approval_log WHERE request_id = $1`, [approvalId])).rows[0].n as number;
+    const before = await lines();
+    expect((await runtime.query(`SELECT access.log_refusal($1, 'mm_made_up', 'x') AS ok`, [approvalId])).rows[0].ok).toBe(false);
+    expect(await lines()).toBe(before);
+    expect((await owner.query(`SELECT revoked_at FROM access.tokens WHERE id = $1`, [bootstrap?.id])).rows[0].revoked_at).toBeNull();
+    expect((await owner.query(`SELECT count(*)::int AS n FROM bronze.event_keys WHERE source = 'forged'`)).rows[0].n).toBe(0);
+
+    // What the runtime role can do: ingest through the function, which draws the id and the ingest time itself.
+    const before1 = Date.now();
+    const created = await runtime.query(
+      `SELECT ord, id::text AS id, ingested_at FROM bronze.ingest_events(ARRAY[$1], ARRAY['raw'], ARRAY['r-1'], ARRAY[NULL], ARRAY['message'], ARRAY[NULL],
+         ARRAY[NULL], ARRAY[NULL]::int[], ARRAY['user'], ARRAY[NULL], ARRAY['through the function'], ARRAY[NULL], ARRAY[repeat('1', 64)],
+         ARRAY[now()], ARRAY[NULL], NULL)`,
+      [ns],
+    );
+    expect(created.rows).toHaveLength(1);
+    expect(Math.abs(new Date(created.rows[0].ingested_at).getTime() - before1)).toBeLessThan(60_000);
+    const row = (
+      await owner.query(
+        `SELECT e.checksum, k.checksum AS key_checksum, (SELECT count(*)::int FROM ops.derivation_queue q WHERE q.event_id = e.id) AS queued
+                                      FROM bronze.events e JOIN bronze.event_keys k ON k.event_id = e.id WHERE e.id = $1`,
+        [created.rows[0].id],
+      )
+    ).rows[0];
+    expect(row).toEqual({ checksum: '1'.repeat(64), key_checksum: '1'.repeat(64), queued: 1 });
   });
 
   it('records a decision through the function with a live approver\u2019s secret, and then destroyEvent works', async () => {

@@ -1,6 +1,9 @@
 import { Client } from 'pg';
 import { ApprovalException } from '../../src/access/approval.exception';
 import { Sql } from '../../src/platform/postgres/sql';
+import { connectPostgres } from '../../src/platform/postgres/data-source';
+import { grantRuntimePrivileges } from '../../src/platform/postgres/runtime-role';
+import { ApprovalsBySecretAndLineage1764400001410 } from '../../migrations/1764400001410-approvals-by-secret-and-lineage';
 import { anEvent } from '../builders/event-input';
 import { uniqueNamespace } from '../support/stores';
 import { createToken, eventually, gql, gqlOk, startTestApp, TestApp } from '../support/test-app';
@@ -143,7 +146,7 @@ describe('approvals: a second principal with "approve", single use, every step l
     const params = { overlayId: eventA, operation: 'REVISE', body: 'replacement', kind: 'EDIT' };
     const r = await requestOk(tok.overlay as string, nsA, 'OVERWRITE_OVERLAY', params);
     const sql = Sql.of(t.app.ds);
-    const use = { approvalId: r.id, namespace: nsA, action: 'OVERWRITE_OVERLAY' as const, params, executor: 'exec-principal' };
+    const use = { approvalId: r.id, namespace: nsA, action: 'OVERWRITE_OVERLAY' as const, params, credential: tok.both as string };
     await expect(sql.transaction((tx) => gate.consume(tx, use))).rejects.toMatchObject({ code: 'NOT_APPROVED', kind: 'FORBIDDEN' });
     await gqlOk(t.url, tok.approver, APPROVE, { id: r.id });
     await expect(sql.transaction((tx) => gate.consume(tx, { ...use, params: { ...params, body: 'something else' } }))).rejects.toMatchObject({
@@ -174,7 +177,13 @@ describe('approvals: a second principal with "approve", single use, every step l
     await gqlOk(t.url, tok.approver, APPROVE, { id: r.id });
     const sql = Sql.of(t.app.ds);
     await sql.transaction((tx) =>
-      t.app.services.approvalGate.consume(tx, { approvalId: r.id, namespace: nsA, action: 'DESTROY_EVENT', params: { eventId: eventA }, executor: 'x' }),
+      t.app.services.approvalGate.consume(tx, {
+        approvalId: r.id,
+        namespace: nsA,
+        action: 'DESTROY_EVENT',
+        params: { eventId: eventA },
+        credential: tok.requester as string,
+      }),
     );
     const again = await gql(t.url, tok.requester, DESTROY, { e: eventA, a: r.id });
     expect(code(again)).toBe('FORBIDDEN');
@@ -220,6 +229,67 @@ describe('approvals: a second principal with "approve", single use, every step l
     expect(bSteps).toEqual(['REQUESTED', 'APPROVED', 'REFUSED']);
   });
 
+  it('two people means two people: the bootstrap admin never approves, and nothing the requester created (or that created it) counts', async () => {
+    const nsL = uniqueNamespace('lineage');
+    const created = async (by: string, name: string, capabilities: string[]) =>
+      (
+        await gqlOk<{ createToken: { token: string } }>(t.url, by, `mutation($input: TokenInput!) { createToken(input: $input) { token } }`, {
+          input: {
+            name,
+            grants: [{ namespacePattern: capabilities.includes('RETAIN') ? '*' : nsL, capabilities: capabilities.filter((c) => c !== 'RETAIN') }],
+          },
+        })
+      ).createToken.token;
+    const eventL = (await gqlOk<{ ingestEvent: { event: { id: string } } }>(t.url, t.adminToken, INGEST, { input: anEvent(nsL).saying('a note in L').build() }))
+      .ingestEvent.event.id;
+    const status = async (id: string) => (await owner.query(`SELECT status FROM access.approval_requests WHERE id = $1`, [id])).rows[0].status as string;
+
+    // The issue's attack: the bootstrap admin requests RETAIN_BRONZE, creates an approver on "*" in one call, and that token approves.
+    const retain = await requestOk(t.adminToken, '*', 'RETAIN_BRONZE', { before: '2007-01-01' });
+    const minted = await created(t.adminToken, 'second-approver', ['RETAIN', 'APPROVE']);
+    const attack = await gql(t.url, minted, APPROVE, { id: retain.id });
+    expect(code(attack)).toBe('FORBIDDEN');
+    expect(attack.errors?.[0]?.message).toMatch(/created by the requester, or by a token the requester created/);
+    // Enforced by the database, not only by the service: the runtime role calling the function with that secret is refused.
+    const runtime = new Client({ connectionString: t.runtimeDatabaseUrl });
+    await runtime.connect();
+    try {
+      await expect(runtime.query(`SELECT access.decide_approval($1, $2, 'APPROVED', 'raw')`, [retain.id, minted])).rejects.toMatchObject({ code: '42501' });
+    } finally {
+      await runtime.end();
+    }
+    expect(await status(retain.id)).toBe('PENDING');
+
+    // The bootstrap admin may request, never approve: not even a request it is unrelated to.
+    const a = await created(t.adminToken, 'lineage-admin', ['ADMIN', 'APPROVE']);
+    const byA = await requestOk(a, nsL, 'DESTROY_EVENT', { eventId: eventL });
+    const fromBootstrap = await gql(t.url, t.adminToken, APPROVE, { id: byA.id });
+    expect(code(fromBootstrap)).toBe('FORBIDDEN');
+    expect(fromBootstrap.errors?.[0]?.message).toMatch(/bootstrap admin may request but never approve/);
+
+    // A token the requester created, and one that token created in turn (a new principal each), do not count.
+    const child = await created(a, 'child', ['ADMIN', 'APPROVE']);
+    const grandchild = await created(child, 'grandchild', ['APPROVE']);
+    for (const token of [child, grandchild]) {
+      const r = await gql(t.url, token, APPROVE, { id: byA.id });
+      expect(code(r)).toBe('FORBIDDEN');
+      expect(r.errors?.[0]?.message).toMatch(/created by the requester/);
+    }
+    // Nor does the creator of the requester's token (it holds the requester's secret).
+    const r2 = await created(a, 'made-by-a', ['ADMIN']);
+    const byR2 = await requestOk(r2, nsL, 'DESTROY_EVENT', { eventId: eventL });
+    const fromCreator = await gql(t.url, a, APPROVE, { id: byR2.id });
+    expect(code(fromCreator)).toBe('FORBIDDEN');
+    expect(fromCreator.errors?.[0]?.message).toMatch(/created a token of the requester/);
+    expect([await status(byA.id), await status(byR2.id)]).toEqual(['PENDING', 'PENDING']);
+
+    // A second person: an approver the bootstrap admin made beside the requester.
+    const sibling = await created(t.adminToken, 'sibling-approver', ['APPROVE']);
+    expect((await gqlOk<{ approve: { status: string } }>(t.url, sibling, APPROVE, { id: byA.id })).approve.status).toBe('APPROVED');
+    const steps = await owner.query(`SELECT step FROM access.approval_log WHERE request_id = $1 ORDER BY id`, [byA.id]);
+    expect(steps.rows.map((r) => r.step)).toEqual(['REQUESTED', 'REFUSED', 'REFUSED', 'REFUSED', 'APPROVED']);
+  });
+
   it('the audit log is append-only, for the runtime role and the owner', async () => {
     const runtime = new Client({ connectionString: t.runtimeDatabaseUrl });
     await runtime.connect();
@@ -232,5 +302,48 @@ describe('approvals: a second principal with "approve", single use, every step l
     } finally {
       await runtime.end();
     }
+  });
+  it('records lineage for principals created before it existed: the migration takes the creator of each principal\u2019s first token', async () => {
+    const nsM = uniqueNamespace('lineage-migration');
+    const mk = async (by: string, name: string) =>
+      (
+        await gqlOk<{ createToken: { token: string; info: { principalId: string } } }>(
+          t.url,
+          by,
+          `mutation($input: TokenInput!) { createToken(input: $input) { token info { principalId } } }`,
+          { input: { name, grants: [{ namespacePattern: nsM, capabilities: ['ADMIN', 'APPROVE'] }] } },
+        )
+      ).createToken;
+    const parent = await mk(t.adminToken, 'old-parent');
+    const child = await mk(parent.token, 'old-child');
+    const lineage = async () =>
+      (
+        await owner.query(`SELECT id::text AS id, created_by_token::text AS by FROM access.principals WHERE id = ANY($1::uuid[]) ORDER BY name`, [
+          [parent.info.principalId, child.info.principalId],
+        ])
+      ).rows;
+    const recorded = await lineage();
+    expect(recorded.every((r) => r.by !== null)).toBe(true);
+    // As on a database migrated before this change: the column does not exist, then the migration adds and fills it.
+    const { ds } = await connectPostgres({ url: t.databaseUrl });
+    const runner = ds.createQueryRunner();
+    try {
+      await new ApprovalsBySecretAndLineage1764400001410().down(runner);
+      expect(
+        (await owner.query(`SELECT count(*)::int AS n FROM information_schema.columns WHERE table_name = 'principals' AND column_name = 'created_by_token'`))
+          .rows[0].n,
+      ).toBe(0);
+      await new ApprovalsBySecretAndLineage1764400001410().up(runner);
+      await grantRuntimePrivileges(ds, new URL(t.runtimeDatabaseUrl).username);
+    } finally {
+      await runner.release();
+      await ds.destroy();
+    }
+    expect(await lineage()).toEqual(recorded);
+    // And the rule holds on the backfilled lineage: the child cannot approve the parent's request.
+    const event = (await gqlOk<{ ingestEvent: { event: { id: string } } }>(t.url, t.adminToken, INGEST, { input: anEvent(nsM).saying('old lineage').build() }))
+      .ingestEvent.event.id;
+    const r = await requestOk(parent.token, nsM, 'DESTROY_EVENT', { eventId: event });
+    expect(code(await gql(t.url, child.token, APPROVE, { id: r.id }))).toBe('FORBIDDEN');
   });
 });

@@ -1,4 +1,13 @@
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { Client } from 'pg';
+import { settled } from '../../src/app/portability.command';
+import { describeVerify } from '../../src/gold/portability/chain';
+import { ChainRepository } from '../../src/gold/portability/chain.repository';
+import { exportNamespace, verifyExportFile, verifyNamespace } from '../../src/gold/portability/export-file';
+import { importExport } from '../../src/gold/portability/import-file';
+import { Sql } from '../../src/platform/postgres/sql';
 import { anEvent } from '../builders/event-input';
 import { uniqueNamespace } from '../support/stores';
 import { createToken, gql, gqlOk, startTestApp, TestApp } from '../support/test-app';
@@ -19,6 +28,9 @@ describe('Bronze retention: dropping old partitions needs a two-person RETAIN_BR
   let admin: string;
   let approver: string;
   let nsAdmin: string;
+  let chain: ChainRepository;
+  let oldEvents: string[];
+  let retentionApproval: string;
 
   const ingest = (ns: string, content: string, at: string) =>
     gqlOk(t.url, t.adminToken, `mutation($input: EventInput!) { ingestEvent(input: $input) { status } }`, {
@@ -32,16 +44,23 @@ describe('Bronze retention: dropping old partitions needs a two-person RETAIN_BR
 
   beforeAll(async () => {
     // Retention is off by default (0); a year is kept here.
-    t = await startTestApp({ OFFLINE_EMBEDDER: 'hashing', BRONZE_RETENTION_DAYS: '365' }, { api: true, worker: false });
+    t = await startTestApp({ OFFLINE_EMBEDDER: 'hashing', BRONZE_RETENTION_DAYS: '365' });
     pg = new Client({ connectionString: t.databaseUrl });
     await pg.connect();
     admin = (await createToken(t, [{ namespacePattern: '*', capabilities: ['ADMIN'] }], 'retention-admin')).token;
     approver = (await createToken(t, [{ namespacePattern: '*', capabilities: ['APPROVE'] }], 'retention-dpo')).token;
     nsAdmin = (await createToken(t, [{ namespacePattern: nsR, capabilities: ['ADMIN', 'APPROVE'] }], 'ns-admin')).token;
     await ingest(nsR, 'an old note', '2007-05-10T10:00:00Z');
-    await ingest(nsR, 'another old note', '2007-05-20T10:00:00Z');
+    await ingest(nsR, 'I live in Reykjavik', '2007-05-20T10:00:00Z');
     await ingest(nsS, 'an old note of S', '2007-06-02T10:00:00Z');
     await ingest(nsR, 'a recent note', new Date(Date.now() - 60_000).toISOString());
+    // Derived, projected and sealed before the drop: the chain, the facts and the graph hold the old events.
+    for (const ns of [nsR, nsS]) await settled(Sql.of(t.app.ds), ns, 120_000);
+    chain = new ChainRepository(Sql.of(t.app.ds));
+    for (const ns of [nsR, nsS]) await chain.sealAll(ns);
+    oldEvents = (await pg.query(`SELECT id::text AS id FROM bronze.events WHERE namespace = ANY($1) AND occurred_at < '2007-07-01'`, [[nsR, nsS]])).rows.map(
+      (r) => r.id as string,
+    );
   }, 180_000);
   afterAll(async () => {
     await pg?.end();
@@ -102,6 +121,7 @@ describe('Bronze retention: dropping old partitions needs a two-person RETAIN_BR
     expect(other.errors?.[0]?.extensions?.code).toBe('BAD_USER_INPUT');
     expect(await events(nsR)).toBe(3);
 
+    retentionApproval = req?.id as string;
     const dropped = (await gqlOk<{ retainBronze: Array<{ name: string; events: number }> }>(t.url, admin, RETAIN, { before: BEFORE, id: req?.id }))
       .retainBronze;
     expect(dropped.filter((p) => p.name.startsWith('events_2007')).map((p) => [p.name, p.events])).toEqual([
@@ -124,6 +144,138 @@ describe('Bronze retention: dropping old partitions needs a two-person RETAIN_BR
     const again = await gql(t.url, admin, RETAIN, { before: BEFORE, id: req?.id });
     expect(again.errors?.[0]?.extensions?.code).toBe('FORBIDDEN');
     expect(again.errors?.[0]?.message).toMatch(/already executed/);
+  });
+
+  it('leaves a signed checkpoint per namespace, so verify continues past the dropped events; the EXECUTED line names the executor', async () => {
+    const checkpoints = (
+      await pg.query(
+        `SELECT namespace, partition_name, dropped_events::int AS dropped, sealed_events::int AS sealed, cut_seq::int AS cut, bronze.checkpoint_signature_ok(id) AS ok
+           FROM bronze.chain_checkpoints WHERE namespace = ANY($1) ORDER BY namespace`,
+        [[nsR, nsS]],
+      )
+    ).rows;
+    expect(checkpoints).toEqual(
+      [
+        { namespace: nsR, partition_name: 'events_2007_05', dropped: 2, sealed: 2, ok: true },
+        { namespace: nsS, partition_name: 'events_2007_06', dropped: 1, sealed: 1, ok: true },
+      ]
+        .sort((a, b) => (a.namespace < b.namespace ? -1 : 1))
+        .map((c) => expect.objectContaining(c)),
+    );
+    for (const ns of [nsR, nsS]) {
+      const r = await verifyNamespace(chain, ns);
+      expect(r).toMatchObject({ ok: true, broken: null, retained: ns === nsR ? 2 : 1, checkpoints: 1 });
+      expect(describeVerify(r, ns)).toMatch(/chain intact, \d+ link\(s\) \(\d event\(s\) dropped by Bronze retention, listed by 1 retention checkpoint\(s\)\)/);
+    }
+    const log = (await pg.query(`SELECT step, principal_name, detail FROM access.approval_log WHERE request_id = $1 ORDER BY id`, [retentionApproval])).rows;
+    // Refused: the executor's other parameters, then a second use; each attempt is in the approval's history.
+    expect(log.map((l) => l.step)).toEqual(['REQUESTED', 'APPROVED', 'REFUSED', 'EXECUTED', 'REFUSED']);
+    expect(log.find((l) => l.step === 'EXECUTED')).toMatchObject({
+      principal_name: 'retention-admin',
+      detail: expect.stringMatching(/dropped \d+ Bronze partition\(s\) before 2007-07-01/),
+    });
+
+    // Verify still reads every later link: an owner's edit of a kept event is found at its position.
+    const kept = (await pg.query(`SELECT id::text AS id FROM bronze.events WHERE namespace = $1`, [nsR])).rows[0]?.id as string;
+    const seq = (await pg.query(`SELECT seq::int AS seq FROM ops.hash_chain WHERE namespace = $1 AND item_id = $2`, [nsR, kept])).rows[0]?.seq as number;
+    const tamper = async (statement: string, params: unknown[]) => {
+      await pg.query('BEGIN');
+      await pg.query(`SET LOCAL session_replication_role = replica`);
+      await pg.query(statement, params);
+      await pg.query('COMMIT');
+    };
+    await tamper(`UPDATE bronze.events SET content = 'a different note' WHERE id = $1`, [kept]);
+    expect((await verifyNamespace(chain, nsR)).broken).toMatchObject({ position: seq, reason: 'the content does not match the event checksum' });
+    await tamper(`UPDATE bronze.events SET content = 'a recent note' WHERE id = $1`, [kept]);
+    // A checkpoint changed behind the guards (its cut moved) no longer carries the key's signature: nothing it lists is excused.
+    await tamper(`UPDATE bronze.chain_checkpoints SET dropped_events = dropped_events + 1 WHERE namespace = $1`, [nsS]);
+    expect((await verifyNamespace(chain, nsS)).broken).toMatchObject({ kind: 'event', reason: expect.stringMatching(/signature does not verify/) });
+  });
+
+  it('exports the checkpoint and the dropped links, which verify --file accepts and an import skips', async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'medallion-retained-'));
+    try {
+      const file = path.join(dir, 'retained.jsonl');
+      await exportNamespace(chain, nsR, file);
+      const lines = fs
+        .readFileSync(file, 'utf8')
+        .trimEnd()
+        .split('\n')
+        .map((l) => JSON.parse(l) as { type: string; item?: unknown; ctx?: { retained?: string } });
+      expect(lines[1]).toMatchObject({ type: 'checkpoint', checkpoint: { namespace: nsR, partition: 'events_2007_05', droppedEvents: 2 } });
+      expect(lines.filter((l) => l.type === 'event' && l.item === null && typeof l.ctx?.retained === 'string')).toHaveLength(2);
+      expect(await verifyExportFile(file)).toMatchObject({ ok: true, retained: 2, checkpoints: 1 });
+      // A dropped link without its checkpoint line is a missing record.
+      fs.writeFileSync(
+        path.join(dir, 'cut.jsonl'),
+        fs
+          .readFileSync(file, 'utf8')
+          .split('\n')
+          .filter((l, i) => i !== 1)
+          .join('\n')
+          .replace(/"checkpoints":1}/, '"checkpoints":0}'),
+      );
+      expect((await verifyExportFile(path.join(dir, 'cut.jsonl'))).broken).toMatchObject({ kind: 'event', reason: expect.stringMatching(/is missing/) });
+      const me = (await t.app.services.tokens.authenticate(`Bearer ${t.adminToken}`)).requirePrincipal();
+      const s = await importExport(Sql.of(t.app.ds), t.app.repositories.events, file, {
+        namespace: uniqueNamespace('retained-import'),
+        batchSize: 100,
+        limits: t.app.config.limits,
+        importer: { principalId: me.principalId, name: me.name },
+      });
+      expect(s).toMatchObject({ verified: true, events: { created: 1, retained: 2 }, rejected: [] });
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('the graph drops the events; their facts stay current and searchable, and say that retention took their sources', async () => {
+    await settled(Sql.of(t.app.ds), nsR, 120_000);
+    const session = t.app.neo4j.session();
+    try {
+      const left = await session.run(`MATCH (e:Event) WHERE e.id IN $ids RETURN count(e) AS n`, { ids: oldEvents });
+      expect(Number(left.records[0]?.get('n'))).toBe(0);
+    } finally {
+      await session.close();
+    }
+    const facts = await gqlOk<{ facts: { edges: Array<{ node: { id: string; statement: string; sourcesDroppedByRetention: number; sources: unknown[] } }> } }>(
+      t.url,
+      t.adminToken,
+      `query($ns: String!) { facts(namespace: $ns) { edges { node { id statement sourcesDroppedByRetention sources { event { id } } } } } }`,
+      { ns: nsR },
+    );
+    const reykjavik = facts.facts.edges.map((e) => e.node).find((f) => /Reykjavik/.test(f.statement));
+    expect(reykjavik).toMatchObject({ sourcesDroppedByRetention: 1, sources: [] });
+    const hits = await gqlOk<{ searchMemory: Array<{ kind: string; fact: { id: string } | null; evidence: unknown[] }> }>(
+      t.url,
+      t.adminToken,
+      `query($ns: String!, $q: String!) { searchMemory(namespace: $ns, query: $q, limit: 5) { kind fact { id } evidence { id } } }`,
+      { ns: nsR, q: reykjavik?.statement },
+    );
+    expect(hits.searchMemory.find((h) => h.fact?.id === reykjavik?.id)).toMatchObject({ kind: 'FACT', evidence: [] });
+  });
+
+  it('the runtime role cannot read the checkpoint key, sign, or write a checkpoint', async () => {
+    const runtime = new Client({ connectionString: t.runtimeDatabaseUrl });
+    await runtime.connect();
+    try {
+      await expect(runtime.query(`SELECT * FROM bronze.chain_key`)).rejects.toMatchObject({ code: '42501' });
+      await expect(runtime.query(`SELECT bronze.chain_mac('anything')`)).rejects.toMatchObject({ code: '42501' });
+      await expect(runtime.query(`SELECT bronze.record_retention_checkpoints('events_2008_02', gen_random_uuid(), gen_random_uuid())`)).rejects.toMatchObject({
+        code: '42501',
+      });
+      await expect(
+        runtime.query(
+          `INSERT INTO bronze.chain_checkpoints (namespace, partition_name, range_from, range_to, dropped_events, sealed_events, dropped_links, cut_seq, cut_hash, approval_id, executed_by, signature)
+           VALUES ('x', 'events_2000_01', now(), now(), 1, 1, '{[1,2)}', 1, repeat('0', 64), gen_random_uuid(), gen_random_uuid(), repeat('0', 64))`,
+        ),
+      ).rejects.toMatchObject({ code: '42501' });
+      await expect(runtime.query(`SELECT * FROM bronze.retain_events('2007-07-01', gen_random_uuid(), gen_random_uuid())`)).rejects.toMatchObject({
+        code: '42501',
+      });
+    } finally {
+      await runtime.end();
+    }
   });
 
   it('the runtime role cannot drop a partition or write the retention log itself', async () => {

@@ -305,11 +305,17 @@ describe('destroyEvent: the approved erasure of one Bronze event', () => {
     await owner.query(`SELECT set_config('medallion.erasing_event', '', false)`);
     await runtime.query(flag);
     outcomes.push(['runtime, flag set', await failure(runtime, `UPDATE bronze.events SET content = '', raw_payload = NULL WHERE id = '${survivor}'`), '42501']);
-    // The function itself, called raw by the runtime role with the spent approval: refused.
+    // The function itself, called raw by the runtime role: not callable (it names its executor by id);
+    // the one it may call proves the executor by its secret, and refuses the spent approval.
     const principal = (await owner.query(`SELECT requested_by FROM access.approval_requests WHERE id = $1`, [approvalId])).rows[0].requested_by;
-    const call = `SELECT * FROM bronze.destroy_event($1, $2, $3, 'x', $4)`;
-    outcomes.push(['runtime, spent approval, other event', await failure(runtime, call, [survivor, approvalId, principal, ns]), '22023']);
-    outcomes.push(['runtime, spent approval, same event', await failure(runtime, call, [erased, approvalId, principal, ns]), '55000']);
+    outcomes.push([
+      'runtime, destroy_event naming an executor',
+      await failure(runtime, `SELECT * FROM bronze.destroy_event($1, $2, $3, 'x', $4)`, [survivor, approvalId, principal, ns]),
+      '42501',
+    ]);
+    const call = `SELECT * FROM bronze.destroy_event_as($1, $2, $3, $4)`;
+    outcomes.push(['runtime, spent approval, other event', await failure(runtime, call, [admin, survivor, approvalId, ns]), '22023']);
+    outcomes.push(['runtime, spent approval, same event', await failure(runtime, call, [admin, erased, approvalId, ns]), '55000']);
     expect(outcomes.map(([s, got]) => [s, got])).toEqual(outcomes.map(([s, , want]) => [s, want]));
     expect((await owner.query(`SELECT content FROM bronze.events WHERE id = $1`, [survivor])).rows[0].content).toBe('I live in Berlin');
     // a second execution through the API is refused too

@@ -38,12 +38,17 @@ describe('one writer of ops.outbox', () => {
         WHERE p.prosrc ~* 'insert\\s+into\\s+ops\\.outbox' ORDER BY 1`,
     );
     expect(rows.map((r) => r.fn)).toEqual(['ops.enqueue_outbox']);
-    // The erasure functions queue through it.
+    // The erasure functions, the ingest function and the retention checkpoints queue through it.
     const defs = await owner.query<{ fn: string }>(
       `SELECT n.nspname || '.' || p.proname AS fn FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace
         WHERE p.prosrc LIKE '%ops.enqueue_outbox(%' ORDER BY 1`,
     );
-    expect(defs.rows.map((r) => r.fn)).toEqual(['bronze.destroy_event', 'gold.erase_event_copies']);
+    expect(defs.rows.map((r) => r.fn)).toEqual([
+      'bronze.destroy_event',
+      'bronze.ingest_events',
+      'bronze.record_retention_checkpoints',
+      'gold.erase_event_copies',
+    ]);
     expect(filesMatching(path.resolve(__dirname, '../../src'), /insert\s+into\s+ops\.outbox/i)).toEqual([]);
   });
 

@@ -7,7 +7,8 @@ import { Sql } from '../../src/platform/postgres/sql';
 import { ChainRepository } from '../../src/gold/portability/chain.repository';
 import { exportNamespace, verifyExportFile, verifyNamespace } from '../../src/gold/portability/export-file';
 import { importExport, ImportSummary } from '../../src/gold/portability/import-file';
-import { runExport, runVerify, settled as namespaceSettled } from '../../src/app/portability.command';
+import { runExport, runImport, runVerify, settled as namespaceSettled } from '../../src/app/portability.command';
+import { ChainRecord, itemHashOf, linkHashOf, Parts } from '../../src/gold/portability/chain';
 import { loadConfig } from '../../src/common/config';
 import { createLogger } from '../../src/common/logger';
 import { Writable } from 'node:stream';
@@ -31,6 +32,22 @@ type FactNode = {
   sources: Array<{ event: { source: string; sourceEventId: string; checksum: string } }>;
 };
 
+/** The Bronze checksum of an exported event item (docs/bronze.md "The checksum"). */
+function checksumOf(e: Record<string, unknown>): string {
+  return eventChecksum({
+    kind: e.kind as string,
+    content: e.content as string,
+    rawPayload: e.rawPayloadText === null ? null : (JSON.parse(e.rawPayloadText as string) as unknown),
+    provenanceRoot: e.provenanceRoot as string | null,
+    conversationId: e.conversationId as string | null,
+    sessionId: e.sessionId as string | null,
+    sequenceNum: e.sequenceNum as number | null,
+    role: e.role as string | null,
+    actor: e.actor as string | null,
+    occurredAt: new Date(e.occurredAt as string).toISOString(),
+  });
+}
+
 /**
  * Issue 28 items 3-4 against the real stores with the default models: a namespace round-trips
  * through export and import (facts, overlays and provenance equal), export resumes and is
@@ -43,6 +60,7 @@ describe('export, import and the verifiable hash chain', () => {
   let chain: ChainRepository;
   let sql: Sql;
   let admin: string;
+  let eraser: string;
   let approver: string;
   const ns = uniqueNamespace('export');
   const ns2 = uniqueNamespace('import');
@@ -51,15 +69,39 @@ describe('export, import and the verifiable hash chain', () => {
   const ids: Record<string, string> = {};
 
   const settled = (namespace: string) => namespaceSettled(sql, namespace, 120_000);
+  const eventsIn = async (namespace: string) =>
+    (await owner.query(`SELECT count(*)::int AS n FROM bronze.events WHERE namespace = $1`, [namespace])).rows[0].n as number;
+  /** The command's configuration against the test stores (export, import and verify run as `medallion …` would). */
+  const commandConfig = () => {
+    const stores = testStores();
+    return loadConfig({
+      DATABASE_URL: t.databaseUrl,
+      DATABASE_RUNTIME_URL: t.runtimeDatabaseUrl,
+      NEO4J_URI: stores.neo4j.uri,
+      NEO4J_USER: stores.neo4j.user,
+      NEO4J_PASSWORD: stores.neo4j.password,
+      ADMIN_TOKEN: t.adminToken,
+      DATA_DIR: dir,
+      LOG_LEVEL: 'silent',
+      OFFLINE_EMBEDDER: 'hashing',
+    });
+  };
   const facts = async (namespace: string) =>
     (await gqlOk<{ facts: { edges: Array<{ node: FactNode }> } }>(t.url, admin, FACTS, { ns: namespace })).facts.edges.map((e) => e.node);
-  const importInto = (namespace: string, from = file): Promise<ImportSummary> =>
+  const importInto = async (namespace: string, from = file, unverified = false): Promise<ImportSummary> =>
     importExport(sql, t.app.repositories.events, from, {
       namespace,
       batchSize: 2,
       limits: t.app.config.limits,
+      importer: await importer(),
+      unverified,
       derived: () => settled(namespace),
     });
+  /** The importing principal: the one the bootstrap token stands for (the CLI takes it from the token it is given). */
+  const importer = async () => {
+    const p = (await t.app.services.tokens.authenticate(`Bearer ${admin}`)).requirePrincipal();
+    return { principalId: p.principalId, name: p.name };
+  };
 
   beforeAll(async () => {
     t = await startTestApp();
@@ -67,6 +109,8 @@ describe('export, import and the verifiable hash chain', () => {
     chain = new ChainRepository(sql);
     admin = t.adminToken;
     approver = (await createToken(t, [{ namespacePattern: ns, capabilities: ['APPROVE'] }], 'dpo')).token;
+    // The erasure's requester has a token of its own: nothing the bootstrap admin requests has a second person (docs/approvals.md).
+    eraser = (await createToken(t, [{ namespacePattern: ns, capabilities: ['ADMIN'] }], 'eraser')).token;
     owner = new Client({ connectionString: t.databaseUrl });
     await owner.connect();
     const r = await gqlOk<{ ingestEvents: Array<{ event: { id: string } }> }>(t.url, admin, INGEST, {
@@ -128,12 +172,12 @@ describe('export, import and the verifiable hash chain', () => {
     // The approved erasure of m3 scrubs Bronze, Silver (judge decisions included) and Gold copies after they were sealed.
     const req = await gqlOk<{ requestApproval: { id: string } }>(
       t.url,
-      admin,
+      eraser,
       `mutation($input: ApprovalRequestInput!) { requestApproval(input: $input) { id } }`,
       { input: { namespace: ns, action: 'DESTROY_EVENT', params: { eventId: ids.m3 }, reason: 'GDPR request' } },
     );
     await gqlOk(t.url, approver, `mutation($id: ID!) { approve(id: $id, reason: "verified") { status } }`, { id: req.requestApproval.id });
-    await gqlOk(t.url, admin, `mutation($e: ID!, $a: ID!) { destroyEvent(eventId: $e, approvalId: $a) { id } }`, { e: ids.m3, a: req.requestApproval.id });
+    await gqlOk(t.url, eraser, `mutation($e: ID!, $a: ID!) { destroyEvent(eventId: $e, approvalId: $a) { id } }`, { e: ids.m3, a: req.requestApproval.id });
     await settled(ns);
     await chain.sealAll(ns);
     expect((await owner.query(`SELECT count(*)::int AS n FROM ops.hash_chain WHERE namespace = $1 AND kind = 'approval_log'`, [ns])).rows[0].n).toBe(3);
@@ -150,9 +194,12 @@ describe('export, import and the verifiable hash chain', () => {
       .trimEnd()
       .split('\n')
       .map((l) => JSON.parse(l) as Record<string, unknown>);
-    expect(lines[0]).toEqual({ type: 'header', format: 'medallion-export', version: 1, namespace: ns });
+    expect(lines[0]).toEqual({ type: 'header', format: 'medallion-export', version: 2, namespace: ns });
     expect(s.lines).toBe(lines.length);
-    expect(lines.slice(1).map((l) => l.seq)).toEqual(lines.slice(1).map((_, i) => i + 1));
+    const links = lines.slice(1, -1);
+    expect(links.map((l) => l.seq)).toEqual(links.map((_, i) => i + 1));
+    // The end line: how many links and which head a whole file has (a file cut short lacks it).
+    expect(lines.at(-1)).toEqual({ type: 'end', links: links.length, head: s.head, checkpoints: 0 });
     const events = lines.filter((l) => l.type === 'event').map((l) => l.item as Record<string, unknown>);
     const stored = (await owner.query(`SELECT id::text AS id, content, raw_payload::text AS p, checksum FROM bronze.events WHERE namespace = $1`, [ns]))
       .rows as Array<{
@@ -169,7 +216,7 @@ describe('export, import and the verifiable hash chain', () => {
     expect(lines.filter((l) => l.type === 'overlay')).toHaveLength(4);
     expect(lines.filter((l) => l.type === 'overlay' && (l.ctx as { erased?: boolean }).erased)).toHaveLength(1);
     expect(lines.filter((l) => l.type === 'approval_log').map((l) => (l.item as { step: string }).step)).toEqual(['REQUESTED', 'APPROVED', 'EXECUTED']);
-    expect(await verifyExportFile(file)).toMatchObject({ ok: true, namespace: ns, links: lines.length - 1, head: s.head });
+    expect(await verifyExportFile(file)).toMatchObject({ ok: true, namespace: ns, links: lines.length - 2, head: s.head });
   });
 
   it('export is idempotent and resumes a partial file after its last complete line', async () => {
@@ -189,9 +236,10 @@ describe('export, import and the verifiable hash chain', () => {
   it('imports into a new namespace where derivation rebuilds equal facts, overlays and provenance; a re-run adds nothing', async () => {
     const summary = await importInto(ns2);
     expect(summary.rejected).toEqual([]);
-    expect(summary.events).toEqual({ created: 3, existing: 0, erased: 1 });
+    expect(summary).toMatchObject({ verified: true, problem: null });
+    expect(summary.events).toEqual({ created: 3, existing: 0, erased: 1, retained: 0 });
     expect(summary.overlays).toEqual({ created: 2, existing: 0, unplaced: 0, erased: 1 });
-    expect(summary.approvalLog).toEqual({ created: 3, existing: 0 });
+    expect(summary.approvalLog).toEqual({ recorded: 3, existing: 0 });
     await settled(ns2);
 
     const key = (f: FactNode) => JSON.stringify([f.statement, f.machineStatement, f.validTo === null]);
@@ -236,7 +284,7 @@ describe('export, import and the verifiable hash chain', () => {
       (
         await owner.query(
           `SELECT (SELECT count(*) FROM bronze.events WHERE namespace = $1)::int AS e, (SELECT count(*) FROM gold.overlays WHERE namespace = $1)::int AS o,
-                  (SELECT count(*) FROM access.approval_log WHERE namespace = $1)::int AS l, (SELECT count(*) FROM silver.facts WHERE namespace = $1)::int AS f`,
+                  (SELECT count(*) FROM ops.imported_records WHERE namespace = $1)::int AS l, (SELECT count(*) FROM silver.facts WHERE namespace = $1)::int AS f`,
           [ns2],
         )
       ).rows[0];
@@ -245,7 +293,7 @@ describe('export, import and the verifiable hash chain', () => {
     expect(rerun).toMatchObject({
       events: { created: 0, existing: 3, erased: 1 },
       overlays: { created: 0, existing: 2, erased: 1 },
-      approvalLog: { created: 0, existing: 3 },
+      approvalLog: { recorded: 0, existing: 3 },
       rejected: [],
     });
     await settled(ns2);
@@ -255,7 +303,7 @@ describe('export, import and the verifiable hash chain', () => {
     expect(await verifyNamespace(chain, ns2)).toMatchObject({ ok: true });
   }, 240_000);
 
-  it('import rejects a bad line alone, with its number and a reason, and stores the good ones', async () => {
+  it('import refuses a file whose chain does not verify before writing anything; --unverified rejects a bad line alone and marks what it stores', async () => {
     const lines = fs.readFileSync(file, 'utf8').trimEnd().split('\n');
     const eventLines = lines.filter((l) => (JSON.parse(l) as { type: string }).type === 'event');
     const altered = JSON.parse(eventLines[0] as string) as { item: { content: string } };
@@ -263,13 +311,157 @@ describe('export, import and the verifiable hash chain', () => {
     const bad = path.join(dir, 'bad.jsonl');
     fs.writeFileSync(bad, [lines[0], '{not json', JSON.stringify(altered), eventLines[1], '{"type":"mystery","seq":1}'].join('\n') + '\n');
     const ns3 = uniqueNamespace('bad-import');
-    const s = await importInto(ns3, bad);
+    await expect(importInto(ns3, bad)).rejects.toThrow(/BROKEN at line 2: the line is malformed \(not JSON.*Nothing was imported.*--unverified/);
+    expect(await eventsIn(ns3)).toBe(0);
+    const s = await importInto(ns3, bad, true);
+    expect(s).toMatchObject({ verified: false, problem: expect.stringMatching(/line 2/) });
     expect(s.rejected.map((r) => r.line)).toEqual([2, 3, 5]);
     expect(s.rejected[0]?.reason).toMatch(/not JSON/);
     expect(s.rejected[1]?.reason).toMatch(/does not give its checksum/);
     expect(s.rejected[2]?.reason).toMatch(/unknown type "mystery"/);
     expect(s.events.created).toBe(1);
+    const marked = await gqlOk<{ events: { edges: Array<{ node: { importedUnverified: boolean } }> } }>(
+      t.url,
+      admin,
+      `query($ns: String!) { events(namespace: $ns) { edges { node { importedUnverified } } } }`,
+      { ns: ns3 },
+    );
+    expect(marked.events.edges.map((e) => e.node.importedUnverified)).toEqual([true]);
   }, 120_000);
+
+  it('import cannot launder history: a forged, truncated or reordered file is refused with its position, line and reason', async () => {
+    const lines = fs.readFileSync(file, 'utf8').trimEnd().split('\n');
+    const parsed = lines.map((l) => JSON.parse(l) as Record<string, unknown> & { type: string; item?: Record<string, unknown> | null; seq?: number });
+    const write = (name: string, ls: Array<Record<string, unknown>>) => {
+      const p = path.join(dir, name);
+      fs.writeFileSync(p, ls.map((l) => JSON.stringify(l)).join('\n') + '\n');
+      return p;
+    };
+    // The issue's forgery: an event's content edited with its checksum recomputed, invented REQUESTED/APPROVED/EXECUTED lines, an overlay re-credited to the admin.
+    const forged = parsed.map((l) => structuredClone(l));
+    const ev = forged.find((l) => l.type === 'event' && l.item && l.item.content === 'My sister Ada lives in Lisbon') as {
+      seq: number;
+      item: Record<string, unknown>;
+    };
+    ev.item.content = 'My sister Ada lives in Porto';
+    ev.item.checksum = checksumOf(ev.item);
+    const ov = forged.find((l) => l.type === 'overlay') as { item: Record<string, unknown> };
+    ov.item.author = 'bootstrap-admin';
+    const end = forged.pop() as Record<string, unknown>;
+    const last = forged.at(-1) as unknown as { seq: number; hash: string };
+    const invented = ['REQUESTED', 'APPROVED', 'EXECUTED'].map((step, i) => ({
+      type: 'approval_log',
+      seq: last.seq + 1 + i,
+      prev: i === 0 ? last.hash : 'f'.repeat(64),
+      hash: 'f'.repeat(64),
+      itemHash: 'e'.repeat(64),
+      parts: {},
+      item: {
+        id: String(900 + i),
+        requestId: '00000000-0000-4000-8000-000000000009',
+        namespace: ns,
+        step,
+        principalId: 'x',
+        principalName: 'dpo',
+        detail: null,
+        at: '2026-01-01T00:00:00.000000Z',
+      },
+      ctx: {},
+    }));
+    const forgedFile = write('forged.jsonl', [...forged, ...invented, end]);
+    const nsF = uniqueNamespace('forged');
+    const config = commandConfig();
+    const refusal = runImport(config, createLogger('silent'), forgedFile, { namespace: nsF, batchSize: '500', timeout: '60', token: admin });
+    await expect(refusal).rejects.toThrow(
+      new RegExp(`BROKEN at position ${ev.seq} \\(line \\d+\\): event [0-9a-f-]+: the event's fields differ from what was sealed`),
+    );
+    expect(await eventsIn(nsF)).toBe(0);
+    expect((await owner.query(`SELECT count(*)::int AS n FROM ops.imports WHERE namespace = $1`, [nsF])).rows[0].n).toBe(0);
+
+    // Truncated after a complete line (the end line and the last link gone), and two links swapped.
+    const truncated = write('truncated.jsonl', parsed.slice(0, -2));
+    await expect(importInto(nsF, truncated)).rejects.toThrow(/without its end line: it was cut short/);
+    const swapped = parsed.map((l) => l);
+    const i = swapped.findIndex((l) => l.type === 'event');
+    [swapped[i], swapped[i + 1]] = [swapped[i + 1] as (typeof swapped)[number], swapped[i] as (typeof swapped)[number]];
+    const reordered = write('reordered.jsonl', swapped);
+    await expect(importInto(nsF, reordered)).rejects.toThrow(
+      new RegExp(`position ${(parsed[i + 1] as { seq: number }).seq} \\(line ${i + 1}\\): .*a link is missing or out of order`),
+    );
+    expect(await eventsIn(nsF)).toBe(0);
+
+    // With --unverified the truncated file loads, every event it creates marked.
+    const s = await importInto(nsF, truncated, true);
+    expect(s.verified).toBe(false);
+    expect(s.events.created).toBeGreaterThan(0);
+    const marks = await owner.query(
+      `SELECT count(*) FILTER (WHERE NOT verified)::int AS unverified, count(*)::int AS n FROM ops.imported_events WHERE namespace = $1`,
+      [nsF],
+    );
+    expect(marks.rows[0]).toEqual({ unverified: s.events.created, n: s.events.created });
+  }, 180_000);
+
+  it('a file whose whole chain was rewritten verifies, and still its approval lines and overlay authors are the importer\u2019s data, never decisions or authorship here', async () => {
+    const parsed = fs
+      .readFileSync(file, 'utf8')
+      .trimEnd()
+      .split('\n')
+      .map((l) => JSON.parse(l) as Record<string, unknown>);
+    // Re-credit every overlay to "the admin" and recompute every hash after it (no secret stops that).
+    let prev = '0'.repeat(64);
+    for (const l of parsed) {
+      if (typeof l.seq !== 'number') continue;
+      const record = { kind: l.type, item: l.item } as ChainRecord;
+      if (record.kind === 'overlay')
+        Object.assign(record.item, { author: 'the-admin', authorId: '00000000-0000-4000-8000-0000000000ad', changedBy: 'the-admin' });
+      l.itemHash = itemHashOf(record, l.parts as Parts);
+      l.prev = prev;
+      l.hash = linkHashOf(l.seq, prev, l.itemHash as string);
+      prev = l.hash as string;
+    }
+    (parsed.at(-1) as { head: string }).head = prev;
+    const rechained = path.join(dir, 'rechained.jsonl');
+    fs.writeFileSync(rechained, parsed.map((l) => JSON.stringify(l)).join('\n') + '\n');
+    expect(await verifyExportFile(rechained)).toMatchObject({ ok: true });
+    const nsR = uniqueNamespace('rechained');
+    const s = await importInto(nsR, rechained);
+    expect(s.verified).toBe(true);
+    expect(s.approvalLog).toEqual({ recorded: 3, existing: 0 });
+    const me = await importer();
+    expect((await owner.query(`SELECT count(*)::int AS n FROM access.approval_log WHERE namespace = $1`, [nsR])).rows[0].n).toBe(0);
+    const authors = (await owner.query(`SELECT DISTINCT author, author_id::text AS id, changed_by FROM gold.overlays WHERE namespace = $1`, [nsR])).rows;
+    expect(authors).toEqual([{ author: me.name, id: me.principalId, changed_by: me.name }]);
+    const recorded = await owner.query(
+      `SELECT r.kind, r.item ->> 'author' AS author, i.imported_by::text AS by FROM ops.imported_records r JOIN ops.imports i ON i.id = r.import_id
+        WHERE r.namespace = $1 ORDER BY r.seq`,
+      [nsR],
+    );
+    expect(recorded.rows.filter((r) => r.kind === 'overlay').map((r) => r.author)).toEqual(['the-admin', 'the-admin', 'the-admin']);
+    expect(new Set(recorded.rows.map((r) => r.by))).toEqual(new Set([me.principalId]));
+  }, 180_000);
+
+  it('importing a namespace\u2019s export into itself changes nothing', async () => {
+    const counts = async () =>
+      (
+        await owner.query(
+          `SELECT (SELECT count(*) FROM bronze.events WHERE namespace = $1)::int AS events, (SELECT count(*) FROM gold.overlays WHERE namespace = $1)::int AS overlays,
+                  (SELECT count(*) FROM access.approval_log WHERE namespace = $1)::int AS log, (SELECT count(*) FROM ops.imports WHERE namespace = $1)::int AS imports,
+                  (SELECT count(*) FROM ops.imported_records WHERE namespace = $1)::int AS records`,
+          [ns],
+        )
+      ).rows[0];
+    const before = await counts();
+    const s = await importInto(ns);
+    expect(s).toMatchObject({
+      verified: true,
+      events: { created: 0 },
+      overlays: { created: 0, unplaced: 0 },
+      approvalLog: { recorded: 0, existing: 3 },
+      rejected: [],
+    });
+    await settled(ns);
+    expect(await counts()).toEqual(before);
+  }, 180_000);
 
   it('concurrent ingest and concurrent sealers give one gapless chain that covers every event once', async () => {
     const nsc = uniqueNamespace('chain-concurrent');
@@ -321,17 +513,7 @@ describe('export, import and the verifiable hash chain', () => {
   });
 
   it('medallion export through the command writes what the library writes, and verify --namespace through the command passes', async () => {
-    const stores = testStores();
-    const config = loadConfig({
-      DATABASE_URL: t.databaseUrl,
-      DATABASE_RUNTIME_URL: t.runtimeDatabaseUrl,
-      NEO4J_URI: stores.neo4j.uri,
-      NEO4J_USER: stores.neo4j.user,
-      NEO4J_PASSWORD: stores.neo4j.password,
-      ADMIN_TOKEN: t.adminToken,
-      DATA_DIR: dir,
-      LOG_LEVEL: 'silent',
-    });
+    const config = commandConfig();
     const out = path.join(dir, 'cli.jsonl');
     // Structured lines for the run (start, end with counts), ids and counts only.
     const lines: string[] = [];

@@ -323,6 +323,104 @@ describe('telemetry: metrics, the Grafana dashboard, logs without secrets', () =
       expect([name, referenced.has(name)]).toEqual([name, true]);
   });
 
+  it('logs and counts every irreversible operation and approval decision, with ids and never what a person wrote', async () => {
+    const tapp = { app, url, adminToken, databaseUrl: db.url, runtimeDatabaseUrl: db.runtimeUrl, stop: async () => undefined };
+    const requester = (await createToken(tapp, [{ namespacePattern: ns, capabilities: ['ADMIN'] }], 'audit-requester')).token;
+    const approver = (await createToken(tapp, [{ namespacePattern: ns, capabilities: ['APPROVE'] }], 'audit-approver')).token;
+    const editor = (await createToken(tapp, [{ namespacePattern: ns, capabilities: ['OVERLAY', 'READ'] }], 'audit-editor')).token;
+    const before = await scrape(url);
+    const count = (s: Scrape, name: string, labels: Record<string, string>) => total(s, name, labels) - total(before, name, labels);
+    const REQUEST = `mutation($input: ApprovalRequestInput!) { requestApproval(input: $input) { id } }`;
+    const request = async (token: string, action: string, params: unknown) =>
+      (await gqlOk<{ requestApproval: { id: string } }>(url, token, REQUEST, { input: { namespace: ns, action, params, reason: `why ${secretContent}` } }))
+        .requestApproval.id;
+    const decide = (token: string, verb: 'approve' | 'reject', id: string) =>
+      gql(url, token, `mutation($id: ID!, $r: String) { ${verb}(id: $id, reason: $r) { status } }`, { id, r: `because ${secretContent}` });
+    const event = (
+      await gqlOk<{ ingestEvents: Array<{ event: { id: string } }> }>(
+        url,
+        token,
+        `mutation($input: [EventInput!]!) { ingestEvents(input: $input) { event { id } } }`,
+        {
+          input: [{ namespace: ns, source: 'audit', sourceEventId: 'a1', kind: 'MESSAGE', content: `erase me ${secretContent}` }],
+        },
+      )
+    ).ingestEvents[0]?.event.id as string;
+    const DESTROY = `mutation($e: ID!, $a: ID!) { destroyEvent(eventId: $e, approvalId: $a) { id } }`;
+
+    const erase = await request(requester, 'DESTROY_EVENT', { eventId: event });
+    expect((await decide(requester, 'approve', erase)).errors?.[0]?.extensions?.code).toBe('FORBIDDEN'); // refused: admin does not imply approve
+    expect((await decide(approver, 'approve', erase)).errors).toBeUndefined();
+    await gqlOk(url, requester, DESTROY, { e: event, a: erase });
+    expect((await gql(url, requester, DESTROY, { e: event, a: erase })).errors?.[0]?.extensions?.code).toBe('BAD_USER_INPUT'); // refused: already destroyed
+    // Retention is off here (BRONZE_RETENTION_DAYS=0): refused, and counted as such.
+    const retain = await gql(url, adminToken, `mutation($b: DateTime!, $a: ID!) { retainBronze(before: $b, approvalId: $a) { name } }`, {
+      b: '2007-01-01T00:00:00Z',
+      a: '00000000-0000-4000-8000-000000000001',
+    });
+    expect(retain.errors?.[0]?.extensions?.code).toBe('BAD_USER_INPUT');
+    // Another principal's overlay: refused without an approval, executed with one.
+    const fact = (
+      await gqlOk<{ ingestEvents: Array<{ event: { id: string } }> }>(
+        url,
+        token,
+        `mutation($input: [EventInput!]!) { ingestEvents(input: $input) { event { id } } }`,
+        {
+          input: [{ namespace: ns, source: 'audit', sourceEventId: 'a2', kind: 'MESSAGE', content: 'a plain note for an overlay' }],
+        },
+      )
+    ).ingestEvents[0]?.event.id as string;
+    const rejected = await request(requester, 'DESTROY_EVENT', { eventId: fact });
+    expect((await decide(approver, 'reject', rejected)).errors).toBeUndefined();
+    const overlay = (
+      await gqlOk<{ addOverlay: { id: string } }>(url, requester, `mutation($input: OverlayInput!) { addOverlay(input: $input) { id } }`, {
+        input: { eventId: fact, kind: 'REDACTION', exact: 'plain' },
+      })
+    ).addOverlay.id;
+    const RETRACT = `mutation($id: ID!, $a: ID) { retractOverlay(id: $id, approvalId: $a) { status } }`;
+    expect((await gql(url, editor, RETRACT, { id: overlay })).errors?.[0]?.extensions?.code).toBe('FORBIDDEN');
+    const overwrite = await request(editor, 'OVERWRITE_OVERLAY', { overlayId: overlay, operation: 'RETRACT' });
+    expect((await decide(approver, 'approve', overwrite)).errors).toBeUndefined();
+    await gqlOk(url, editor, RETRACT, { id: overlay, a: overwrite });
+
+    const after = await scrape(url);
+    const ops = 'medallion_irreversible_operations_total';
+    expect({
+      eraseExecuted: count(after, ops, { operation: 'erase_event', outcome: 'executed' }),
+      eraseRefused: count(after, ops, { operation: 'erase_event', outcome: 'refused' }),
+      retainRefused: count(after, ops, { operation: 'retain_bronze', outcome: 'refused' }),
+      overwriteRefused: count(after, ops, { operation: 'overwrite_overlay', outcome: 'refused' }),
+      overwriteExecuted: count(after, ops, { operation: 'overwrite_overlay', outcome: 'executed' }),
+    }).toEqual({ eraseExecuted: 1, eraseRefused: 1, retainRefused: 1, overwriteRefused: 1, overwriteExecuted: 1 });
+    const decisions = 'medallion_approval_decisions_total';
+    expect(count(after, decisions, { action: 'DESTROY_EVENT', decision: 'approved' })).toBe(1);
+    expect(count(after, decisions, { action: 'DESTROY_EVENT', decision: 'refused' })).toBe(1);
+    expect(count(after, decisions, { action: 'DESTROY_EVENT', decision: 'rejected' })).toBe(1);
+    expect(count(after, decisions, { action: 'OVERWRITE_OVERLAY', decision: 'approved' })).toBe(1);
+    // Fixed label sets: every series exists from the start, and no other label value appears.
+    expect(new Set(after.samples.filter((x) => x.name === ops).map((x) => `${x.labels.operation}/${x.labels.outcome}`)).size).toBe(6);
+    expect(new Set(after.samples.filter((x) => x.name === decisions).map((x) => `${x.labels.action}/${x.labels.decision}`)).size).toBe(9);
+
+    const lines = logs
+      .join('')
+      .split('\n')
+      .filter((l) => l.includes('"audit":'))
+      .map((l) => JSON.parse(l) as Record<string, unknown>);
+    expect(lines.find((l) => l.audit === 'irreversible_operation' && l.outcome === 'executed' && l.operation === 'erase_event')).toMatchObject({
+      approvalId: erase,
+      eventId: event,
+      principalId: expect.any(String),
+      namespaceHash: expect.stringMatching(/^[0-9a-f]{16}$/),
+    });
+    expect(lines.find((l) => l.audit === 'approval_decision' && l.decision === 'refused')).toMatchObject({ approvalId: erase, code: 'NOT_APPROVER' });
+    expect(lines.find((l) => l.audit === 'irreversible_operation' && l.operation === 'overwrite_overlay' && l.outcome === 'executed')).toMatchObject({
+      approvalId: overwrite,
+      overlayId: overlay,
+    });
+    // Ids and codes only: no namespace in clear, no reason or content a person typed.
+    for (const l of lines) expect(JSON.stringify(l)).not.toMatch(new RegExp(`${secretContent}|${ns}`));
+  });
+
   it('logs malformed MCP requests at warn with code and message, without a stack', async () => {
     const from = logs.length;
     const post = (body: string, contentType = 'application/json') =>

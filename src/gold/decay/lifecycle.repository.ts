@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { enqueueOutbox, outboxRows } from '../../platform/outbox';
+import { distinctNamespaces } from '../../platform/postgres/distinct-namespaces';
 import { col, Sql } from '../../platform/postgres/sql';
 import { DecaySettings, decayedImportanceSql, LAST_ACTIVE_SQL } from '../../silver/decay';
 
@@ -156,15 +157,7 @@ export class LifecycleRepository {
   }
 
   /** Namespaces with facts (the decay and prune schedules cover these): a skip scan of facts_ns_idx, one probe per namespace. */
-  async namespacesWithFacts(): Promise<string[]> {
-    return this.sql.rows(
-      `WITH RECURSIVE n(ns) AS (
-         (SELECT min(namespace) FROM silver.facts)
-         UNION ALL
-         SELECT (SELECT min(f.namespace) FROM silver.facts f WHERE f.namespace > n.ns) FROM n WHERE n.ns IS NOT NULL)
-       SELECT ns AS namespace FROM n WHERE ns IS NOT NULL`,
-      [],
-      (r) => col.string(r, 'namespace'),
-    );
+  namespacesWithFacts(): Promise<string[]> {
+    return distinctNamespaces(this.sql, 'silver.facts');
   }
 }

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { AuthContext, Principal } from '../../access/auth-context';
+import { AuthContext } from '../../access/auth-context';
 import { Capability } from '../../access/capability';
 import { AccessException, AccessExceptionCode } from '../../access/access.exception';
 import { EventRepository } from '../../bronze/event.repository';
@@ -7,6 +7,8 @@ import { requireUuid } from '../../common/input';
 import { Sql } from '../../platform/postgres/sql';
 import { FactRepository } from '../../silver/fact.repository';
 import { ApprovalGate } from '../../access/approval.port';
+import { AppException } from '../../common/app-exception';
+import { AuditLog, countOnlyAudit } from '../../platform/telemetry/audit';
 import { OverlayException, OverlayExceptionCode } from './overlay.exception';
 import { OverlayRepository, reprojectTarget as reproject, TextSpan } from './overlay.repository';
 import { ComposeSpan } from '../../common/compose-text';
@@ -54,6 +56,8 @@ export class OverlayService {
     private readonly facts: FactRepository,
     private readonly events: EventRepository,
     private readonly gate: ApprovalGate,
+    /** Logs and counts each overwrite of another principal's overlay, and each refused one (platform/telemetry/audit.ts). */
+    private readonly audit: AuditLog = countOnlyAudit,
   ) {}
 
   /** Overlays ever placed on this fact, at their latest version (needs "read"); NOT_FOUND for a fact the caller cannot read. */
@@ -136,27 +140,29 @@ export class OverlayService {
     }
     const target = await this.target(auth, input);
     const selector = placeSelector(target.text, input);
-    return this.sql.transaction(async (tx) => {
-      await this.approveIfForeign(tx, principal, current, approvalId, {
-        operation: 'REVISE',
-        kind: input.kind,
-        ...(input.body != null ? { body: input.body } : {}),
-      });
-      const record = await this.overlays.append(tx, {
-        ...current,
-        kind: input.kind,
-        selector,
-        textHash: textHash(target.text),
-        body: input.body ?? null,
-        reason: input.reason ?? null,
-        changedBy: principal.name,
-        status: 'ANCHORED',
-        anchorConfidence: 1,
-        needsReview: false,
-      });
-      await reproject(tx, record);
-      return record;
-    });
+    return this.audited(auth, current, approvalId, () =>
+      this.sql.transaction(async (tx) => {
+        await this.approveIfForeign(tx, auth, current, approvalId, {
+          operation: 'REVISE',
+          kind: input.kind,
+          ...(input.body != null ? { body: input.body } : {}),
+        });
+        const record = await this.overlays.append(tx, {
+          ...current,
+          kind: input.kind,
+          selector,
+          textHash: textHash(target.text),
+          body: input.body ?? null,
+          reason: input.reason ?? null,
+          changedBy: principal.name,
+          status: 'ANCHORED',
+          anchorConfidence: 1,
+          needsReview: false,
+        });
+        await reproject(tx, record);
+        return record;
+      }),
+    );
   }
 
   /** A RETRACTED version: the overlay stays as history and stops applying everywhere. */
@@ -164,22 +170,49 @@ export class OverlayService {
     const principal = auth.requirePrincipal();
     const current = await this.visibleOverlay(auth, id);
     if (current.status === 'RETRACTED') return current;
-    return this.sql.transaction(async (tx) => {
-      await this.approveIfForeign(tx, principal, current, approvalId, { operation: 'RETRACT' });
-      const record = await this.overlays.append(tx, { ...current, changedBy: principal.name, status: 'RETRACTED', needsReview: false });
-      await reproject(tx, record);
-      return record;
-    });
+    return this.audited(auth, current, approvalId, () =>
+      this.sql.transaction(async (tx) => {
+        await this.approveIfForeign(tx, auth, current, approvalId, { operation: 'RETRACT' });
+        const record = await this.overlays.append(tx, { ...current, changedBy: principal.name, status: 'RETRACTED', needsReview: false });
+        await reproject(tx, record);
+        return record;
+      }),
+    );
+  }
+
+  /**
+   * Runs a revision or retraction; when the overlay is another principal's (an irreversible
+   * OVERWRITE_OVERLAY), logs and counts it once committed, or its refusal.
+   */
+  private async audited(auth: AuthContext, current: OverlayRecord, approvalId: string | null, run: () => Promise<OverlayRecord>): Promise<OverlayRecord> {
+    const principal = auth.requirePrincipal();
+    if (current.authorId === principal.principalId) return run();
+    const record = {
+      operation: 'overwrite_overlay' as const,
+      principalId: principal.principalId,
+      tokenId: principal.tokenId,
+      approvalId,
+      namespace: current.namespace,
+      ids: { overlayId: current.id, fromVersion: current.version },
+    };
+    try {
+      const written = await run();
+      this.audit.irreversible({ ...record, outcome: 'executed', ids: { ...record.ids, version: written.version } });
+      return written;
+    } catch (err) {
+      if (err instanceof AppException) this.audit.irreversible({ ...record, outcome: 'refused', code: err.code });
+      throw err;
+    }
   }
 
   private async approveIfForeign(
     tx: Sql,
-    principal: Principal,
+    auth: AuthContext,
     current: OverlayRecord,
     approvalId: string | null,
     change: { operation: 'REVISE'; kind: string; body?: string } | { operation: 'RETRACT' },
   ): Promise<void> {
-    if (current.authorId === principal.principalId) return;
+    if (current.authorId === auth.requirePrincipal().principalId) return;
     // The parameters an OVERWRITE_OVERLAY request must have named (access/approval-params.ts).
     const params = { overlayId: current.id, ...change };
     if (!approvalId) {
@@ -193,7 +226,7 @@ export class OverlayService {
       namespace: current.namespace,
       action: 'OVERWRITE_OVERLAY',
       params,
-      executor: principal.principalId,
+      credential: auth.credential(),
     });
   }
 

@@ -1,4 +1,5 @@
 import { col, Sql, SqlRow } from '../../platform/postgres/sql';
+import { CheckpointRepository } from './checkpoint.repository';
 import { ChainKind, ChainLink, ChainRecord, ErasureContext, GENESIS, itemHashOf, itemIdOf, linkHashOf, partsOf, Parts } from './chain';
 
 /** A timestamp as text with microseconds, UTC: what the chain hashes (a JS Date would drop the microseconds). */
@@ -25,7 +26,12 @@ const strOrNull = (r: SqlRow, k: string) => col.stringOrNull(r, k);
 
 /** Reads the four kinds of chained records in the same shape, writes links. SQL only; hashing is chain.ts. */
 export class ChainRepository {
-  constructor(private readonly sql: Sql) {}
+  /** The retention checkpoints the verifier reads beside the links. */
+  readonly checkpoints: CheckpointRepository;
+
+  constructor(private readonly sql: Sql) {
+    this.checkpoints = new CheckpointRepository(sql);
+  }
 
   private where(kind: ChainKind, alias: string, idExpr: string, f: Filter, param: number): string {
     return 'unsealed' in f

@@ -2,6 +2,7 @@ import { eventChecksum } from '../../bronze/checksum';
 import { parseJsonExact } from '../../common/exact-json';
 import { ChainLink, ChainRecord, ChainVerifier, EventItem, GENESIS, itemHashOf, itemIdOf, JudgeDecisionItem, linkHashOf, OverlayItem, partsOf } from './chain';
 import { derivedUuid } from './import-file';
+import { CheckpointIndex, parseMultirange, RetentionCheckpoint } from './checkpoints';
 
 const event = (over: Partial<EventItem> = {}): EventItem => {
   const base: EventItem = {
@@ -101,8 +102,8 @@ function seal(records: ChainRecord[]): ChainLink[] {
   });
 }
 
-function verify(links: ChainLink[], records: Array<ChainRecord | null>, ctx: Array<Record<string, unknown>> = []) {
-  const v = new ChainVerifier();
+function verify(links: ChainLink[], records: Array<ChainRecord | null>, ctx: Array<Record<string, unknown>> = [], checkpoints: RetentionCheckpoint[] = []) {
+  const v = new ChainVerifier(new CheckpointIndex(checkpoints));
   links.forEach((l, i) => v.feed(l, records[i] ?? null, ctx[i] ?? {}));
   return v.result();
 }
@@ -115,7 +116,7 @@ describe('the hash chain', () => {
       { kind: 'judge_decision', item: judge() },
     ];
     const links = seal(records);
-    expect(verify(links, records)).toEqual({ ok: true, links: 3, head: links[2]?.hash, broken: null });
+    expect(verify(links, records)).toEqual({ ok: true, links: 3, head: links[2]?.hash, broken: null, retained: 0, checkpoints: 0 });
   });
 
   it('an event whose occurredAt the server defaulted (checksum over null) verifies too', () => {
@@ -209,5 +210,79 @@ describe('the hash chain', () => {
     expect(a).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-8[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
     expect(derivedUuid('ns2:22222222-2222-4222-8222-222222222222')).toBe(a);
     expect(derivedUuid('ns3:22222222-2222-4222-8222-222222222222')).not.toBe(a);
+  });
+});
+
+describe('retention checkpoints', () => {
+  const records: ChainRecord[] = [
+    { kind: 'event', item: event() },
+    { kind: 'event', item: event({ id: '77777777-7777-4777-8777-777777777777', sourceEventId: 'm2', content: 'I drink tea' }) },
+    { kind: 'overlay', item: overlay() },
+    { kind: 'event', item: event({ id: '99999999-9999-4999-8999-999999999999', sourceEventId: 'm3', content: 'I swim' }) },
+  ];
+  const links = seal(records);
+  const checkpoint = (over: Partial<RetentionCheckpoint> = {}): RetentionCheckpoint => ({
+    id: '1',
+    namespace: 'ns',
+    partition: 'events_2026_01',
+    rangeFrom: '2026-01-01T00:00:00.000000Z',
+    rangeTo: '2026-02-01T00:00:00.000000Z',
+    droppedEvents: 2,
+    sealedEvents: 2,
+    droppedLinks: '{[1,3)}',
+    cutSeq: 3,
+    cutHash: links[2]?.hash as string,
+    approvalId: 'a',
+    executedBy: 'b',
+    createdAt: '2026-03-01T00:00:00.000000Z',
+    signature: 'c',
+    signatureValid: true,
+    ...over,
+  });
+  const dropped = [null, null, records[2], records[3]] as Array<ChainRecord | null>;
+
+  it('reads the text of an int8multirange', () => {
+    expect(parseMultirange('{}')).toEqual([]);
+    expect(parseMultirange('{[1,3),[7,8)}')).toEqual([
+      [1, 3],
+      [7, 8],
+    ]);
+    expect(parseMultirange('{(0,2]}')).toEqual([[1, 3]]);
+  });
+
+  it('events a valid checkpoint lists may be missing; the chain goes on past them', () => {
+    expect(verify(links, dropped, [], [checkpoint()])).toMatchObject({ ok: true, links: 4, retained: 2, checkpoints: 1 });
+    // Without it they are missing, and a checkpoint lists only the links it names.
+    expect(verify(links, dropped).broken).toMatchObject({ position: 1, reason: expect.stringMatching(/is missing/) });
+    expect(verify(links, dropped, [], [checkpoint({ droppedLinks: '{[1,2)}' })]).broken).toMatchObject({ position: 2 });
+    // Only events: an overlay is never excused.
+    expect(
+      verify(links, [records[0], records[1], null, records[3]] as Array<ChainRecord | null>, [], [checkpoint({ droppedLinks: '{[3,4)}' })]).broken,
+    ).toMatchObject({
+      position: 3,
+      reason: expect.stringMatching(/overlay .* is missing/),
+    });
+  });
+
+  it('a checkpoint whose signature does not verify excuses nothing and breaks the chain at its cut', () => {
+    expect(verify(links, dropped, [], [checkpoint({ signatureValid: false })]).broken).toMatchObject({
+      position: 1,
+      reason: expect.stringMatching(/signature does not verify/),
+    });
+    expect(verify(links, records, [], [checkpoint({ signatureValid: false })]).broken).toMatchObject({
+      position: 3,
+      reason: expect.stringMatching(/signature does not verify/),
+    });
+  });
+
+  it('holds the chain to the head signed at the cut, and notices a chain that ends before it', () => {
+    expect(verify(links, dropped, [], [checkpoint({ cutHash: 'f'.repeat(64) })]).broken).toMatchObject({
+      position: 3,
+      reason: expect.stringMatching(/differs from the chain head retention checkpoint 1/),
+    });
+    expect(verify(links.slice(0, 2), dropped.slice(0, 2), [], [checkpoint()]).broken).toMatchObject({
+      position: 3,
+      reason: expect.stringMatching(/chain ends at link 2, before link 3/),
+    });
   });
 });

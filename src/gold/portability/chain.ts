@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import canonicalize from 'canonicalize';
 import { eventChecksum } from '../../bronze/checksum';
 import { parseJsonExact } from '../../common/exact-json';
+import { CheckpointIndex } from './checkpoints';
 
 /**
  * The per-namespace hash chain (docs/operations.md "Tamper evidence"): pure functions, so
@@ -269,6 +270,10 @@ export interface VerifyResult {
   links: number;
   head: string;
   broken: BrokenLink | null;
+  /** Event links whose records Bronze retention dropped, each listed by a retention checkpoint. */
+  retained: number;
+  /** The retention checkpoints the walk used. */
+  checkpoints: number;
 }
 
 /**
@@ -279,7 +284,11 @@ export class ChainVerifier {
   private prev = GENESIS;
   private expectedSeq = 1;
   private count = 0;
+  private retained = 0;
   private firstBroken: BrokenLink | null = null;
+
+  /** `checkpoints`: the chain's retention checkpoints (checkpoints.ts); a dropped event is missing unless one lists its link. */
+  constructor(private readonly checkpoints: CheckpointIndex = new CheckpointIndex()) {}
 
   get broken(): BrokenLink | null {
     return this.firstBroken;
@@ -306,7 +315,9 @@ export class ChainVerifier {
     if (link.seq !== this.expectedSeq) return `link ${link.seq} follows link ${this.expectedSeq - 1}: a link is missing or out of order`;
     if (link.prevHash !== this.prev) return 'prev does not name the hash of the link before it';
     if (linkHashOf(link.seq, link.prevHash, link.itemHash) !== link.hash) return 'the link hash does not match its seq, prev and item hash';
-    if (!record) return `the ${link.kind} ${link.itemId} is missing`;
+    const cut = this.checkpoints.cutProblem(link.seq, link.hash);
+    if (cut) return cut;
+    if (!record) return this.missing(link);
     if (record.kind !== link.kind || itemIdOf(record) !== link.itemId)
       return `the record is ${record.kind} ${itemIdOf(record)}, the link names ${link.kind} ${link.itemId}`;
     const content = contentProblem(record, link.parts, ctx);
@@ -315,14 +326,41 @@ export class ChainVerifier {
     return null;
   }
 
+  /** A link without its record: accepted only for an event a retention checkpoint with a valid signature lists. */
+  private missing(link: ChainLink): string | null {
+    const cp = link.kind === 'event' ? this.checkpoints.covering(link.seq) : undefined;
+    if (!cp) return `the ${link.kind} ${link.itemId} is missing`;
+    if (cp.signatureValid === false) return `the event ${link.itemId} is missing; retention checkpoint ${cp.id} lists it, but its signature does not verify`;
+    this.retained += 1;
+    return null;
+  }
+
   result(): VerifyResult {
-    return { ok: this.firstBroken === null, links: this.count, head: this.prev, broken: this.firstBroken };
+    // A checkpoint signed a cut the chain no longer reaches: links after the last one were removed.
+    const last = this.expectedSeq - 1;
+    const beyond = this.firstBroken ? undefined : this.checkpoints.beyond(last);
+    if (beyond)
+      this.fail({
+        position: beyond.cutSeq,
+        kind: 'unknown',
+        id: '',
+        reason: `the chain ends at link ${last}, before link ${beyond.cutSeq}, the cut retention checkpoint ${beyond.id} signed`,
+      });
+    return {
+      ok: this.firstBroken === null,
+      links: this.count,
+      head: this.prev,
+      broken: this.firstBroken,
+      retained: this.retained,
+      checkpoints: this.checkpoints.all.length,
+    };
   }
 }
 
 /** One line of the verify output for people. */
 export function describeVerify(r: VerifyResult, what: string): string {
-  if (r.ok) return `${what}: chain intact, ${r.links} link(s), head ${r.head}`;
+  const retained = r.checkpoints > 0 ? ` (${r.retained} event(s) dropped by Bronze retention, listed by ${r.checkpoints} retention checkpoint(s))` : '';
+  if (r.ok) return `${what}: chain intact, ${r.links} link(s)${retained}, head ${r.head}`;
   const b = r.broken as BrokenLink;
   if (b.position < 0) return `${what}: chain BROKEN at line ${b.line ?? '?'}: the line is malformed (${b.reason})`;
   return `${what}: chain BROKEN at position ${b.position}${b.line !== undefined ? ` (line ${b.line})` : ''}: ${b.kind} ${b.id}: ${b.reason}`;

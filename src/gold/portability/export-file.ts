@@ -1,57 +1,28 @@
 import fs from 'node:fs';
 import readline from 'node:readline';
-import { ChainKind, ChainLink, ChainRecord, CHAIN_KINDS, ChainVerifier, ErasureContext, Parts, VerifyResult } from './chain';
-import { ChainRepository, OverlayTargetKeys } from './chain.repository';
+import { ChainRepository } from './chain.repository';
+import { CheckpointIndex, RetentionCheckpoint } from './checkpoints';
+import {
+  CheckpointLine,
+  checkHeader,
+  EndLine,
+  EXPORT_FORMAT,
+  EXPORT_VERSION,
+  ExportHeader,
+  ExportLine,
+  FileCheckpoint,
+  noProgress,
+  parseJsonLine,
+  PortabilityError,
+  Progress,
+} from './export-format';
 
-/**
- * The export format (docs/operations.md "Export and import"): JSON Lines, UTF-8.
- * Line 1: `{"type":"header","format":"medallion-export","version":1,"namespace":NS}`.
- * Then one line per chain link, in chain order: `{"type": kind, "seq", "prev", "hash", "itemHash",
- * "parts", "item", "ctx", "map"?}`; `item` is the record as stored (an event verbatim with its
- * checksum and times, an overlay version, an approval log entry, a judge decision), `ctx` what
- * erasures reached it, `map` (overlays) the idempotency keys of its event or of its fact's sources.
- */
-export const EXPORT_FORMAT = 'medallion-export';
-export const EXPORT_VERSION = 1;
-
-export interface ExportHeader {
-  type: 'header';
-  format: typeof EXPORT_FORMAT;
-  version: number;
-  namespace: string;
-}
-
-export interface ExportLine {
-  type: ChainKind;
-  seq: number;
-  prev: string;
-  hash: string;
-  itemHash: string;
-  parts: Parts;
-  item: ChainRecord['item'];
-  ctx: ErasureContext;
-  map?: OverlayTargetKeys;
-}
-
-/** A problem the person running the command can fix (bad file, wrong namespace): printed without a stack. */
-export class PortabilityError extends Error {
-  constructor(message: string) {
-    super(message);
-    this.name = 'PortabilityError';
-  }
-}
-
-export interface Progress {
-  start(total: number): void;
-  update(done: number): void;
-  stop(): void;
-}
-
-export const noProgress: Progress = { start: () => undefined, update: () => undefined, stop: () => undefined };
+export * from './export-format';
+export { verifyExportFile, verifyNamespace } from './verify-chain';
 
 export interface ExportSummary {
   file: string;
-  /** Lines in the file now, header included. */
+  /** Lines in the file now, header and end line included. */
   lines: number;
   /** Links written by this run. */
   written: number;
@@ -60,8 +31,8 @@ export interface ExportSummary {
   head: string | null;
 }
 
-/** The last complete line of a file (ending in \n) and the byte length up to and including it. */
-function lastCompleteLine(file: string): { line: string | null; end: number } {
+/** The last complete line of a file (ending in \n), where it starts and the byte length up to and including it. */
+function lastCompleteLine(file: string): { line: string | null; start: number; end: number } {
   const fd = fs.openSync(file, 'r');
   try {
     const size = fs.fstatSync(fd).size;
@@ -83,74 +54,49 @@ function lastCompleteLine(file: string): { line: string | null; end: number } {
       if (end >= 0) {
         const rel = end - 1 - pos;
         const j = tail.lastIndexOf(0x0a, rel - 1);
-        if (j >= 0 || pos === 0) return { line: tail.subarray(j + 1, rel).toString('utf8'), end };
+        if (j >= 0 || pos === 0) return { line: tail.subarray(j + 1, rel).toString('utf8'), start: pos + j + 1, end };
       }
     }
-    return { line: null, end: 0 };
+    return { line: null, start: 0, end: 0 };
   } finally {
     fs.closeSync(fd);
   }
 }
 
-function parseJsonLine(text: string, lineNo: number): unknown {
-  try {
-    return JSON.parse(text) as unknown;
-  } catch (err) {
-    throw new PortabilityError(`line ${lineNo}: not JSON (${(err as Error).message})`);
-  }
-}
-
-function checkHeader(value: unknown, file: string): ExportHeader {
-  const h = value as Partial<ExportHeader> | null;
-  if (!h || h.type !== 'header' || h.format !== EXPORT_FORMAT || typeof h.namespace !== 'string')
-    throw new PortabilityError(`${file}: line 1 is not a ${EXPORT_FORMAT} header`);
-  if (h.version !== EXPORT_VERSION) throw new PortabilityError(`${file}: format version ${String(h.version)}; this build reads version ${EXPORT_VERSION}`);
-  return h as ExportHeader;
-}
+const headerLine = (namespace: string) =>
+  JSON.stringify({ type: 'header', format: EXPORT_FORMAT, version: EXPORT_VERSION, namespace } satisfies ExportHeader) + '\n';
+const checkpointLine = ({ signatureValid: _v, ...checkpoint }: RetentionCheckpoint) =>
+  JSON.stringify({ type: 'checkpoint', checkpoint } satisfies CheckpointLine) + '\n';
 
 /**
- * Writes the namespace's chain, in order, to `file` (or stdout when null). Seals first, so every
- * record committed so far is in it. Resumable: when `file` exists it must be an export of the same
- * namespace; a trailing partial line is cut and the export goes on after its last complete line
- * (whose hash must be the chain's at that seq). Re-running on a complete file adds only the links
- * sealed since: the result is what one uninterrupted run would have written.
+ * Writes the namespace's chain, in order, to `file` (or stdout when null): the header, the
+ * retention checkpoints, one line per link, the end line. Seals first, so every record committed
+ * so far is in it. Resumable: when `file` exists it must be an export of the same namespace; a
+ * trailing partial line and the end line are cut and the export goes on after its last link (whose
+ * hash must be the chain's at that seq). Re-running on a complete file adds only the links sealed
+ * since: the result is what one uninterrupted run would have written. A retention that signed a
+ * checkpoint since the file was begun makes it refuse (the file's checkpoint lines come first).
  */
 export async function exportNamespace(repo: ChainRepository, namespace: string, file: string | null, progress: Progress = noProgress): Promise<ExportSummary> {
   await repo.sealAll(namespace);
+  const checkpoints = await repo.checkpoints.list(namespace);
+  const index = new CheckpointIndex(checkpoints);
   let after = 0;
   let lines: number;
   let head: string | null = null;
   let out: NodeJS.WritableStream;
   if (file && fs.existsSync(file) && fs.statSync(file).size > 0) {
-    const { line, end } = lastCompleteLine(file);
-    if (line === null) throw new PortabilityError(`${file} holds no complete line: remove it and export again`);
-    fs.truncateSync(file, end);
-    const firstLine = (await firstLineOf(file)) ?? '';
-    const header = checkHeader(parseJsonLine(firstLine, 1), file);
-    if (header.namespace !== namespace)
-      throw new PortabilityError(`${file} is an export of namespace "${header.namespace}", not "${namespace}": choose another --out`);
-    const last = parseJsonLine(line, 0) as Partial<ExportLine>;
-    if (last.type !== ('header' as unknown)) {
-      after = Number(last.seq);
-      const [link] = await repo.links(namespace, after - 1, 1);
-      if (!link || link.seq !== after || link.hash !== last.hash)
-        throw new PortabilityError(`${file}: its last line (seq ${after}) is not this namespace's chain link ${after}: choose another --out`);
-      head = link.hash;
-    }
-    lines = await countLines(file);
+    ({ after, head, lines } = await resumePoint(repo, namespace, file, checkpoints));
     out = fs.createWriteStream(file, { flags: 'a' });
-  } else if (file) {
-    out = fs.createWriteStream(file, { flags: 'w' });
-    await write(out, JSON.stringify({ type: 'header', format: EXPORT_FORMAT, version: EXPORT_VERSION, namespace } satisfies ExportHeader) + '\n');
-    lines = 1;
   } else {
-    out = process.stdout;
-    await write(out, JSON.stringify({ type: 'header', format: EXPORT_FORMAT, version: EXPORT_VERSION, namespace } satisfies ExportHeader) + '\n');
-    lines = 1;
+    out = file ? fs.createWriteStream(file, { flags: 'w' }) : process.stdout;
+    await write(out, headerLine(namespace) + checkpoints.map(checkpointLine).join(''));
+    lines = 1 + checkpoints.length;
   }
   const total = await repo.linkCount(namespace);
   progress.start(total);
   progress.update(after);
+  const resumedAfter = after;
   let written = 0;
   try {
     for (;;) {
@@ -160,7 +106,8 @@ export async function exportNamespace(repo: ChainRepository, namespace: string, 
       let text = '';
       for (const link of links) {
         const r = records.get(`${link.kind}:${link.itemId}`);
-        if (!r)
+        const retained = !r && link.kind === 'event' ? index.covering(link.seq) : undefined;
+        if (!r && !retained)
           throw new PortabilityError(
             `the ${link.kind} ${link.itemId} of chain link ${link.seq} is missing from the database: run medallion verify --namespace ${namespace}`,
           );
@@ -171,9 +118,9 @@ export async function exportNamespace(repo: ChainRepository, namespace: string, 
           hash: link.hash,
           itemHash: link.itemHash,
           parts: link.parts,
-          item: r.record.item,
-          ctx: r.ctx,
-          ...(r.map ? { map: r.map } : {}),
+          item: r ? r.record.item : null,
+          ctx: r ? r.ctx : { retained: retained?.id, itemId: link.itemId },
+          ...(r?.map ? { map: r.map } : {}),
         };
         text += JSON.stringify(line) + '\n';
         head = link.hash;
@@ -184,11 +131,48 @@ export async function exportNamespace(repo: ChainRepository, namespace: string, 
       after = links[links.length - 1]?.seq ?? after;
       progress.update(after);
     }
+    await write(out, JSON.stringify({ type: 'end', links: after, head, checkpoints: checkpoints.length } satisfies EndLine) + '\n');
+    lines += 1;
   } finally {
     progress.stop();
     if (out !== process.stdout) await new Promise<void>((resolve) => (out as fs.WriteStream).end(resolve));
   }
-  return { file: file ?? '-', lines, written, resumedAfter: after - written, head };
+  return { file: file ?? '-', lines, written, resumedAfter, head };
+}
+
+/** Where an existing export of `namespace` goes on: after its last link, its end line and any partial line cut. */
+async function resumePoint(
+  repo: ChainRepository,
+  namespace: string,
+  file: string,
+  checkpoints: readonly RetentionCheckpoint[],
+): Promise<{ after: number; head: string | null; lines: number }> {
+  const complete = lastCompleteLine(file);
+  let line = complete.line;
+  if (line === null) throw new PortabilityError(`${file} holds no complete line: remove it and export again`);
+  fs.truncateSync(file, complete.end);
+  if ((JSON.parse(line) as { type?: unknown }).type === 'end') {
+    fs.truncateSync(file, complete.start);
+    ({ line } = lastCompleteLine(file));
+  }
+  const header = checkHeader(parseJsonLine((await firstLinesOf(file, 1))[0] ?? '', 1), file);
+  if (header.namespace !== namespace)
+    throw new PortabilityError(`${file} is an export of namespace "${header.namespace}", not "${namespace}": choose another --out`);
+  if (header.version !== EXPORT_VERSION) throw new PortabilityError(`${file} is a format ${header.version} export: export again into a new file`);
+  const inFile = await checkpointsOf(file);
+  if (inFile.length !== checkpoints.length || inFile.some((c, i) => c.id !== checkpoints[i]?.id))
+    throw new PortabilityError(`Bronze retention signed a chain checkpoint of "${namespace}" since ${file} was begun: export again into a new file`);
+  let after = 0;
+  let head: string | null = null;
+  const last = parseJsonLine(line ?? '', 0) as Partial<ExportLine>;
+  if (last.type !== ('header' as unknown) && last.type !== ('checkpoint' as unknown)) {
+    after = Number(last.seq);
+    const [link] = await repo.links(namespace, after - 1, 1);
+    if (!link || link.seq !== after || link.hash !== last.hash)
+      throw new PortabilityError(`${file}: its last line (seq ${after}) is not this namespace's chain link ${after}: choose another --out`);
+    head = link.hash;
+  }
+  return { after, head, lines: await countLines(file) };
 }
 
 function write(out: NodeJS.WritableStream, text: string): Promise<void> {
@@ -199,124 +183,35 @@ function write(out: NodeJS.WritableStream, text: string): Promise<void> {
   });
 }
 
-async function firstLineOf(file: string): Promise<string | null> {
+/** The checkpoint lines right after the header. */
+async function checkpointsOf(file: string): Promise<FileCheckpoint[]> {
+  const out: FileCheckpoint[] = [];
+  const rl = readline.createInterface({ input: fs.createReadStream(file, 'utf8'), crlfDelay: Infinity });
+  let n = 0;
+  for await (const text of rl) {
+    n += 1;
+    if (n === 1) continue;
+    const v = parseJsonLine(text, n) as Partial<CheckpointLine>;
+    if (v.type !== 'checkpoint' || !v.checkpoint) break;
+    out.push(v.checkpoint);
+  }
+  rl.close();
+  return out;
+}
+
+async function firstLinesOf(file: string, count: number): Promise<string[]> {
+  const out: string[] = [];
   const rl = readline.createInterface({ input: fs.createReadStream(file, 'utf8'), crlfDelay: Infinity });
   for await (const line of rl) {
-    rl.close();
-    return line;
+    out.push(line);
+    if (out.length >= count) break;
   }
-  return null;
+  rl.close();
+  return out;
 }
 
 async function countLines(file: string): Promise<number> {
   let n = 0;
   for await (const chunk of fs.createReadStream(file)) for (const b of chunk as Buffer) if (b === 0x0a) n += 1;
   return n;
-}
-
-/** Every line of an export after the header, parsed and checked for shape; a malformed one is reported by number. */
-export async function* readExport(
-  file: string,
-): AsyncGenerator<{ header: ExportHeader } | { lineNo: number; line: ExportLine } | { lineNo: number; error: string }, void, undefined> {
-  if (!fs.existsSync(file)) throw new PortabilityError(`no such file: ${file}`);
-  const rl = readline.createInterface({ input: fs.createReadStream(file, 'utf8'), crlfDelay: Infinity });
-  let lineNo = 0;
-  for await (const text of rl) {
-    lineNo += 1;
-    if (lineNo === 1) {
-      yield { header: checkHeader(parseJsonLine(text, 1), file) };
-      continue;
-    }
-    if (text.trim() === '') continue;
-    let value: unknown;
-    try {
-      value = JSON.parse(text) as unknown;
-    } catch (err) {
-      yield { lineNo, error: `not JSON (${(err as Error).message})` };
-      continue;
-    }
-    const shape = lineShapeProblem(value);
-    if (shape) yield { lineNo, error: shape };
-    else yield { lineNo, line: value as ExportLine };
-  }
-  if (lineNo === 0) throw new PortabilityError(`${file} is empty`);
-}
-
-function lineShapeProblem(v: unknown): string | null {
-  if (v === null || typeof v !== 'object') return 'not an object';
-  const l = v as Partial<ExportLine>;
-  if (!CHAIN_KINDS.includes(l.type as ChainKind)) return `unknown type ${JSON.stringify(l.type)}`;
-  if (!Number.isInteger(l.seq)) return 'seq is not an integer';
-  for (const k of ['prev', 'hash', 'itemHash'] as const) if (typeof l[k] !== 'string') return `${k} is not a string`;
-  if (!l.item || typeof l.item !== 'object') return 'item is missing';
-  if (!l.parts || typeof l.parts !== 'object') return 'parts is missing';
-  return null;
-}
-
-export const linkOf = (namespace: string, l: ExportLine): ChainLink => ({
-  namespace,
-  seq: l.seq,
-  kind: l.type,
-  itemId: l.type === 'overlay' ? `${(l.item as { id: string }).id}:${(l.item as { version: number }).version}` : (l.item as { id: string }).id,
-  itemHash: l.itemHash,
-  parts: l.parts,
-  prevHash: l.prev,
-  hash: l.hash,
-});
-
-/** `verify --file`: recomputes the chain of an export, no database needed; names the first broken link and its line. */
-export async function verifyExportFile(file: string): Promise<VerifyResult & { namespace: string }> {
-  const verifier = new ChainVerifier();
-  let namespace = '';
-  for await (const entry of readExport(file)) {
-    if ('header' in entry) {
-      namespace = entry.header.namespace;
-      continue;
-    }
-    if ('error' in entry) {
-      verifier.fail({ position: -1, kind: 'unknown', id: '', reason: entry.error, line: entry.lineNo });
-      break;
-    }
-    const { line, lineNo } = entry;
-    const link = linkOf(namespace, line);
-    let broken;
-    try {
-      broken = verifier.feed(link, { kind: line.type, item: line.item } as ChainRecord, line.ctx ?? {}, lineNo);
-    } catch (err) {
-      broken = { position: line.seq, kind: line.type, id: link.itemId, reason: `unreadable record (${(err as Error).message})`, line: lineNo };
-      verifier.fail(broken);
-    }
-    if (broken) break;
-  }
-  return { ...verifier.result(), namespace };
-}
-
-/** `verify --namespace`: recomputes the live chain from the database's rows; names the first broken link. */
-export async function verifyNamespace(repo: ChainRepository, namespace: string, progress: Progress = noProgress): Promise<VerifyResult & { unsealed: number }> {
-  const verifier = new ChainVerifier();
-  progress.start(await repo.linkCount(namespace));
-  let after = 0;
-  try {
-    for (;;) {
-      const links = await repo.links(namespace, after, 1000);
-      if (links.length === 0) break;
-      const records = await repo.recordsFor(namespace, links);
-      for (const link of links) {
-        const r = records.get(`${link.kind}:${link.itemId}`);
-        let broken;
-        try {
-          broken = verifier.feed(link, r?.record ?? null, r?.ctx ?? {});
-        } catch (err) {
-          broken = { position: link.seq, kind: link.kind, id: link.itemId, reason: `unreadable record (${(err as Error).message})` };
-          verifier.fail(broken);
-        }
-        if (broken) return { ...verifier.result(), unsealed: await repo.unsealedCount(namespace) };
-      }
-      after = links[links.length - 1]?.seq ?? after;
-      progress.update(after);
-    }
-  } finally {
-    progress.stop();
-  }
-  return { ...verifier.result(), unsealed: await repo.unsealedCount(namespace) };
 }

@@ -15,6 +15,7 @@ import type {
   TemporalMeasure,
 } from './quality.repository';
 import { QualityCheckName, QualityCheckResult, QualityThresholds } from './quality.types';
+import type { ChainVerification } from '../portability/chain-verify.repository';
 
 /**
  * One small pure function per check (docs/quality.md): what was measured in, a report line out.
@@ -227,4 +228,36 @@ export function orphanedOverlays(m: OverlayMeasure): QualityCheckResult {
       'every overlay in force sits on a live fact',
     ),
   );
+}
+
+/**
+ * The hash chain as the latest scheduled verify found it (docs/operations.md "Scheduled verify"):
+ * 1 when it found a broken link or could not verify, 0 when intact or not verified yet.
+ */
+export function chainIntact(v: ChainVerification | null): QualityCheckResult {
+  if (!v)
+    return result(
+      'chain_intact',
+      0,
+      0,
+      'not verified yet: the worker verifies each namespace every CHAIN_VERIFY_EVERY_SECONDS (medallion verify --namespace does it at once)',
+    );
+  const at = v.finishedAt.toISOString();
+  switch (v.result) {
+    case 'intact':
+      return result(
+        'chain_intact',
+        0,
+        0,
+        `chain intact at ${at}: ${v.links} link(s)${v.retained > 0 ? `, ${v.retained} of them events dropped by Bronze retention (signed checkpoints)` : ''}${
+          v.unsealed > 0 ? `; ${v.unsealed} record(s) were not sealed yet` : ''
+        }`,
+      );
+    case 'broken': {
+      const b = v.broken;
+      return result('chain_intact', 1, 0, `chain BROKEN (verified at ${at}) at position ${b?.position}: ${b?.kind} ${b?.id}: ${b?.reason}`);
+    }
+    case 'error':
+      return result('chain_intact', 1, 0, `the scheduled verify could not run at ${at}: ${v.error}`);
+  }
 }

@@ -8,6 +8,7 @@ import { QualityRepository } from './quality.repository';
 import { GoldException, GoldExceptionCode } from '../gold.exception';
 import { QUALITY_CHECKS, QualityCheckName, QualityCheckResult, QualityReportResult, QualityThresholds } from './quality.types';
 import { GraphConsistencyAnswers } from './graph-consistency-answers';
+import { ChainVerificationRepository } from '../portability/chain-verify.repository';
 
 /** One check: measure (SQL and/or Cypher), then judge with its function in quality-checks.ts. */
 export type QualityCheckRunner = (namespace: string) => Promise<QualityCheckResult>;
@@ -26,6 +27,8 @@ export class QualityService {
     private readonly driver: Driver,
     consistency: GraphConsistencyAnswers,
     thresholds: QualityThresholds,
+    /** The scheduled verify's stored results (chain_intact). */
+    verifications: Pick<ChainVerificationRepository, 'latest'>,
   ) {
     const t = thresholds;
     const n = t.maxListed;
@@ -48,6 +51,7 @@ export class QualityService {
         checks.duplicateEdges(await repo.duplicateRelationships(ns, n), await this.readGraph((tx) => duplicateGraphEdges(tx, ns, n))),
       temporal_consistency: async (ns) => checks.temporalConsistency(await repo.temporal(ns, n), await this.readGraph((tx) => backwardGraphEdges(tx, ns, n))),
       orphaned_overlays: async (ns) => checks.orphanedOverlays(await repo.overlays(ns, n)),
+      chain_intact: async (ns) => checks.chainIntact(await verifications.latest(ns)),
     };
   }
 

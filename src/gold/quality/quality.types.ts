@@ -53,5 +53,6 @@ export const QUALITY_CHECKS = [
   'duplicate_edges',
   'temporal_consistency',
   'orphaned_overlays',
+  'chain_intact',
 ] as const;
 export type QualityCheckName = (typeof QUALITY_CHECKS)[number];

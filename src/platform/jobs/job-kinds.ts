@@ -20,6 +20,8 @@ export const JOB_PAYLOADS = {
   decay: z.object({}),
   /** Retire (reason 'pruned', restorable) a namespace's decayed, unused facts and the Gold entities left without one (gold/decay/prune.job.ts). */
   prune: z.object({ maxImportance: z.number().min(0).max(1), unusedForDays: z.number().int().min(1) }),
+  /** Recompute a namespace's hash chain from the database and store the verdict (gold/portability/chain-verify.job.ts, docs/operations.md). */
+  verify_chain: z.object({}),
 };
 
 export type JobPayloads = { [K in keyof typeof JOB_PAYLOADS]: z.infer<(typeof JOB_PAYLOADS)[K]> };

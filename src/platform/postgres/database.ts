@@ -31,7 +31,8 @@ export interface Database {
  * service takes requests: version check, migrations, the partition window, partitions for the
  * months ahead, and (when a runtime role is configured) a check that the role is narrow followed
  * by its grants. Everything afterwards runs as the runtime role, which owns nothing in Bronze and
- * holds SELECT and INSERT there; new months come from the SECURITY DEFINER partition maker.
+ * holds SELECT there; events come through the SECURITY DEFINER ingest function, new months from
+ * the SECURITY DEFINER partition maker.
  */
 export async function openDatabase(opts: DatabaseOptions): Promise<Database> {
   const owner = await connectPostgres({ url: opts.ownerUrl, poolSize: 2, applicationName: 'medallion-owner', log: opts.log.debug });

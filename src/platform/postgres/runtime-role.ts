@@ -9,17 +9,25 @@ const SCHEMAS = ['bronze', 'silver', 'gold', 'ops', 'access'] as const;
 const WRITABLE = ['silver', 'gold', 'ops'] as const;
 /**
  * `access` writes the runtime makes through the owner's SECURITY DEFINER functions, each proving
- * the acting principal by its token secret (migration 1764400000900, docs/approvals.md): the
- * runtime role cannot mint a token, widen a grant or record an approval on its own.
+ * the acting principal by its token secret (migrations 1764400000900 and 1764400001410,
+ * docs/approvals.md): the runtime role cannot mint a token, widen a grant, record an approval,
+ * write a line of the approval log or revoke a token on its own.
  */
 const ACCESS_FUNCTIONS = [
   'access.create_token(text, uuid, text, text, bytea, text, jsonb, timestamptz)',
-  'access.revoke_token(uuid)',
+  'access.revoke_token(uuid, text)',
   'access.request_approval(text, text, text, jsonb, text, text, double precision)',
   'access.decide_approval(uuid, text, text, text)',
   'access.expire_approval(uuid)',
-  'access.consume_approval(uuid, text, text, text, text)',
+  'access.execute_approval(uuid, text, text, text, text)',
+  'access.log_refusal(uuid, text, text)',
+  // Read-only (the runtime role may read access anyway): the service explains a refused decision with it.
+  'access.lineage_conflict(uuid, uuid)',
 ] as const;
+
+/** Bronze's one writer for the runtime role (migration 1764400001400). */
+const INGEST_EVENTS =
+  'bronze.ingest_events(text[], text[], text[], text[], text[], text[], text[], integer[], text[], text[], text[], text[], text[], timestamptz[], text[], text)';
 
 const quoteIdent = (name: string): string => `"${name.replace(/"/g, '""')}"`;
 
@@ -64,10 +72,10 @@ export function urlForRole(url: string, role: string, password: string): string 
 
 /**
  * Gives `role` exactly what the service's runtime queries need, and takes away anything more
- * (a grant from an older setup, `ALL` on a table): Bronze SELECT + INSERT on the two tables and
- * EXECUTE on the partition maker; SELECT, INSERT, UPDATE on every table (and USAGE on every
- * sequence) of silver, gold and ops; in access SELECT, INSERT on the audit log only, and EXECUTE
- * on the owner's functions that write tokens and decisions. No DELETE or TRUNCATE anywhere, no CREATE on any
+ * (a grant from an older setup, `ALL` on a table): Bronze SELECT on the two tables and EXECUTE on
+ * the ingest function and the partition maker; SELECT, INSERT, UPDATE on every table (and USAGE on every
+ * sequence) of silver, gold and ops; in access SELECT only, and EXECUTE
+ * on the owner's functions that write tokens, decisions and the audit log. No DELETE or TRUNCATE anywhere, no CREATE on any
  * schema. Run by the owner after migrations, on every start, so tables added later are covered.
  * One transaction under an advisory lock: concurrent starts would otherwise fail with
  * "tuple concurrently updated" on the same ACLs.
@@ -84,19 +92,22 @@ export async function grantRuntimePrivileges(owner: DataSource, role: string): P
       `REVOKE ALL ON ALL FUNCTIONS IN SCHEMA bronze, access FROM ${r}`,
       `REVOKE ALL ON SCHEMA ${all} FROM ${r}`,
       `GRANT USAGE ON SCHEMA ${all} TO ${r}`,
-      `GRANT SELECT, INSERT ON TABLE bronze.events, bronze.event_keys TO ${r}`,
+      // Bronze rows only through the ingest function (migration 1764400001400): it draws ids and ingest times itself.
+      `GRANT SELECT ON TABLE bronze.events, bronze.event_keys TO ${r}`,
+      `GRANT EXECUTE ON FUNCTION ${INGEST_EVENTS} TO ${r}`,
       `GRANT EXECUTE ON FUNCTION bronze.ensure_event_partition(date) TO ${r}`,
       // Approved erasure (docs/approvals.md): tombstones are read-only, the owner's function writes them.
       `GRANT SELECT ON TABLE bronze.event_tombstones TO ${r}`,
-      `GRANT EXECUTE ON FUNCTION bronze.destroy_event(uuid, uuid, uuid, text, text) TO ${r}`,
-      // Approved retention (docs/lifecycle.md): the owner's function drops old partitions and logs them.
-      `GRANT SELECT ON TABLE bronze.retention_log TO ${r}`,
-      `GRANT EXECUTE ON FUNCTION bronze.retain_events(date, uuid, uuid) TO ${r}`,
+      `GRANT EXECUTE ON FUNCTION bronze.destroy_event_as(text, uuid, uuid, text) TO ${r}`,
+      // Approved retention (docs/lifecycle.md): the owner's function drops old partitions, logs them and
+      // signs a chain checkpoint per namespace with a key the runtime role cannot read (bronze.chain_key).
+      `GRANT SELECT ON TABLE bronze.retention_log, bronze.chain_checkpoints TO ${r}`,
+      `GRANT EXECUTE ON FUNCTION bronze.retain_events_as(text, date, uuid) TO ${r}`,
+      `GRANT EXECUTE ON FUNCTION bronze.checkpoint_signature_ok(bigint) TO ${r}`,
       `GRANT SELECT, INSERT, UPDATE ON ALL TABLES IN SCHEMA ${writable} TO ${r}`,
       `GRANT USAGE, SELECT ON ALL SEQUENCES IN SCHEMA ${writable} TO ${r}`,
-      // access: read everything, append to the audit log, write the rest only through the functions.
+      // access: read everything, write only through the functions (the audit log included).
       `GRANT SELECT ON ALL TABLES IN SCHEMA access TO ${r}`,
-      `GRANT INSERT ON TABLE access.approval_log TO ${r}`,
       `GRANT USAGE, SELECT ON ALL SEQUENCES IN SCHEMA access TO ${r}`,
       ...ACCESS_FUNCTIONS.map((f) => `GRANT EXECUTE ON FUNCTION ${f} TO ${r}`),
     ]) {
