@@ -204,7 +204,7 @@ describe('destroyEvent: the approved erasure of one Bronze event', () => {
         `SELECT (SELECT count(*)::int FROM silver.facts WHERE statement ILIKE $1 OR object_value ILIKE $1) AS facts,
                 (SELECT count(*)::int FROM silver.fact_sources WHERE quote ILIKE $1) AS fact_quotes,
                 (SELECT count(*)::int FROM silver.relationship_sources WHERE quote ILIKE $1) AS relationship_quotes,
-                (SELECT count(*)::int FROM silver.judge_decisions WHERE statement ILIKE $1 OR candidates::text ILIKE $1) AS decisions,
+                (SELECT count(*)::int FROM silver.judge_decisions WHERE statement ILIKE $1 OR reason ILIKE $1 OR candidates::text ILIKE $1) AS decisions,
                 (SELECT count(*)::int FROM silver.event_embeddings WHERE event_id = $2) AS embeddings,
                 (SELECT count(*)::int FROM silver.entities WHERE name ILIKE $1 OR array_to_string(aliases, ' ') ILIKE $1) AS entities,
                 (SELECT count(*)::int FROM bronze.events WHERE content ILIKE $1 OR raw_payload::text ILIKE $1) AS events`,
