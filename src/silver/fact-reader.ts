@@ -2,14 +2,16 @@ import { Position } from '../common/cursor';
 import { composeText, ComposeSpan, REDACTION_PLACEHOLDER, spansWithin } from '../common/compose-text';
 import { FactRepository } from './fact.repository';
 import { Fact, FactFilter, FactSourceRow, JudgeDecisionRow } from './silver.types';
-import { composeDerived, matchesText } from '../access/text-visibility';
+import { composeDerived, composeReason, matchesText, NamedFact } from '../access/text-visibility';
 
 /** Which piece of a fact's text a caller is about to receive. */
 export type FactTextSite =
   | { readonly field: 'statement'; readonly fact: Fact }
   | { readonly field: 'quote'; readonly factId: string; readonly eventId: string; readonly spanStart: number | null; readonly spanEnd: number | null }
   /** A statement in a judge's decision record: the one judged (factId: the fact it became) or a candidate it was compared with. */
-  | { readonly field: 'judged'; readonly factId: string | null };
+  | { readonly field: 'judged'; readonly factId: string | null }
+  /** A judge's reason, which may quote any of the facts it names (the fact judged, its target, the candidates). */
+  | { readonly field: 'reason'; readonly factIds: readonly string[] };
 
 /**
  * How fact text is shown to callers. Today the stored text unchanged; human overlays (edits,
@@ -143,18 +145,31 @@ export class FactReader {
     return this.presentAll(await this.facts.supersededBy(ids));
   }
 
-  /** The judge's decisions that created, changed or corroborated these facts, their statements as callers see them. */
+  /**
+   * The judge's decisions that created, changed or corroborated these facts, as callers see them:
+   * the statements judged and compared composed with their facts' overlays, and the reason under
+   * the visibility of every fact it names (text-visibility.ts `composeReason`). Silver's rows,
+   * sealed in the hash chain, are never changed for it.
+   */
   async decisionsByFactIds(ids: readonly string[]): Promise<JudgeDecisionRow[]> {
     const decisions = await this.facts.decisionsByFactIds(ids);
-    const factIds = [...new Set(decisions.flatMap((d) => [d.factId, ...d.candidates.map((c) => c.id)]).filter((id): id is string => id !== null))];
+    const named = (d: JudgeDecisionRow): string[] =>
+      [...new Set([d.factId, d.targetFactId, ...d.candidates.map((c) => c.id)])].filter((id): id is string => id !== null);
+    const factIds = [...new Set(decisions.flatMap(named))];
     const [spans, facts] = factIds.length ? await Promise.all([this.overlays.spansOnFacts(factIds), this.facts.factsByIds(factIds)]) : [[], []];
     const byFact = grouped(spans);
     const machine = new Map(facts.map((f) => [f.id, f.statement]));
     const judged = (text: string, factId: string | null) =>
       this.view(composeJudged(text, factId ? machine.get(factId) : undefined, factId ? (byFact.get(factId) ?? []) : []), { field: 'judged', factId });
+    const namedFact = (id: string): NamedFact => {
+      const machineStatement = machine.get(id) ?? '';
+      const factSpans = byFact.get(id) ?? [];
+      return { machineStatement, statement: composeText(machineStatement, factSpans), spans: factSpans };
+    };
     return decisions.map((d) => ({
       ...d,
       statement: judged(d.statement, d.factId),
+      reason: this.view(composeReason(d.reason, named(d).map(namedFact)), { field: 'reason', factIds: named(d) }),
       candidates: d.candidates.map((c) => ({ ...c, statement: judged(c.statement, c.id) })),
     }));
   }
