@@ -3,6 +3,8 @@ import { AuthContext } from '../../access/auth-context';
 import { Capability } from '../../access/capability';
 import { decodeCursor, encodeCursor } from '../../common/cursor';
 import { isUuid } from '../../common/ids';
+import { requireWithin } from '../../common/input';
+import { MAX_JOB_REASON } from '../../common/limits';
 import { Sql } from '../../platform/postgres/sql';
 import { JobRepository } from '../../platform/jobs/job.repository';
 import { JobRow } from '../../platform/jobs/job';
@@ -43,8 +45,8 @@ export class GoldService {
   /** Queues a promotion of the namespace (one queued or running per namespace: that one is returned). */
   async requestPromotion(auth: AuthContext, namespace: string, reason: string | null): Promise<JobRow> {
     const principal = auth.require(Capability.REVIEW, namespace);
-    return (await this.jobs.enqueue({ kind: 'promote', namespace, params: {}, reason: reason?.trim() || 'promotion requested', createdBy: principal.tokenId }))
-      .job;
+    const text = requireWithin(reason?.trim() || 'promotion requested', 'reason', MAX_JOB_REASON);
+    return (await this.jobs.enqueue({ kind: 'promote', namespace, params: {}, reason: text, createdBy: principal.tokenId })).job;
   }
 
   async list(auth: AuthContext, namespace: string, filter: GoldEntityFilterInput, first: number | null, after: string | null): Promise<GoldPage> {
