@@ -26,7 +26,7 @@ import { HashChain1764400001100 } from './1764400001100-hash-chain';
 import { DerivationTraceContext1764400001150 } from './1764400001150-derivation-trace-context';
 import { ChainTick1764400001160 } from './1764400001160-chain-tick';
 import { GraphConsistencySnapshots1764400001300 } from './1764400001300-graph-consistency-snapshots';
-import { ErasureScrubsJudgeReasons1764400001410 } from './1764400001410-erasure-scrubs-judge-reasons';
+import { ErasureScrubsJudgeReasons1764400001450 } from './1764400001450-erasure-scrubs-judge-reasons';
 
 /** Every migration, oldest first. Listed explicitly so no glob depends on the build layout. */
 export const migrations = [
@@ -58,5 +58,5 @@ export const migrations = [
   DerivationTraceContext1764400001150,
   ChainTick1764400001160,
   GraphConsistencySnapshots1764400001300,
-  ErasureScrubsJudgeReasons1764400001410,
+  ErasureScrubsJudgeReasons1764400001450,
 ];

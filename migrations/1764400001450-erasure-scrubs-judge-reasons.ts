@@ -13,8 +13,8 @@ import { FunctionEdit, rewriteFunction } from './function-edit';
  * scrub. Decisions whose erased candidates were already filtered out cannot be told apart any more
  * and keep their reason (docs/approvals.md, "Not covered").
  */
-export class ErasureScrubsJudgeReasons1764400001410 implements MigrationInterface {
-  name = 'ErasureScrubsJudgeReasons1764400001410';
+export class ErasureScrubsJudgeReasons1764400001450 implements MigrationInterface {
+  name = 'ErasureScrubsJudgeReasons1764400001450';
 
   async up(q: QueryRunner): Promise<void> {
     for (const edit of EDITS) await rewriteFunction(q, edit);
