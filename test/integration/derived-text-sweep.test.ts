@@ -124,8 +124,11 @@ describe('derived text under visibility: an introspection sweep after a redactio
     );
     return id;
   };
-  /** Every fact (retired too), event, entity and Gold entity of the namespace, as admin reads them; the ones holding `first` first. */
-  const idsOf = async (ns: string, jobs: string[], hidden: { fact: string; event: string }): Promise<Ids> => {
+  /**
+   * Every fact (retired too), event, entity and Gold entity of the namespace (a few of each): the
+   * hidden fact and event first, then the entities and Gold entities whose stored names hold the marker.
+   */
+  const idsOf = async (ns: string, marker: string, jobs: string[], hidden: { fact: string; event: string }): Promise<Ids> => {
     const q = await gqlOk<{
       facts: { edges: Array<{ node: { id: string } }> };
       events: { edges: Array<{ node: { id: string } }> };
@@ -142,13 +145,17 @@ describe('derived text under visibility: an introspection sweep after a redactio
        }`,
       { ns },
     );
+    const named = async (table: string) =>
+      (await pg.query<{ id: string }>(`SELECT id::text AS id FROM ${table} WHERE namespace = $1 AND name ILIKE $2 ORDER BY id`, [ns, `%${marker}%`])).rows.map(
+        (r) => r.id,
+      );
     const ids = (c: { edges: Array<{ node: { id: string } }> }) => c.edges.map((e) => e.node.id);
-    const first = (x: string, xs: string[]) => [x, ...xs.filter((y) => y !== x)];
+    const first = (xs: string[], ys: string[]) => [...new Set([...xs, ...ys])];
     return {
-      facts: first(hidden.fact, ids(q.facts)).slice(0, 4),
-      events: first(hidden.event, ids(q.events)).slice(0, 4),
-      entities: ids(q.entities).slice(0, 3),
-      goldEntities: ids(q.goldEntities).slice(0, 2),
+      facts: first([hidden.fact], ids(q.facts)).slice(0, 4),
+      events: first([hidden.event], ids(q.events)).slice(0, 4),
+      entities: first(await named('silver.entities'), ids(q.entities)).slice(0, 3),
+      goldEntities: first(await named('gold.entities'), ids(q.goldEntities)).slice(0, 2),
       jobs,
     };
   };
@@ -415,16 +422,22 @@ describe('derived text under visibility: an introspection sweep after a redactio
     await t?.stop();
   });
 
-  /** The hidden fact and event of a namespace, with the texts and stored hashes that held the marker. */
-  const hiddenOf = async (ns: string, marker: string) => {
+  /** The current facts of a namespace whose Silver text holds the marker (any case). */
+  const markerFacts = async (ns: string, marker: string) => {
     const facts = await gqlOk<{ facts: { edges: Array<{ node: { id: string; machineStatement: string } }> } }>(
       t.url,
       t.adminToken,
       `query($ns: String!) { facts(namespace: $ns) { edges { node { id machineStatement } } } }`,
       { ns },
     );
-    const fact = facts.facts.edges.find((e) => e.node.machineStatement.includes(marker))?.node;
-    if (!fact) throw new Error(`no fact holds ${marker}: ${JSON.stringify(facts)}`);
+    const found = facts.facts.edges.map((e) => e.node).filter((f) => f.machineStatement.toLowerCase().includes(marker.toLowerCase()));
+    if (found.length === 0) throw new Error(`no fact holds ${marker}: ${JSON.stringify(facts)}`);
+    return found;
+  };
+  /** The fact of a namespace that holds the marker as its codename. */
+  const hiddenOf = async (ns: string, marker: string) => {
+    const fact = (await markerFacts(ns, marker)).find((f) => f.machineStatement.includes(`codename is ${marker}`));
+    if (!fact) throw new Error(`no codename fact holds ${marker}`);
     return fact;
   };
   const eventOf = async (id: string) =>
@@ -448,19 +461,30 @@ describe('derived text under visibility: an introspection sweep after a redactio
     const marker = 'ZEBRA42Q';
     const reader = (await createToken(t, [{ namespacePattern: ns, capabilities: READER_CAPABILITIES }], 'sweep-reader')).token;
     const e1 = await ingest(ns, `My secret codename is ${marker}`, 1);
+    // The marker as the name of a place, named in two messages (so promoted to Gold too).
+    const place = `${marker[0]}${marker.slice(1).toLowerCase()}`;
+    const placeEvents = [await ingest(ns, `I live in ${place}`, 3), await ingest(ns, `I was born in ${place}`, 4)];
     await settled(ns);
     const hidden = await hiddenOf(ns, marker);
-    const before = await eventOf(e1);
-    const secret = secretOf(marker, [hidden.machineStatement, before.content, before.rawPayloadText], [before.checksum]);
+    const facts = await markerFacts(ns, marker);
+    const events = await Promise.all([e1, ...placeEvents].map(eventOf));
+    const before = events[0] as Awaited<ReturnType<typeof eventOf>>;
+    const secret = secretOf(
+      marker,
+      [...facts.map((f) => f.machineStatement), ...events.flatMap((e) => [e.content, e.rawPayloadText])],
+      events.map((e) => e.checksum),
+    );
 
-    // README "Forget this": the whole statement, then the words in the raw turn.
+    // README "Forget this", for each fact that holds the marker: the whole statement, then the words in the raw turn.
     const add = `mutation($input: OverlayInput!) { addOverlay(input: $input) { id } }`;
-    await gqlOk(t.url, t.adminToken, add, { input: { factId: hidden.id, kind: 'REDACTION', exact: hidden.machineStatement, reason: 'forget this' } });
+    for (const f of facts)
+      await gqlOk(t.url, t.adminToken, add, { input: { factId: f.id, kind: 'REDACTION', exact: f.machineStatement, reason: 'forget this' } });
     await gqlOk(t.url, t.adminToken, add, { input: { eventId: e1, kind: 'REDACTION', exact: marker } });
+    for (const e of placeEvents) await gqlOk(t.url, t.adminToken, add, { input: { eventId: e, kind: 'REDACTION', exact: place } });
     await settled(ns);
 
     const job = await promote(ns);
-    const ids0 = await idsOf(ns, [job], { fact: hidden.id, event: e1 });
+    const ids0 = await idsOf(ns, marker, [job], { fact: hidden.id, event: e1 });
     // While every subscription is open: a later fact supersedes the hidden one (its judge's reason quotes it).
     const subs = await sweepSubscriptions(secret, 'reader', reader, ns, ids0, async () => {
       await ingest(ns, 'My new secret codename is HERON', 2);
@@ -482,7 +506,7 @@ describe('derived text under visibility: an introspection sweep after a redactio
     expect(JSON.stringify(subs.received.factSuperseded)).toContain(hidden.id);
 
     await promote(ns);
-    const ids = await idsOf(ns, [job], { fact: successor, event: e1 });
+    const ids = await idsOf(ns, marker, [job], { fact: successor, event: e1 });
     ids.facts = [successor, hidden.id, ...ids.facts.filter((f) => f !== successor && f !== hidden.id)].slice(0, 4);
     const q = await sweepQueries(secret, 'reader', reader, ns, ids);
     const mcp = await sweepMcp(secret, 'reader', reader, ns, ids);
@@ -493,8 +517,33 @@ describe('derived text under visibility: an introspection sweep after a redactio
       `redaction sweep: ${textFields.size} text fields, ${q.answered.size} roots answered, refused ${JSON.stringify([...q.refused])}, nested fields without values ${JSON.stringify([...unfilled])}; ${leaks.length} leak(s)\n${leaks.join('\n')}`,
     );
     expect(leaks).toEqual([]);
-    // The sweep reached the fields the leaks of issue 43 were in.
-    expect([...textFields]).toEqual(expect.arrayContaining(['JudgeDecision.reason', 'Overlay.textHash', 'Event.checksum', 'DecisionCandidate.statement']));
+    // The sweep reached the fields the leaks of issue 43 were in, and the names of the place.
+    expect([...textFields]).toEqual(
+      expect.arrayContaining(['JudgeDecision.reason', 'Overlay.textHash', 'Event.checksum', 'DecisionCandidate.statement', 'Entity.name', 'GoldEntity.name']),
+    );
+    // A hidden name answers no lookup or filter (yes/no oracles), for a reader.
+    const oracle = await gqlOk<{
+      about: unknown;
+      relatedContext: { root: unknown };
+      entities: { edges: unknown[] };
+      goldEntities: { edges: unknown[] };
+      graphEntities: unknown[];
+    }>(
+      t.url,
+      reader,
+      `query($ns: String!, $w: String!) {
+         about(namespace: $ns, name: $w) { id }
+         relatedContext(namespace: $ns, topic: $w) { root { id } }
+         entities(namespace: $ns, filter: { nameContains: $w }) { edges { cursor } }
+         goldEntities(namespace: $ns, filter: { nameContains: $w }) { edges { cursor } }
+         graphEntities(where: { namespace: { eq: $ns }, name: { contains: $w } }) { id }
+       }`,
+      { ns, w: place },
+    );
+    expect(oracle).toEqual({ about: null, relatedContext: { root: null }, entities: { edges: [] }, goldEntities: { edges: [] }, graphEntities: [] });
+    expect(ids.entities.length).toBeGreaterThan(0);
+    expect((await pg.query(`SELECT name FROM silver.entities WHERE id = $1`, [ids.entities[0]])).rows[0]?.name).toBe(place);
+    expect((await pg.query(`SELECT name FROM gold.entities WHERE id = $1`, [ids.goldEntities[0]])).rows[0]?.name).toBe(place);
     expect([...q.answered]).toEqual(expect.arrayContaining(['fact', 'facts', 'changes', 'searchMemory', 'graphFacts', 'about', 'overlays', 'job']));
     // The reason is shown under the visibility of the facts it names, to admin too (as Fact.statement is).
     expect(await decisionReasons(successor)).toEqual([expect.not.stringContaining(marker)]);
@@ -527,7 +576,7 @@ describe('derived text under visibility: an introspection sweep after a redactio
     await gqlOk(t.url, requester, `mutation($e: ID!, $a: ID!) { destroyEvent(eventId: $e, approvalId: $a) { id } }`, { e: e1, a: approval });
     await settled(ns);
 
-    const ids0 = await idsOf(ns, [job], { fact: hidden.id, event: e1 });
+    const ids0 = await idsOf(ns, marker, [job], { fact: hidden.id, event: e1 });
     const leaks: string[] = [];
     const successor = (
       await gqlOk<{ fact: { supersededBy: { id: string } | null } }>(t.url, t.adminToken, `query($id: ID!) { fact(id: $id) { supersededBy { id } } }`, {
@@ -544,7 +593,7 @@ describe('derived text under visibility: an introspection sweep after a redactio
     });
     leaks.push(...subs.leaks);
     await promote(ns);
-    const ids = await idsOf(ns, [job], { fact: hidden.id, event: e1 });
+    const ids = await idsOf(ns, marker, [job], { fact: hidden.id, event: e1 });
     for (const [label, token] of [
       ['reader', reader],
       ['admin', t.adminToken],
