@@ -31,6 +31,7 @@ import { ApprovalsBySecretAndLineage1764400001410 } from './1764400001410-approv
 import { RetentionCheckpoints1764400001420 } from './1764400001420-retention-checkpoints';
 import { ChainVerifications1764400001430 } from './1764400001430-chain-verifications';
 import { Imports1764400001440 } from './1764400001440-imports';
+import { ErasureScrubsJudgeReasons1764400001450 } from './1764400001450-erasure-scrubs-judge-reasons';
 
 /** Every migration, oldest first. Listed explicitly so no glob depends on the build layout. */
 export const migrations = [
@@ -67,4 +68,5 @@ export const migrations = [
   RetentionCheckpoints1764400001420,
   ChainVerifications1764400001430,
   Imports1764400001440,
+  ErasureScrubsJudgeReasons1764400001450,
 ];

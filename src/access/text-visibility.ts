@@ -15,6 +15,12 @@ import { composeText, ComposeSpan, REDACTION_PLACEHOLDER, spansWithin } from '..
  *   target with an active redaction they are shown only to `admin` and to the overlay's author.
  * - `contains` filters match the composed text (`matchesText`), so they cannot serve as a yes/no
  *   oracle for redacted words.
+ * - Text derived from statements (a judge's reason) follows the facts it names (`composeReason`).
+ * - An entity's names follow the spans it was found in (`entityNamesHidden`), and so does text
+ *   derived from names (`hideNames`).
+ * - A hash of a text confirms a guess of it offline, so it is shown only to who sees the text
+ *   itself: an overlay's `textHash` with the machine text (`visibleTextHash`), an event's checksum
+ *   with its payload, and never once the event is erased (`visibleChecksum`).
  */
 
 type Span = ComposeSpan;
@@ -48,6 +54,77 @@ export function composeDerived(value: string | null, machineStatement: string, s
   return composeText(machineStatement.slice(p, p + value.length), spansWithin(applied, p, p + value.length));
 }
 
+/** One fact a derived text names: its Silver statement, the statement as callers see it, and its overlay spans. */
+export interface NamedFact {
+  readonly machineStatement: string;
+  readonly statement: string;
+  readonly spans: readonly Span[];
+}
+
+/**
+ * A text derived from the statements of the facts it names (a judge's reason quotes the old
+ * statement, or its value, or words of it), as every caller sees it: hidden whole when one of
+ * those facts has an active redaction (which of its words came from the hidden span is not
+ * recorded, so no part of it can be shown safely); otherwise each verbatim copy of an edited
+ * statement reads as the fact does.
+ */
+export function composeReason(text: string, facts: readonly NamedFact[]): string {
+  if (facts.some((f) => f.spans.some((s) => s.kind === 'REDACTION'))) return REDACTION_PLACEHOLDER;
+  return facts.reduce(
+    (out, f) => (f.statement === f.machineStatement || f.machineStatement.length === 0 ? out : out.split(f.machineStatement).join(f.statement)),
+    text,
+  );
+}
+
+/** Where an entity was found: a span of one event's content (silver.entity_mentions), in UTF-16 code units. */
+export interface Mention {
+  readonly eventId: string;
+  readonly start: number;
+  readonly end: number;
+}
+
+/** Whether every code unit of [start, end) lies inside a REDACTION span (an empty span is not hidden). */
+function coveredByRedaction(spans: readonly Span[], start: number, end: number): boolean {
+  if (end <= start) return false;
+  const ranges = spans.filter((s) => s.kind === 'REDACTION' && s.end > start && s.start < end).sort((a, b) => a.start - b.start);
+  let at = start;
+  for (const r of ranges) {
+    if (r.start > at) return false;
+    at = Math.max(at, r.end);
+    if (at >= end) return true;
+  }
+  return false;
+}
+
+/**
+ * Whether an entity's names (its name and aliases) are hidden: the extractor found it somewhere,
+ * and every place it found it (`mentions`, all `total` of them) lies inside a redacted span of its
+ * event. A name is text derived from those spans, so it follows them; one place left visible shows
+ * it (the words are readable there anyway). For every caller, as `Fact.statement` is composed.
+ */
+export function entityNamesHidden(mentions: readonly Mention[], total: number, redactionsOf: (eventId: string) => readonly Span[]): boolean {
+  if (total === 0 || mentions.length < total) return false;
+  return mentions.every((m) => coveredByRedaction(redactionsOf(m.eventId), m.start, m.end));
+}
+
+/** An entity (Silver or Gold) with the names it shows: `[redacted]` and no aliases when they are hidden. */
+export function visibleNames<E extends { name: string; aliases: string[] }>(entity: E, hidden: boolean): E {
+  return hidden ? { ...entity, name: REDACTION_PLACEHOLDER, aliases: [] } : entity;
+}
+
+const escapeRegExp = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+
+/**
+ * A text derived from entity names (a promotion reason, a Gold name or alias), as callers see it:
+ * `[redacted]` whole when it holds one of the hidden names as a word (case-insensitive).
+ */
+export function hideNames(text: string, hiddenNames: readonly string[]): string {
+  const names = hiddenNames.filter((n) => n.trim().length > 0 && n !== REDACTION_PLACEHOLDER);
+  if (names.length === 0) return text;
+  const pattern = new RegExp(`(?:^|[^\\p{L}\\p{N}])(?:${names.map(escapeRegExp).join('|')})(?:[^\\p{L}\\p{N}]|$)`, 'iu');
+  return pattern.test(text) ? REDACTION_PLACEHOLDER : text;
+}
+
 /** Whether the caller sees machine text (Silver statement, event bytes and payload) of this namespace. */
 export function seesMachineText(auth: AuthContext, namespace: string): boolean {
   return auth.can(Capability.ADMIN, namespace);
@@ -70,6 +147,25 @@ export function visibleEventContent(auth: AuthContext, event: { namespace: strin
  */
 export function maySeeRawPayload(auth: AuthContext, event: { namespace: string }, redactions: readonly Span[]): boolean {
   return redactions.length === 0 || seesMachineText(auth, event.namespace);
+}
+
+/**
+ * An event's checksum (SHA-256 of its canonical submission, content and payload included) for
+ * this caller: shown to who may see the payload (no active redaction, or `admin`), and to nobody
+ * once the event is erased, as the checksum would confirm a guess of the erased content.
+ */
+export function visibleChecksum(
+  auth: AuthContext,
+  event: { namespace: string; checksum: string; destroyedAt: Date | null },
+  redactions: readonly Span[],
+): string | null {
+  if (event.destroyedAt !== null) return null;
+  return maySeeRawPayload(auth, event, redactions) ? event.checksum : null;
+}
+
+/** An overlay's `textHash` (SHA-256 of the Silver text it was placed on): for who sees that text (`admin`), null for everyone else. */
+export function visibleTextHash(auth: AuthContext, overlay: { namespace: string; textHash: string }): string | null {
+  return seesMachineText(auth, overlay.namespace) ? overlay.textHash : null;
 }
 
 /** The machine-text parts of an overlay (its selector's quotes and body). */

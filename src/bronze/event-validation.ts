@@ -1,4 +1,5 @@
 import { stringifyExact } from '../common/exact-json';
+import { OCCURRED_AT_MAX, OCCURRED_AT_MIN } from '../common/limits';
 import { isValidNamespace, NAMESPACE_RULE } from '../common/namespace';
 import { eventChecksum } from './checksum';
 import { payloadProblem } from './payload-check';
@@ -18,8 +19,8 @@ export interface IngestLimits {
 export type Validation = { ok: true; event: NormalizedEvent } | { ok: false; code: RejectCode; reason: string };
 
 // Partitions are monthly; these bounds keep typos (year 20025) out while allowing history and plans.
-const MIN_TIME = Date.UTC(1900, 0, 1);
-const MAX_TIME = Date.UTC(2200, 0, 1);
+const MIN_TIME = OCCURRED_AT_MIN.getTime();
+const MAX_TIME = OCCURRED_AT_MAX.getTime();
 const KINDS = new Set<string>(Object.values(EventKind));
 const ROLES = new Set<string>(Object.values(Role));
 const KIND_NAMES = Object.keys(EventKind).join(', ');

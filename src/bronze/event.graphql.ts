@@ -77,8 +77,10 @@ export class Event {
   })
   toolCallId!: string | null;
 
-  @Field(() => String, { description: 'SHA-256 (hex) of the canonical form of the submission: see docs/bronze.md.' })
+  /** SHA-256 of the canonical submission (GraphQL field in EventResolver: shown as text-visibility.ts `visibleChecksum` says). */
   checksum!: string;
+  /** Set on the event an ingest just created for this caller (its own submission; not a GraphQL field). */
+  ownSubmission?: boolean;
 
   @Field(() => Date) occurredAt!: Date;
   @Field(() => Date, { description: 'Set by the server when the event was stored.' }) ingestedAt!: Date;
@@ -89,7 +91,7 @@ export class Event {
   @Field(() => Date, {
     nullable: true,
     description:
-      'When an approved destroyEvent erased this event (legal erasure): content is then empty and rawPayload null; id, key and checksum remain as its tombstone. Null for every other event.',
+      'When an approved destroyEvent erased this event (legal erasure): content is then empty, rawPayload and checksum null; id and key remain as its tombstone. Null for every other event.',
   })
   destroyedAt!: Date | null;
 

@@ -6,13 +6,14 @@ import { EventIngestedMessage } from '../platform/pubsub/topics';
 import { ConnectionPageInfo, Event, EventConnection, EventEdge, EventFilter, EventInput, IngestResult, Watermark } from './event.graphql';
 import { IngestOutcome, IngestStatus } from './event.types';
 import { JsonScalar } from '../common/json-scalar';
-import { maySeeRawPayload } from '../access/text-visibility';
+import { maySeeRawPayload, visibleChecksum } from '../access/text-visibility';
 
 const toResult = (o: IngestOutcome): IngestResult =>
   Object.assign(new IngestResult(), {
     index: o.index,
     status: o.status,
-    event: o.event ? Event.from(o.event) : null,
+    // A CREATED event is the caller's own submission: its checksum tells it nothing it did not send.
+    event: o.event ? Object.assign(Event.from(o.event), { ownSubmission: o.status === IngestStatus.CREATED }) : null,
     code: o.status === IngestStatus.REJECTED ? o.code : null,
     reason: o.status === IngestStatus.REJECTED ? o.reason : null,
   });
@@ -97,6 +98,17 @@ export class EventResolver {
   })
   async importedUnverified(@Root() event: Event, @Ctx() ctx: BronzeContext): Promise<boolean> {
     return ctx.loaders.unverifiedImportByEventId.load(event.id);
+  }
+
+  @FieldResolver(() => String, {
+    nullable: true,
+    description:
+      'SHA-256 (hex) of the canonical form of the submission (docs/bronze.md). It confirms a guess of the content and payload, so it is shown only with the payload (needs "read" on the namespace, and "admin" when the event has an active redaction; null otherwise), to nobody once the event is erased, and always in the result of the ingest that created it.',
+  })
+  async checksum(@Root() event: Event, @Ctx() ctx: BronzeContext): Promise<string | null> {
+    if (event.ownSubmission) return event.checksum;
+    if (!ctx.services.events.mayTraverse(ctx.auth, event)) return null;
+    return visibleChecksum(ctx.auth, event, await ctx.loaders.redactionsByEventId.load(event.id));
   }
 
   @FieldResolver(() => Event, { nullable: true, description: 'For a TOOL_RESULT: the TOOL_CALL it answers.' })

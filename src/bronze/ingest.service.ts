@@ -135,7 +135,10 @@ export class IngestService {
   /**
    * A submission whose key is taken: DUPLICATE when identical, CONFLICT otherwise. The stored
    * event is shown only to a caller who may read it ("read" on its namespace): an ingest-only
-   * token learns that the key is taken, never what is stored under it.
+   * token learns that the key is taken, never what is stored under it. An erased event's key takes
+   * every resend as a DUPLICATE of its tombstone whatever its content: comparing would confirm or
+   * refute a guess of the erased content (and nothing is stored either way). No answer names the
+   * stored checksum (Event.checksum is shown under its own rule).
    */
   private againstStored(auth: AuthContext, index: number, event: NormalizedEvent, stored: BronzeEvent | undefined): IngestOutcome {
     if (!stored) {
@@ -144,12 +147,12 @@ export class IngestService {
     }
     const readable = auth.can(Capability.READ, stored.namespace);
     const shown = readable ? { event: stored } : {};
-    if (stored.checksum === event.checksum) return { index, status: IngestStatus.DUPLICATE, ...shown };
+    if (stored.destroyedAt !== null || stored.checksum === event.checksum) return { index, status: IngestStatus.DUPLICATE, ...shown };
     return {
       index,
       status: IngestStatus.REJECTED,
       code: RejectCode.CONFLICT,
-      reason: `an event with namespace "${event.namespace}", source "${event.source}" and sourceEventId "${event.sourceEventId}" already exists with different content${readable ? ` (checksum ${stored.checksum.slice(0, 12)}…)` : ''}; Bronze never overwrites: use a new sourceEventId`,
+      reason: `an event with namespace "${event.namespace}", source "${event.source}" and sourceEventId "${event.sourceEventId}" already exists with different content; Bronze never overwrites: use a new sourceEventId`,
       ...shown,
     };
   }

@@ -31,6 +31,8 @@ export abstract class AppException<C extends string = string> extends Error {
 export enum InputExceptionCode {
   INVALID_ARGUMENT = 'INVALID_ARGUMENT',
   INVALID_CURSOR = 'INVALID_CURSOR',
+  /** A text argument longer than its limit. */
+  TOO_LONG = 'TOO_LONG',
 }
 
 function inputKind(code: InputExceptionCode): AppErrorKind {
@@ -38,6 +40,8 @@ function inputKind(code: InputExceptionCode): AppErrorKind {
     case InputExceptionCode.INVALID_ARGUMENT:
     case InputExceptionCode.INVALID_CURSOR:
       return AppErrorKind.BAD_INPUT;
+    case InputExceptionCode.TOO_LONG:
+      return AppErrorKind.LIMIT_EXCEEDED;
     default:
       return assertUnreachable(code);
   }

@@ -1,5 +1,6 @@
 import { InputException, InputExceptionCode } from './app-exception';
 import { UUID } from './ids';
+import { OCCURRED_AT_MAX, OCCURRED_AT_MIN } from './limits';
 
 /**
  * Why a string cannot be stored as Postgres text unchanged, or undefined when it can:
@@ -55,4 +56,27 @@ export function requireUuid(id: string, argument: string): string {
     );
   }
   return id;
+}
+
+/** LIMIT_EXCEEDED when a text argument is longer than `max` characters; names the argument and both lengths. */
+export function requireWithin(value: string, argument: string, max: number): string {
+  if (value.length > max) {
+    throw new InputException(InputExceptionCode.TOO_LONG, `${argument} is ${value.length} characters; at most ${max} are kept: shorten it`);
+  }
+  return value;
+}
+
+/**
+ * BAD_USER_INPUT unless `time`, a bound of a window over events' occurredAt, lies where an event's
+ * occurredAt may lie (common/limits.ts); `omit` says what leaving it out does.
+ */
+export function requireEventTime(time: Date, argument: string, omit: string): Date {
+  if (!(time >= OCCURRED_AT_MIN && time <= OCCURRED_AT_MAX)) {
+    const day = (d: Date) => d.toISOString().slice(0, 10);
+    throw new InputException(
+      InputExceptionCode.INVALID_ARGUMENT,
+      `${argument} must lie between ${day(OCCURRED_AT_MIN)} and ${day(OCCURRED_AT_MAX)}, the times an event's occurredAt may have (got ${Number.isNaN(time.getTime()) ? 'an invalid date' : time.toISOString()}): ${omit}`,
+    );
+  }
+  return time;
 }

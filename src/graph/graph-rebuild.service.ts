@@ -24,7 +24,7 @@ import {
 } from './cypher/gold-nodes';
 import { EventEmbeddingRepository } from '../silver/event-embedding.repository';
 import { currentEventModel, embedMissing, EventEmbedding } from '../silver/event-embedding.service';
-import { composeEventRows, composeFactRows, ProjectionOverlays } from './overlay-projection';
+import { composeEntityRows, composeEventRows, composeFactRows, ProjectionOverlays } from './overlay-projection';
 
 export type GraphRebuildPhase = 'delete' | 'events' | 'entities' | 'facts' | 'relationships' | 'gold';
 
@@ -146,7 +146,7 @@ export class GraphRebuildService {
       namespace,
       batchSize,
       'entities',
-      (c) => this.source.entitiesPage(c),
+      async (c) => composeEntityRows(await this.source.entitiesPage(c), this.overlays, (ns, r) => this.source.hiddenNames(ns, r)),
       (tx, rows) => mergeEntityNodes(tx, rows),
       progress,
     );

@@ -2,6 +2,7 @@ import { DataSource, EntityManager } from 'typeorm';
 import { col, Sql, SqlRow } from '../platform/postgres/sql';
 import { EventNodeRow } from './cypher/event-nodes';
 import { EntityNodeRow } from './cypher/entity-nodes';
+import { EventRedaction, HiddenNames, hiddenNamesIn } from '../silver/hidden-names';
 import { FactNodeRow, FactSourceRow } from './cypher/fact-nodes';
 import { RelationshipEdgeRow } from './cypher/relationship-edges';
 import { addDigestRow, BUCKET_HEX, DIGEST_HEX, KindDigests } from './key-buckets';
@@ -208,6 +209,11 @@ export class GraphSourceRepository {
     return ids.length === 0
       ? Promise.resolve([])
       : this.sql.rows(`${FACT_SELECT} WHERE f.id = ANY($1::uuid[]) AND ${PROJECTED_FACT} ORDER BY f.id`, [ids], toFactNode);
+  }
+
+  /** Per namespace, the entities whose names these event redactions hide (silver/hidden-names.ts). */
+  hiddenNames(namespaces: readonly string[], redactions: readonly EventRedaction[]): Promise<Map<string, HiddenNames>> {
+    return hiddenNamesIn(this.sql, namespaces, redactions);
   }
 
   entitiesByIds(ids: readonly string[]): Promise<EntityNodeRow[]> {

@@ -1,7 +1,9 @@
 import { composeText, ComposeSpan } from '../common/compose-text';
 import { Embedder } from '../silver/model-ports';
 import { redactQuote } from '../silver/fact-reader';
-import { composeDerived } from '../access/text-visibility';
+import { composeDerived, visibleNames } from '../access/text-visibility';
+import { EventRedaction, HiddenNames } from '../silver/hidden-names';
+import { EntityNodeRow } from './cypher/entity-nodes';
 import { EventNodeRow } from './cypher/event-nodes';
 import { FactNodeRow } from './cypher/fact-nodes';
 
@@ -9,6 +11,23 @@ import { FactNodeRow } from './cypher/fact-nodes';
 export interface ProjectionOverlays {
   spansOnFacts(factIds: readonly string[]): Promise<ReadonlyArray<ComposeSpan & { targetId: string }>>;
   spansOnEvents(eventIds: readonly string[]): Promise<ReadonlyArray<ComposeSpan & { targetId: string }>>;
+  eventRedactionsIn(namespaces: readonly string[]): Promise<readonly EventRedaction[]>;
+}
+
+/**
+ * Entities with the names readers see (silver/hidden-names.ts): an entity found only inside
+ * redacted spans is projected as `[redacted]` without aliases, so neither exploration's `name`
+ * nor its `where`, nor search's entity-name channel, finds it by the hidden words.
+ */
+export async function composeEntityRows(
+  rows: readonly EntityNodeRow[],
+  overlays: ProjectionOverlays,
+  hiddenNames: (namespaces: readonly string[], redactions: readonly EventRedaction[]) => Promise<Map<string, HiddenNames>>,
+): Promise<EntityNodeRow[]> {
+  if (rows.length === 0) return [];
+  const namespaces = [...new Set(rows.map((r) => r.namespace))];
+  const hidden = await hiddenNames(namespaces, await overlays.eventRedactionsIn(namespaces));
+  return rows.map((r) => visibleNames(r, hidden.get(r.namespace)?.byId.has(r.id) ?? false));
 }
 
 function grouped(spans: ReadonlyArray<ComposeSpan & { targetId: string }>): Map<string, ComposeSpan[]> {

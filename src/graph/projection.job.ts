@@ -13,7 +13,7 @@ import { mergeRelationshipEdges, RelationshipEdgeRow } from './cypher/relationsh
 import { GraphSourceRepository } from './graph-source.repository';
 import { EventEmbeddingRepository } from '../silver/event-embedding.repository';
 import { currentEventModel, embedMissing, EventEmbedding } from '../silver/event-embedding.service';
-import { composeEventRows, composeFactRows, ProjectionOverlays } from './overlay-projection';
+import { composeEntityRows, composeEventRows, composeFactRows, ProjectionOverlays } from './overlay-projection';
 import { pipelineMetrics } from '../platform/telemetry/metrics';
 import { ATTR, SpanStatusCode, startSpan } from '../platform/telemetry/tracing';
 
@@ -221,7 +221,7 @@ export class ProjectionJob {
     const embedded = await this.eventsWithEmbeddings(tx, source, eventIds);
     marks.eventsEmbeddedMs = Date.now() - startedAt;
     const events = await composeEventRows(embedded, overlays, embedding?.embedder, warn);
-    const entities = await source.entitiesByIds(idsOf(rows, 'entity'));
+    const entities = await composeEntityRows(await source.entitiesByIds(idsOf(rows, 'entity')), overlays, (ns, r) => source.hiddenNames(ns, r));
     const facts = await composeFactRows(await source.factsByIds(factIds), overlays, embedding?.embedder, warn);
     // An id Postgres no longer projects was erased (destroyEvent): its node leaves the graph.
     const erasedEvents = absent(eventIds, events);

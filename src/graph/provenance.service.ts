@@ -6,6 +6,7 @@ import { BronzeEvent } from '../bronze/event.types';
 import type { AppConfig } from '../common/config';
 import { requireUuid } from '../common/input';
 import { FactReader } from '../silver/fact-reader';
+import { hideNames } from '../access/text-visibility';
 import { Entity, Fact } from '../silver/silver.types';
 import { ChangeKind, ChangeRepository, ChangeRow, ChangeSubject } from './change.repository';
 import { DerivedFactRow, readDerivedFromEvent } from './cypher/derived-from-event';
@@ -289,13 +290,15 @@ export class ProvenanceService {
     if (subjects.length === 0)
       throw new GraphException(GraphExceptionCode.INVALID_ARGUMENT, 'subjects must name at least one of FACT, GOLD_ENTITY, GOLD_RELATIONSHIP');
     const rows = await this.changeLog.since(namespace, since, limit, [...new Set(subjects)]);
+    // The promotion log's reasons quote entity names: one that holds a hidden name is hidden (text-visibility.ts hideNames).
+    const hiddenNames = rows.some((r) => r.reason !== null) ? ((await this.facts.hiddenNames([namespace])).get(namespace)?.names ?? []) : [];
     const facts = await loadIn(
       loaders.factById,
       rows.flatMap((r) => (r.factId ? [r.factId] : [])),
       namespace,
     );
     return rows.flatMap(({ subject, kind, at, factId, goldEntityId, goldRelationshipId, silverIds, reason }): ChangeResult[] => {
-      const gold = { goldEntityId, goldRelationshipId, silverIds, reason };
+      const gold = { goldEntityId, goldRelationshipId, silverIds, reason: reason === null ? null : hideNames(reason, hiddenNames) };
       if (subject !== 'FACT') return [{ namespace, subject, kind, at, fact: null, gold }];
       const fact = factId ? facts.get(factId) : undefined;
       return fact ? [{ namespace, subject, kind, at, fact, gold }] : [];

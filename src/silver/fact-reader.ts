@@ -1,15 +1,27 @@
 import { Position } from '../common/cursor';
 import { composeText, ComposeSpan, REDACTION_PLACEHOLDER, spansWithin } from '../common/compose-text';
 import { FactRepository } from './fact.repository';
-import { Fact, FactFilter, FactSourceRow, JudgeDecisionRow } from './silver.types';
-import { composeDerived, matchesText } from '../access/text-visibility';
+import { nameKey } from './candidate.repository';
+import { Entity, Fact, FactFilter, FactSourceRow, JudgeDecisionRow } from './silver.types';
+import { EventRedaction, HiddenNames, NOTHING_HIDDEN } from './hidden-names';
+import { composeDerived, composeReason, matchesText, NamedFact, visibleNames } from '../access/text-visibility';
 
 /** Which piece of a fact's text a caller is about to receive. */
 export type FactTextSite =
   | { readonly field: 'statement'; readonly fact: Fact }
-  | { readonly field: 'quote'; readonly factId: string; readonly eventId: string; readonly spanStart: number | null; readonly spanEnd: number | null }
+  /** A quote of event text a fact (factId) or a relationship (relationshipId) rests on. */
+  | {
+      readonly field: 'quote';
+      readonly factId: string | null;
+      readonly relationshipId: string | null;
+      readonly eventId: string;
+      readonly spanStart: number | null;
+      readonly spanEnd: number | null;
+    }
   /** A statement in a judge's decision record: the one judged (factId: the fact it became) or a candidate it was compared with. */
-  | { readonly field: 'judged'; readonly factId: string | null };
+  | { readonly field: 'judged'; readonly factId: string | null }
+  /** A judge's reason, which may quote any of the facts it names (the fact judged, its target, the candidates). */
+  | { readonly field: 'reason'; readonly factIds: readonly string[] };
 
 /**
  * How fact text is shown to callers. Today the stored text unchanged; human overlays (edits,
@@ -23,9 +35,11 @@ export const storedText: FactTextView = (text) => text;
 export interface OverlaySpans {
   spansOnFacts(factIds: readonly string[]): Promise<ReadonlyArray<ComposeSpan & { targetId: string }>>;
   spansOnEvents(eventIds: readonly string[]): Promise<ReadonlyArray<ComposeSpan & { targetId: string }>>;
+  /** Every active redaction of event content in these namespaces. */
+  eventRedactionsIn(namespaces: readonly string[]): Promise<readonly EventRedaction[]>;
 }
 
-export const noOverlays: OverlaySpans = { spansOnFacts: async () => [], spansOnEvents: async () => [] };
+export const noOverlays: OverlaySpans = { spansOnFacts: async () => [], spansOnEvents: async () => [], eventRedactionsIn: async () => [] };
 
 function grouped(spans: ReadonlyArray<ComposeSpan & { targetId: string }>): Map<string, ComposeSpan[]> {
   const m = new Map<string, ComposeSpan[]>();
@@ -88,16 +102,19 @@ export class FactReader {
   }
 
   /**
-   * Quotes of the event text facts rest on, as callers see them: the events' redactions applied
-   * (one round trip for the batch), then the view.
+   * Quotes of the event text facts and relationships rest on, as callers see them: the events'
+   * redactions applied (one round trip for the batch), then the view.
    */
-  async presentQuotes<S extends Pick<FactSourceRow, 'factId' | 'eventId' | 'spanStart' | 'spanEnd' | 'quote'>>(sources: readonly S[]): Promise<S[]> {
+  async presentQuotes<S extends Pick<FactSourceRow, 'eventId' | 'spanStart' | 'spanEnd' | 'quote'> & { factId?: string; relationshipId?: string }>(
+    sources: readonly S[],
+  ): Promise<S[]> {
     if (sources.length === 0) return [];
     const spans = grouped(await this.overlays.spansOnEvents([...new Set(sources.map((s) => s.eventId))]));
     return sources.map((s) => {
       if (s.quote === null) return s;
       const redacted = redactQuote(s.quote, s.spanStart, s.spanEnd, spans.get(s.eventId) ?? []);
-      const quote = this.view(redacted, { field: 'quote', factId: s.factId, eventId: s.eventId, spanStart: s.spanStart, spanEnd: s.spanEnd });
+      const site = { factId: s.factId ?? null, relationshipId: s.relationshipId ?? null, eventId: s.eventId, spanStart: s.spanStart, spanEnd: s.spanEnd };
+      const quote = this.view(redacted, { field: 'quote', ...site });
       return quote === s.quote ? s : { ...s, quote };
     });
   }
@@ -148,20 +165,70 @@ export class FactReader {
     return this.presentAll(await this.facts.supersededBy(ids));
   }
 
-  /** The judge's decisions that created, changed or corroborated these facts, their statements as callers see them. */
+  /**
+   * The judge's decisions that created, changed or corroborated these facts, as callers see them:
+   * the statements judged and compared composed with their facts' overlays, and the reason under
+   * the visibility of every fact it names (text-visibility.ts `composeReason`). Silver's rows,
+   * sealed in the hash chain, are never changed for it.
+   */
   async decisionsByFactIds(ids: readonly string[]): Promise<JudgeDecisionRow[]> {
     const decisions = await this.facts.decisionsByFactIds(ids);
-    const factIds = [...new Set(decisions.flatMap((d) => [d.factId, ...d.candidates.map((c) => c.id)]).filter((id): id is string => id !== null))];
+    const named = (d: JudgeDecisionRow): string[] =>
+      [...new Set([d.factId, d.targetFactId, ...d.candidates.map((c) => c.id)])].filter((id): id is string => id !== null);
+    const factIds = [...new Set(decisions.flatMap(named))];
     const [spans, facts] = factIds.length ? await Promise.all([this.overlays.spansOnFacts(factIds), this.facts.factsByIds(factIds)]) : [[], []];
     const byFact = grouped(spans);
     const machine = new Map(facts.map((f) => [f.id, f.statement]));
     const judged = (text: string, factId: string | null) =>
       this.view(composeJudged(text, factId ? machine.get(factId) : undefined, factId ? (byFact.get(factId) ?? []) : []), { field: 'judged', factId });
+    const namedFact = (id: string): NamedFact => {
+      const machineStatement = machine.get(id) ?? '';
+      const factSpans = byFact.get(id) ?? [];
+      return { machineStatement, statement: composeText(machineStatement, factSpans), spans: factSpans };
+    };
     return decisions.map((d) => ({
       ...d,
       statement: judged(d.statement, d.factId),
+      reason: this.view(composeReason(d.reason, named(d).map(namedFact)), { field: 'reason', factIds: named(d) }),
       candidates: d.candidates.map((c) => ({ ...c, statement: judged(c.statement, c.id) })),
     }));
+  }
+
+  /** Per namespace, the entities whose names it hides: those found only inside redacted spans of their events (text-visibility.ts). */
+  async hiddenNames(namespaces: readonly string[]): Promise<Map<string, HiddenNames>> {
+    const unique = [...new Set(namespaces)];
+    if (unique.length === 0) return new Map();
+    return this.facts.hiddenNames(unique, await this.overlays.eventRedactionsIn(unique));
+  }
+
+  /** Entities with the names callers see: `[redacted]` (and no aliases) where the names are hidden, for every caller. */
+  async presentEntities(entities: readonly Entity[]): Promise<Entity[]> {
+    if (entities.length === 0) return [];
+    const hidden = await this.hiddenNames(entities.map((e) => e.namespace));
+    return entities.map((e) => visibleNames(e, (hidden.get(e.namespace) ?? NOTHING_HIDDEN).byId.has(e.id)));
+  }
+
+  /**
+   * Entities resolved from Silver ones (Gold's, with their live `memberIds`), with the names
+   * callers see: a name or alias is hidden when a member whose names are hidden carries it and no
+   * other member does (one more read, of the other members, only when a member is hidden).
+   */
+  async presentResolved<E extends { namespace: string; name: string; aliases: string[]; memberIds: readonly string[] }>(rows: readonly E[]): Promise<E[]> {
+    if (rows.length === 0) return [];
+    const hidden = await this.hiddenNames(rows.map((r) => r.namespace));
+    const hiddenOf = (r: E) => r.memberIds.flatMap((id) => hidden.get(r.namespace)?.byId.get(id) ?? []);
+    const touched = rows.filter((r) => hiddenOf(r).length > 0);
+    if (touched.length === 0) return [...rows];
+    const others = touched.flatMap((r) => r.memberIds.filter((id) => !hidden.get(r.namespace)?.byId.has(id)));
+    const visible = new Map((await this.facts.entitiesByIds([...new Set(others)])).map((e) => [e.id, e]));
+    const keys = (names: readonly string[]) => new Set(names.map(nameKey));
+    return rows.map((r) => {
+      const hiddenKeys = keys(hiddenOf(r).flatMap((e) => [e.name, ...e.aliases]));
+      if (hiddenKeys.size === 0) return r;
+      const shownKeys = keys(r.memberIds.flatMap((id) => visible.get(id) ?? []).flatMap((e) => [e.name, ...e.aliases]));
+      const shows = (n: string) => !hiddenKeys.has(nameKey(n)) || shownKeys.has(nameKey(n));
+      return { ...r, name: shows(r.name) ? r.name : REDACTION_PLACEHOLDER, aliases: r.aliases.filter(shows) };
+    });
   }
 
   async byEntityIds(ids: readonly string[], asOf: Date | null): Promise<Array<{ entityId: string; fact: Fact }>> {

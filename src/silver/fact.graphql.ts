@@ -101,7 +101,11 @@ export class JudgeDecision {
   @Field(() => ID) id!: string;
   @Field(() => String, { description: 'ADD | UPDATE | SUPERSEDE | SKIP' }) action!: string;
   @Field(() => String, { description: 'The new statement judged.' }) statement!: string;
-  @Field(() => String) reason!: string;
+  @Field(() => String, {
+    description:
+      'Why, as the judge gave it. It may quote the facts the decision names (the fact, its target, the candidates), so it follows their visibility: "[redacted]" while one of them has an active redaction, "[erased]" once an erasure scrubbed one.',
+  })
+  reason!: string;
   @Field(() => ID, { nullable: true, description: 'The fact created (null for SKIP).' }) factId!: string | null;
   @Field(() => ID, { nullable: true, description: 'The older fact affected or corroborated.' }) targetFactId!: string | null;
   @Field(() => [DecisionCandidate], { description: 'What the judge saw.' }) candidates!: DecisionCandidate[];

@@ -3,6 +3,7 @@ import { Position } from '../common/cursor';
 import { col, Sql, SqlRow } from '../platform/postgres/sql';
 import { Entity, Fact, FactFilter, FactSourceRow, JudgeDecisionRow, Relationship, RelationshipSourceRow } from './silver.types';
 import { visibleSql } from './visibility';
+import { EventRedaction, HiddenNames, hiddenNamesIn } from './hidden-names';
 
 const FACT_COLUMNS = `f.id, f.namespace, f.statement, f.fact_type, f.subject_entity_id, f.predicate, f.object_value, f.object_entity_id,
   f.is_negation, f.confidence, f.importance, f.valid_from, f.valid_to, f.recorded_at, f.retired_at, f.superseded_by,
@@ -174,6 +175,11 @@ export class FactRepository {
         decidedAt: col.date(r, 'decided_at'),
       }),
     );
+  }
+
+  /** Per namespace, the entities whose names these event redactions hide (silver/hidden-names.ts). */
+  hiddenNames(namespaces: readonly string[], redactions: readonly EventRedaction[]): Promise<Map<string, HiddenNames>> {
+    return hiddenNamesIn(this.sql, namespaces, redactions);
   }
 
   async entitiesByIds(ids: readonly string[]): Promise<Entity[]> {

@@ -5,6 +5,8 @@ import { Capability } from '../access/capability';
 import { AccessException, AccessExceptionCode } from '../access/access.exception';
 import { SilverException, SilverExceptionCode } from './silver.exception';
 import { isUuid } from '../common/ids';
+import { requireEventTime, requireWithin } from '../common/input';
+import { MAX_JOB_REASON } from '../common/limits';
 import { JobRow } from '../platform/jobs/job';
 import { parsePayload } from '../platform/jobs/job-kinds';
 import { JobRepository } from '../platform/jobs/job.repository';
@@ -65,6 +67,9 @@ export class PipelineService {
     const principal = auth.require(Capability.ADMIN, namespace);
     if (reason.trim().length < 3)
       throw new SilverException(SilverExceptionCode.INVALID_ARGUMENT, 'reason is required: say why Silver is rebuilt (it is kept with the job)');
+    requireWithin(reason, 'reason', MAX_JOB_REASON);
+    if (from) requireEventTime(from, 'from', 'omit from to rebuild from the first event');
+    if (to) requireEventTime(to, 'to', 'omit to to rebuild up to the last event');
     if (from && to && from >= to) throw new SilverException(SilverExceptionCode.INVALID_ARGUMENT, 'from must be before to');
     const window = { from: from?.toISOString() ?? null, to: to?.toISOString() ?? null };
     const { job, created } = await this.jobs.enqueue({ kind: 'rebuild_silver', namespace, params: window, reason, createdBy: principal.tokenId });
@@ -87,7 +92,7 @@ export class PipelineService {
     if (!namespace && !principal.grants.some((g) => g.namespacePattern === '*' && g.capabilities.includes(Capability.ADMIN))) {
       throw new AccessException(AccessExceptionCode.FORBIDDEN, 'rebuilding the whole graph needs "admin" on "*"; pass a namespace to rebuild one');
     }
-    const reasonText = reason?.trim() || 'graph rebuild requested';
+    const reasonText = requireWithin(reason?.trim() || 'graph rebuild requested', 'reason', MAX_JOB_REASON);
     // One already queued or running for the namespace does the same: it is returned instead.
     return (await this.jobs.enqueue({ kind: 'rebuild_graph', namespace, params: {}, reason: reasonText, createdBy: principal.tokenId })).job;
   }

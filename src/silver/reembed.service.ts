@@ -4,6 +4,8 @@ import { col, Sql } from '../platform/postgres/sql';
 import { AccessException, AccessExceptionCode } from '../access/access.exception';
 import { AuthContext } from '../access/auth-context';
 import { Capability } from '../access/capability';
+import { requireWithin } from '../common/input';
+import { MAX_JOB_REASON } from '../common/limits';
 import { Embedder } from './model-ports';
 import { JobRow } from '../platform/jobs/job';
 import { JobRepository } from '../platform/jobs/job.repository';
@@ -50,7 +52,13 @@ export class ReembedService {
     }
     // One already queued or running for the namespace does the same: it is returned instead.
     return (
-      await this.jobs.enqueue({ kind: 'reembed', namespace, params: {}, reason: reason?.trim() || 're-embedding requested', createdBy: principal.tokenId })
+      await this.jobs.enqueue({
+        kind: 'reembed',
+        namespace,
+        params: {},
+        reason: requireWithin(reason?.trim() || 're-embedding requested', 'reason', MAX_JOB_REASON),
+        createdBy: principal.tokenId,
+      })
     ).job;
   }
 

@@ -2,6 +2,7 @@ import { AuthContext } from '../access/auth-context';
 import { Capability } from '../access/capability';
 import { decodeCursor, encodeCursor } from '../common/cursor';
 import { requireUuid } from '../common/input';
+import { matchesText } from '../access/text-visibility';
 import { FactReader } from './fact-reader';
 import { FactRepository } from './fact.repository';
 import { SilverException, SilverExceptionCode } from './silver.exception';
@@ -104,8 +105,15 @@ export class SilverReadService {
     auth.require(Capability.LIST, namespace);
     const size = this.pageSize(first);
     const rows = await this.facts.listEntities(namespace, type, nameContains, size + 1, after ? decodeCursor(after) : undefined);
-    const edges = rows.slice(0, size).map((r) => ({ cursor: encodeCursor(r.position), node: r.entity }));
-    return { edges, hasNextPage: rows.length > size, endCursor: edges.at(-1)?.cursor ?? null };
+    const shown = await this.reader.presentEntities(rows.map((r) => r.entity));
+    // nameContains matches the names callers see: a hidden name answers no filter (the page may come out short; endCursor goes on).
+    const edges = rows.slice(0, size).flatMap((r, i) => {
+      const node = shown[i] as Entity;
+      const matches = !nameContains || [node.name, ...node.aliases].some((n) => matchesText(n, nameContains));
+      return matches ? [{ cursor: encodeCursor(r.position), node }] : [];
+    });
+    const last = rows.slice(0, size).at(-1);
+    return { edges, hasNextPage: rows.length > size, endCursor: last ? encodeCursor(last.position) : null };
   }
 
   /** A fact a subscription delivers, read fresh; NOT_FOUND when the caller may no longer read it. */
@@ -132,15 +140,16 @@ export class SilverReadService {
 
   // Batch reads for the request's loaders (request-scope.ts); they check no grants, the fields that use them do.
 
-  entitiesByIds(ids: readonly string[]): Promise<Entity[]> {
-    return this.facts.entitiesByIds(ids);
+  async entitiesByIds(ids: readonly string[]): Promise<Entity[]> {
+    return this.reader.presentEntities(await this.facts.entitiesByIds(ids));
   }
 
   relationshipsByEntityIds(ids: readonly string[], asOf: Date | null): Promise<Array<{ entityId: string; relationship: Relationship }>> {
     return this.facts.relationshipsByEntityIds(ids, asOf);
   }
 
-  relationshipSources(ids: readonly string[]): Promise<RelationshipSourceRow[]> {
-    return this.facts.relationshipSources(ids);
+  /** The quotes relationships rest on, with their events' redactions applied (through the FactReader, as fact quotes). */
+  async relationshipSources(ids: readonly string[]): Promise<RelationshipSourceRow[]> {
+    return this.reader.presentQuotes(await this.facts.relationshipSources(ids));
   }
 }

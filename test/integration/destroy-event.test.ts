@@ -143,14 +143,15 @@ describe('destroyEvent: the approved erasure of one Bronze event', () => {
     await gqlOk(t.url, approver, `mutation($id: ID!) { approve(id: $id, reason: "verified the request") { status } }`, { id: approvalId });
     const checksum = (await owner.query(`SELECT checksum FROM bronze.events WHERE id = $1`, [erased])).rows[0].checksum;
     const destroyed = (
-      await gqlOk<{ destroyEvent: { id: string; content: string; rawPayload: unknown; destroyedAt: string | null; checksum: string } }>(
+      await gqlOk<{ destroyEvent: { id: string; content: string; rawPayload: unknown; destroyedAt: string | null; checksum: string | null } }>(
         t.url,
         admin,
         `mutation($e: ID!, $a: ID!) { destroyEvent(eventId: $e, approvalId: $a) { id content rawPayload destroyedAt checksum } }`,
         { e: erased, a: approvalId },
       )
     ).destroyEvent;
-    expect(destroyed).toMatchObject({ id: erased, content: '', rawPayload: null, checksum });
+    // The checksum stays in the tombstone (and the hash chain) but is read by nobody: it would confirm a guess of the content.
+    expect(destroyed).toMatchObject({ id: erased, content: '', rawPayload: null, checksum: null });
     expect(destroyed.destroyedAt).not.toBeNull();
     const read = (
       await gqlOk<{ event: { content: string; destroyedAt: string } }>(t.url, admin, `query($id: ID!) { event(id: $id) { content destroyedAt } }`, {
@@ -204,7 +205,7 @@ describe('destroyEvent: the approved erasure of one Bronze event', () => {
         `SELECT (SELECT count(*)::int FROM silver.facts WHERE statement ILIKE $1 OR object_value ILIKE $1) AS facts,
                 (SELECT count(*)::int FROM silver.fact_sources WHERE quote ILIKE $1) AS fact_quotes,
                 (SELECT count(*)::int FROM silver.relationship_sources WHERE quote ILIKE $1) AS relationship_quotes,
-                (SELECT count(*)::int FROM silver.judge_decisions WHERE statement ILIKE $1 OR candidates::text ILIKE $1) AS decisions,
+                (SELECT count(*)::int FROM silver.judge_decisions WHERE statement ILIKE $1 OR reason ILIKE $1 OR candidates::text ILIKE $1) AS decisions,
                 (SELECT count(*)::int FROM silver.event_embeddings WHERE event_id = $2) AS embeddings,
                 (SELECT count(*)::int FROM silver.entities WHERE name ILIKE $1 OR array_to_string(aliases, ' ') ILIKE $1) AS entities,
                 (SELECT count(*)::int FROM bronze.events WHERE content ILIKE $1 OR raw_payload::text ILIKE $1) AS events`,
@@ -212,6 +213,25 @@ describe('destroyEvent: the approved erasure of one Bronze event', () => {
       )
     ).rows[0];
     expect(leftovers).toEqual({ facts: 0, fact_quotes: 0, relationship_quotes: 0, decisions: 0, embeddings: 0, entities: 0, events: 0 });
+  });
+
+  it('a resend under the erased key is a DUPLICATE of the tombstone whatever its content: no answer tells a right guess from a wrong one', async () => {
+    const key = (await owner.query(`SELECT source, source_event_id FROM bronze.event_tombstones WHERE event_id = $1`, [erased])).rows[0];
+    const resend = async (text: string) =>
+      (
+        await gqlOk<{
+          ingestEvent: { status: string; code: string | null; reason: string | null; event: { id: string; content: string; checksum: string | null } };
+        }>(t.url, admin, `mutation($input: EventInput!) { ingestEvent(input: $input) { status code reason event { id content checksum } } }`, {
+          input: {
+            ...anEvent(ns).withKey(key.source, key.source_event_id).inConversation('life', 0).by('USER').saying(text).at('2026-01-01T09:00:00Z').build(),
+            rawPayload: { secret: `${WORD}-payload` },
+          },
+        })
+      ).ingestEvent;
+    const right = await resend(`I work at ${WORD} and I live in Berlin`);
+    const wrong = await resend('I work at Acme and I live in Berlin');
+    expect(right).toEqual({ status: 'DUPLICATE', code: null, reason: null, event: { id: erased, content: '', checksum: null } });
+    expect(wrong).toEqual(right);
   });
 
   it('removes the event and its erased facts from Neo4j and from both search channels', async () => {

@@ -6,7 +6,7 @@ const GRAPH = `mutation($ns: String) { rebuildGraph(namespace: $ns, reason: "twi
 const REEMBED = `mutation($ns: String) { reembed(namespace: $ns, reason: "twice") { id status } }`;
 
 /**
- * One queued or running job per kind and namespace, as callers meet it: asking again returns the
+ * Job requests as callers meet them. One queued or running job per kind and namespace: asking again returns the
  * job already under way; a Silver rebuild over another window waits for it, with an error that
  * says so. No worker runs here, so requested jobs stay queued.
  */
@@ -51,5 +51,52 @@ describe('job requests while one is under way', () => {
       { kind: 'rebuild_silver', n: 1 },
       { kind: 'reembed', n: 1 },
     ]);
+  });
+
+  it('refuses a window or a reason a job could not use, before anything is queued, with a message that says what to send', async () => {
+    const other = uniqueNamespace('jobreq-bad');
+    const token = (await createToken(t, [{ namespacePattern: other, capabilities: ['ADMIN'] }])).token;
+    // Year 0 was queued and the job then failed with Postgres' "date/time field value out of range".
+    const refusals = [
+      {
+        vars: { ns: other, from: '0000-01-01T00:00:00Z', to: null },
+        code: 'BAD_USER_INPUT',
+        message: /from must lie between 1900-01-01 and 2200-01-01.*omit from/,
+      },
+      {
+        vars: { ns: other, from: null, to: '9999-12-31T00:00:00Z' },
+        code: 'BAD_USER_INPUT',
+        message: /to must lie between 1900-01-01 and 2200-01-01.*omit to/,
+      },
+      { vars: { ns: other, from: '1899-12-31T23:59:59Z', to: '2026-01-01T00:00:00Z' }, code: 'BAD_USER_INPUT', message: /^from must lie between/ },
+    ];
+    for (const r of refusals) {
+      const answer = await gql(t.url, token, REBUILD, r.vars);
+      expect({ code: answer.errors?.[0]?.extensions?.code, message: answer.errors?.[0]?.message }).toEqual({
+        code: r.code,
+        message: expect.stringMatching(r.message),
+      });
+    }
+    const long = 'x'.repeat(2_001);
+    const tooLong = [
+      gql(t.url, token, `mutation($ns: String!, $r: String!) { rebuildSilver(namespace: $ns, reason: $r) { id } }`, { ns: other, r: long }),
+      gql(t.url, token, `mutation($ns: String!, $r: String!) { rebuildGraph(namespace: $ns, reason: $r) { id } }`, { ns: other, r: long }),
+      gql(t.url, token, `mutation($ns: String!, $r: String!) { reembed(namespace: $ns, reason: $r) { id } }`, { ns: other, r: long }),
+      gql(t.url, token, `mutation($ns: String!, $r: String!) { promote(namespace: $ns, reason: $r) { id } }`, { ns: other, r: long }),
+    ];
+    for (const answer of await Promise.all(tooLong)) {
+      expect(answer.errors?.[0]).toMatchObject({
+        extensions: { code: 'LIMIT_EXCEEDED' },
+        message: 'reason is 2001 characters; at most 2000 are kept: shorten it',
+      });
+    }
+    expect((await t.app.ds.query(`SELECT count(*)::int AS n FROM ops.jobs WHERE namespace = $1`, [other]))[0].n).toBe(0);
+    // The edges of the range are windows like any other.
+    const edges = await gqlOk<{ rebuildSilver: { status: string } }>(t.url, token, REBUILD, {
+      ns: other,
+      from: '1900-01-01T00:00:00Z',
+      to: '2200-01-01T00:00:00Z',
+    });
+    expect(edges.rebuildSilver.status).toBe('queued');
   });
 });

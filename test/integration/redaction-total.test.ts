@@ -6,21 +6,19 @@ import {
   GraphQLNamedType,
   GraphQLSchema,
   IntrospectionQuery,
-  isEnumType,
   isInputObjectType,
   isListType,
   isNonNullType,
-  isObjectType,
-  isScalarType,
 } from 'graphql';
 import { Client } from 'pg';
 import { CHANNELS } from '../../src/platform/pubsub/topics';
 import { anEvent } from '../builders/event-input';
 import { mcpClient } from '../support/mcp-client';
+import { Args, argumentText, literal, queryInChunks, selectParts, strings } from '../support/schema-sweep';
 import { OpenAIStubServer, startOpenAIStubServer } from '../support/openai-stub-server';
 import { livesInModel } from '../support/scripted-models';
 import { uniqueNamespace } from '../support/stores';
-import { createToken, eventually, gql, gqlOk, startTestApp, TestApp } from '../support/test-app';
+import { createToken, eventually, gqlOk, startTestApp, TestApp } from '../support/test-app';
 import { collect, wsClient } from '../support/ws-client';
 
 const SECRET = 'ZORBLAX';
@@ -59,103 +57,6 @@ const QUERY_ROOTS = [
 ] as const;
 const SUBSCRIPTION_ROOTS = ['factAdded', 'factSuperseded', 'eventIngested'] as const;
 const DEPTH = 4;
-
-type Args = Record<string, unknown>;
-
-/** A GraphQL literal for a JSON value (strings, numbers, booleans, objects of them). */
-function literal(v: unknown): string {
-  if (v !== null && typeof v === 'object' && !Array.isArray(v)) {
-    return `{ ${Object.entries(v as Args)
-      .map(([k, x]) => `${k}: ${literal(x)}`)
-      .join(', ')} }`;
-  }
-  if (Array.isArray(v)) return `[${v.map(literal).join(', ')}]`;
-  return JSON.stringify(v);
-}
-
-const isTextType = (t: GraphQLNamedType): boolean => isScalarType(t) && (t.name === 'String' || t.name === 'JSON');
-
-/**
- * A selection of every field of `type` to `depth` (fields with required arguments get the values
- * `argsFor` knows, or are left out; a type already on the path is not entered again), as parts
- * with the number of fields each selects, and the text fields (String / JSON) it selects.
- */
-function selectParts(
-  type: GraphQLNamedType,
-  depth: number,
-  argsFor: (f: GraphQLField<unknown, unknown>) => Args | null,
-  seen: Set<string>,
-  path: readonly string[] = [],
-): Array<{ text: string; fields: number }> {
-  if (!isObjectType(type)) return [];
-  const parts: Array<{ text: string; fields: number }> = [];
-  for (const f of Object.values(type.getFields())) {
-    const args = argsFor(f);
-    if (args === null) continue;
-    const named = getNamedType(f.type);
-    const argText = Object.keys(args).length
-      ? `(${Object.entries(args)
-          .map(([k, v]) => `${k}: ${literal(v)}`)
-          .join(', ')})`
-      : '';
-    if (isScalarType(named) || isEnumType(named)) {
-      if (isTextType(named)) seen.add(`${type.name}.${f.name}`);
-      parts.push({ text: `${f.name}${argText}`, fields: 1 });
-    } else if (isObjectType(named) && depth > 0 && !path.includes(named.name)) {
-      const inner = selectParts(named, depth - 1, argsFor, seen, [...path, type.name]);
-      if (inner.length)
-        parts.push({ text: `${f.name}${argText} { ${inner.map((p) => p.text).join(' ')} }`, fields: 1 + inner.reduce((n, p) => n + p.fields, 0) });
-    }
-  }
-  return parts;
-}
-
-/** Parts grouped into selections of at most `max` fields each (the service refuses documents over 1,000). */
-function chunks(parts: ReadonlyArray<{ text: string; fields: number }>, max = 900): string[] {
-  const out: string[][] = [[]];
-  let n = 0;
-  for (const p of parts) {
-    if (n + p.fields > max && (out.at(-1) as string[]).length > 0) {
-      out.push([]);
-      n = 0;
-    }
-    (out.at(-1) as string[]).push(p.text);
-    n += p.fields;
-  }
-  return out.map((c) => c.join(' '));
-}
-
-/** The top-level parts of a selection, to halve a selection over the complexity limit. */
-function splitParts(selection: string): string[] {
-  const parts: string[] = [];
-  let braces = 0;
-  let parens = 0;
-  let quoted = false;
-  let start = 0;
-  for (let i = 0; i < selection.length; i += 1) {
-    const c = selection[i];
-    if (c === '"' && selection[i - 1] !== '\\') quoted = !quoted;
-    if (quoted) continue;
-    if (c === '{') braces += 1;
-    else if (c === '}') braces -= 1;
-    else if (c === '(') parens += 1;
-    else if (c === ')') parens -= 1;
-    else if (c === ' ' && braces === 0 && parens === 0 && selection[i + 1] !== '{' && selection[i + 1] !== '(' && selection[i - 1] !== ':') {
-      parts.push(selection.slice(start, i));
-      start = i + 1;
-    }
-  }
-  parts.push(selection.slice(start));
-  return parts.filter((p) => p.length > 0);
-}
-
-/** Every string anywhere in a JSON value, with its path. */
-function strings(v: unknown, path = ''): Array<{ path: string; value: string }> {
-  if (typeof v === 'string') return [{ path, value: v }];
-  if (Array.isArray(v)) return v.flatMap((x, i) => strings(x, `${path}[${i}]`));
-  if (v && typeof v === 'object') return Object.entries(v).flatMap(([k, x]) => strings(x, path ? `${path}.${k}` : k));
-  return [];
-}
 
 /**
  * Redaction is total for everyone without "admin": after a whole fact and its event are redacted,
@@ -355,30 +256,11 @@ describe('redaction is total for readers without admin', () => {
       currentRoot = root;
       const args = argValues(field);
       if (args === null) throw new Error(`no argument values for ${root}`);
-      const argText = Object.keys(args).length
-        ? `(${Object.entries(args)
-            .map(([k, v]) => `${k}: ${literal(v)}`)
-            .join(', ')})`
-        : '';
       const token = root === 'overlaysForReview' || root === 'reviewQueue' ? reviewer : reader;
       let answered = false;
-      // Heavy roots (lists of subgraphs) to depth 3; a chunk over the complexity limit is split in two.
+      // Heavy roots (lists of subgraphs) to depth 3.
       const depth = ['neighbourhood', 'relatedContext', 'searchMemory', 'shortestPath'].includes(root) ? DEPTH - 1 : DEPTH;
-      const pending = chunks(selectParts(getNamedType(field.type), depth, argValues, textFields)).map((c) => [c]);
-      for (let next = pending.shift(); next; next = pending.shift()) {
-        const inner = next.join(' ');
-        const doc = `query { ${root}${argText}${inner ? ` { ${inner} }` : ''} }`;
-        const r = await gql(t.url, token, doc);
-        const tooComplex = r.errors?.some((e) => e.extensions?.code === 'LIMIT_EXCEEDED');
-        if (tooComplex && next.length === 1 && splitParts(next[0] as string).length > 1) {
-          const parts = splitParts(next[0] as string);
-          pending.push(parts.slice(0, parts.length / 2), parts.slice(parts.length / 2));
-          continue;
-        }
-        if (tooComplex && next.length > 1) {
-          pending.push(next.slice(0, next.length / 2), next.slice(next.length / 2));
-          continue;
-        }
+      for (const r of await queryInChunks(t.url, token, root, argumentText(args), selectParts(getNamedType(field.type), depth, argValues, textFields))) {
         inspect(`query ${root}`, r);
         if (r.data && r.data[root] !== null && r.data[root] !== undefined) answered = true;
         else if (r.errors?.length) refused.push(`${root}: ${r.errors?.map((e) => `${e.extensions?.code} ${e.message.slice(0, 160)}`).join('; ')}`);

@@ -10,7 +10,8 @@ import { Fact } from '../../silver/silver.types';
 import { isVisible } from '../../silver/visibility';
 import { GoldException, GoldExceptionCode } from '../gold.exception';
 import { GoldClaimReader, withoutSupersededAtGold } from '../review/gold-claims';
-import { AboutHit, AboutKey, AboutRepository } from './about.repository';
+import { AboutHit, AboutKey, AboutMatch, AboutRepository } from './about.repository';
+import { GoldEntityRow } from '../promotion/promotion.repository';
 
 export interface AboutOptions {
   /** The trigram fallback: a name only similar to a Gold name or member name matches from this similarity on. */
@@ -49,9 +50,26 @@ export class AboutService {
     return { namespace, key };
   }
 
-  /** The best Gold entity for each key, in key order (one SQL round trip). */
-  resolve(keys: readonly AboutKey[]): Promise<Array<AboutHit | null>> {
-    return this.repo.resolve(keys, this.opts.trigramThreshold);
+  /**
+   * The best Gold entity for each key, in key order (one SQL round trip), with the names callers
+   * see (FactReader.presentResolved). A name that is hidden resolves to nothing: when the entity
+   * has hidden names, only its visible names, and member names or aliases that are not hidden,
+   * find it (no similar-name fallback), so `about` cannot confirm a hidden name.
+   */
+  async resolve(keys: readonly AboutKey[]): Promise<Array<AboutHit | null>> {
+    const hits = await this.repo.resolve(keys, this.opts.trigramThreshold);
+    const found = hits.filter((h): h is AboutHit => h !== null);
+    const shown = new Map(found.map((h, i) => [h, i]));
+    const entities = await this.facts.presentResolved(found.map((h) => h.entity));
+    return hits.map((h, i) => {
+      if (!h) return null;
+      const entity = entities[shown.get(h) as number] as GoldEntityRow;
+      if (entity === h.entity) return h;
+      const visible = new Set([entity.name, ...entity.aliases].map(nameKey));
+      const hidden = [h.entity.name, ...h.entity.aliases].map(nameKey).filter((k) => !visible.has(k));
+      const key = (keys[i] as AboutKey).key;
+      return visible.has(key) || (h.match !== AboutMatch.TRIGRAM && !hidden.includes(key)) ? { ...h, entity } : null;
+    });
   }
 
   /**

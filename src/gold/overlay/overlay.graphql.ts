@@ -43,7 +43,8 @@ export class Overlay {
   @Field(() => OverlayKind) kind!: OverlayKind;
   /** GraphQL field in OverlayTextResolver (what the caller may see of it). */
   selector!: QuoteSelector;
-  @Field(() => String, { description: 'SHA-256 (hex, UTF-8) of the text the selector was placed on.' }) textHash!: string;
+  /** SHA-256 of the Silver text it was placed on (GraphQL field in OverlayTextResolver: admin only). */
+  textHash!: string;
   /** GraphQL field in OverlayTextResolver (what the caller may see of it). */
   body!: string | null;
   @Field(() => String, { nullable: true }) reason!: string | null;

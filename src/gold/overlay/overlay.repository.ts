@@ -146,6 +146,18 @@ export class OverlayRepository {
     );
   }
 
+  /** Active redactions of event content in these namespaces: which entity names they hide (silver/hidden-names.ts). */
+  async eventRedactionsIn(namespaces: readonly string[]): Promise<Array<TextSpan & { namespace: string }>> {
+    if (namespaces.length === 0) return [];
+    return this.sql.rows(
+      `SELECT event_id AS target_id, namespace, span_start, span_end, kind, body, extract(epoch FROM created_at) AS created
+         FROM (${LATEST('namespace = ANY($1::text[]) AND event_id IS NOT NULL')}) l
+        WHERE status <> 'RETRACTED'`,
+      [namespaces],
+      (r) => ({ ...toSpan(r), namespace: col.string(r, 'namespace') }),
+    );
+  }
+
   /** Overlays of a namespace that wait for a person: re-anchored with low confidence, or orphaned (oldest first). */
   async needingReview(namespace: string, limit: number): Promise<OverlayRecord[]> {
     return this.sql.rows(
@@ -187,11 +199,13 @@ export async function reprojectTarget(tx: Sql, o: Pick<OverlayRecord, 'namespace
   const type = o.factId ? 'fact' : 'event';
   const id = (o.factId ?? o.eventId) as string;
   await enqueueOutbox(tx, [{ namespace: o.namespace, type, id, payload: { id, overlay: true } }]);
-  // An event redaction also changes the quotes on its DERIVED_FROM edges, which the facts' projection writes.
+  // An event redaction also changes the quotes on its DERIVED_FROM edges, which the facts' projection writes,
+  // and may hide the names of the entities found in it (silver/hidden-names.ts), which the entities' projection writes.
   if (o.eventId) {
     await tx.execute(
-      outboxFrom(`SELECT $1::text AS namespace, 'fact' AS type, d.f AS id, jsonb_build_object('id', d.f, 'overlay', true) AS payload, d.f AS ord
-         FROM (SELECT DISTINCT s.fact_id::text AS f FROM silver.fact_sources s WHERE s.event_id = $2::uuid) d`),
+      outboxFrom(`SELECT $1::text AS namespace, d.t AS type, d.f AS id, jsonb_build_object('id', d.f, 'overlay', true) AS payload, d.t || d.f AS ord
+         FROM (SELECT DISTINCT 'fact' AS t, s.fact_id::text AS f FROM silver.fact_sources s WHERE s.event_id = $2::uuid
+               UNION SELECT DISTINCT 'entity', m.entity_id::text FROM silver.entity_mentions m WHERE m.event_id = $2::uuid) d`),
       [o.namespace, o.eventId],
     );
   }

@@ -3,7 +3,7 @@ import { GoldContext } from '../gold.context';
 import { Event } from '../../bronze/event.graphql';
 import { StorableTextArgs } from '../../common/storable-args.middleware';
 import { Fact } from '../../silver/fact.graphql';
-import { visibleEventContent, visibleMachineStatement, visibleOverlayText } from '../../access/text-visibility';
+import { visibleEventContent, visibleMachineStatement, visibleOverlayText, visibleTextHash } from '../../access/text-visibility';
 import { Overlay, OverlayInput, QuoteSelector } from './overlay.graphql';
 
 @Resolver(() => Overlay)
@@ -112,6 +112,15 @@ export class OverlayTextResolver {
   })
   async body(@Root() o: Overlay, @Ctx() ctx: GoldContext): Promise<string | null> {
     return (await shown(ctx, o)).body;
+  }
+
+  @FieldResolver(() => String, {
+    nullable: true,
+    description:
+      'SHA-256 (hex, UTF-8) of the Silver text the selector was placed on, to tell whether it changed since: shown with that text (machineStatement), to holders of "admin" on the namespace; null for everyone else (it would confirm a guess of the text).',
+  })
+  textHash(@Root() o: Overlay, @Ctx() ctx: GoldContext): string | null {
+    return visibleTextHash(ctx.auth, o);
   }
 }
 

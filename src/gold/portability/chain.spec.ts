@@ -165,8 +165,9 @@ describe('the hash chain', () => {
     const links = seal(records);
     const erasedEvent = { ...(records[0]?.item as EventItem), content: '', rawPayloadText: null, destroyedAt: '2026-03-01T00:00:00.000000Z' };
     const erasedOverlay = { ...overlay(), exact: '[erased]', prefix: '', suffix: '', body: null, reason: null, spanEnd: 18, textHash: 'erased' };
-    const scrubbed = { ...judge(), statement: '[erased]', candidates: [] };
-    const filtered = { ...judge({ id: '88888888-8888-4888-8888-888888888888', factId: 'f-x' }), candidates: [judge().candidates[1]] };
+    const scrubbed = { ...judge(), statement: '[erased]', reason: '[erased]', candidates: [] };
+    // Another decision that named the erased fact among its candidates: its reason may quote it, so it goes too.
+    const filtered = { ...judge({ id: '88888888-8888-4888-8888-888888888888', factId: 'f-x' }), reason: '[erased]', candidates: [judge().candidates[1]] };
     const after = [
       { kind: 'event', item: erasedEvent },
       { kind: 'overlay', item: erasedOverlay },
@@ -185,7 +186,18 @@ describe('the hash chain', () => {
     });
     expect(verify(links, after, [{}, { erased: true }, { erasedFacts: ['f-new'] }, {}]).broken).toMatchObject({
       position: 4,
-      reason: 'the judge candidates differ from what was sealed',
+      reason: 'the judge reason differs from what was sealed',
+    });
+    // A reason rewritten to anything but the erased mark, or without an erasure of a fact it names, is tampering.
+    const rewritten = [...after.slice(0, 3), { kind: 'judge_decision', item: { ...filtered, reason: 'something else' } }] as ChainRecord[];
+    expect(verify(links, rewritten, [{}, { erased: true }, { erasedFacts: ['f-new'] }, { erasedFacts: ['f-old'] }]).broken).toMatchObject({
+      position: 4,
+      reason: 'the judge reason differs from what was sealed',
+    });
+    const unnamed = [...after.slice(0, 3), { kind: 'judge_decision', item: { ...filtered, candidates: judge().candidates } }] as ChainRecord[];
+    expect(verify(links, unnamed, [{}, { erased: true }, { erasedFacts: ['f-new'] }, {}]).broken).toMatchObject({
+      position: 4,
+      reason: 'the judge reason differs from what was sealed',
     });
     // An "erased" event that still holds content is not an erasure.
     const half = [{ kind: 'event', item: { ...erasedEvent, content: 'I live in Paris' } }, ...after.slice(1)] as ChainRecord[];

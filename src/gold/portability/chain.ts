@@ -11,7 +11,7 @@ import { CheckpointIndex } from './checkpoints';
  *
  * A link covers one record: `itemHash = sha256(JCS({v, kind, meta, parts}))`, where `meta` are the
  * record's fields that nothing ever changes and `parts` digests of the fields an approved erasure
- * may scrub (an overlay's quote and notes, a judge decision's statement and candidates), taken
+ * may scrub (an overlay's quote and notes, a judge decision's statement, reason and candidates), taken
  * when the record was sealed and stored with the link. `hash = sha256(JCS({seq, prev, itemHash}))`.
  * An event's content is covered through its checksum (in `meta`), which the verifier recomputes
  * from the content unless the event was erased.
@@ -245,9 +245,11 @@ function contentProblem(r: ChainRecord, sealed: Parts, ctx: ErasureContext): str
       const now = partsOf(r);
       const erased = new Set(ctx.erasedFacts ?? []);
       const touched = (d.factId !== null && erased.has(d.factId)) || (d.targetFactId !== null && erased.has(d.targetFactId));
-      if (now.reason !== sealed.reason) return 'the judge reason differs from what was sealed';
-      if (now.statement !== sealed.statement && !(touched && d.statement === '[erased]')) return 'the judge statement differs from what was sealed';
       const sealedCandidates = Array.isArray(sealed.candidates) ? (sealed.candidates as Array<[string, string]>) : [];
+      // The reason may quote any fact the decision names: an erasure of one of them scrubs it.
+      const namesErased = touched || sealedCandidates.some(([id]) => erased.has(id));
+      if (now.statement !== sealed.statement && !(touched && d.statement === '[erased]')) return 'the judge statement differs from what was sealed';
+      if (now.reason !== sealed.reason && !(namesErased && d.reason === '[erased]')) return 'the judge reason differs from what was sealed';
       const expected = touched && d.candidates.length === 0 ? [] : sealedCandidates.filter(([id]) => !erased.has(id));
       return jcs(now.candidates) === jcs(expected) ? null : 'the judge candidates differ from what was sealed';
     }

@@ -3,12 +3,16 @@ import { AuthContext } from '../../access/auth-context';
 import { Capability } from '../../access/capability';
 import { decodeCursor, encodeCursor } from '../../common/cursor';
 import { isUuid } from '../../common/ids';
+import { requireWithin } from '../../common/input';
+import { MAX_JOB_REASON } from '../../common/limits';
 import { Sql } from '../../platform/postgres/sql';
 import { JobRepository } from '../../platform/jobs/job.repository';
 import { JobRow } from '../../platform/jobs/job';
 import { GoldException, GoldExceptionCode } from '../gold.exception';
 import { GoldEntityRow, GoldRelationshipRow, PromotionRepository } from './promotion.repository';
 import { goldContent } from './resolution-rules';
+import { FactReader } from '../../silver/fact-reader';
+import { matchesText } from '../../access/text-visibility';
 
 export interface GoldEntityFilterInput {
   type: string | null;
@@ -33,6 +37,8 @@ export class GoldService {
     private readonly repo: PromotionRepository,
     private readonly jobs: JobRepository,
     private readonly opts: { maxPageSize: number; fallbackType: string },
+    /** Names as callers see them (a name found only in redacted spans is hidden: FactReader.presentResolved). */
+    private readonly facts: FactReader,
   ) {}
 
   visible<T extends { namespace: string }>(auth: AuthContext, row: T | null | undefined): T | null {
@@ -43,8 +49,8 @@ export class GoldService {
   /** Queues a promotion of the namespace (one queued or running per namespace: that one is returned). */
   async requestPromotion(auth: AuthContext, namespace: string, reason: string | null): Promise<JobRow> {
     const principal = auth.require(Capability.REVIEW, namespace);
-    return (await this.jobs.enqueue({ kind: 'promote', namespace, params: {}, reason: reason?.trim() || 'promotion requested', createdBy: principal.tokenId }))
-      .job;
+    const text = requireWithin(reason?.trim() || 'promotion requested', 'reason', MAX_JOB_REASON);
+    return (await this.jobs.enqueue({ kind: 'promote', namespace, params: {}, reason: text, createdBy: principal.tokenId })).job;
   }
 
   async list(auth: AuthContext, namespace: string, filter: GoldEntityFilterInput, first: number | null, after: string | null): Promise<GoldPage> {
@@ -55,12 +61,19 @@ export class GoldService {
     }
     const afterId = after ? decodeCursor(after).id : null;
     const rows = await this.repo.listGoldEntities(namespace, filter, size + 1, afterId);
-    const edges = rows.slice(0, size).map((node) => ({ cursor: encodeCursor({ micros: '0', id: node.id }), node }));
-    return { edges, hasNextPage: rows.length > size, endCursor: edges.at(-1)?.cursor ?? null };
+    const page = rows.slice(0, size);
+    const shown = await this.facts.presentResolved(page);
+    // nameContains matches the names callers see: a hidden name answers no filter (the page may come out short; endCursor goes on).
+    const needle = filter.nameContains;
+    const edges = shown
+      .filter((g) => !needle || [g.name, ...g.aliases].some((n) => matchesText(n, needle)))
+      .map((node) => ({ cursor: encodeCursor({ micros: '0', id: node.id }), node }));
+    const last = page.at(-1);
+    return { edges, hasNextPage: rows.length > size, endCursor: last ? encodeCursor({ micros: '0', id: last.id }) : null };
   }
 
-  entitiesByIds(ids: readonly string[]): Promise<GoldEntityRow[]> {
-    return this.repo.goldEntitiesByIds(ids.filter(isUuid));
+  async entitiesByIds(ids: readonly string[]): Promise<GoldEntityRow[]> {
+    return this.facts.presentResolved(await this.repo.goldEntitiesByIds(ids.filter(isUuid)));
   }
 
   relationshipsByIds(ids: readonly string[]): Promise<GoldRelationshipRow[]> {
@@ -128,6 +141,6 @@ export class GoldService {
       );
       await this.repo.outbox(tx, g.namespace, randomUUID(), [g.id, newId], []);
     });
-    return this.repo.goldEntitiesByIds([g.id, newId]);
+    return this.facts.presentResolved(await this.repo.goldEntitiesByIds([g.id, newId]));
   }
 }

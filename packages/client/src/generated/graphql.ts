@@ -141,7 +141,7 @@ export type GetEventQueryVariables = Exact<{
 }>;
 
 
-export type GetEventQuery = { event: { id: string, namespace: string, source: string, sourceEventId: string, provenanceRoot: string | null, kind: EventKind, conversationId: string | null, sessionId: string | null, sequenceNum: number | null, role: Role | null, actor: string | null, content: string, rawPayload: unknown, checksum: string, occurredAt: string, ingestedAt: string, derivationStatus: DerivationStatus } | null };
+export type GetEventQuery = { event: { id: string, namespace: string, source: string, sourceEventId: string, provenanceRoot: string | null, kind: EventKind, conversationId: string | null, sessionId: string | null, sequenceNum: number | null, role: Role | null, actor: string | null, content: string, rawPayload: unknown, checksum: string | null, occurredAt: string, ingestedAt: string, derivationStatus: DerivationStatus } | null };
 
 export type GetEventNodeQueryVariables = Exact<{
   id: string;
@@ -308,21 +308,21 @@ export type GetProvenanceQueryVariables = Exact<{
 
 export type GetProvenanceQuery = { provenance: { fact: { id: string, statement: string } | null, steps: Array<{ via: ProvenanceVia, distance: number, quote: string | null, spanStart: number | null, spanEnd: number | null, fact: { id: string, statement: string }, event: { id: string, content: string, occurredAt: string } }> } };
 
-export type EventFieldsFragment = { id: string, namespace: string, source: string, sourceEventId: string, provenanceRoot: string | null, kind: EventKind, conversationId: string | null, sessionId: string | null, sequenceNum: number | null, role: Role | null, actor: string | null, content: string, rawPayload: unknown, checksum: string, occurredAt: string, ingestedAt: string, derivationStatus: DerivationStatus };
+export type EventFieldsFragment = { id: string, namespace: string, source: string, sourceEventId: string, provenanceRoot: string | null, kind: EventKind, conversationId: string | null, sessionId: string | null, sequenceNum: number | null, role: Role | null, actor: string | null, content: string, rawPayload: unknown, checksum: string | null, occurredAt: string, ingestedAt: string, derivationStatus: DerivationStatus };
 
 export type IngestEventMutationVariables = Exact<{
   input: EventInput;
 }>;
 
 
-export type IngestEventMutation = { ingestEvent: { index: number, status: IngestStatus, code: string | null, reason: string | null, event: { id: string, namespace: string, source: string, sourceEventId: string, provenanceRoot: string | null, kind: EventKind, conversationId: string | null, sessionId: string | null, sequenceNum: number | null, role: Role | null, actor: string | null, content: string, rawPayload: unknown, checksum: string, occurredAt: string, ingestedAt: string, derivationStatus: DerivationStatus } | null } };
+export type IngestEventMutation = { ingestEvent: { index: number, status: IngestStatus, code: string | null, reason: string | null, event: { id: string, namespace: string, source: string, sourceEventId: string, provenanceRoot: string | null, kind: EventKind, conversationId: string | null, sessionId: string | null, sequenceNum: number | null, role: Role | null, actor: string | null, content: string, rawPayload: unknown, checksum: string | null, occurredAt: string, ingestedAt: string, derivationStatus: DerivationStatus } | null } };
 
 export type IngestEventsMutationVariables = Exact<{
   input: Array<EventInput> | EventInput;
 }>;
 
 
-export type IngestEventsMutation = { ingestEvents: Array<{ index: number, status: IngestStatus, code: string | null, reason: string | null, event: { id: string, checksum: string } | null }> };
+export type IngestEventsMutation = { ingestEvents: Array<{ index: number, status: IngestStatus, code: string | null, reason: string | null, event: { id: string, checksum: string | null } | null }> };
 
 export type QualityReportQueryVariables = Exact<{
   namespace: string;
