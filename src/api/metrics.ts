@@ -4,6 +4,11 @@ import { IngestOutcome } from '../bronze/event.types';
 import { DeriveResult } from '../silver/derive.job';
 import { BoundedLabel, telemetryRegistry } from '../platform/telemetry/metrics';
 import { collectProcessMetrics } from '../platform/telemetry/process-metrics';
+import { recordEventLoopDelay } from '../platform/telemetry/event-loop-delay';
+import { MergedRegistry } from '../platform/telemetry/worker-metrics';
+
+/** Every metric name of the service starts with it. */
+export const METRIC_PREFIX = 'medallion_';
 
 /** Distinct GraphQL operation names labelled before the rest count as `other`. */
 export const MAX_OPERATION_LABELS = 100;
@@ -14,7 +19,8 @@ export const MAX_OPERATION_LABELS = 100;
  */
 export class AppMetrics {
   private readonly own = new Registry();
-  readonly registry: Registry;
+  /** What /metrics renders; with the worker process `serve` starts, its pipeline counters too (`mergeFrom`). */
+  readonly registry: MergedRegistry;
   /** GraphQL operation names as labels: bounded (`anonymous`, `other` past MAX_OPERATION_LABELS). */
   readonly operationNames = new BoundedLabel(MAX_OPERATION_LABELS);
   readonly httpRequests = new Counter({
@@ -73,11 +79,16 @@ export class AppMetrics {
     registers: [this.own],
   });
 
-  /** Stops the process metrics' event-loop histogram and GC observer (`close`). */
+  /** Stops the process metrics' event-loop histograms and GC observer (`close`). */
   private readonly stopProcessMetrics: () => void;
 
   constructor(ds: DataSource) {
-    this.stopProcessMetrics = collectProcessMetrics(this.own, 'medallion_');
+    const stopDefaults = collectProcessMetrics(this.own, METRIC_PREFIX);
+    const stopDelay = recordEventLoopDelay(this.own, METRIC_PREFIX);
+    this.stopProcessMetrics = () => {
+      stopDefaults();
+      stopDelay();
+    };
     new Gauge({
       name: 'medallion_outbox_pending',
       help: 'Outbox rows not yet projected to Neo4j',
@@ -130,7 +141,7 @@ export class AppMetrics {
         this.set(row?.n ?? 0);
       },
     });
-    this.registry = Registry.merge([this.own, telemetryRegistry]);
+    this.registry = new MergedRegistry([this.own, telemetryRegistry]);
   }
 
   /** Stops what the process metrics started (the app is shutting down); /metrics still renders. */

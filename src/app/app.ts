@@ -15,11 +15,13 @@ import { ErasureService } from '../bronze/erasure.service';
 import { AppMetrics } from '../api/metrics';
 import { buildAppSchema } from '../api/schema';
 import { HttpServerHandle, startHttpServer } from './server';
+import { startWorkerProcess, WorkerProcess, WorkerProcessOptions } from './worker-process';
+import { Registry } from 'prom-client';
 import { EventQueryRepository } from '../bronze/event-query.repository';
 import { EventRepository } from '../bronze/event.repository';
 import { EventService } from '../bronze/event.service';
 import { IngestService } from '../bronze/ingest.service';
-import { AppConfig, decaySettings } from '../common/config';
+import { AppConfig, childProcessEnv, decaySettings } from '../common/config';
 import { Clock, systemClock } from '../common/clock';
 import { UsageRecorder } from '../silver/usage-recorder';
 import { RetentionRepository } from '../bronze/retention.repository';
@@ -160,8 +162,14 @@ function readOrCreateSecret(file: string): string {
 export interface AppOptions {
   /** Serve GraphQL over HTTP. */
   api: boolean;
-  /** Run background work (derivation, rebuild jobs, the Neo4j projector). */
+  /** Run background work (derivation, rebuild jobs, the Neo4j projector) in this process. */
   worker: boolean;
+  /**
+   * With `api` and without `worker`: run the background work in a child process this app starts,
+   * keeps running and stops (worker-process.ts; `serve`'s default), so nothing CPU-heavy shares
+   * the event loop that answers requests. Needs the compiled service (`npm run build`).
+   */
+  workerProcess?: boolean;
   /** Sees each derive step's result (tests, benchmarks). */
   onDerive?: DeriveObserver;
   /**
@@ -194,6 +202,10 @@ export interface App {
   readonly extractor: { readonly warmed: boolean };
   /** The API's background search warm-up (SEARCH_WARM_UP_SECONDS): how it ended; null when none ran. */
   readonly searchWarmUp: Promise<WarmUpOutcome | null>;
+  /** The child process that runs the background work (`workerProcess`), if this app started one. */
+  readonly workerProcess: WorkerProcess | undefined;
+  /** This process's metrics (what /metrics renders; a worker process hands its pipeline counters to the service that started it). */
+  readonly metrics: Registry;
   stop(): Promise<void>;
 }
 
@@ -231,6 +243,9 @@ export async function startApp(
     // API or worker restarted during an outage stayed down until Neo4j was back).
     const graph = await prepareGraph(driver, Boolean(opts.api), log);
     cleanups.push({ what: 'graph schema retries', run: async () => graph.stop() });
+    // Migrations and the graph schema are in place: the worker process starts beside the rest of this start.
+    const workerProcess = opts.workerProcess && opts.api && !opts.worker ? startWorkerProcess(workerProcessOptions(config, stores, log)) : undefined;
+    if (workerProcess) cleanups.push({ what: 'worker process', run: () => workerProcess.stop() });
 
     const tokenService = new TokenService(new TokenRepository(ds));
     if (generated) announceAdminToken(config, generated, log);
@@ -243,7 +258,8 @@ export async function startApp(
     await revocations.listen(listener);
 
     const metrics = new AppMetrics(ds);
-    cleanups.push({ what: 'process metrics (event-loop histogram, GC observer)', run: async () => metrics.close() });
+    cleanups.push({ what: 'process metrics (event-loop histograms, GC observer)', run: async () => metrics.close() });
+    if (workerProcess) metrics.registry.mergeFrom(() => workerProcess.metrics());
     const eventRepository = new EventRepository(ds);
     const eventQueries = new EventQueryRepository(ds);
     const factRepository = new FactRepository(ds);
@@ -491,7 +507,14 @@ export async function startApp(
       cleanups.push(...stages.stopSteps().reverse());
       stages.start();
       log.info('background workers running (projector, derivation, jobs)');
+    } else if (opts.api) {
+      // The uses of facts this API's reads record are written by this process (a worker cannot see them).
+      const usageStage = stages.get('usage') as NonNullable<ReturnType<StageRunner['get']>>;
+      cleanups.push({ what: 'usage loop', run: () => usageStage.stop() });
+      usageStage.start();
     }
+    // Before /health answers: a message sent then is projected (and searchable) as before.
+    await workerProcess?.ready;
     // A process without the API (`medallion worker`) serves its metrics at METRICS_PORT when set.
     if (!opts.api && opts.worker && config.metricsPort !== undefined) {
       const served = await serveMetrics(metrics.registry, config.host, config.metricsPort);
@@ -559,12 +582,36 @@ export async function startApp(
       embedder: embedderStatus,
       extractor: extractorStatus,
       searchWarmUp,
+      workerProcess,
+      metrics: metrics.registry,
       stop: () => runShutdown([...cleanups].reverse(), log),
     };
   } catch (err) {
     for (const c of cleanups.reverse()) await c.run().catch(() => undefined);
     throw err;
   }
+}
+
+/**
+ * The worker process reads this process's configuration, with the stores this process started (the
+ * embedded PostgreSQL, the local Neo4j) named by URL so it starts none of its own. It serves no
+ * metrics port of its own: the service's /metrics carries its pipeline counters. Its embedder gets
+ * one onnxruntime session unless configured (two took the CPU requests needed: see loadEmbedder's caller).
+ */
+function workerProcessOptions(config: AppConfig, stores: Pick<Stores, 'postgresUrl' | 'postgresRuntimeUrl' | 'neo4j'>, log: AppLogger): WorkerProcessOptions {
+  const env = childProcessEnv(
+    {
+      DATABASE_URL: stores.postgresUrl,
+      DATABASE_RUNTIME_URL: stores.postgresRuntimeUrl,
+      NEO4J_URI: stores.neo4j.uri,
+      NEO4J_USER: stores.neo4j.user,
+      NEO4J_PASSWORD: stores.neo4j.password,
+      OFFLINE_EMBEDDER_SESSIONS: config.environment.OFFLINE_EMBEDDER_SESSIONS ?? '1',
+    },
+    config.environment,
+    ['METRICS_PORT'],
+  );
+  return { env, log, nice: config.workerProcessNice };
 }
 
 /** The graph's rebuild and consistency check, handed Gold's rows and the overlays (tests build one without an embedder). */

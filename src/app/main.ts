@@ -2,7 +2,7 @@
 import 'reflect-metadata';
 import fs from 'node:fs';
 import path from 'node:path';
-import { Command } from 'commander';
+import { Command, Option } from 'commander';
 import { App, startApp, startStores, Stores } from './app';
 import { ConfigError, loadConfig } from '../common/config';
 import { createLogger } from '../common/logger';
@@ -12,22 +12,25 @@ import { McpStdioError, runMcpStdio } from '../mcp/mcp-stdio';
 import { QualityCommandOptions, runQualityCommand } from '../gold/quality/quality.command';
 import { PortabilityError } from '../gold/portability/export-file';
 import { runExport, runImport, runVerify } from './portability.command';
+import { superviseFromParent } from './worker-process';
 
 const program = new Command().name('medallion').description('Medallion memory service: Bronze events, Silver facts, Gold graph, one GraphQL API');
 
-async function runUntilSignal(opts: { api: boolean; worker: boolean }): Promise<void> {
+async function runUntilSignal(opts: { api: boolean; worker: boolean; workerProcess?: boolean; supervised?: boolean }): Promise<void> {
   const config = loadConfig();
-  const log = createLogger(config.logLevel);
+  const log = createLogger(config.logLevel, opts.supervised ? 'medallion-worker' : undefined);
   const stores: Stores = await startStores(config, log);
   let app: App | undefined;
   let stopping = false;
   const shutdown = async (signal: string) => {
     if (stopping) {
+      // The service's worker process is asked once (IPC) and may also get the group's signal: it keeps stopping.
+      if (opts.supervised) return;
       log.warn({ signal }, 'second signal: exiting without waiting for shutdown');
       process.exit(1);
     }
     stopping = true;
-    log.info({ signal }, 'shutting down');
+    log.info({ signal }, opts.supervised ? 'worker process: shutting down' : 'shutting down');
     await app?.stop();
     await stores.stop();
     process.exit(0);
@@ -38,26 +41,33 @@ async function runUntilSignal(opts: { api: boolean; worker: boolean }): Promise<
   // ours to stop, in order, after the app: drop the other signal handlers and keep only ours.
   for (const signal of ['SIGINT', 'SIGTERM'] as const) {
     process.removeAllListeners(signal);
-    process.on(signal, () => void shutdown(signal));
+    // A terminal's Ctrl-C reaches the whole process group: the service stops its worker process itself.
+    if (opts.supervised && signal === 'SIGINT') process.on(signal, () => undefined);
+    else process.on(signal, () => void shutdown(signal));
   }
+  const supervision = opts.supervised ? superviseFromParent((why) => void shutdown(why)) : undefined;
   try {
-    app = await startApp(config, stores, opts, log);
+    app = await startApp(config, stores, { api: opts.api, worker: opts.worker, workerProcess: opts.workerProcess }, log);
   } catch (err) {
     await stores.stop();
     throw err;
   }
+  supervision?.ready(app.metrics);
 }
 
 program
   .command('serve', { isDefault: true })
   .description('serve GraphQL (and run the background workers unless --no-worker)')
-  .option('--no-worker', 'do not run background workers in this process')
-  .action(async (o: { worker: boolean }) => runUntilSignal({ api: true, worker: o.worker }));
+  .option('--no-worker', 'do not run the background workers (run `medallion worker` beside it)')
+  // The workers run in a child process this one starts and stops (worker-process.ts): nothing
+  // CPU-heavy shares the event loop that answers requests.
+  .action(async (o: { worker: boolean }) => runUntilSignal({ api: true, worker: false, workerProcess: o.worker }));
 
 program
   .command('worker')
-  .description('run background workers only (Neo4j projector)')
-  .action(async () => runUntilSignal({ api: false, worker: true }));
+  .description('run the background workers only (projector, derivation, jobs)')
+  .addOption(new Option('--supervised', 'started by `serve` over an IPC channel: stops when it asks or when it is gone').hideHelp())
+  .action(async (o: { supervised?: boolean }) => runUntilSignal({ api: false, worker: true, supervised: o.supervised === true }));
 
 program
   .command('migrate')
