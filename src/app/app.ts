@@ -32,13 +32,16 @@ import { AppLogger } from '../common/logger';
 import { EventNodeService } from '../graph/event-node.service';
 import { ChangeRepository } from '../graph/change.repository';
 import { provenanceLimits, ProvenanceService } from '../graph/provenance.service';
-import { Services } from '../scope/request-scope';
+import { scopeFor, Services } from '../scope/request-scope';
 import { SubscriptionService } from '../scope/subscription.service';
 import { GraphRebuildService } from '../graph/graph-rebuild.service';
 import { checkExploreCompat } from '../api/explore/explore.schema';
 import { ExploreService } from '../graph/explore.service';
 import { ProjectionJob, projectorStage } from '../graph/projection.job';
-import { warmUpGraph } from '../graph/graph-warm-up';
+import { WARM_UP_NAME, WARM_UP_NAMESPACE, WarmUpRead, warmUpGraph } from '../graph/graph-warm-up';
+import { warmUpExploration } from '../api/explore/explore.warm-up';
+import { AuthContext } from '../access/auth-context';
+import { Capability } from '../access/capability';
 import type { WarmUpOutcome } from '../graph/search.service';
 import { ReembedService } from '../silver/reembed.service';
 import { StageRunner } from '../platform/stages';
@@ -364,7 +367,7 @@ export async function startApp(
     // start took 1-2.5 s to reach the graph and the first search 2-5 s, in a cold Neo4j
     // (graph-warm-up.ts). It runs while the rest of the start (models, schedules, the GraphQL
     // schema) goes on, and is awaited before the stages start.
-    const warmedUp = warmUp(driver, embedder, opts.api ? services.search : undefined, embedderStatus, log, graph.upAtStart).then(
+    const warmedUp = warmUp(driver, embedder, opts.api ? services : undefined, embedderStatus, log, graph.upAtStart).then(
       () => null,
       (err: unknown) => err,
     );
@@ -527,7 +530,7 @@ export async function startApp(
       httpHandle = await startHttpServer({
         host: config.host,
         port: config.port,
-        schema: await builtSchema(schema),
+        schema: await servedSchema(schema, services, graph.upAtStart, log),
         services,
         metrics,
         limits: {
@@ -630,17 +633,18 @@ async function builtSchema(pending: Promise<{ built: GraphQLSchema } | { err: un
  * The query embedder is loaded and has run once before /health answers (the first searchMemory
  * after a start paid the model load and onnxruntime's first run, 7 s); a model that cannot load
  * fails the start. Then the graph's statements run once over throwaway rows (`warmUpGraph`, best
- * effort), the search statements too where this process serves the API.
+ * effort), and, where this process serves the API, those of the reads a person or an agent starts
+ * with: search, provenance, about (exploration once the schema is built: `servedSchema`).
  */
 async function warmUp(
   driver: Driver,
   embedder: () => Promise<Embedder>,
-  search: SearchService | undefined,
+  api: Pick<Services, 'search' | 'provenance' | 'about'> | undefined,
   status: { loads: number; warmed: boolean },
   log: AppLogger,
   graphUp: boolean,
 ): Promise<void> {
-  if (search) {
+  if (api) {
     const t0 = Date.now();
     const queryEmbedder = await embedder();
     await queryEmbedder.embedQuery(['which editor do I use?']);
@@ -650,10 +654,40 @@ async function warmUp(
   if (!graphUp) return; // Neo4j is down: the first batch and search pay for it once it is back
   const t1 = Date.now();
   const warn = (m: string) => log.warn(m);
-  await warmUpGraph(driver, { embedder, warn }, search).then(
+  const reads: WarmUpRead[] = api ? [() => api.search.warmUp(), (rows) => api.provenance.warmUp(rows), (rows) => api.about.warmUp(rows)] : [];
+  await warmUpGraph(driver, { embedder, warn }, reads).then(
     () => log.info({ ms: Date.now() - t1 }, 'graph statements warmed up'),
     (err: unknown) => warn(`graph warm-up failed (the first projection and search pay for it): ${err instanceof Error ? err.message : String(err)}`),
   );
+}
+
+/**
+ * The built schema, once the documented exploration shapes have run over the warm-up rows
+ * (`warmUpExploration`, best effort), as a caller that may list only their namespace. That caller
+ * lives in this process alone: no token stands for it, and no real namespace is `#warm-up`.
+ */
+async function servedSchema(
+  pending: Promise<{ built: GraphQLSchema } | { err: unknown }> | undefined,
+  services: Services,
+  graphUp: boolean,
+  log: AppLogger,
+): Promise<GraphQLSchema> {
+  const schema = await builtSchema(pending);
+  if (!graphUp) return schema;
+  const t0 = Date.now();
+  const warmUpCaller = AuthContext.of({
+    tokenId: WARM_UP_NAMESPACE,
+    principalId: WARM_UP_NAMESPACE,
+    name: 'start warm-up',
+    grants: [{ namespacePattern: WARM_UP_NAMESPACE, capabilities: [Capability.LIST, Capability.READ] }],
+  });
+  // Its queries stay out of medallion_graph_explore_queries_total.
+  const quiet = { ...services, explore: new ExploreService(services.explore.driver, async () => [], services.explore.settings) };
+  await warmUpExploration(schema, scopeFor(quiet, warmUpCaller), { ns: WARM_UP_NAMESPACE, name: WARM_UP_NAME }).then(
+    () => log.info({ ms: Date.now() - t0 }, 'exploration shapes warmed up'),
+    (err: unknown) => log.warn(`exploration warm-up failed (the first graph query pays for it): ${err instanceof Error ? err.message : String(err)}`),
+  );
+  return schema;
 }
 
 /** Whether the graph's schema was applied at start, and when it is (false: the process stopped first). */
