@@ -71,7 +71,9 @@ export function startWorkerProcess(opts: WorkerProcessOptions): WorkerProcess {
 
   const spawnChild = (): void => {
     const started = Date.now();
-    const c = fork(main, ['worker', '--supervised'], { env: opts.env, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+    // The service's Node flags (heap size, profiling) apply to its worker too; a debugger's port would be taken twice.
+    const execArgv = process.execArgv.filter((a) => !a.startsWith('--inspect'));
+    const c = fork(main, ['worker', '--supervised'], { env: opts.env, execArgv, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
     child = c;
     if (c.pid !== undefined && opts.nice !== 0) {
       try {
