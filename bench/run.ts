@@ -1,5 +1,6 @@
 import { attacksBench } from './attacks';
 import { chaosBench } from './chaos';
+import { cliBench } from './cli';
 import { embeddersBench } from './embedders';
 import { entityResolutionBench } from './entity-resolution';
 import { extractCoverage } from './extract-coverage';
@@ -31,6 +32,7 @@ import { updatesBench } from './updates';
 /** `npm run bench -- [name ...]`: runs the named benchmarks (default: all) and writes bench/results/. */
 const BENCHMARKS: Record<string, () => Promise<void>> = {
   'ingest-latency': ingestLatency,
+  cli: cliBench,
   ingest: ingestThroughput,
   'export-import': exportImport,
   derive: deriveThroughput,

@@ -1,4 +1,5 @@
 import { freePort } from '../src/platform/local-services/free-port';
+import { descendants, processAlive } from '../src/platform/process-tree';
 import { ChildProcess, spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -7,20 +8,23 @@ import { nowMs, report, round } from './harness';
 
 /**
  * What a person sees on the README's `npm start` (issue 25 item 5: "fast first answers and
- * stops"): `node dist/src/app/main.js serve` on the defaults (embedded PostgreSQL, local Neo4j, the
- * offline e5 embedder), started from an empty DATA_DIR and an install without the Neo4j
- * class-data-sharing archive, then started again on the same folders. Per start: spawn → /health
- * 200, one ingestEvent acknowledged → the first searchMemory that returns it as an EVENT hit (the
- * search is asked every 20 ms), and SIGTERM → process exit while idle.
+ * stops"; issue 41 item 2: starts that do not rebuild, stops that leave no child): the service on
+ * the defaults (embedded PostgreSQL, local Neo4j, the offline e5 embedder), started from an empty
+ * DATA_DIR and an install without the Neo4j class-data-sharing archive, then started again on the
+ * same folders, by `node dist/src/app/main.js serve` and by `npm start` (whose prestart finds the
+ * build up to date), each stopped by SIGTERM or SIGINT to the process started. Per start: spawn →
+ * /health 200, one ingestEvent acknowledged → the first searchMemory that returns it as an EVENT
+ * hit (the search is asked every 20 ms), the signal → the started process's exit and → every
+ * process below it gone (PostgreSQL, the Neo4j JVM, an archive dump, any worker).
  *
  * The jars and the model are the checkout's `.cache` (or CACHE_DIR), linked into a throwaway cache
  * folder so that this run's archive is its own and the shared one is not touched.
- * `BENCH_STARTS` (default 2) starts per run; `BENCH_NAME` names the result file (default start-stop);
+ * `BENCH_STARTS` (default 4: node/SIGTERM from nothing, node/SIGINT, npm/SIGTERM, npm/SIGINT) starts per run; `BENCH_NAME` names the result file (default start-stop);
  * `BENCH_SERVICE_ROOT` runs another built checkout's `dist/src/app/main.js` (an A/B against an older tree);
  * `BENCH_FIRST_MESSAGE_DELAY_MS` waits that long after /health before the first message.
  */
 export async function startStopBench(): Promise<void> {
-  const starts = Number(process.env.BENCH_STARTS ?? 2);
+  const starts = Number(process.env.BENCH_STARTS ?? PLAN.length);
   const root = path.resolve(process.env.BENCH_SERVICE_ROOT ?? repoRoot());
   const work = fs.mkdtempSync(path.join(os.tmpdir(), 'medallion-start-stop-'));
   const dataDir = path.join(work, 'data');
@@ -28,7 +32,7 @@ export async function startStopBench(): Promise<void> {
   const runs: StartRun[] = [];
   try {
     for (let i = 0; i < starts; i++) {
-      const run = await oneStart(root, dataDir, cacheDir, `ns-${i}`);
+      const run = await oneStart(root, dataDir, cacheDir, `ns-${i}`, PLAN[i % PLAN.length] as (typeof PLAN)[number]);
       process.stdout.write(`start ${i + 1}: ${JSON.stringify(run)}\n`);
       runs.push(run);
     }
@@ -39,13 +43,26 @@ export async function startStopBench(): Promise<void> {
     service: process.env.BENCH_SERVICE_ROOT ? `${root} (BENCH_SERVICE_ROOT)` : 'this checkout',
     firstMessageDelayMs: Number(process.env.BENCH_FIRST_MESSAGE_DELAY_MS ?? 0),
     settings: 'defaults: embedded PostgreSQL, local Neo4j, OFFLINE_EMBEDDER=e5-small, PROJECTOR_POLL_MS 250',
-    targets: { ingestToFirstEventHitMs: 1000, idleStopMs: 3000 },
+    targets: { ingestToFirstEventHitMs: 1000, idleStopMs: 3000, warmRestartToHealthyMs: 30_000, signalToAllChildrenGoneMs: 10_000 },
+    loadAverage1m: round(os.loadavg()[0] ?? 0, 2),
     runs,
-    note: 'start 1 is a fresh install (empty DATA_DIR, no CDS archive); later starts reuse both',
+    note: 'start 1 is a fresh install (empty DATA_DIR, no CDS archive: it records the class list); start 2 dumps the archive beside the service; later starts use it',
   });
 }
 
+/** How each start is launched and stopped: the README's `npm start` and the node command it runs, by each signal. */
+const PLAN = [
+  { launcher: 'node', signal: 'SIGTERM' },
+  { launcher: 'node', signal: 'SIGINT' },
+  { launcher: 'npm', signal: 'SIGTERM' },
+  { launcher: 'npm', signal: 'SIGINT' },
+] as const;
+
 interface StartRun {
+  launcher: 'node' | 'npm';
+  signal: 'SIGTERM' | 'SIGINT';
+  /** The local Neo4j's class-data-sharing at this start: recording (no list yet), dumping (in the background), using. */
+  cdsMode: string | null;
   spawnToHealthyMs: number;
   ingestAckMs: number;
   ingestToFirstEventHitMs: number;
@@ -56,30 +73,14 @@ interface StartRun {
   loadAverage1m: number;
   /** Where ingest → first EVENT hit went (ms from the ack; the service's debug log and the bench's own clock). */
   firstHitTrace: FirstHitTrace;
+  /** The signal → the started process's exit. */
   idleStopMs: number;
+  /** The signal → the started process and every process below it gone. */
+  stopToAllChildrenGoneMs: number;
+  childProcesses: string[];
   /** What the service's shutdown log says each step took (`shutdown: … stopped`), in order. */
   shutdownSteps: Array<{ step: string; ms: number }>;
   exitCode: number | null;
-  /** A start without an archive dumps one at exit: when it was complete, after the service exited (null: the archive was there). */
-  cdsArchiveCompleteAfterExitMs: number | null;
-}
-
-/** The local Neo4j's class-data-sharing archive, complete (its header is written last). */
-function hasCdsArchive(cacheDir: string): boolean {
-  return fs.readdirSync(cacheDir).some(
-    (d) =>
-      d.startsWith('neo4j-') &&
-      fs.readdirSync(path.join(cacheDir, d)).some((f) => {
-        if (!/^cds-.*\.jsa$/.test(f)) return false;
-        const fd = fs.openSync(path.join(cacheDir, d, f), 'r');
-        try {
-          const magic = Buffer.alloc(4);
-          return fs.readSync(fd, magic, 0, 4, 0) === 4 && magic.readUInt32LE(0) !== 0;
-        } finally {
-          fs.closeSync(fd);
-        }
-      }),
-  );
 }
 
 function repoRoot(): string {
@@ -154,21 +155,24 @@ function firstHitTrace(lines: readonly LogLine[], ackAt: number, from: number, t
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-async function oneStart(root: string, dataDir: string, cacheDir: string, ns: string): Promise<StartRun> {
+async function oneStart(root: string, dataDir: string, cacheDir: string, ns: string, how: (typeof PLAN)[number]): Promise<StartRun> {
   const port = await freePort();
   const url = `http://127.0.0.1:${port}`;
   // debug: the projector's and derivation's stage lines make the first-hit trace (info and debug
   // lines cost the service microseconds each; pino writes them synchronously).
   const env: NodeJS.ProcessEnv = { ...process.env, DATA_DIR: dataDir, CACHE_DIR: cacheDir, PORT: String(port), LOG_LEVEL: process.env.LOG_LEVEL ?? 'debug' };
   for (const k of ['DATABASE_URL', 'DATABASE_RUNTIME_URL', 'NEO4J_URI', 'ADMIN_TOKEN']) delete env[k];
-  const archived = hasCdsArchive(cacheDir);
   const t0 = nowMs();
-  const child = spawn(process.execPath, [path.join(root, 'dist', 'src', 'app', 'main.js'), 'serve'], { cwd: root, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child =
+    how.launcher === 'npm'
+      ? spawn('npm', ['start', '--silent'], { cwd: root, env, stdio: ['ignore', 'pipe', 'pipe'] })
+      : spawn(process.execPath, [path.join(root, 'dist', 'src', 'app', 'main.js'), 'serve'], { cwd: root, env, stdio: ['ignore', 'pipe', 'pipe'] });
   let output = '';
   // BENCH_LOG=<prefix>: the service's log of each start goes to <prefix>-<ns>.log too.
   const logFile = process.env.BENCH_LOG ? `${process.env.BENCH_LOG}-${ns}.log` : undefined;
   const lines: LogLine[] = [];
   let partial = '';
+  let cdsLine = '';
   const keep = (b: Buffer) => {
     output = (output + b.toString()).slice(-20_000);
     if (logFile) fs.appendFileSync(logFile, b);
@@ -177,6 +181,7 @@ async function oneStart(root: string, dataDir: string, cacheDir: string, ns: str
   child.stderr?.on('data', (b: Buffer) => {
     keep(b);
     const text = partial + b.toString();
+    cdsLine ||= /class-data-sharing: \w+/.exec(text)?.[0] ?? '';
     const parts = text.split('\n');
     partial = parts.pop() ?? '';
     for (const line of parts) {
@@ -255,10 +260,13 @@ async function oneStart(root: string, dataDir: string, cacheDir: string, ns: str
     const secondHit = nowMs();
     // Idle: let the derivation of those messages and its projection finish first.
     await sleep(3_000);
+    const below = await descendants(child.pid as number);
     const tStop = nowMs();
-    child.kill('SIGTERM');
+    child.kill(how.signal);
     const exitCode = await exited;
     const idleStopMs = nowMs() - tStop;
+    while (below.some((p) => processAlive(p.pid)) && nowMs() - tStop < 120_000) await sleep(20);
+    const stopToAllChildrenGoneMs = nowMs() - tStop;
     // The last chunk of the log may lack its newline.
     if (partial.startsWith('{')) {
       try {
@@ -267,14 +275,10 @@ async function oneStart(root: string, dataDir: string, cacheDir: string, ns: str
         // cut short
       }
     }
-    // Wait for the archive the JVM may still be writing, so the next start measures it in use.
-    const tExit = nowMs();
-    let cdsArchiveCompleteAfterExitMs: number | null = null;
-    if (!archived) {
-      while (!hasCdsArchive(cacheDir) && nowMs() - tExit < 120_000) await sleep(100);
-      cdsArchiveCompleteAfterExitMs = round(nowMs() - tExit, 0);
-    }
     return {
+      launcher: how.launcher,
+      signal: how.signal,
+      cdsMode: /class-data-sharing: (\w+)/.exec(output + cdsLine)?.[1] ?? null,
       spawnToHealthyMs: round(spawnToHealthyMs, 0),
       ingestAckMs: round(acked - tIngest, 1),
       ingestToFirstEventHitMs: round(hit - acked, 1),
@@ -283,9 +287,10 @@ async function oneStart(root: string, dataDir: string, cacheDir: string, ns: str
       loadAverage1m: round(load1m, 2),
       firstHitTrace: firstHitTrace(lines, ackAt, sentAt - 1_000, hitAt, sent),
       idleStopMs: round(idleStopMs, 0),
+      stopToAllChildrenGoneMs: round(stopToAllChildrenGoneMs, 0),
+      childProcesses: below.map((p) => p.command),
       shutdownSteps: lines.flatMap((l) => (l.step && l.ms !== undefined && / stopped$/.test(l.msg) ? [{ step: l.step, ms: l.ms }] : [])),
       exitCode,
-      cdsArchiveCompleteAfterExitMs,
     };
   } catch (err) {
     child.kill('SIGKILL');

@@ -2,16 +2,17 @@ import { Counter, Gauge, Histogram, Registry } from 'prom-client';
 import { DataSource } from 'typeorm';
 import { IngestOutcome } from '../bronze/event.types';
 import { DeriveResult } from '../silver/derive.job';
-import { BoundedLabel, telemetryRegistry } from '../platform/telemetry/metrics';
+import { LATENCY_BUCKETS, telemetryRegistry } from '../platform/telemetry/metrics';
 import { collectProcessMetrics } from '../platform/telemetry/process-metrics';
 import { recordEventLoopDelay } from '../platform/telemetry/event-loop-delay';
 import { MergedRegistry } from '../platform/telemetry/worker-metrics';
+import { BacklogMeasure, readBacklogMeasure } from '../platform/backlog';
 
 /** Every metric name of the service starts with it. */
 export const METRIC_PREFIX = 'medallion_';
 
-/** Distinct GraphQL operation names labelled before the rest count as `other`. */
-export const MAX_OPERATION_LABELS = 100;
+/** What a process runs, the `process` label of every series it exports: `api`, `worker` or `api+worker`. */
+export type ProcessRole = 'api' | 'worker' | 'api+worker' | 'cli';
 
 /**
  * Prometheus metrics of one process; `/metrics` renders `registry`: these and the pipeline's
@@ -21,8 +22,6 @@ export class AppMetrics {
   private readonly own = new Registry();
   /** What /metrics renders; with the worker process `serve` starts, its pipeline counters too (`mergeFrom`). */
   readonly registry: MergedRegistry;
-  /** GraphQL operation names as labels: bounded (`anonymous`, `other` past MAX_OPERATION_LABELS). */
-  readonly operationNames = new BoundedLabel(MAX_OPERATION_LABELS);
   readonly httpRequests = new Counter({
     name: 'medallion_http_requests_total',
     help: 'HTTP requests by route and status',
@@ -31,15 +30,15 @@ export class AppMetrics {
   });
   readonly graphqlOperations = new Counter({
     name: 'medallion_graphql_operations_total',
-    help: 'GraphQL operations by type and outcome',
+    help: 'GraphQL operations by type and outcome (ok, error: the request was refused, internal: a fault of the service)',
     labelNames: ['type', 'outcome'],
     registers: [this.own],
   });
   readonly graphqlSeconds = new Histogram({
     name: 'medallion_graphql_operation_seconds',
-    help: 'GraphQL operation latency by type and operation name (bounded: anonymous, other)',
+    help: 'GraphQL operation latency by type and operation (a client package operation, a root field, or other)',
     labelNames: ['type', 'operation'],
-    buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
+    buckets: LATENCY_BUCKETS,
     registers: [this.own],
   });
   readonly exploreQueries = new Counter({
@@ -54,7 +53,7 @@ export class AppMetrics {
     labelNames: ['status'],
     registers: [this.own],
   });
-  // Derivation, counted by the process whose worker derives (a `worker` process serves no /metrics;
+  // Derivation, counted by the process whose worker derives (a `worker` serves them at METRICS_PORT;
   // medallion_derive_dead_letters_open below reads the database and is right in every process).
   readonly deriveBatches = new Counter({
     name: 'medallion_derive_batches_total',
@@ -82,66 +81,32 @@ export class AppMetrics {
   /** Stops the process metrics' event-loop histograms and GC observer (`close`). */
   private readonly stopProcessMetrics: () => void;
 
-  constructor(ds: DataSource) {
+  constructor(ds: DataSource, role: ProcessRole) {
     const stopDefaults = collectProcessMetrics(this.own, METRIC_PREFIX);
     const stopDelay = recordEventLoopDelay(this.own, METRIC_PREFIX);
     this.stopProcessMetrics = () => {
       stopDefaults();
       stopDelay();
     };
-    new Gauge({
-      name: 'medallion_outbox_pending',
-      help: 'Outbox rows not yet projected to Neo4j',
-      registers: [this.own],
-      async collect() {
-        const [row] = (await ds.query(`SELECT count(*)::int AS n FROM ops.outbox WHERE processed_at IS NULL`)) as Array<{ n: number }>;
-        this.set(row?.n ?? 0);
-      },
-    });
-    // Projector lag. Its own query (it was set by the pending gauge's, but prom-client collects a
-    // scrape's metrics concurrently, so it showed the previous scrape's age).
-    new Gauge({
-      name: 'medallion_outbox_oldest_pending_seconds',
-      help: 'Age of the oldest unprojected outbox row',
-      registers: [this.own],
-      async collect() {
-        const [row] = (await ds.query(
-          `SELECT coalesce(extract(epoch FROM now() - min(created_at)), 0)::float AS age FROM ops.outbox WHERE processed_at IS NULL`,
-        )) as Array<{ age: number }>;
-        this.set(row?.age ?? 0);
-      },
-    });
-    new Gauge({
-      name: 'medallion_derivation_pending',
-      help: 'Events waiting for Silver derivation',
-      registers: [this.own],
-      async collect() {
-        const [row] = (await ds.query(`SELECT count(*)::int AS n FROM ops.derivation_queue WHERE status = 'pending'`)) as Array<{ n: number }>;
-        this.set(row?.n ?? 0);
-      },
-    });
-    // Its own query: prom-client collects every metric of a scrape concurrently.
-    new Gauge({
-      name: 'medallion_derivation_lag_seconds',
-      help: 'Derivation lag: age of the oldest event waiting for derivation (0 when none waits)',
-      registers: [this.own],
-      async collect() {
-        const [row] = (await ds.query(
-          `SELECT coalesce(extract(epoch FROM now() - min(enqueued_at)), 0)::float AS age FROM ops.derivation_queue WHERE status = 'pending'`,
-        )) as Array<{ age: number }>;
-        this.set(row?.age ?? 0);
-      },
-    });
-    new Gauge({
-      name: 'medallion_derive_dead_letters_open',
-      help: 'Events parked in silver.dead_letters, not yet resolved (all workers)',
-      registers: [this.own],
-      async collect() {
-        const [row] = (await ds.query(`SELECT count(*)::int AS n FROM silver.dead_letters WHERE resolved_at IS NULL`)) as Array<{ n: number }>;
-        this.set(row?.n ?? 0);
-      },
-    });
+    const gauge = (name: string, help: string, measure: BacklogMeasure) =>
+      new Gauge({
+        name,
+        help,
+        registers: [this.own],
+        async collect() {
+          this.set(await readBacklogMeasure(ds, measure));
+        },
+      });
+    gauge('medallion_outbox_pending', 'Outbox rows not yet projected to Neo4j', 'outboxPending');
+    gauge('medallion_outbox_oldest_pending_seconds', 'Age of the oldest unprojected outbox row', 'outboxLagSeconds');
+    gauge('medallion_derivation_pending', 'Events waiting for Silver derivation', 'derivationPending');
+    gauge('medallion_derivation_lag_seconds', 'Derivation lag: age of the oldest event waiting for derivation (0 when none waits)', 'derivationLagSeconds');
+    gauge('medallion_derive_dead_letters_open', 'Events parked in silver.dead_letters, not yet resolved (all workers)', 'deadLettersOpen');
     this.registry = new MergedRegistry([this.own, telemetryRegistry]);
+    // An API and a worker scraped side by side: their process metrics (CPU, memory, event loop)
+    // are told apart by this label, and the gauges that read the database (the same in every
+    // process) are read with max(), not sum() (docs/operations.md "Metrics").
+    this.registry.setDefaultLabels({ process: role });
   }
 
   /** Stops what the process metrics started (the app is shutting down); /metrics still renders. */
@@ -149,10 +114,10 @@ export class AppMetrics {
     this.stopProcessMetrics();
   }
 
-  /** Latency of one GraphQL operation; `name` is the client's operation name (bounded). */
-  observeGraphql(type: string, name: string | null | undefined, failed: boolean, seconds: number): void {
-    this.graphqlOperations.inc({ type, outcome: failed ? 'error' : 'ok' });
-    this.graphqlSeconds.observe({ type, operation: this.operationNames.of(name) }, seconds);
+  /** Latency of one GraphQL operation; `operation` is its label from the fixed set (`OperationLabels`). */
+  observeGraphql(type: string, operation: string, outcome: 'ok' | 'error' | 'internal', seconds: number): void {
+    this.graphqlOperations.inc({ type, outcome });
+    this.graphqlSeconds.observe({ type, operation }, seconds);
   }
 
   /** Counts one derive step's result (DeriveJob.runNamespace). */

@@ -1,6 +1,5 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { randomBytes } from 'node:crypto';
 import { GraphQLSchema } from 'graphql';
 import { Driver } from 'neo4j-driver';
 import { DataSource } from 'typeorm';
@@ -12,7 +11,7 @@ import { ApprovalRepository } from '../access/approval.repository';
 import { ApprovalService } from '../access/approval.service';
 import { ErasureRepository } from '../bronze/erasure.repository';
 import { ErasureService } from '../bronze/erasure.service';
-import { AppMetrics } from '../api/metrics';
+import { AppMetrics, ProcessRole } from '../api/metrics';
 import { buildAppSchema } from '../api/schema';
 import { HttpServerHandle, startHttpServer } from './server';
 import { startWorkerProcess, WorkerProcess, WorkerProcessOptions } from './worker-process';
@@ -80,15 +79,15 @@ import { DEFAULT_SEARCH_SETTINGS, lazyEmbedder, SearchService } from '../graph/s
 import { loadOntology } from '../silver/ontology-file';
 import { PipelineService } from '../silver/pipeline.service';
 import { SilverReadService } from '../silver/silver-read.service';
-import { startEmbeddedPostgres } from '../platform/local-services/embedded-postgres';
-import { startLocalNeo4j } from '../platform/local-services/local-neo4j';
-import { applyNeo4jSchema, createNeo4jDriver, Neo4jConnection, pingNeo4j } from '../platform/neo4j/neo4j-client';
+import { applyNeo4jSchema, createNeo4jDriver, pingNeo4j } from '../platform/neo4j/neo4j-client';
 import { QueryCounter } from '../platform/postgres/data-source';
 import { Sql } from '../platform/postgres/sql';
 import { JobRepository } from '../platform/jobs/job.repository';
 import { parsePayload } from '../platform/jobs/job-kinds';
 import { jobHandlers } from './job-registry';
-import { serveMetrics, startTracing } from './telemetry';
+import { startTracing } from './telemetry';
+import { HealthSection, lagsSection, storeSection, workerProcessSection, workersSection } from './health';
+import { serveOpsEndpoints } from './ops-endpoints';
 import { JobWorker, jobStage } from '../platform/jobs/job-worker';
 import { ScheduleRepository } from '../platform/jobs/schedule.repository';
 import { scheduleKeeper } from '../platform/jobs/schedule-keeper';
@@ -97,70 +96,9 @@ import { openDatabase } from '../platform/postgres/database';
 import { PgListener } from '../platform/pubsub/pg-listener';
 import { AppPubSub, CHANNELS, createAppPubSub, EventsIngestedNotification, FactsChangedNotification } from '../platform/pubsub/topics';
 
-export interface Stores {
-  /** The owner's connection: migrations and grants, at start only. */
-  readonly postgresUrl: string;
-  /** The runtime role's connection (owns nothing in Bronze); unset: the service runs as the owner. */
-  readonly postgresRuntimeUrl?: string;
-  readonly neo4j: Neo4jConnection;
-  stop(): Promise<void>;
-}
-
-/** Connects to the configured stores, or starts the embedded defaults under DATA_DIR. */
-export async function startStores(config: AppConfig, log: AppLogger): Promise<Stores> {
-  fs.mkdirSync(config.dataDir, { recursive: true });
-  const stops: ShutdownStep[] = [];
-  try {
-    let postgresUrl = config.databaseUrl;
-    let postgresRuntimeUrl = config.databaseRuntimeUrl;
-    if (!postgresUrl) {
-      const t0 = Date.now();
-      const pg = await startEmbeddedPostgres({
-        dataDir: path.join(config.dataDir, 'pg'),
-        log: (m) => log.debug({ pg: m }),
-        notice: (m) => log.info({ pg: m }),
-      });
-      stops.push({ what: 'embedded PostgreSQL', run: () => pg.stop() });
-      postgresUrl = pg.url;
-      postgresRuntimeUrl = pg.runtimeUrl;
-      log.info({ ms: Date.now() - t0, dataDir: pg.dataDir, port: pg.port }, 'embedded PostgreSQL started');
-    }
-    let neo4j = config.neo4j;
-    if (!neo4j) {
-      const t0 = Date.now();
-      const local = await startLocalNeo4j({
-        dataDir: path.join(config.dataDir, 'neo4j'),
-        cacheDir: config.cacheDir,
-        javaHome: config.javaHome,
-        password: readOrCreateSecret(path.join(config.dataDir, 'neo4j.password')),
-        pageCacheMb: config.neo4jPageCacheMb,
-        log: (m) => log.info({ neo4j: m }),
-      });
-      stops.push({ what: 'local Neo4j', run: () => local.stop() });
-      neo4j = { uri: local.uri, user: local.user, password: local.password };
-      log.info({ ms: Date.now() - t0, uri: local.uri }, 'local Neo4j started');
-    }
-    const resolved = neo4j;
-    return {
-      postgresUrl,
-      postgresRuntimeUrl,
-      neo4j: resolved,
-      // Both stores at once: each stops on its own (PostgreSQL's fast shutdown, the DBMS's
-      // checkpoint), nothing of the service uses them any more, and an idle stop took their sum.
-      stop: () => runShutdown([stops], log),
-    };
-  } catch (err) {
-    for (const stop of stops.reverse()) await stop.run().catch(() => undefined);
-    throw err;
-  }
-}
-
-function readOrCreateSecret(file: string): string {
-  if (fs.existsSync(file)) return fs.readFileSync(file, 'utf8').trim();
-  const secret = randomBytes(24).toString('base64url');
-  fs.writeFileSync(file, `${secret}\n`, { mode: 0o600 });
-  return secret;
-}
+import type { Stores } from './stores';
+export { startStores } from './stores';
+export type { Stores } from './stores';
 
 export interface AppOptions {
   /** Serve GraphQL over HTTP. */
@@ -184,6 +122,12 @@ export interface AppOptions {
   approvals?: ApprovalGate;
   /** The clock of decay, pruning and recorded uses (tests simulate time); unset: the system clock. */
   clock?: Clock;
+  /**
+   * Warm the embedder and the graph's statements before serving (default true). A CLI command
+   * that runs a worker for its own work (`import` with no service running) answers no searches
+   * and turns it off.
+   */
+  warmUp?: boolean;
 }
 
 export interface App {
@@ -221,7 +165,10 @@ export async function startApp(
 ): Promise<App> {
   let generated: string | undefined;
   // Tracing (OTEL_EXPORTER_OTLP_ENDPOINT) before anything that makes spans; off: nothing registered.
-  const tracing = startTracing(config, opts.api && opts.worker ? 'api+worker' : opts.api ? 'api' : opts.worker ? 'worker' : 'cli');
+  // `serve`'s own process runs the background work in the child it supervises: its /metrics carries the child's counters.
+  const runsWorker = opts.worker || (opts.workerProcess === true && opts.api);
+  const role: ProcessRole = opts.api && runsWorker ? 'api+worker' : opts.api ? 'api' : opts.worker ? 'worker' : 'cli';
+  const tracing = startTracing(config, role, log);
   const database = await openDatabase({
     ownerUrl: stores.postgresUrl,
     runtimeUrl: stores.postgresRuntimeUrl,
@@ -260,7 +207,7 @@ export async function startApp(
     const revocations = new TokenRevocations();
     await revocations.listen(listener);
 
-    const metrics = new AppMetrics(ds);
+    const metrics = new AppMetrics(ds, role);
     cleanups.push({ what: 'process metrics (event-loop histograms, GC observer)', run: async () => metrics.close() });
     if (workerProcess) metrics.registry.mergeFrom(() => workerProcess.metrics());
     const eventRepository = new EventRepository(ds);
@@ -367,7 +314,9 @@ export async function startApp(
     // start took 1-2.5 s to reach the graph and the first search 2-5 s, in a cold Neo4j
     // (graph-warm-up.ts). It runs while the rest of the start (models, schedules, the GraphQL
     // schema) goes on, and is awaited before the stages start.
-    const warmedUp = warmUp(driver, embedder, opts.api ? services : undefined, embedderStatus, log, graph.upAtStart).then(
+    const warmedUp = (
+      opts.warmUp === false ? Promise.resolve() : warmUp(driver, embedder, opts.api ? services : undefined, embedderStatus, log, graph.upAtStart)
+    ).then(
       () => null,
       (err: unknown) => err,
     );
@@ -445,7 +394,12 @@ export async function startApp(
         reanchorOverlays: async (namespace, jobId) => describeReport(await reanchor.reanchorNamespace(namespace, jobId)),
       });
       const schedules = new ScheduleRepository(sql);
-      const worker = new JobWorker(jobRepository, schedules, handlers, { workerId: config.derive.workerId, parse: parsePayload, log: warn });
+      const worker = new JobWorker(jobRepository, schedules, handlers, {
+        workerId: config.derive.workerId,
+        parse: parsePayload,
+        log: warn,
+        events: log,
+      });
       // Promotion every GOLD_PROMOTE_EVERY_SECONDS for each namespace with Silver entities
       // (docs/gold.md): checked at start and then once a minute, so a namespace that gets its
       // first entities while the worker runs is scheduled too.
@@ -518,11 +472,25 @@ export async function startApp(
     }
     // Before /health answers: a message sent then is projected (and searchable) as before.
     await workerProcess?.ready;
-    // A process without the API (`medallion worker`) serves its metrics at METRICS_PORT when set.
+    // /health's sections, in the API and in a worker's METRICS_PORT server (health.ts, docs/operations.md "Health").
+    const health: HealthSection[] = [
+      storeSection('postgres', async () => void (await ds.query('SELECT 1'))),
+      storeSection('neo4j', () => pingNeo4j(driver)),
+      workersSection(stages, config.healthStallSeconds),
+      lagsSection(ds),
+      ...(workerProcess ? [workerProcessSection(workerProcess)] : []),
+    ];
+    // A process without the API (`medallion worker`) serves /metrics and /health at METRICS_PORT when set.
     if (!opts.api && opts.worker && config.metricsPort !== undefined) {
-      const served = await serveMetrics(metrics.registry, config.host, config.metricsPort);
-      cleanups.push({ what: 'metrics server', run: () => served.close() });
-      log.info({ url: `${served.url}/metrics` }, 'serving worker metrics');
+      const served = await serveOpsEndpoints({
+        registry: metrics.registry,
+        health,
+        metricsToken: config.metricsToken,
+        host: config.host,
+        port: config.metricsPort,
+      });
+      cleanups.push({ what: 'metrics and health server', run: () => served.close() });
+      log.info({ metrics: `${served.url}/metrics`, health: `${served.url}/health` }, 'serving worker metrics and health');
     }
 
     let httpHandle: HttpServerHandle | undefined;
@@ -544,10 +512,8 @@ export async function startApp(
         revocations,
         mcp: { maxPageSize: config.limits.maxPageSize, maxBatchSize: config.limits.maxBatchSize },
         mcpAllowedHosts: config.mcpAllowedHosts,
-        health: [
-          { name: 'postgres', check: async () => void (await ds.query('SELECT 1')) },
-          { name: 'neo4j', check: () => pingNeo4j(driver) },
-        ],
+        health,
+        metricsToken: config.metricsToken,
         log: { info: (m) => log.info(m), error: (m, err) => log.error({ err }, m), warn: (fields, m) => log.warn(fields, m) },
       });
       cleanups.push({ what: 'HTTP server (open requests, subscriptions, MCP sessions)', run: () => (httpHandle as HttpServerHandle).close() });
@@ -555,7 +521,7 @@ export async function startApp(
     }
     // Serving now; until someone searches, compile the search path (SearchService.keepWarm).
     let searchWarmUp: Promise<WarmUpOutcome | null> = Promise.resolve(null);
-    if (opts.api && graph.upAtStart && config.search.warmUpMs > 0) {
+    if (opts.api && opts.warmUp !== false && graph.upAtStart && config.search.warmUpMs > 0) {
       let stopping = false;
       searchWarmUp = services.search
         .keepWarm(config.search.warmUpMs, () => stopping)

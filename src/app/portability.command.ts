@@ -6,7 +6,14 @@ import { describeVerify } from '../gold/portability/chain';
 import { ChainRepository } from '../gold/portability/chain.repository';
 import { exportNamespace, noProgress, PortabilityError, Progress, verifyExportFile, verifyNamespace } from '../gold/portability/export-file';
 import { describeImport, importExport } from '../gold/portability/import-file';
-import { App, AppOptions, startApp, startStores } from './app';
+import { DataSource } from 'typeorm';
+import { EventRepository } from '../bronze/event.repository';
+import { connectPostgres, pendingMigrations } from '../platform/postgres/data-source';
+import { openDatabase } from '../platform/postgres/database';
+import type { Neo4jConnection } from '../platform/neo4j/neo4j-client';
+import { storesForCommand } from './instance';
+import type * as AppModule from './app';
+import { namespaceHash } from '../platform/telemetry/tracing';
 
 /** A progress bar on stderr, only when stderr is a terminal (off in pipes, logs and tests). */
 export function progressBar(label: string, unit: string): Progress {
@@ -18,24 +25,87 @@ export function progressBar(label: string, unit: string): Progress {
   return { start: (total) => bar.start(total, 0), update: (n) => bar.update(n), stop: () => bar.stop() };
 }
 
-async function withApp<T>(config: AppConfig, log: AppLogger, opts: AppOptions, fn: (app: App) => Promise<T>): Promise<T> {
-  const stores = await startStores(config, log);
+/**
+ * One structured line when a portability run starts, one when it ends (with `done`'s counts and
+ * its duration) or fails (with the error's message): ids and counts, never content, and the
+ * namespace as its hash (`store`, as in traces: a namespace often names a person).
+ */
+export async function logged<T>(
+  log: AppLogger,
+  op: 'export' | 'import',
+  namespace: string,
+  run: () => Promise<T>,
+  done: (result: T) => Record<string, unknown>,
+): Promise<T> {
+  const fields = { op, store: namespaceHash(namespace) };
+  const t0 = Date.now();
+  log.info(fields, `${op} started`);
   try {
-    const app = await startApp(config, stores, opts, log);
-    try {
-      return await fn(app);
-    } finally {
-      await app.stop();
-    }
-  } finally {
-    await stores.stop();
+    const result = await run();
+    log.info({ ...fields, ...done(result), ms: Date.now() - t0 }, `${op} finished`);
+    return result;
+  } catch (err) {
+    log.error({ ...fields, ms: Date.now() - t0, error: err instanceof Error ? err.message.slice(0, 300) : String(err) }, `${op} failed`);
+    throw err;
   }
 }
 
-/** `medallion export --namespace NS [--out FILE]`. */
+/**
+ * Runs `fn` on the runtime role's connection to DATA_DIR's PostgreSQL: the running service's, else
+ * an embedded one started for this command alone (no Neo4j, no migrations, no models). A database
+ * this version has not migrated is refused with what to do, not migrated behind the operator's back.
+ */
+async function withPostgres<T>(config: AppConfig, log: AppLogger, command: string, fn: (ds: DataSource) => Promise<T>): Promise<T> {
+  const stores = await storesForCommand(config, log, command, { neo4j: false });
+  try {
+    if (!stores.service) await requireMigrated(stores.postgresUrl);
+    const { ds } = await connectPostgres({ url: stores.postgresRuntimeUrl ?? stores.postgresUrl, poolSize: 2, applicationName: `medallion-${command}` });
+    try {
+      return await fn(ds);
+    } finally {
+      await ds.destroy();
+    }
+  } finally {
+    await stores.release();
+  }
+}
+
+/** Refuses a database whose schema is behind this version's migrations (or has none). */
+async function requireMigrated(ownerUrl: string): Promise<void> {
+  const pending = await pendingMigrations(ownerUrl);
+  if (pending.length > 0)
+    throw new PortabilityError(
+      `the database has ${pending.length} migration(s) of this version still to apply (first: ${pending[0]}): start the service once (npm start) or run \`medallion migrate\`, then run this again`,
+    );
+}
+
+/** `medallion migrate`: the owner's migrations and grants, on the running instance's database or on stores started for it. */
+export async function runMigrate(config: AppConfig, log: AppLogger): Promise<number> {
+  const stores = await storesForCommand(config, log, 'migrate', { neo4j: false });
+  try {
+    const database = await openDatabase({
+      ownerUrl: stores.postgresUrl,
+      runtimeUrl: stores.postgresRuntimeUrl,
+      window: { maxPastDays: config.limits.occurredAtMaxPastDays, maxFutureDays: config.limits.occurredAtMaxFutureDays },
+      log: { info: (m, fields) => log.info(fields ?? {}, m), warn: (m) => log.warn(m), debug: (m) => log.debug(m) },
+    });
+    await database.close();
+    return 0;
+  } finally {
+    await stores.release();
+  }
+}
+
+/** `medallion export --namespace NS [--out FILE]`: PostgreSQL only. */
 export async function runExport(config: AppConfig, log: AppLogger, namespace: string, out: string | undefined): Promise<number> {
-  return withApp(config, log, { api: false, worker: false }, async (app) => {
-    const s = await exportNamespace(new ChainRepository(Sql.of(app.ds)), namespace, out ?? null, progressBar('export', 'links'));
+  return withPostgres(config, log, 'export', async (ds) => {
+    const s = await logged(
+      log,
+      'export',
+      namespace,
+      () => exportNamespace(new ChainRepository(Sql.of(ds)), namespace, out ?? null, progressBar('export', 'links')),
+      (r) => ({ lines: r.lines, written: r.written, resumedAfter: r.resumedAfter, head: r.head }),
+    );
     process.stderr.write(
       `${s.file}: ${s.lines} lines (${s.written} written by this run${s.resumedAfter > 0 ? `, resumed after link ${s.resumedAfter}` : ''}); chain head ${s.head ?? '(empty)'}\n`,
     );
@@ -43,7 +113,11 @@ export async function runExport(config: AppConfig, log: AppLogger, namespace: st
   });
 }
 
-/** `medallion import FILE --namespace NS2`: runs this process's own worker so Silver and the graph are derived before overlays are placed. Exit 3 when lines were rejected. */
+/**
+ * `medallion import FILE --namespace NS2`: Silver and the graph are derived before overlays are
+ * placed, by the running service's worker, or (none running) by a worker this command runs
+ * itself on stores it starts. Exit 3 when lines were rejected.
+ */
 export async function runImport(
   config: AppConfig,
   log: AppLogger,
@@ -57,19 +131,50 @@ export async function runImport(
     throw new PortabilityError(`--batch-size must be an integer between 1 and ${config.limits.maxBatchSize}`);
   const timeoutMs = Number(timeoutSeconds) * 1000;
   if (!(timeoutMs > 0)) throw new PortabilityError('--timeout must be a positive number of seconds');
-  return withApp(config, log, { api: false, worker: true }, async (app) => {
-    const sql = Sql.of(app.ds);
-    const summary = await importExport(
-      sql,
-      app.repositories.events,
-      file,
-      { namespace, batchSize: size, limits: config.limits, derived: () => settled(sql, namespace, timeoutMs) },
-      progressBar('import', 'bytes'),
+  const load = async (ds: DataSource, events: EventRepository): Promise<number> => {
+    const sql = Sql.of(ds);
+    const summary = await logged(
+      log,
+      'import',
+      namespace,
+      async () => {
+        const r = await importExport(
+          sql,
+          events,
+          file,
+          { namespace, batchSize: size, limits: config.limits, derived: () => settled(sql, namespace, timeoutMs) },
+          progressBar('import', 'bytes'),
+        );
+        await settled(sql, namespace, timeoutMs);
+        return r;
+      },
+      (r) => ({ lines: r.lines, events: r.events, overlays: r.overlays, approvalLog: r.approvalLog, rejected: r.rejected.length }),
     );
-    await settled(sql, namespace, timeoutMs);
     process.stdout.write(`${describeImport(file, summary)}\n`);
     return summary.rejected.length > 0 ? 3 : 0;
-  });
+  };
+  const stores = await storesForCommand(config, log, 'import', { neo4j: true });
+  try {
+    if (stores.service) {
+      const { ds } = await connectPostgres({ url: stores.postgresRuntimeUrl ?? stores.postgresUrl, poolSize: 2, applicationName: 'medallion-import' });
+      try {
+        return await load(ds, new EventRepository(ds));
+      } finally {
+        await ds.destroy();
+      }
+    }
+    // No service: this process derives and projects what it imports (no API, no warm-up).
+    // eslint-disable-next-line @typescript-eslint/no-require-imports -- the whole service loads only here
+    const { startApp } = require('./app') as typeof AppModule;
+    const app = await startApp(config, { ...stores, neo4j: stores.neo4j as Neo4jConnection }, { api: false, worker: true, warmUp: false }, log);
+    try {
+      return await load(app.ds, app.repositories.events);
+    } finally {
+      await app.stop();
+    }
+  } finally {
+    await stores.release();
+  }
 }
 
 /** Resolves once the namespace has no pending derivation and no unprojected outbox row. */
@@ -101,8 +206,8 @@ export async function runVerify(config: AppConfig, log: AppLogger, o: { namespac
     return r.ok ? 0 : 4;
   }
   const namespace = o.namespace as string;
-  return withApp(config, log, { api: false, worker: false }, async (app) => {
-    const r = await verifyNamespace(new ChainRepository(Sql.of(app.ds)), namespace, progressBar('verify', 'links'));
+  return withPostgres(config, log, 'verify', async (ds) => {
+    const r = await verifyNamespace(new ChainRepository(Sql.of(ds)), namespace, progressBar('verify', 'links'));
     process.stdout.write(
       `${describeVerify(r, `namespace ${namespace}`)}${r.unsealed > 0 ? `; ${r.unsealed} record(s) not sealed yet (the worker's sealer covers them within seconds)` : ''}\n`,
     );

@@ -19,15 +19,14 @@ import { graphiqlRouter } from '../api/graphiql';
 import { jsonErrorHandler, notFound, routeLabel, sendErrors, TransportLog } from '../api/http-transport';
 import { checkOperationLimits, QueryLimits } from '../api/limits';
 import { AppMetrics } from '../api/metrics';
+import { HealthSection } from './health';
+import { healthEndpoint, metricsEndpoint } from './ops-endpoints';
+import { OperationLabels, OTHER_OPERATION } from '../api/operation-label';
 import { checkRequest, DEFAULT_REQUEST_BOUNDS, RequestBounds, RequestRefused } from '../api/request-bounds';
 import { activeSpan, SpanStatusCode, startSpanAround } from '../platform/telemetry/tracing';
 
 /** How long a stop waits for open HTTP requests (streams included) before closing their sockets. */
 export const STOP_GRACE_MS = 1000;
-export interface HealthCheck {
-  name: string;
-  check(): Promise<void>;
-}
 
 export interface HttpServerDeps {
   host: string;
@@ -44,7 +43,10 @@ export interface HttpServerDeps {
   keepAliveMs?: number;
   /** Closes a graphql-ws socket the moment its token is revoked (NOTIFY) or expires (timer). */
   revocations?: TokenRevocations;
-  health: readonly HealthCheck[];
+  /** The sections of /health (health.ts); 503 when one is not ok. */
+  health: readonly HealthSection[];
+  /** METRICS_TOKEN: when set, /metrics answers 401 without `Authorization: Bearer <it>`. */
+  metricsToken?: string;
   /** Serve MCP (Streamable HTTP) at /mcp with these limits (the GraphQL API's). */
   mcp?: McpLimits;
   /** Host names /mcp accepts besides loopback and HOST (MCP_ALLOWED_HOSTS). */
@@ -58,18 +60,19 @@ export interface HttpServerHandle {
   close(): Promise<void>;
 }
 
-function limitsPlugin(deps: HttpServerDeps): ApolloServerPlugin<RequestScope> {
+function limitsPlugin(deps: HttpServerDeps, labels: OperationLabels): ApolloServerPlugin<RequestScope> {
   return {
     async requestDidStart() {
       const started = process.hrtime.bigint();
       let type = 'unknown';
-      let operationName: string | null = null;
+      let label = OTHER_OPERATION;
       return {
         async didResolveOperation({ request, document, operation, schema }) {
           type = operation?.operation ?? 'unknown';
-          operationName = operation?.name?.value ?? null;
-          activeSpan()?.updateName(`${type} ${operationName ?? 'anonymous'}`);
-          activeSpan()?.setAttributes({ 'graphql.operation.type': type, 'graphql.operation.name': deps.metrics.operationNames.of(operationName) });
+          // The label, never the client's own name: span names and attributes leave for a trace backend.
+          label = labels.of(operation);
+          activeSpan()?.updateName(`${type} ${label}`);
+          activeSpan()?.setAttributes({ 'graphql.operation.type': type, 'graphql.operation.name': label });
           const err =
             checkOperationLimits(schema, document, request.variables, request.operationName, deps.limits) ??
             exploreArgumentError(schema, document, request.variables ?? {});
@@ -77,8 +80,10 @@ function limitsPlugin(deps: HttpServerDeps): ApolloServerPlugin<RequestScope> {
           if (err) throw new GraphQLError(err.message, { extensions: { ...err.extensions, http: { status: 400 } } });
         },
         async willSendResponse({ response }) {
-          const failed = response.body.kind === 'single' && (response.body.singleResult.errors?.length ?? 0) > 0;
-          deps.metrics.observeGraphql(type, operationName, failed, Number(process.hrtime.bigint() - started) / 1e9);
+          const errors = response.body.kind === 'single' ? (response.body.singleResult.errors ?? []) : [];
+          // `internal`: a fault of the service (the error-rate alert counts these), `error`: a refusal of the request.
+          const outcome = errors.some((e) => e.extensions?.code === 'INTERNAL_SERVER_ERROR') ? 'internal' : errors.length > 0 ? 'error' : 'ok';
+          deps.metrics.observeGraphql(type, label, outcome, Number(process.hrtime.bigint() - started) / 1e9);
         },
       };
     },
@@ -219,7 +224,7 @@ export async function startHttpServer(deps: HttpServerDeps): Promise<HttpServerH
           };
         },
       },
-      limitsPlugin(deps),
+      limitsPlugin(deps, new OperationLabels(deps.schema)),
     ],
   });
   await apollo.start();
@@ -232,23 +237,8 @@ export async function startHttpServer(deps: HttpServerDeps): Promise<HttpServerH
   });
   app.get('/', (_req, res) => res.redirect('/graphiql'));
   app.use(graphiqlRouter());
-  app.get('/health', async (_req, res) => {
-    const results = await Promise.all(
-      deps.health.map(async (h) => {
-        try {
-          await h.check();
-          return [h.name, { ok: true }] as const;
-        } catch (err) {
-          return [h.name, { ok: false, error: err instanceof Error ? err.message : String(err) }] as const;
-        }
-      }),
-    );
-    const ok = results.every(([, r]) => r.ok);
-    res.status(ok ? 200 : 503).json({ status: ok ? 'ok' : 'degraded', ...Object.fromEntries(results) });
-  });
-  app.get('/metrics', async (_req, res) => {
-    res.type(deps.metrics.registry.contentType).send(await deps.metrics.registry.metrics());
-  });
+  app.get('/health', healthEndpoint(deps.health));
+  app.get('/metrics', metricsEndpoint(deps.metrics.registry, deps.metricsToken));
   app.use(
     '/graphql',
     express.json({ limit: deps.limits.maxRequestBytes, verify: keepBodyTextWhenUnsafe }),

@@ -28,7 +28,7 @@ type ToChild = { type: 'stop' };
 /** How often the child sends its pipeline metrics. */
 const METRICS_EVERY_MS = 2_000;
 /** A child stopped this long after it was asked to is killed (SIGKILL): its fenced leases lapse and another run redoes its batch. */
-export const WORKER_STOP_GRACE_MS = 8_000;
+export const WORKER_STOP_GRACE_MS = 5_000;
 /** A child that ran at least this long before it died is restarted at once; the restarts of one that keeps dying back off up to 30 s. */
 const HEALTHY_RUN_MS = 60_000;
 

@@ -3,6 +3,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { SingleBar, Presets } from 'cli-progress';
 import { AppConfig } from '../common/config';
+import { CliError } from '../common/cli-error';
 import { IngestEventsDocument, IngestEventsMutationVariables, MemoryClient, MemoryClientError } from '../../packages/client/src';
 import { EventSubmission, IngestStatus } from './event.types';
 import { BatchInputError, ImportItemResult, importJsonl, ImportSummary } from './jsonl-import';
@@ -15,13 +16,7 @@ export interface ImportCommandOptions {
   batchSize: string;
 }
 
-/** A problem the person running the CLI can fix: printed as its message alone, no stack trace. */
-export class CliError extends Error {
-  constructor(message: string) {
-    super(message);
-    this.name = 'CliError';
-  }
-}
+export { CliError };
 
 const readTokenFile = (file: string): string => {
   if (!fs.existsSync(file)) throw new CliError(`--token-file ${file}: no such file`);

@@ -37,8 +37,12 @@ export interface AppConfig {
   /** The CLI's API token (MEDALLION_TOKEN): kept out of the command line, which npm echoes. */
   readonly cliToken: string | undefined;
   readonly logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
-  /** Where a process that serves no API (`worker`) serves /metrics (METRICS_PORT); unset: nowhere. */
+  /** Where a process that serves no API (`worker`) serves /metrics and /health (METRICS_PORT); unset: nowhere. */
   readonly metricsPort: number | undefined;
+  /** METRICS_TOKEN: when set, /metrics answers 401 without `Authorization: Bearer <it>`; unset: /metrics is open. */
+  readonly metricsToken: string | undefined;
+  /** A background stage whose steps have all failed for this long turns /health 503 (HEALTH_STALL_SECONDS). */
+  readonly healthStallSeconds: number;
   /**
    * OpenTelemetry traces (docs/operations.md "Tracing"): exported over OTLP/HTTP to `tracesUrl`
    * (OTEL_EXPORTER_OTLP_TRACES_ENDPOINT, or OTEL_EXPORTER_OTLP_ENDPOINT + /v1/traces); unset or
@@ -248,6 +252,11 @@ const envSchema = z.object({
   EMBEDDING_MODEL: optionalString,
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   METRICS_PORT: intIn(0, 65535).optional(),
+  METRICS_TOKEN: optionalString.refine(
+    (v) => v === undefined || /^[\x21-\x7e]{24,}$/.test(v),
+    'expected at least 24 printable characters without spaces (a bearer token Prometheus sends)',
+  ),
+  HEALTH_STALL_SECONDS: intIn(1, 86_400).default(300),
   OTEL_EXPORTER_OTLP_ENDPOINT: urlWithScheme(['http', 'https']),
   OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: urlWithScheme(['http', 'https']),
   OTEL_SERVICE_NAME: z.string().min(1).default('medallion-memory'),
@@ -402,6 +411,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     cliToken: e.MEDALLION_TOKEN,
     logLevel: e.LOG_LEVEL,
     metricsPort: e.METRICS_PORT,
+    metricsToken: e.METRICS_TOKEN,
+    healthStallSeconds: e.HEALTH_STALL_SECONDS,
     tracing: Object.freeze({
       tracesUrl:
         e.OTEL_SDK_DISABLED === 'true'

@@ -20,6 +20,8 @@ describe('mcpErrorLogger', () => {
       new Error('Not Acceptable: Client must accept both application/json and text/event-stream'),
       new Error('Unsupported Media Type: Content-Type must be application/json'),
       new Error('Invalid Request: Batch must not exceed 100 messages'),
+      new Error('Rejected inbound request (invalid-json-rpc-body): Bad Request: the request body is not a valid JSON-RPC message'),
+      new Error('Rejected inbound request (batch-with-invalid-element): Bad Request: JSON-RPC batch contains an invalid message'),
       Object.assign(new Error('whatever the SDK says'), { code: -32602 }),
     ]) {
       const { logged, warned } = run(err);

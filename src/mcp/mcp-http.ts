@@ -1,7 +1,15 @@
 import os from 'node:os';
-import { hostHeaderValidation, originValidation, requireBearerAuth } from '@modelcontextprotocol/express';
+import { hostHeaderValidation, originValidation } from '@modelcontextprotocol/express';
 import { toNodeHandler } from '@modelcontextprotocol/node';
-import { AuthInfo, createMcpHandler, OAuthError, OAuthErrorCode, OAuthTokenVerifier } from '@modelcontextprotocol/server';
+import {
+  AuthInfo,
+  bearerAuthChallengeResponse,
+  createMcpHandler,
+  OAuthError,
+  OAuthErrorCode,
+  OAuthTokenVerifier,
+  verifyBearerToken,
+} from '@modelcontextprotocol/server';
 import express, { Router } from 'express';
 import { AuthContext } from '../access/auth-context';
 import { TokenRevocations } from '../access/token-revocations';
@@ -16,7 +24,8 @@ export function isMcpClientError(err: unknown): boolean {
   const code = (err as { code?: unknown } | null)?.code;
   if (typeof code === 'number' && code >= -32700 && code <= -32600) return true;
   const message = err instanceof Error ? err.message : String(err);
-  return /^(Parse error|Invalid Request|Invalid params|Method not found|Not Acceptable|Unsupported Media Type|Method not allowed|Bad Request|Conflict|Session not found|Invalid event ID|Payload Too Large|Request body)/i.test(
+  // `Rejected inbound request (<cell>): …`: the SDK's words for a body or header it refuses (answered 400).
+  return /^(Rejected inbound request|Parse error|Invalid Request|Invalid params|Method not found|Not Acceptable|Unsupported Media Type|Method not allowed|Bad Request|Conflict|Session not found|Invalid event ID|Payload Too Large|Request body)/i.test(
     message,
   );
 }
@@ -100,6 +109,49 @@ export function tokenVerifier(tokens: TokenService): OAuthTokenVerifier {
   };
 }
 
+/** JSON-RPC's server-defined error range: the code of a refused token in a 401's JSON-RPC body. */
+export const UNAUTHENTICATED_RPC_CODE = -32001;
+
+/**
+ * Bearer authentication for /mcp: the token verified on every request (`tokenVerifier`), its
+ * AuthContext in `req.auth` for the SDK. A token the service cannot use (missing, unknown,
+ * revoked, expired, not a bearer token) is the one refusal that is an HTTP status: 401 with the
+ * RFC 6750 challenge (`WWW-Authenticate: Bearer error="invalid_token", error_description=…`) and,
+ * as the body, a JSON-RPC error whose message is the reason. The SDKs surface that body: the
+ * Python SDK turns a non-2xx status into `-32603 "Server returned an error response"` unless the
+ * body is a JSON-RPC error, and the TypeScript SDK puts the body in its error's message. Every
+ * other refusal is a tool error (tool-kit.ts `requireToolAccess`).
+ */
+export function bearerAuth(tokens: TokenService): express.RequestHandler {
+  const verifier = tokenVerifier(tokens);
+  return (req, res, next) => {
+    verifyBearerToken(req.headers.authorization, { verifier }).then(
+      (auth) => {
+        (req as { auth?: AuthInfo }).auth = auth;
+        next();
+      },
+      (err: unknown) => {
+        const answer = bearerAuthChallengeResponse(err);
+        const challenge = answer.headers.get('WWW-Authenticate');
+        if (challenge !== null) res.setHeader('WWW-Authenticate', challenge);
+        const reason = err instanceof OAuthError ? err.message : 'the API token could not be verified';
+        // The SDK's own words for a missing or malformed header ("Missing Authorization header") say what, not how.
+        const message = reason.includes('Authorization: Bearer') ? reason : `${reason}: send "Authorization: Bearer <token>" with an API token`;
+        res
+          .status(answer.status)
+          .type('application/json')
+          .send(
+            JSON.stringify({
+              jsonrpc: '2.0',
+              id: null,
+              error: { code: UNAUTHENTICATED_RPC_CODE, message: `UNAUTHENTICATED: ${message}`, data: { code: 'UNAUTHENTICATED', reason: 'invalid_token' } },
+            }),
+          );
+      },
+    );
+  };
+}
+
 /**
  * Every request is verified on arrival, but a response can outlive its token: a
  * `subscriptions/listen` SSE stream (2026-07-28 clients) stays open for as long as the client
@@ -137,7 +189,7 @@ export function mcpHttpRouter(deps: McpHttpDeps): McpHttpHandle {
   const node = toNodeHandler(handler, { onerror, maxRequestBodySize: deps.maxRequestBytes });
   const router = express.Router();
   router.use(hostHeaderValidation(hosts), originValidation(hosts));
-  router.use(requireBearerAuth({ verifier: tokenVerifier(deps.services.tokens) }));
+  router.use(bearerAuth(deps.services.tokens));
   if (deps.revocations) router.use(endOnRevocation(deps.revocations));
   // The SDK reads the body itself (bounded), so malformed JSON gets a JSON-RPC parse error.
   router.all('/', (req, res) => void node(req, res));

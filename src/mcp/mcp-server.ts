@@ -6,8 +6,9 @@ import { addMemoryTool, searchMemoryTool } from './memory.tools';
 import { getFactTool, getProvenanceTool } from './read.tools';
 import { aboutTool, relatedContextTool } from './gold.tools';
 import { McpLimits, McpTool } from './tool-kit';
+import { MCP_SERVER_INFO } from './server-info';
 
-export const MCP_SERVER_INFO = { name: 'medallion-memory', version: '0.1.0' } as const;
+export { MCP_SERVER_INFO };
 
 const INSTRUCTIONS =
   'Long-term memory for this agent, organised in namespaces. Recall with search_memory before answering from memory; ' +

@@ -1,43 +1,50 @@
 import { AuthContext } from '../access/auth-context';
 import { Capability } from '../access/capability';
 import { allowedHostnames } from './mcp-http';
-import { capabilityChallenge, checkedArgs } from './tool-kit';
+import { checkedArgs, requireToolAccess } from './tool-kit';
 import { z } from 'zod';
 
 const caller = (name: string, grants: Array<{ namespacePattern: string; capabilities: Capability[] }>) =>
   AuthContext.of({ tokenId: 't', principalId: 'p', name, grants });
 
-const callOf = (args: Record<string, unknown>) => ({
-  request: { jsonrpc: '2.0' as const, id: 1, method: 'tools/call', params: { name: 'x', arguments: args } },
-});
+const refusal = (f: () => void): { name: string; code: string; message: string } | undefined => {
+  try {
+    f();
+    return undefined;
+  } catch (err) {
+    const e = err as { name: string; code: string; message: string };
+    return { name: e.name, code: e.code, message: e.message };
+  }
+};
 
-describe('capabilityChallenge', () => {
+describe('requireToolAccess', () => {
   const search = { name: 'search_memory', capability: Capability.SEARCH, namespaced: true };
   const read = { name: 'get_fact', capability: Capability.READ, namespaced: false };
 
-  it('lets a call through when the grant covers the namespace (admin implies search)', async () => {
+  it('lets a call through when the grant covers the namespace (admin implies search)', () => {
     const auth = caller('a', [{ namespacePattern: 'team/*', capabilities: [Capability.ADMIN] }]);
-    expect(await capabilityChallenge(search, () => auth)(callOf({ namespace: 'team/x' }))).toBeUndefined();
+    expect(refusal(() => requireToolAccess(search, auth, { namespace: 'team/x' }))).toBeUndefined();
   });
 
-  it('challenges for the one capability, naming the namespace in a description RFC 6750 allows', async () => {
-    const auth = caller('Zoë "the agent"', [{ namespacePattern: 'team/*', capabilities: [Capability.SEARCH] }]);
-    const c = await capabilityChallenge(search, () => auth)(callOf({ namespace: 'other/x' }));
-    expect(c?.scopes).toEqual(['search']);
-    expect(c?.errorDescription).toBe("token Zo? 'the agent' lacks the search capability on namespace other/x (search_memory); ask an admin for a grant");
-    expect(c?.errorDescription).toMatch(/^[\u0020-\u0021\u0023-\u005b\u005d-\u007e]+$/);
+  it("refuses another namespace as FORBIDDEN with GraphQL's message, naming the capability", () => {
+    const auth = caller('agent', [{ namespacePattern: 'team/*', capabilities: [Capability.SEARCH] }]);
+    expect(refusal(() => requireToolAccess(search, auth, { namespace: 'other/x' }))).toEqual({
+      name: 'AccessException',
+      code: 'FORBIDDEN',
+      message: 'token "agent" lacks the "search" capability on namespace "other/x"; ask an admin for a grant',
+    });
   });
 
-  it('for tools that take an id, challenges only a token holding the capability nowhere', async () => {
+  it('refuses a malformed namespace as bad input, not as a missing capability', () => {
+    const auth = caller('a', [{ namespacePattern: '*', capabilities: [Capability.SEARCH] }]);
+    expect(refusal(() => requireToolAccess(search, auth, { namespace: 'bad namespace!' }))).toMatchObject({ name: 'InputException', code: 'INVALID_ARGUMENT' });
+  });
+
+  it('for tools that take an id, refuses only a token holding the capability nowhere', () => {
     const somewhere = caller('r', [{ namespacePattern: 'a', capabilities: [Capability.READ] }]);
     const nowhere = caller('s', [{ namespacePattern: '*', capabilities: [Capability.SEARCH, Capability.LIST] }]);
-    expect(await capabilityChallenge(read, () => somewhere)(callOf({ id: 'f' }))).toBeUndefined();
-    expect((await capabilityChallenge(read, () => nowhere)(callOf({ id: 'f' })))?.scopes).toEqual(['read']);
-  });
-
-  it('leaves a non-string namespace to the argument check (BAD_USER_INPUT), not a 403', async () => {
-    const auth = caller('a', [{ namespacePattern: 'n', capabilities: [Capability.SEARCH] }]);
-    expect(await capabilityChallenge(search, () => auth)(callOf({ namespace: 42 }))).toBeUndefined();
+    expect(refusal(() => requireToolAccess(read, somewhere, { id: 'f' }))).toBeUndefined();
+    expect(refusal(() => requireToolAccess(read, nowhere, { id: 'f' }))).toMatchObject({ code: 'FORBIDDEN', message: expect.stringContaining('"read"') });
   });
 });
 

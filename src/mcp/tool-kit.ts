@@ -1,12 +1,16 @@
-import type { CallToolResult, McpServer, ScopeChallengeHandler, StandardSchemaWithJSON, ToolAnnotations } from '@modelcontextprotocol/server';
+import type { CallToolResult, McpServer, StandardSchemaWithJSON, ToolAnnotations } from '@modelcontextprotocol/server';
 import { z } from 'zod';
 import { AuthContext } from '../access/auth-context';
+import { AccessException, AccessExceptionCode } from '../access/access.exception';
+import { InputException, InputExceptionCode } from '../common/app-exception';
+import { isValidNamespace, NAMESPACE_RULE } from '../common/namespace';
 import { Capability, capabilityGrants } from '../access/capability';
 import { apiCodeOf, ApiErrorCode } from '../api/errors';
 import { requireStorableArgs } from '../common/input';
 import { RequestScope } from '../scope/request-scope';
 import { pipelineMetrics, secondsSince } from '../platform/telemetry/metrics';
 import { SpanStatusCode, traced } from '../platform/telemetry/tracing';
+import { errorResult, TOOL_ERROR_META_KEY } from './tool-error';
 
 /** The limits a tool shares with the GraphQL API (config.ts): advertised in schemas, enforced by the services. */
 export interface McpLimits {
@@ -30,7 +34,7 @@ export interface ToolAnswer {
 
 /**
  * One MCP tool over the same services as the GraphQL resolvers. `capability` is checked on the
- * `namespace` argument before the call runs (a 403 scope challenge over HTTP); tools that take an
+ * `namespace` argument before the call runs (`requireToolAccess`: a FORBIDDEN tool error); tools that take an
  * id instead (`namespaced: false`) find the namespace from the row, and a row outside the caller's
  * grants looks missing, as in GraphQL.
  */
@@ -84,22 +88,7 @@ export function checkedArgs<S extends z.ZodObject>(tool: string, schema: S): Sta
   };
 }
 
-/** Where a tool error's `{ code, message, reason }` travels for clients that want it as data. */
-export const TOOL_ERROR_META_KEY = 'medallion-memory/error';
-
-/**
- * A tool error as the MCP spec's tool-result rules want it: `isError: true` and `CODE: message`
- * as text, which every client reads. No structuredContent: a client validates that against the
- * tool's output schema (the official SDK throws -32602 on a mismatch), and an error is no answer.
- * The same fields ride in `_meta` for clients that want them as data.
- */
-export function errorResult(code: ApiErrorCode, message: string, reason?: string): CallToolResult {
-  return {
-    isError: true,
-    content: [{ type: 'text', text: `${code}: ${message}` }],
-    _meta: { [TOOL_ERROR_META_KEY]: { code, message, ...(reason ? { reason } : {}) } },
-  };
-}
+export { errorResult, TOOL_ERROR_META_KEY } from './tool-error';
 
 /** A refusal a tool makes itself, where GraphQL answers null (e.g. an id that is missing or outside the grants). */
 export class ToolRefusal extends Error {
@@ -126,46 +115,34 @@ export function holdsAnywhere(auth: AuthContext, capability: Capability): boolea
   return auth.principal?.grants.some((g) => g.capabilities.some((c) => capabilityGrants(c, capability))) ?? false;
 }
 
-/** Longest echo of a caller's value in the 403 header (a namespace is at most 200 characters when valid). */
-const MAX_CHALLENGE_ECHO = 200;
-
-/** A caller's value as the header may echo it: cut at MAX_CHALLENGE_ECHO (an unbounded echo made 64 KB headers). */
-export function challengeEcho(s: string): string {
-  return s.length > MAX_CHALLENGE_ECHO ? `${s.slice(0, MAX_CHALLENGE_ECHO)}... (${s.length} characters)` : s;
-}
-
-/** RFC 6750 error-description characters only (printable ASCII without `"` and `\`). */
-function challengeText(s: string): string {
-  return s.replace(/["\\]/g, "'").replace(/[^\u0020-\u007e]/g, '?');
-}
-
 /**
- * The MCP authorization spec's answer to a token that lacks what the call needs: HTTP 403 with
- * `WWW-Authenticate: Bearer error="insufficient_scope", scope="<capability>"` before the tool runs.
- * Capabilities are the scopes; the description names the namespace, which a scope cannot.
+ * The capability check, before the tool runs, as a refusal the tool answers (`isError`, its code),
+ * the same over Streamable HTTP as over stdio: a malformed namespace is BAD_USER_INPUT (not a
+ * missing capability), a namespace outside the token's grants FORBIDDEN with GraphQL's message
+ * (`AuthContext.require`). Tools that take an id instead find the namespace from the row (a row
+ * outside the grants reads as NOT_FOUND); they are refused here only when the token holds the
+ * capability on no namespace. Only a token the service cannot use is an HTTP 401 (mcp-http.ts).
  */
-export function capabilityChallenge(def: { name: string; capability: Capability; namespaced: boolean }, auth: () => AuthContext): ScopeChallengeHandler {
-  return ({ request }) => {
-    const a = auth();
-    const params = request.params as { arguments?: { namespace?: unknown } } | undefined;
-    const namespace = params?.arguments?.namespace;
-    if (def.namespaced && typeof namespace === 'string') {
-      if (a.can(def.capability, namespace)) return undefined;
-      return {
-        scopes: [def.capability],
-        errorDescription: challengeText(
-          `token ${a.principal?.name ?? ''} lacks the ${def.capability} capability on namespace ${challengeEcho(namespace)} (${def.name}); ask an admin for a grant`,
-        ),
-      };
-    }
-    if (holdsAnywhere(a, def.capability)) return undefined;
-    return {
-      scopes: [def.capability],
-      errorDescription: challengeText(
-        `token ${a.principal?.name ?? ''} holds the ${def.capability} capability on no namespace (${def.name}); ask an admin for a grant`,
-      ),
-    };
-  };
+export function requireToolAccess(def: { name: string; capability: Capability; namespaced: boolean }, auth: AuthContext, args: Record<string, unknown>): void {
+  const namespace = args.namespace;
+  if (def.namespaced && typeof namespace === 'string') {
+    if (!isValidNamespace(namespace)) throw new InputException(InputExceptionCode.INVALID_ARGUMENT, `namespace: ${NAMESPACE_RULE}`);
+    auth.require(def.capability, namespace);
+    return;
+  }
+  if (!holdsAnywhere(auth, def.capability)) {
+    throw new AccessException(
+      AccessExceptionCode.FORBIDDEN,
+      `token "${auth.principal?.name ?? ''}" holds the "${def.capability}" capability on no namespace (${def.name}); ask an admin for a grant`,
+    );
+  }
+}
+
+/** A tool call's outcome label: `ok`, `error` (refused: bad input, a grant missing) or `internal` (a fault of the service). */
+function outcomeOf(result: CallToolResult): 'ok' | 'error' | 'internal' {
+  if (!result.isError) return 'ok';
+  const error = result._meta?.[TOOL_ERROR_META_KEY] as { code?: unknown } | undefined;
+  return error?.code === 'INTERNAL_SERVER_ERROR' ? 'internal' : 'error';
 }
 
 /** Builds the registrable tool: schema check, storable-text check, the run, and the error mapping. */
@@ -179,6 +156,7 @@ export function defineTool<S extends z.ZodObject>(def: ToolDefinition<S>): McpTo
         if (!checked.ok) return errorResult('BAD_USER_INPUT', checked.message, 'INVALID_ARGUMENT');
         const s = scope();
         try {
+          requireToolAccess(def, s.auth, checked.args as Record<string, unknown>);
           if (def.checkStorableText !== false) requireStorableArgs(checked.args as Record<string, unknown>);
           const answer = await def.run(s, checked.args);
           return { content: [{ type: 'text', text: answer.text }], structuredContent: answer.data };
@@ -194,7 +172,6 @@ export function defineTool<S extends z.ZodObject>(def: ToolDefinition<S>): McpTo
           inputSchema: checkedArgs(def.name, def.input),
           outputSchema: def.output,
           annotations: def.annotations,
-          scopeChallenge: capabilityChallenge(def, () => scope().auth),
         },
         // One `execute_tool <name>` span (tracing on) and medallion_mcp_tool_seconds per call; the
         // tool names are this server's own, so the label set is bounded.
@@ -205,7 +182,7 @@ export function defineTool<S extends z.ZodObject>(def: ToolDefinition<S>): McpTo
             if (r.isError) span?.setStatus({ code: SpanStatusCode.ERROR });
             return r;
           });
-          pipelineMetrics.mcpSeconds.observe({ tool: def.name, outcome: result.isError ? 'error' : 'ok' }, secondsSince(started));
+          pipelineMetrics.mcpSeconds.observe({ tool: def.name, outcome: outcomeOf(result) }, secondsSince(started));
           return result;
         },
       );

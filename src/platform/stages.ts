@@ -1,4 +1,4 @@
-import { PollingLoop } from '../common/loop';
+import { LoopStatus, PollingLoop } from '../common/loop';
 import { ShutdownStep } from '../common/shutdown';
 
 /**
@@ -24,6 +24,8 @@ export interface StageHandle {
   start(): void;
   wake(): void;
   stop(): Promise<void>;
+  /** Running or not, its last step and its last error (/health). */
+  status(): LoopStatus;
 }
 
 /**
@@ -34,6 +36,7 @@ export interface StageHandle {
 export class StageRunner {
   private readonly stages = new Map<string, { stage: Stage; loop: PollingLoop }>();
   private stopped = false;
+  private wasStarted = false;
 
   constructor(private readonly log: (msg: string) => void) {}
 
@@ -53,6 +56,16 @@ export class StageRunner {
     return [...this.stages.keys()];
   }
 
+  /** Whether `start()` ran: a process without workers registers stages it never starts. */
+  get started(): boolean {
+    return this.wasStarted;
+  }
+
+  /** Each registered stage's status, by name. */
+  status(): Record<string, LoopStatus> {
+    return Object.fromEntries([...this.stages].map(([name, { loop }]) => [name, loop.status()]));
+  }
+
   /** Wakes every stage that listens on `channel`. */
   wake(channel: string): void {
     for (const { stage, loop } of this.stages.values()) if (stage.wakeOn.includes(channel)) loop.wake();
@@ -60,6 +73,7 @@ export class StageRunner {
 
   /** Starts every stage (a stage with `startWhen` once it resolves true). */
   start(): void {
+    this.wasStarted = true;
     for (const { stage, loop } of this.stages.values()) {
       if (stage.startWhen) void stage.startWhen.then((ok) => ok && !this.stopped && loop.start());
       else loop.start();

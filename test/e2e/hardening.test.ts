@@ -271,9 +271,10 @@ describe('transport errors are GraphQL JSON with a code, never HTML or 500', () 
   it('labels /graphql as route="/graphql" in /metrics', async () => {
     await gql(t.url, t.adminToken, `{ viewer { name } }`);
     const metrics = await (await fetch(`${t.url}/metrics`)).text();
-    expect(metrics).toMatch(/medallion_http_requests_total\{route="\/graphql",status="200"\} [1-9]/);
-    expect(metrics).not.toMatch(/medallion_http_requests_total\{route="\/",status="200"\}/);
-    expect(metrics).toMatch(/medallion_http_requests_total\{route="other",status="404"\}/);
+    // Every series also carries the process label (process="api+worker" here).
+    expect(metrics).toMatch(/medallion_http_requests_total\{route="\/graphql",status="200",process="api\+worker"\} [1-9]/);
+    expect(metrics).not.toMatch(/medallion_http_requests_total\{route="\/",status="200"[,}]/);
+    expect(metrics).toMatch(/medallion_http_requests_total\{route="other",status="404",process="api\+worker"\}/);
   });
 });
 

@@ -228,11 +228,10 @@ describe('about: "what do I know about X?" over Gold', () => {
     const lister = (await createToken(t, [{ namespacePattern: ns, capabilities: ['LIST', 'SEARCH', 'INGEST'] }], 'no-read')).token;
     const refused = await mcpClient(t.url, lister);
     try {
-      const err = await refused.callTool({ name: 'about', arguments: { namespace: ns, name: 'Bob' } }).then(
-        () => null,
-        (e: unknown) => e as { requiredScope?: string },
-      );
-      expect(err?.requiredScope).toBe('read');
+      // One error model on every transport: a missing capability is a FORBIDDEN tool error naming it.
+      const err = errorOf(await refused.callTool({ name: 'about', arguments: { namespace: ns, name: 'Bob' } }));
+      expect(err.code).toBe('FORBIDDEN');
+      expect(err.message).toContain('"read"');
     } finally {
       await refused.close();
     }

@@ -440,11 +440,10 @@ describe('Gold reads: preferences, relatedContext and Gold changes', () => {
     }
     const refused = await mcpClient(t.url, lister);
     try {
-      const err = await refused.callTool({ name: 'related_context', arguments: { namespace: ns, topic: 'Bob' } }).then(
-        () => null,
-        (e: unknown) => e as { requiredScope?: string },
-      );
-      expect(err?.requiredScope).toBe('read');
+      // One error model on every transport: a missing capability is a FORBIDDEN tool error naming it.
+      const err = errorOf(await refused.callTool({ name: 'related_context', arguments: { namespace: ns, topic: 'Bob' } }));
+      expect(err.code).toBe('FORBIDDEN');
+      expect(err.message).toContain('"read"');
     } finally {
       await refused.close();
     }

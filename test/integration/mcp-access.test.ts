@@ -1,5 +1,5 @@
 import http from 'node:http';
-import { Client, InsufficientScopeError, SdkHttpError, UnauthorizedError } from '@modelcontextprotocol/client';
+import { Client, SdkHttpError, UnauthorizedError } from '@modelcontextprotocol/client';
 import { uniqueNamespace } from '../support/stores';
 import { dataOf, errorOf, mcpClient, rawMcpPost } from '../support/mcp-client';
 import { createToken, eventually, gqlOk, startTestApp, TestApp } from '../support/test-app';
@@ -12,14 +12,9 @@ const INITIALIZE = {
   params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '1' } },
 };
 
-/** What a tool call's refusal looks like to the SDK client: the challenge's scope and description. */
-async function refusal(client: Client, name: string, args: Record<string, unknown>): Promise<InsufficientScopeError> {
-  const err = await client.callTool({ name, arguments: args }).then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  if (!(err instanceof InsufficientScopeError)) throw new Error(`expected a 403 insufficient_scope for ${name}, got ${String(err)}`);
-  return err;
+/** What a tool call's refusal looks like to the SDK client: a tool error with its code, as over stdio. */
+async function refusal(client: Client, name: string, args: Record<string, unknown>): Promise<{ code: string; message: string }> {
+  return errorOf(await client.callTool({ name, arguments: args }));
 }
 
 describe('MCP access: bearer tokens per request, capabilities as scopes, namespaces as a firewall', () => {
@@ -46,12 +41,18 @@ describe('MCP access: bearer tokens per request, capabilities as scopes, namespa
     await t?.stop();
   });
 
-  it('refuses a request without a token, or with an unknown one, with 401 and a Bearer challenge', async () => {
+  it('refuses a request without a token, or with an unknown one, with 401, a Bearer challenge and a JSON-RPC error saying why', async () => {
     const attempts: Array<Record<string, string>> = [{}, { authorization: 'Bearer mm_not-a-real-token' }, { authorization: 'Basic Zm9vOmJhcg==' }];
     for (const headers of attempts) {
       const res = await rawMcpPost(t.url, INITIALIZE, headers);
       expect(res.status).toBe(401);
       expect(res.headers.get('www-authenticate')).toMatch(/^Bearer .*error="invalid_token"/);
+      // A JSON-RPC error body: what the SDKs surface as the reason (the Python SDK reads nothing else at a 4xx).
+      expect(res.headers.get('content-type')).toMatch(/^application\/json/);
+      expect(await res.json()).toMatchObject({
+        jsonrpc: '2.0',
+        error: { code: -32001, message: expect.stringMatching(/^UNAUTHENTICATED: .*Authorization: Bearer <token>/), data: { code: 'UNAUTHENTICATED' } },
+      });
     }
     const err = await mcpClient(t.url, undefined).then(
       () => undefined,
@@ -61,7 +62,7 @@ describe('MCP access: bearer tokens per request, capabilities as scopes, namespa
     expect((err as SdkHttpError).status).toBe(401);
   });
 
-  it('refuses every tool without its capability on the namespace with 403 insufficient_scope naming it', async () => {
+  it('refuses every tool without its capability on the namespace with a FORBIDDEN tool error naming it (HTTP 200, as over stdio)', async () => {
     // Holds everything but the one capability each tool needs (on the namespace the call names).
     const cases: Array<{ tool: string; needs: string; args: Record<string, unknown> }> = [
       { tool: 'search_memory', needs: 'search', args: { namespace: mine, query: 'x' } },
@@ -81,15 +82,19 @@ describe('MCP access: bearer tokens per request, capabilities as scopes, namespa
       const client = await mcpClient(t.url, token);
       try {
         const err = await refusal(client, c.tool, c.args);
-        expect(err.requiredScope).toBe(c.needs);
-        expect(err.errorDescription).toContain(`lacks-${c.needs}`);
+        expect({ tool: c.tool, code: err.code }).toEqual({ tool: c.tool, code: 'FORBIDDEN' });
+        expect(err.message).toContain(`lacks-${c.needs}`);
+        expect(err.message).toContain(`"${c.needs}"`);
       } finally {
         await client.close();
       }
-      // On the wire: the spec's 403 with WWW-Authenticate, before the tool runs.
-      const res = await rawMcpPost(t.url, TOOL_CALL(c.tool, c.args), { authorization: `Bearer ${token}` });
-      expect(res.status).toBe(403);
-      expect(res.headers.get('www-authenticate')).toMatch(new RegExp(`error="insufficient_scope".*scope="${c.needs}"`));
+      // On the wire: a tool result, not an HTTP status (a tool the agent may not use is the agent's business, not the transport's).
+      const call = await rawMcpPost(t.url, TOOL_CALL(c.tool, c.args), {
+        authorization: `Bearer ${token}`,
+        'mcp-protocol-version': '2025-06-18',
+      });
+      expect(call.headers.get('www-authenticate')).toBeNull();
+      expect({ status: call.status, forbidden: (await call.text()).includes('FORBIDDEN: ') }).toEqual({ status: 200, forbidden: true });
     }
   });
 
@@ -106,8 +111,14 @@ describe('MCP access: bearer tokens per request, capabilities as scopes, namespa
         ['related_context', { namespace: theirs, topic: 'Atlantis' }],
       ] as const) {
         const err = await refusal(client, tool, args);
-        expect(err.errorDescription).toContain(theirs);
+        expect({ tool, code: err.code }).toEqual({ tool, code: 'FORBIDDEN' });
+        expect(err.message).toContain(theirs);
       }
+      // A malformed namespace is bad input, not a missing capability.
+      expect(await refusal(client, 'list_facts', { namespace: 'no spaces allowed!' })).toMatchObject({
+        code: 'BAD_USER_INPUT',
+        message: expect.stringMatching(/^namespace: a namespace is 1-8 segments/),
+      });
       // By id, the namespace is the row's: outside the grants it is NOT_FOUND, as GraphQL's null.
       expect(errorOf(await client.callTool({ name: 'get_fact', arguments: { id: theirFactId } }))).toMatchObject({ code: 'NOT_FOUND' });
       expect(errorOf(await client.callTool({ name: 'get_provenance', arguments: { factId: theirFactId } }))).toMatchObject({ code: 'NOT_FOUND' });

@@ -1,4 +1,3 @@
-import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
@@ -17,19 +16,6 @@ function stdioTransport(url: string, token: string): StdioClientTransport {
     args: [MAIN, 'mcp', '--url', url],
     env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', MEDALLION_TOKEN: token, LOG_LEVEL: 'silent' },
     stderr: 'pipe',
-  });
-}
-
-/** Runs `medallion mcp` to its exit: code and stderr. */
-function runToExit(env: Record<string, string>, args: string[]): Promise<{ code: number | null; stderr: string }> {
-  return new Promise((resolve) => {
-    const child = spawn(process.execPath, [MAIN, 'mcp', ...args], {
-      env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', ...env },
-      stdio: ['pipe', 'pipe', 'pipe'],
-    });
-    let stderr = '';
-    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-    child.on('exit', (code) => resolve({ code, stderr }));
   });
 }
 
@@ -84,10 +70,10 @@ describe('medallion mcp: a stdio MCP server for desktop clients, forwarding to t
       );
       expect(textOf(hits)).toMatch(/Lisbon/);
 
-      // A namespace outside the grant: the service's 403 reaches the model as a FORBIDDEN tool error.
+      // A namespace outside the grant: the same FORBIDDEN tool error as over HTTP.
       const refused = errorOf(await client.callTool({ name: 'list_facts', arguments: { namespace: other } }));
       expect(refused.code).toBe('FORBIDDEN');
-      expect(refused.message).toMatch(new RegExp(`lacks the list capability on namespace ${other}.*needs "list"`));
+      expect(refused.message).toBe(`token "desktop-agent" lacks the "list" capability on namespace "${other}"; ask an admin for a grant`);
       // Bad arguments come back exactly as over HTTP.
       expect(errorOf(await client.callTool({ name: 'search_memory', arguments: { namespace: ns, query: 'x', limit: 500 } }))).toMatchObject({
         code: 'BAD_USER_INPUT',
@@ -102,23 +88,50 @@ describe('medallion mcp: a stdio MCP server for desktop clients, forwarding to t
     }
   });
 
-  it('exits with a message a person can act on when the token is missing, refused, or the service is down', async () => {
-    const missing = await runToExit({}, ['--url', t.url]);
-    expect(missing.code).toBe(1);
-    expect(missing.stderr).toMatch(/MEDALLION_TOKEN is not set/);
-
-    const refused = await runToExit({ MEDALLION_TOKEN: 'mm_wrong' }, ['--url', t.url]);
-    expect(refused.code).toBe(1);
-    expect(refused.stderr).toMatch(/refused MEDALLION_TOKEN \(401\)/);
-
+  it('serves even when the token is missing, refused, or the service is down, and tells the client why on every request', async () => {
     const closed = await new Promise<number>((resolve) => {
       const probe = net.createServer().listen(0, '127.0.0.1', () => {
         const { port } = probe.address() as net.AddressInfo;
         probe.close(() => resolve(port));
       });
     });
-    const down = await runToExit({ MEDALLION_TOKEN: 'mm_any' }, ['--url', `http://127.0.0.1:${closed}`]);
-    expect(down.code).toBe(1);
-    expect(down.stderr).toContain(`cannot reach the service at http://127.0.0.1:${closed}/mcp (ECONNREFUSED): start it (npm start) or pass --url`);
+    const cases: Array<{ env: Record<string, string>; url: string; reason: RegExp }> = [
+      { env: {}, url: t.url, reason: /^UNAUTHENTICATED: MEDALLION_TOKEN is not set/ },
+      { env: { MEDALLION_TOKEN: 'mm_wrong' }, url: t.url, reason: /^UNAUTHENTICATED: the service at \S+\/mcp refused MEDALLION_TOKEN \(401\)/ },
+      {
+        env: { MEDALLION_TOKEN: 'mm_any' },
+        url: `http://127.0.0.1:${closed}`,
+        reason: new RegExp(
+          `^INTERNAL_SERVER_ERROR: cannot reach the service at http://127.0.0.1:${closed}/mcp \\(ECONNREFUSED\\): start it \\(npm start\\) or pass --url`,
+        ),
+      },
+    ];
+    for (const c of cases) {
+      const transport = new StdioClientTransport({
+        command: process.execPath,
+        args: [MAIN, 'mcp', '--url', c.url],
+        env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', LOG_LEVEL: 'silent', ...c.env },
+        stderr: 'pipe',
+      });
+      let stderr = '';
+      transport.stderr?.on('data', (d: Buffer) => (stderr += d.toString()));
+      const client = new Client({ name: 'desktop-client', version: '1.0.0' });
+      await client.connect(transport);
+      try {
+        // tools/list: a JSON-RPC error whose message is the reason (not "Connection closed").
+        const listed = await client.listTools().then(
+          () => 'listed',
+          (e: unknown) => (e instanceof Error ? e.message : String(e)),
+        );
+        expect(listed).toMatch(new RegExp(c.reason.source.replace('^', '')));
+        // A tool call: an isError result with the same reason.
+        const r = await client.callTool({ name: 'search_memory', arguments: { namespace: ns, query: 'x' } });
+        const e = errorOf(r);
+        expect(`${e.code}: ${e.message}`).toMatch(c.reason);
+      } finally {
+        await client.close();
+      }
+      expect(stderr).toMatch(/serving on stdio anyway/);
+    }
   });
 });

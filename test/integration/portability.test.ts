@@ -10,6 +10,9 @@ import { importExport, ImportSummary } from '../../src/gold/portability/import-f
 import { runExport, runVerify, settled as namespaceSettled } from '../../src/app/portability.command';
 import { loadConfig } from '../../src/common/config';
 import { createLogger } from '../../src/common/logger';
+import { Writable } from 'node:stream';
+import pino from 'pino';
+import { namespaceHash } from '../../src/platform/telemetry/tracing';
 import { anEvent } from '../builders/event-input';
 import { testStores, uniqueNamespace } from '../support/stores';
 import { createToken, gqlOk, startTestApp, TestApp } from '../support/test-app';
@@ -330,9 +333,25 @@ describe('export, import and the verifiable hash chain', () => {
       LOG_LEVEL: 'silent',
     });
     const out = path.join(dir, 'cli.jsonl');
-    expect(await runExport(config, createLogger('silent'), ns, out)).toBe(0);
+    // Structured lines for the run (start, end with counts), ids and counts only.
+    const lines: string[] = [];
+    const log = pino({ level: 'info' }, new Writable({ write: (chunk: Buffer, _enc, done) => (lines.push(chunk.toString()), done()) }));
+    expect(await runExport(config, log, ns, out)).toBe(0);
     expect(fs.readFileSync(out, 'utf8')).toBe(fs.readFileSync(file, 'utf8'));
     expect(await runVerify(config, createLogger('silent'), { namespace: ns })).toBe(0);
+    const logged = lines.map((l) => JSON.parse(l) as Record<string, unknown>).filter((l) => l.op === 'export');
+    expect(logged.map((l) => l.msg)).toEqual(['export started', 'export finished']);
+    expect(logged[1]).toMatchObject({
+      level: 30,
+      store: namespaceHash(ns),
+      lines: fs.readFileSync(out, 'utf8').trim().split('\n').length,
+      ms: expect.any(Number),
+    });
+    expect(lines.join('')).not.toContain(ns);
+    // A failure is a line too: a resumed file of another namespace is refused.
+    await expect(runExport(config, log, `${ns}-other`, out)).rejects.toThrow();
+    const failed = lines.map((l) => JSON.parse(l) as Record<string, unknown>).filter((l) => l.op === 'export');
+    expect(failed[failed.length - 1]).toMatchObject({ level: 50, msg: 'export failed', store: namespaceHash(`${ns}-other`), error: expect.any(String) });
   }, 120_000);
 
   it('verify --namespace names the first row the owner altered behind the guards', async () => {

@@ -80,7 +80,7 @@ describe('Silver: one batch with repeated and near-identical statements commits 
   };
   /** One derive step through the job and the service's metrics, as the worker runs it. */
   const deriveOnce = async (extractor: Extractor): Promise<AppMetrics> => {
-    const metrics = new AppMetrics(t.app.ds);
+    const metrics = new AppMetrics(t.app.ds, 'worker');
     const service = new DeriveService({ extractor, judge: new RuleJudge(), embedder: new HashingEmbedder() }, new CandidateRepository(t.app.ds), {
       candidateLimit: 8,
       trigramThreshold: 0.3,

@@ -3,6 +3,7 @@ import { anEvent } from '../builders/event-input';
 import { createDefaultHandler, startOpenAIStubServer, OpenAIStubServer, StubHandler, stubReply } from '../support/openai-stub-server';
 import { uniqueNamespace } from '../support/stores';
 import { createToken, eventually, gql, gqlOk, startTestApp, TestApp } from '../support/test-app';
+import { scrape, total } from '../support/prometheus';
 
 const STATUS = `query($ns: String!) { pipelineStatus(namespace: $ns) { pending deadLetters } }`;
 
@@ -89,7 +90,7 @@ describe('dead letters: a bad event never blocks the pipeline', () => {
     expect(letter.raw_output).toContain('cannot help');
 
     // The operator sees it in /metrics: the batch fell back to one event at a time, and each failed attempt left a dead letter.
-    const metric = async (name: string) => Number(new RegExp(`^${name} (\\S+)$`, 'm').exec(await (await fetch(`${t.url}/metrics`)).text())?.[1]);
+    const metric = async (name: string) => total(await scrape(t.url), name);
     expect(await metric('medallion_derive_batch_fallbacks_total')).toBeGreaterThanOrEqual(1);
     expect(await metric('medallion_derive_dead_letters_total')).toBe(2);
     expect(await metric('medallion_derive_dead_letters_open')).toBe(1);

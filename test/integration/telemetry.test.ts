@@ -8,11 +8,11 @@ import pino from 'pino';
 import type { LRParser } from '@lezer/lr';
 import { App, startApp } from '../../src/app/app';
 import { loadConfig } from '../../src/common/config';
-import { MAX_OPERATION_LABELS } from '../../src/api/metrics';
 import { createTestDatabase, testStores } from '../support/stores';
 import { createToken, eventually, gql, gqlOk } from '../support/test-app';
 import { mcpClient } from '../support/mcp-client';
-import { exportedNames, scrape, Scrape, total } from '../support/prometheus';
+import { exportedNames, scrape as scrapeWith, Scrape, total } from '../support/prometheus';
+import { parse as parseYaml } from 'yaml';
 
 // The Prometheus project's own PromQL grammar (the one its web UI parses with). Its types are declared
 // for the ES module build, which this CommonJS test cannot import statically; the package ships CommonJS too.
@@ -20,6 +20,9 @@ import { exportedNames, scrape, Scrape, total } from '../support/prometheus';
 const { parser } = require('@prometheus-io/lezer-promql') as { parser: LRParser };
 
 const DASHBOARD = path.resolve(__dirname, '..', '..', 'ops', 'grafana', 'medallion.json');
+const ALERTS = path.resolve(__dirname, '..', '..', 'ops', 'prometheus', 'alerts.yml');
+/** Series an alert rule may select that no medallion process exports: Prometheus's own `up`, and the chain verify's (trust-history). */
+const NOT_EXPORTED_HERE = new Set(['up', 'medallion_chain_broken_namespaces', 'medallion_chain_last_verified_timestamp_seconds']);
 
 interface DashboardPanel {
   title: string;
@@ -56,7 +59,9 @@ describe('telemetry: metrics, the Grafana dashboard, logs without secrets', () =
   const secretContent = `quasar-${randomBytes(6).toString('hex')}`;
   const secretQuery = `nebula-${randomBytes(6).toString('hex')}`;
   const bogusToken = `bogus-${randomBytes(12).toString('hex')}`;
+  const metricsToken = `metrics-${randomBytes(16).toString('hex')}`;
   let token = '';
+  const scrape = (u: string) => scrapeWith(u, metricsToken);
 
   beforeAll(async () => {
     db = await createTestDatabase();
@@ -74,6 +79,7 @@ describe('telemetry: metrics, the Grafana dashboard, logs without secrets', () =
       DERIVE_MAX_WAIT_MS: '0',
       DERIVE_POLL_MS: '50',
       GOLD_PROMOTE_SETTLE_SECONDS: '0',
+      METRICS_TOKEN: metricsToken,
     });
     // Every structured log line the service writes, at the most verbose level it has.
     const sink = new Writable({
@@ -121,6 +127,31 @@ describe('telemetry: metrics, the Grafana dashboard, logs without secrets', () =
       'derivation and projection of the namespace',
       60_000,
     );
+
+  it('has every job kind at 0 runs from the start, a process label on every series, latency buckets to 60 s, and /metrics behind METRICS_TOKEN', async () => {
+    const first = await scrape(url);
+    for (const kind of ['promote', 'decay', 'prune', 'rebuild_silver', 'rebuild_graph', 'reembed']) {
+      for (const outcome of ['success', 'failed', 'skipped', 'waiting'])
+        expect([
+          kind,
+          outcome,
+          first.samples.some((x) => x.name === 'medallion_job_runs_total' && x.labels.kind === kind && x.labels.outcome === outcome),
+        ]).toEqual([kind, outcome, true]);
+      expect([kind, first.samples.some((x) => x.name === 'medallion_job_run_seconds_count' && x.labels.kind === kind)]).toEqual([kind, true]);
+    }
+    expect(total(first, 'medallion_job_runs_total', { kind: 'decay' })).toBe(0);
+    expect(first.samples.filter((x) => x.labels.process !== 'api+worker')).toEqual([]);
+    await gqlOk(url, token, `query { viewer { name } }`);
+    const les = (await scrape(url)).samples.filter((x) => x.name === 'medallion_graphql_operation_seconds_bucket').map((x) => x.labels.le);
+    expect(les).toEqual(expect.arrayContaining(['5', '10', '30', '60', '+Inf']));
+
+    for (const authorization of [undefined, 'Bearer wrong-token', `Basic ${metricsToken}`, `Bearer ${metricsToken}x`]) {
+      const res = await fetch(`${url}/metrics`, authorization ? { headers: { authorization } } : {});
+      expect([authorization, res.status, res.headers.get('www-authenticate')]).toEqual([authorization, 401, 'Bearer realm="metrics"']);
+      expect(await res.text()).not.toMatch(/medallion_/);
+    }
+    expect((await fetch(`${url}/metrics`, { headers: { authorization: `Bearer ${metricsToken}` } })).status).toBe(200);
+  });
 
   it('exports derivation lag, which grows while an event waits and is 0 once derived; queue rows carry no traceparent with tracing off', async () => {
     const derivation = app.stages.get('derivation');
@@ -179,8 +210,8 @@ describe('telemetry: metrics, the Grafana dashboard, logs without secrets', () =
     }
     const after = await scrape(url);
     const delta = (name: string, labels: Record<string, string> = {}) => total(after, name, labels) - total(before, name, labels);
-    expect(delta('medallion_graphql_operation_seconds_count', { type: 'query', operation: 'FindTurn' })).toBe(1);
-    expect(delta('medallion_graphql_operation_seconds_count', { type: 'query', operation: 'anonymous' })).toBe(1);
+    // Named by the root field (FindTurn is not an operation of the client package, the other has no name).
+    expect(delta('medallion_graphql_operation_seconds_count', { type: 'query', operation: 'searchMemory' })).toBe(2);
     expect(delta('medallion_search_seconds_count')).toBe(3);
     for (const channel of ['embed', 'keyword', 'vector', 'event_keyword', 'event_vector'])
       expect([channel, delta('medallion_search_channel_seconds_count', { channel })]).toEqual([channel, 3]);
@@ -189,14 +220,32 @@ describe('telemetry: metrics, the Grafana dashboard, logs without secrets', () =
     expect(delta('medallion_mcp_tool_seconds_count', { tool: 'search_memory', outcome: 'error' })).toBe(1);
   });
 
-  it('keeps the operation-name label bounded: names past the cap count as "other"', async () => {
-    const names = Array.from({ length: MAX_OPERATION_LABELS + 5 }, (_, i) => `Probe${i}`);
-    for (const name of names) await gqlOk(url, token, `query ${name} { __typename }`);
-    const s = await scrape(url);
-    const operations = new Set(s.samples.filter((x) => x.name === 'medallion_graphql_operation_seconds_count').map((x) => x.labels.operation));
-    expect(operations.size).toBeLessThanOrEqual(MAX_OPERATION_LABELS + 2); // + anonymous, other
-    expect(total(s, 'medallion_graphql_operation_seconds_count', { operation: 'other' })).toBeGreaterThanOrEqual(5);
-    expect(operations.has(`Probe${MAX_OPERATION_LABELS + 4}`)).toBe(false);
+  it('labels operations only from a fixed set: client-package operations, root fields, other; never a name a client chose', async () => {
+    const before = await scrape(url);
+    const series = (sc: Scrape) => new Set(sc.samples.filter((x) => x.name === 'medallion_graphql_operation_seconds_count').map((x) => x.labels.operation));
+    // Anonymous (no token) and named by the client: nothing of the name reaches /metrics.
+    const leaked = await fetch(`${url}/graphql`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ query: 'query Patient_alice_HIV_positive { __typename }' }),
+    });
+    expect(leaked.status).toBe(200);
+    // One client sending a fresh name each time adds no series.
+    for (let i = 0; i < 120; i++) await gqlOk(url, undefined, `query Probe${i} { __typename }`);
+    await gqlOk(url, token, `query Mine($ns: String!) { pipelineStatus(namespace: $ns) { pending } }`, { ns });
+    // The client package's own operation keeps its name.
+    await gqlOk(url, token, `query SearchMemory($ns: String!) { searchMemory(namespace: $ns, query: "x") { kind } }`, { ns });
+    const after = await scrape(url);
+    const added = [...series(after)].filter((op) => !series(before).has(op)).sort();
+    expect(added.filter((op) => !['other', 'pipelineStatus', 'SearchMemory'].includes(op))).toEqual([]);
+    expect(
+      total(after, 'medallion_graphql_operation_seconds_count', { operation: 'other' }) -
+        total(before, 'medallion_graphql_operation_seconds_count', { operation: 'other' }),
+    ).toBe(121);
+    expect(total(after, 'medallion_graphql_operation_seconds_count', { operation: 'pipelineStatus' })).toBeGreaterThanOrEqual(1);
+    expect(total(after, 'medallion_graphql_operation_seconds_count', { operation: 'SearchMemory' })).toBeGreaterThanOrEqual(1);
+    const text = await (await fetch(`${url}/metrics`, { headers: { authorization: `Bearer ${metricsToken}` } })).text();
+    expect(text).not.toMatch(/Patient_alice|Probe\d/);
   });
 
   it('counts job runs by kind (promotion here; decay and pruning kinds are counted the same way)', async () => {
@@ -213,6 +262,19 @@ describe('telemetry: metrics, the Grafana dashboard, logs without secrets', () =
       60_000,
     );
     const after = await scrape(url);
+    // One structured line at its start and one at its end, with the job's id and kind (no params, no content).
+    const lines = logs
+      .flatMap((l) => l.split('\n'))
+      .filter((l) => l.includes(job.promote.id))
+      .map((l) => JSON.parse(l) as Record<string, unknown>);
+    expect(lines.map((l) => l.msg)).toEqual(expect.arrayContaining(['job started', 'job finished']));
+    expect(lines.find((l) => l.msg === 'job finished')).toMatchObject({
+      level: 30,
+      job: job.promote.id,
+      kind: 'promote',
+      outcome: 'success',
+      ms: expect.any(Number),
+    });
     const runs = (s: Scrape) => total(s, 'medallion_job_runs_total', { kind: 'promote' });
     expect(runs(after) - runs(before)).toBeGreaterThanOrEqual(1);
     expect(total(after, 'medallion_job_run_seconds_count', { kind: 'promote' })).toBeGreaterThanOrEqual(1);
@@ -235,6 +297,16 @@ describe('telemetry: metrics, the Grafana dashboard, logs without secrets', () =
       }
     }
     expect(problems).toEqual([]);
+    // The alert rules select only what the service exports (a typo would keep an alert quiet for ever).
+    const rules = (parseYaml(fs.readFileSync(ALERTS, 'utf8')) as { groups: Array<{ rules: Array<{ alert: string; expr: string }> }> }).groups.flatMap(
+      (g) => g.rules,
+    );
+    expect(rules.length).toBeGreaterThanOrEqual(9);
+    const ruleProblems = rules.flatMap((r) => {
+      const { names, errors } = metricNamesOf(r.expr);
+      return [...errors, ...names.filter((n) => !exported.has(n) && !NOT_EXPORTED_HERE.has(n)).map((n) => `${r.alert}: ${n} is not exported by /metrics`)];
+    });
+    expect(ruleProblems).toEqual([]);
     // The issue's list, each on the dashboard.
     for (const name of [
       'medallion_derivation_lag_seconds',
@@ -251,6 +323,29 @@ describe('telemetry: metrics, the Grafana dashboard, logs without secrets', () =
       expect([name, referenced.has(name)]).toEqual([name, true]);
   });
 
+  it('logs malformed MCP requests at warn with code and message, without a stack', async () => {
+    const from = logs.length;
+    const post = (body: string, contentType = 'application/json') =>
+      fetch(`${url}/mcp`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${token}`, 'content-type': contentType, accept: 'application/json, text/event-stream' },
+        body,
+      });
+    for (const body of ['{"jsonrpc":"2.0","id":1}', '[1,2]', '{"jsonrpc":"2.0","id":1,"method":"tools/call","params":5}'])
+      expect([body, (await post(body)).status]).toEqual([body, 400]);
+    expect((await post('x', 'text/plain')).status).toBe(415);
+    const lines = logs
+      .slice(from)
+      .flatMap((l) => l.split('\n'))
+      .filter((l) => l.trim() !== '')
+      .map((l) => JSON.parse(l) as { level: number; msg: string; err?: unknown });
+    const refused = lines.filter((l) => l.msg === 'MCP request refused');
+    expect(refused.length).toBeGreaterThanOrEqual(4);
+    expect(refused.every((l) => l.level === 40)).toBe(true);
+    expect(lines.filter((l) => l.level >= 50)).toEqual([]);
+    expect(JSON.stringify(lines)).not.toMatch(/stack|\bat \S+ \(/);
+  });
+
   it('writes no token and no content to the logs', async () => {
     // A refused token and a rejected event go through the paths that log warnings.
     const refused = await gql(url, bogusToken, `query($ns: String!) { searchMemory(namespace: $ns, query: "bike") { kind } }`, { ns });
@@ -262,6 +357,7 @@ describe('telemetry: metrics, the Grafana dashboard, logs without secrets', () =
     await app.stages.get('derivation')?.wake();
     const text = logs.join('');
     expect(logs.length).toBeGreaterThan(5); // the sink did capture the service's logs
-    for (const secret of [token, adminToken, bogusToken, secretContent, secretQuery]) expect([secret, text.includes(secret)]).toEqual([secret, false]);
+    for (const secret of [token, adminToken, bogusToken, metricsToken, secretContent, secretQuery])
+      expect([secret, text.includes(secret)]).toEqual([secret, false]);
   });
 });

@@ -43,10 +43,18 @@ const valueOf = (v: OtlpValue): unknown => v.stringValue ?? v.intValue ?? v.bool
 const attributesOf = (list: OtlpAttribute[] = []): Record<string, unknown> => Object.fromEntries(list.map((a) => [a.key, valueOf(a.value)]));
 
 /** A local OTLP/HTTP receiver: POST /v1/traces with the JSON encoding the exporter sends (gzip or not). */
-async function startReceiver(): Promise<{ url: string; spans: ReceivedSpan[]; raw: string[]; close(): Promise<void> }> {
+async function startReceiver(): Promise<{ url: string; spans: ReceivedSpan[]; raw: string[]; refuse: { on: boolean }; close(): Promise<void> }> {
   const spans: ReceivedSpan[] = [];
   const raw: string[] = [];
+  // While on, every export is answered 503 (a collector that is down or overloaded).
+  const refuse = { on: false };
   const server = http.createServer((req, res) => {
+    if (refuse.on) {
+      req.resume();
+      res.writeHead(503, { 'content-type': 'text/plain' });
+      res.end('collector unavailable');
+      return;
+    }
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
@@ -80,6 +88,7 @@ async function startReceiver(): Promise<{ url: string; spans: ReceivedSpan[]; ra
     url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
     spans,
     raw,
+    refuse,
     close: () => new Promise<void>((resolve) => server.close(() => resolve())),
   };
 }
@@ -99,6 +108,7 @@ describe('tracing: one trace across the API and a worker process', () => {
   const secretContent = `pulsar-${randomBytes(6).toString('hex')}`;
   const secretQuery = `comet-${randomBytes(6).toString('hex')}`;
   let token = '';
+  const metricsToken = `metrics-${randomBytes(16).toString('hex')}`;
 
   beforeAll(async () => {
     receiver = await startReceiver();
@@ -108,7 +118,7 @@ describe('tracing: one trace across the API and a worker process', () => {
     const port = await freePort();
     const adminToken = `test-admin-${randomBytes(16).toString('hex')}`;
     apiProcess = spawnService('serve', db.url, { PORT: String(port), ADMIN_TOKEN: adminToken, OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url }, ['--no-worker']);
-    worker = spawnWorker(db.url, { OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url, METRICS_PORT: '0', WORKER_ID: 'traced-worker' });
+    worker = spawnWorker(db.url, { OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url, METRICS_PORT: '0', METRICS_TOKEN: metricsToken, WORKER_ID: 'traced-worker' });
     const url = `http://127.0.0.1:${port}`;
     await eventually(
       async () =>
@@ -149,6 +159,7 @@ describe('tracing: one trace across the API and a worker process', () => {
     const traceId = randomBytes(16).toString('hex');
     const callerSpan = randomBytes(8).toString('hex');
     const traceparent = `00-${traceId}-${callerSpan}-01`;
+    // `Remember` is not an operation of the client package: the span is named by the root field.
     await post(traceparent, `mutation Remember($input: [EventInput!]!) { ingestEvents(input: $input) { status } }`, {
       input: [1, 2, 3].map((i) => ({
         namespace: ns,
@@ -165,7 +176,8 @@ describe('tracing: one trace across the API and a worker process', () => {
 
     const inTrace = (name: string, process?: string) =>
       receiver.spans.find((s) => s.traceId === traceId && s.name === name && (!process || s.process === process));
-    const request = await eventually(async () => inTrace('mutation Remember', 'api'), 'the API request span');
+    const request = await eventually(async () => inTrace('mutation ingestEvents', 'api'), 'the API request span');
+    expect(request.attributes['graphql.operation.name']).toBe('ingestEvents');
     expect(request.parentSpanId).toBe(callerSpan); // continues the caller's traceparent
     const ingest = await eventually(async () => inTrace('update_memory', 'api'), 'the ingest span');
     expect(ingest.parentSpanId).toBe(request.spanId);
@@ -220,15 +232,64 @@ describe('tracing: one trace across the API and a worker process', () => {
     );
   });
 
-  it('puts no content, query, token or namespace name in any span, and the worker serves its metrics', async () => {
+  it('puts no content, query, token, namespace name or client-chosen operation name in any span', async () => {
+    const anonymous = await fetch(`${api.url}/graphql`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ query: 'query Patient_alice_HIV_positive { __typename }' }),
+    });
+    expect(anonymous.status).toBe(200);
+    await eventually(async () => receiver.spans.find((s) => s.name === 'query other' && s.process === 'api'), 'the span of the anonymous query');
     const exported = receiver.raw.join('\n');
     expect(receiver.spans.length).toBeGreaterThan(5);
-    for (const secret of [secretContent, secretQuery, token, ns, 'Lisbon', 'nurse']) expect([secret, exported.includes(secret)]).toEqual([secret, false]);
+    for (const secret of [secretContent, secretQuery, token, ns, 'Lisbon', 'nurse', 'Patient_alice'])
+      expect([secret, exported.includes(secret)]).toEqual([secret, false]);
+  });
 
-    const line = await eventually(async () => worker.output.join('').match(/"url":"(http:\/\/[^"]+)\/metrics"/)?.[1], 'the worker metrics URL');
-    const metrics = await scrape(line);
+  it('serves the worker process its own /health and its /metrics behind METRICS_TOKEN', async () => {
+    const base = await eventually(async () => worker.output.join('').match(/"health":"(http:\/\/[^"]+)\/health"/)?.[1], 'the worker health URL');
+    expect((await fetch(`${base}/metrics`)).status).toBe(401);
+    const metrics = await scrape(base, metricsToken);
     expect(total(metrics, 'medallion_derive_events_total')).toBe(3);
     expect(total(metrics, 'medallion_projection_rows_total', { outcome: 'projected' })).toBeGreaterThanOrEqual(3);
     expect(total(metrics, 'medallion_model_call_seconds_count', { operation: 'extract' })).toBeGreaterThanOrEqual(1);
+    expect(metrics.samples.every((x) => x.labels.process === 'worker')).toBe(true);
+    const res = await fetch(`${base}/health`);
+    expect(res.status).toBe(200);
+    const health = (await res.json()) as {
+      status: string;
+      workers: { runsHere: boolean; stages: Record<string, { running: boolean; lastStepAt: string | null }> };
+      lags: unknown;
+    };
+    expect(health).toMatchObject({ status: 'ok', postgres: { ok: true }, neo4j: { ok: true }, workers: { ok: true, runsHere: true }, lags: { ok: true } });
+    expect(health.workers.stages.derivation).toMatchObject({ running: true, lastStepAt: expect.any(String) });
+    // The API runs no workers (serve --no-worker) and says so.
+    const apiHealth = (await (await fetch(`${api.url}/health`)).json()) as { workers: unknown };
+    expect(apiHealth.workers).toEqual({ ok: true, runsHere: false, stages: {} });
+  });
+
+  it('logs and counts trace exports the collector refuses, and logs when they succeed again', async () => {
+    const failures = async () => total(await scrape(api.url), 'medallion_trace_export_failures_total');
+    const before = await failures();
+    receiver.refuse.on = true;
+    try {
+      await post(`00-${randomBytes(16).toString('hex')}-${randomBytes(8).toString('hex')}-01`, `query { viewer { name } }`, {});
+      await eventually(async () => (await failures()) > before, 'a failed export counted', 60_000);
+      const logged = await eventually(
+        async () =>
+          apiProcess.output
+            .join('')
+            .split('\n')
+            .find((l) => l.includes('trace export failed')),
+        'the failure logged',
+        60_000,
+      );
+      expect(JSON.parse(logged)).toMatchObject({ level: 40, url: `${receiver.url}/v1/traces`, failures: expect.any(Number), spans: expect.any(Number) });
+      expect(total(await scrape(api.url), 'medallion_trace_spans_dropped_total')).toBeGreaterThanOrEqual(1);
+    } finally {
+      receiver.refuse.on = false;
+    }
+    await post(`00-${randomBytes(16).toString('hex')}-${randomBytes(8).toString('hex')}-01`, `query { viewer { name } }`, {});
+    await eventually(async () => apiProcess.output.join('').includes('trace export recovered'), 'the recovery logged', 60_000);
   });
 });

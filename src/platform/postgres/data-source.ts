@@ -2,6 +2,8 @@ import 'reflect-metadata';
 import { DataSource, Logger, QueryRunner } from 'typeorm';
 import { migrations } from '../../../migrations';
 
+export { migrations };
+
 /** Counts every SQL statement sent through the DataSource: the round trips tests and benches read. */
 export class QueryCounter {
   count = 0;
@@ -36,6 +38,8 @@ export interface PostgresOptions {
   counter?: QueryCounter;
   log?: (msg: string) => void;
   applicationName?: string;
+  /** The migrations this DataSource runs (default: all of this version's); a restore runs a backup's own first. */
+  migrations?: ReadonlyArray<(typeof migrations)[number]>;
 }
 
 /**
@@ -53,7 +57,7 @@ export async function connectPostgres(opts: PostgresOptions): Promise<{ ds: Data
   const ds = new DataSource({
     type: 'postgres',
     url: opts.url,
-    migrations,
+    migrations: [...(opts.migrations ?? migrations)],
     migrationsTableName: 'typeorm_migrations',
     migrationsTransactionMode: 'each',
     synchronize: false,
@@ -80,4 +84,22 @@ export async function assertPostgresVersion(ds: DataSource): Promise<number> {
     throw new Error(`PostgreSQL ${Math.floor(version / 10000)} is too old: version 15 or newer is required`);
   }
   return version;
+}
+
+/**
+ * This version's migrations not yet applied to the database at `ownerUrl` (all of them when it
+ * has none), read from TypeORM's table without running anything.
+ */
+export async function pendingMigrations(ownerUrl: string): Promise<string[]> {
+  const { Client } = await import('pg');
+  const client = new Client({ connectionString: ownerUrl, application_name: 'medallion-migrations-check' });
+  await client.connect();
+  try {
+    const { rows } = await client.query<{ t: string | null }>(`SELECT to_regclass('public.typeorm_migrations')::text AS t`);
+    const applied = new Set<string>();
+    if (rows[0]?.t) for (const r of (await client.query<{ name: string }>(`SELECT name FROM public.typeorm_migrations`)).rows) applied.add(r.name);
+    return migrations.map((m) => m.name).filter((name) => !applied.has(name));
+  } finally {
+    await client.end();
+  }
 }

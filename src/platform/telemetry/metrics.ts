@@ -4,13 +4,14 @@ import { Counter, Histogram, Registry } from 'prom-client';
  * Prometheus metrics observed below the API floor (models, jobs, search, projection, MCP tools):
  * one registry per process, like prom-client's own default, that `api/metrics.ts` serves with the
  * API's per-app metrics at /metrics (and `app/` at METRICS_PORT in a `worker`). Every label set is
- * bounded: kinds, channels and models are fixed by the code or the configuration, and names a
- * caller chooses (GraphQL operation names) pass through a `BoundedLabel`. docs/operations.md
+ * bounded: kinds, channels, tools and models are fixed by the code or the configuration, never
+ * by a caller (GraphQL operations are labelled by `api/operation-label.ts`). docs/operations.md
  * "Metrics" lists them all; ops/grafana/medallion.json is built on exactly these names.
  */
 export const telemetryRegistry = new Registry();
 
-const LATENCY_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
+/** Request and call latency buckets, to 60 s: a 5.4 s request is counted above 5 s, not at the last bucket's edge. */
+export const LATENCY_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60];
 
 export const pipelineMetrics = {
   /** Model calls by model name and operation (extract, judge, embed, embed_query, judge_entities). */
@@ -30,7 +31,7 @@ export const pipelineMetrics = {
   /** Runs of ops.jobs by kind (rebuilds, promotion, re-embedding, and any kind registered later) and outcome. */
   jobRuns: new Counter({
     name: 'medallion_job_runs_total',
-    help: 'Job runs by kind and outcome (done, failed, skipped, ...); promotion is kind "promote"',
+    help: 'Job runs by kind and outcome (success, failed, skipped, waiting); promotion is kind "promote"',
     labelNames: ['kind', 'outcome'],
     registers: [telemetryRegistry],
   }),
@@ -68,9 +69,20 @@ export const pipelineMetrics = {
     labelNames: ['outcome'],
     registers: [telemetryRegistry],
   }),
+  /** Span batches the OTLP exporter could not deliver (the collector refused or was unreachable); their spans are lost. */
+  traceExportFailures: new Counter({
+    name: 'medallion_trace_export_failures_total',
+    help: 'Batches of spans the OTLP exporter failed to deliver (their spans are dropped)',
+    registers: [telemetryRegistry],
+  }),
+  traceSpansDropped: new Counter({
+    name: 'medallion_trace_spans_dropped_total',
+    help: 'Spans lost in failed OTLP exports',
+    registers: [telemetryRegistry],
+  }),
   mcpSeconds: new Histogram({
     name: 'medallion_mcp_tool_seconds',
-    help: 'MCP tool call latency by tool and outcome (ok, error)',
+    help: 'MCP tool call latency by tool and outcome (ok; error: refused; internal: a fault of the service)',
     labelNames: ['tool', 'outcome'],
     buckets: LATENCY_BUCKETS,
     registers: [telemetryRegistry],
@@ -80,23 +92,4 @@ export const pipelineMetrics = {
 /** Seconds since `started` (process.hrtime.bigint()). */
 export function secondsSince(started: bigint): number {
   return Number(process.hrtime.bigint() - started) / 1e9;
-}
-
-/**
- * A label whose values a caller chooses (a GraphQL operation name), kept bounded: a missing name
- * is `anonymous`, one that is not a plain identifier or comes after `cap` distinct names is
- * `other`. So a client that sends a fresh name per request adds one series, not thousands.
- */
-export class BoundedLabel {
-  private readonly seen = new Set<string>();
-
-  constructor(private readonly cap: number) {}
-
-  of(name: string | null | undefined): string {
-    if (name === null || name === undefined || name === '') return 'anonymous';
-    if (this.seen.has(name)) return name;
-    if (!/^[A-Za-z_][A-Za-z0-9_]{0,63}$/.test(name) || this.seen.size >= this.cap) return 'other';
-    this.seen.add(name);
-    return name;
-  }
 }
