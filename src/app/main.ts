@@ -95,7 +95,14 @@ async function runUntilSignal(command: 'serve' | 'worker', opts: RunOptions): Pr
       (require('./worker-process') as typeof WorkerProcessModule).superviseFromParent((why) => void shutdown(why))
     : undefined;
   try {
-    app = await startApp(config, stores, { api: opts.api, worker: opts.worker, workerProcess: opts.workerProcess }, log);
+    // The supervised child skips the graph warm-up: its parent ran every graph statement on the same
+    // Neo4j before it started the child (plans are the server's), and a second warm-up doubled the start.
+    app = await startApp(
+      config,
+      stores,
+      { api: opts.api, worker: opts.worker, workerProcess: opts.workerProcess, ...(opts.supervised ? { warmUp: false } : {}) },
+      log,
+    );
   } catch (err) {
     await stores.stop();
     await endChildren(log);
