@@ -269,6 +269,8 @@ interface LoadState {
   embedder: HashingEmbedder;
   driver: Driver;
   perNs: number;
+  /** Facts in each noise namespace (BENCH_NOISE_FACTS; default: as many as the target). */
+  noisePerNs: number;
   deadline: number;
   t: { generate: number; postgres: number; neo4j: number };
   totals: LoadStats['totals'];
@@ -287,25 +289,26 @@ interface LoadState {
 /** One namespace: its run, entities, then chunks of events and facts into both stores side by side. */
 async function loadNamespace(pg: Client, s: LoadState, ns: string, n: number): Promise<Vocabulary> {
   const seed = 1000 + n;
-  const v = vocabulary(seed, s.perNs);
+  const size = n === 0 ? s.perNs : s.noisePerNs;
+  const v = vocabulary(seed, size);
   const { model } = s.embedder;
   const { rows } = await pg.query<{ id: string }>(
     `INSERT INTO silver.derivation_runs (namespace, kind, extraction_model, judge_model, embedding_model, worker_id, event_count, fact_count)
      VALUES ($1, 'rebuild', $2, $2, $3, 'bench', $4, $4) RETURNING id`,
-    [ns, EXTRACTION_MODEL, model, s.perNs],
+    [ns, EXTRACTION_MODEL, model, size],
   );
   const runId = rows[0]?.id as string;
   await insertEntities(pg, ns, runId, v, new Date(Date.UTC(2025, 0, 1)));
   const entityRows = v.all.map((e) => ({ id: e.id, namespace: ns, type: e.type, name: e.name, aliases: e.aliases, retiredAt: null }));
   await write(s.driver, (tx) => mergeEntityNodes(tx, entityRows));
   s.totals.entities += v.all.length;
-  for (let from = 0; from < s.perNs; from += CHUNK) {
+  for (let from = 0; from < size; from += CHUNK) {
     if (nowMs() > s.deadline) {
       s.complete = false;
       return v;
     }
     let t0 = nowMs();
-    const chunk = generateChunk(seed, v, s.perNs, from, Math.min(CHUNK, s.perNs - from), s.embedder);
+    const chunk = generateChunk(seed, v, size, from, Math.min(CHUNK, size - from), s.embedder);
     s.t.generate += nowMs() - t0;
     t0 = nowMs();
     const busy = async (key: 'postgres' | 'neo4j', p: Promise<void>) => {
@@ -342,15 +345,17 @@ async function loadFixture(
   perNs: number,
   noise: number,
   budgetMs: number,
+  noisePerNs: number = perNs,
 ): Promise<Fixture> {
   const namespaces = [TARGET, ...Array.from({ length: noise }, (_, i) => `bench-mem/noise-${String(i + 1).padStart(2, '0')}`)];
-  const all = perNs * namespaces.length;
+  const all = perNs + noisePerNs * noise;
   const start = nowMs();
   let lastPrint = start;
   const s: LoadState = {
     embedder: new HashingEmbedder(),
     driver: createNeo4jDriver(neo4j, { maxRetryMs: 30_000 }),
     perNs,
+    noisePerNs,
     deadline: start + budgetMs,
     t: { generate: 0, postgres: 0, neo4j: 0 },
     totals: { facts: 0, superseded: 0, events: 0, factSources: 0, entities: 0, relationships: 0 },
@@ -487,6 +492,7 @@ export async function runMemoryBench(kind: MemoryBenchKind): Promise<void> {
   const kinds = requestedWith(kind);
   const scales = (process.env.BENCH_FACTS ?? '10000,100000').split(',').map((s) => Number(s.trim()));
   const noise = Number(process.env.BENCH_NOISE_NAMESPACES ?? 10);
+  const noiseFacts = process.env.BENCH_NOISE_FACTS ? Number(process.env.BENCH_NOISE_FACTS) : undefined;
   const budgetMs = Number(process.env.BENCH_LOAD_BUDGET_MIN ?? 40) * 60_000;
   const code = codeVersion();
   for (const perNs of scales) {
@@ -496,18 +502,18 @@ export async function runMemoryBench(kind: MemoryBenchKind): Promise<void> {
       const raw = createNeo4jDriver(b.stores.neo4j);
       try {
         const before = loadavg();
-        const fixture = await loadFixture(env, b.stores.neo4j, path.join(b.dataDir, 'neo4j'), label, perNs, noise, budgetMs);
+        const fixture = await loadFixture(env, b.stores.neo4j, path.join(b.dataDir, 'neo4j'), label, perNs, noise, budgetMs, noiseFacts ?? perNs);
         const common = {
           scale: label,
           code,
-          namespaces: { target: TARGET, noise, factsEach: perNs },
+          namespaces: { target: TARGET, noise, factsEach: perNs, noiseFactsEach: noiseFacts ?? perNs },
           stores: { neo4jPageCacheMb: env.app.config.neo4jPageCacheMb, neo4jHeapMb: 1024, embedder: 'hashing (OFFLINE_EMBEDDER=hashing), 384 dimensions' },
           load: { ...fixture.stats, loadavgBefore: before, loadavgAfter: loadavg() },
         };
         const targetLoaded = (fixture.stats.factsByNamespace[TARGET] ?? 0) === perNs;
         const partial = fixture.stats.complete
           ? undefined
-          : `load stopped after ${budgetMs / 60_000} min (BENCH_LOAD_BUDGET_MIN) with ${fixture.stats.totals.facts} of ${perNs * (noise + 1)} facts: ` +
+          : `load stopped after ${budgetMs / 60_000} min (BENCH_LOAD_BUDGET_MIN) with ${fixture.stats.totals.facts} of ${perNs + (noiseFacts ?? perNs) * noise} facts: ` +
             (targetLoaded
               ? `measured on the full target and ${fixture.stats.namespacesComplete - 1} complete noise namespaces (+ the part of the ones in progress)`
               : 'the target namespace is incomplete, nothing measured');

@@ -21,6 +21,7 @@ import { recallBench } from './recall';
 import { sealerBench } from './sealer';
 import { searchBench } from './search';
 import { searchPasses, searchProfile, searchTail } from './search-profile';
+import { searchUnderLoad } from './search-under-load';
 import { scenariosBench } from './scenarios';
 import { silverReferenceBench } from './silver-reference';
 import { startStopBench } from './start-stop';
@@ -41,6 +42,7 @@ const BENCHMARKS: Record<string, () => Promise<void>> = {
   'silver-reference': silverReferenceBench,
   search: searchBench,
   'search-profile': searchProfile,
+  'search-under-load': searchUnderLoad,
   'search-tail': searchTail,
   'search-passes': searchPasses,
   provenance: provenanceBench,

@@ -5,10 +5,14 @@ import type { Driver, ManagedTransaction, Session } from 'neo4j-driver';
 import { createLoaders } from '../src/scope/request-scope';
 import { DEFAULT_SEARCH_SETTINGS, SearchService } from '../src/graph/search.service';
 import { entityNameSearch, FactSearchScope, factVectorSearch } from '../src/graph/cypher/search-facts';
-import { toLuceneQuery } from '../src/graph/search-ranking';
 import { loadEmbedder } from '../src/app/models';
 import type { Embedder } from '../src/silver/model-ports';
+import fs from 'node:fs';
 import { nowMs, percentile, report, round, withBenchApp, withBenchStores } from './harness';
+import { childrenOf, cpuSeconds } from './service-process';
+import { printTable } from './memory-fixture';
+import { fusedCandidates, rankingPriors, rankMemoryHits, toLuceneQuery } from '../src/graph/search-ranking';
+import { ATTR, traced } from '../src/platform/telemetry/tracing';
 import { pipelineMetrics } from '../src/platform/telemetry/metrics';
 import { loadLocomo, locomoFile } from './locomo';
 import { ingestTurns, Post, poster, promoteAll, SEARCH, turnEvents, waitSettled } from './recall';
@@ -92,90 +96,179 @@ const summary = (xs: number[]) => ({
   mean: round(xs.reduce((a, b) => a + b, 0) / xs.length),
 });
 
+/** Every process below `pid` (a benchmark's stores: the embedded PostgreSQL and its backends, the local Neo4j). */
+function descendants(pid: number): number[] {
+  const out: number[] = [];
+  for (let todo = [pid]; todo.length > 0;) {
+    const kids = todo.flatMap((p) => childrenOf(p));
+    out.push(...kids);
+    todo = kids;
+  }
+  return out;
+}
+
+/** CPU seconds of the processes whose command line matches, among `pids`. */
+function cpuOfMatching(pids: readonly number[], pattern: RegExp): number {
+  return pids.filter((p) => pattern.test(commandLine(p))).reduce((a, p) => a + cpuSeconds(p), 0);
+}
+
+function commandLine(pid: number): string {
+  try {
+    return fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').replace(/\0/g, ' ');
+  } catch {
+    return '';
+  }
+}
+
+const MINIMAL = `query($ns: String!, $q: String!, $limit: Int) { searchMemory(namespace: $ns, query: $q, limit: $limit) { kind score } }`;
+
 /**
- * `npm run bench -- search-profile`: where a searchMemory call's time goes on a LoCoMo namespace
- * (the first development conversation, derived by the offline models): the query embedding, each
- * Neo4j read transaction (by channel), the Postgres hydration, the whole call in process and over
- * HTTP. Every question is asked once; the embedding is timed on its own before the call, on a
- * separate embedder whose cache does not serve the call.
+ * `npm run bench -- search-profile`: where the time of one HTTP searchMemory goes, on each LoCoMo
+ * development conversation (derived by the offline models; BENCH_PROFILE_CONVS, default all),
+ * measured on an API process without workers (what `serve`'s own process is now), every question
+ * asked once per stage, in turn:
+ *
+ * - over HTTP as bench/recall asks (hits with their evidence, statements and contents), and with
+ *   the hits alone (`kind score`): the difference is the hits' fields, evidence first;
+ * - `{ __typename }` over HTTP: the HTTP layer, authentication and GraphQL's own work;
+ * - in process, `SearchService.search` with the request loaders, each Neo4j statement timed by
+ *   channel (they overlap: three transactions run at once), the query embedding (its own
+ *   embedder, so nothing is cached), the Postgres hydration;
+ * - fusion and ranking (`fusedCandidates`, `rankingPriors`, `rankMemoryHits`) over the same
+ *   channel lists, use recording (`UsageRecorder.record`), and the metrics and tracing calls of
+ *   one search (`traced`, two histogram observations), each on its own;
+ * - CPU per HTTP search of each process: this one (the service and its client), Neo4j, PostgreSQL.
  */
 export async function searchProfile(): Promise<void> {
-  const convs = loadLocomo();
-  if (!convs) {
+  const all = loadLocomo();
+  if (!all) {
     process.stdout.write(`search-profile: skipped, no LoCoMo development split at ${locomoFile()}\n`);
     return;
   }
-  const conv = convs[0] as (typeof convs)[number];
-  await withBenchApp(async ({ app, url, adminToken }) => {
-    const post = poster(url, adminToken);
-    const ns = `profile-${conv.sampleId}-${randomBytes(3).toString('hex')}`;
-    await ingestTurns(post, turnEvents(ns, conv));
-    await waitSettled(post, [ns], 1_800_000);
-    const embedder = await loadEmbedder(app.config, () => undefined);
-    const parts: Parts = {};
-    const counts = { tx: 0, statements: 0 };
-    const search = new SearchService(timedDriver(app.neo4j, parts, counts), async () => embedder);
-    const auth = await app.services.tokens.authenticate(`Bearer ${app.config.adminToken}`);
-    const questions = conv.questions.slice(0, Number(process.env.BENCH_PROFILE_QUESTIONS ?? 150));
-    for (const q of questions.slice(0, 5)) await post(SEARCH, { ns, q: `${q.question} warm`, limit: 10 });
-    const loadAtStart = os.loadavg()[0] as number;
-    const http: number[] = [];
-    const inProcess: number[] = [];
-    const embed: number[] = [];
-    const hydrate: number[] = [];
-    const neo4jTx: number[] = [];
-    const neo4jStatements: number[] = [];
-    for (const q of questions) {
-      // The query's embedding on its own (a fresh text for this embedder: nothing cached).
-      let t0 = nowMs();
-      await embedder.embedQuery([`${q.question} `]);
-      embed.push(nowMs() - t0);
-      // The whole call in process, its hydration timed through the loaders.
-      const loaders = createLoaders(app.services);
-      const timed =
-        <A, R>(f: (a: A) => Promise<R>) =>
-        async (a: A) => {
-          const s = nowMs();
-          try {
-            return await f(a);
-          } finally {
-            hydrate.push(nowMs() - s);
-          }
-        };
-      const before = { ...counts };
-      t0 = nowMs();
-      await search.search(
-        auth,
-        { namespace: ns, query: q.question, limit: 10 },
-        { facts: timed((ids: string[]) => loaders.factById.loadMany(ids)), events: timed((ids: string[]) => loaders.eventById.loadMany(ids)) },
-      );
-      inProcess.push(nowMs() - t0);
-      neo4jTx.push(counts.tx - before.tx);
-      neo4jStatements.push(counts.statements - before.statements);
-      // Over HTTP through the service's own SearchService (its embedder has not seen this text either).
-      t0 = nowMs();
-      await post(SEARCH, { ns, q: q.question, limit: 10 });
-      http.push(nowMs() - t0);
+  const convs = all.slice(0, Number(process.env.BENCH_PROFILE_CONVS ?? all.length));
+  await withBenchStores(async (b) => {
+    const run = randomBytes(3).toString('hex');
+    const namespaces = convs.map((c) => `profile-${c.sampleId}-${run}`);
+    // Derived by a service with its workers, then measured on one without (as `serve`'s own process).
+    const deriving = await b.startApp({}, { api: true, worker: true });
+    try {
+      const post = poster(deriving.url, deriving.adminToken);
+      await Promise.all(convs.map((c, i) => ingestTurns(post, turnEvents(namespaces[i] as string, c))));
+      await waitSettled(post, namespaces, 3_600_000);
+    } finally {
+      await deriving.app.stop();
     }
-    const [facts, events] = await Promise.all([
-      app.neo4j.executeQuery('MATCH (f:Fact {namespace: $ns}) RETURN count(f) AS n', { ns }),
-      app.neo4j.executeQuery('MATCH (e:Event {namespace: $ns}) RETURN count(e) AS n', { ns }),
-    ]);
-    report(`search-profile${process.env.BENCH_RESULT_SUFFIX ?? ''}`, {
-      namespace: { conversation: conv.sampleId, events: Number(events.records[0]?.get('n')), facts: Number(facts.records[0]?.get('n')) },
-      questions: questions.length,
-      ms: {
-        httpSearchMemory: summary(http),
-        inProcessSearch: summary(inProcess),
-        queryEmbedding: summary(embed),
-        hydrationPerLoaderCall: summary(hydrate),
+    const { app, url, adminToken } = await b.startApp({ SEARCH_WARM_UP_SECONDS: '0' }, { api: true, worker: false });
+    try {
+      const post = poster(url, adminToken);
+      const embedder = await loadEmbedder(app.config, () => undefined);
+      const parts: Parts = {};
+      const counts = { tx: 0, statements: 0 };
+      const search = new SearchService(timedDriver(app.neo4j, parts, counts), async () => embedder);
+      const auth = await app.services.tokens.authenticate(`Bearer ${adminToken}`);
+      const asked = convs.flatMap((c, i) =>
+        c.questions
+          .slice(0, Number(process.env.BENCH_PROFILE_QUESTIONS ?? 1000))
+          .map((q) => ({ ns: namespaces[i] as string, conv: c.sampleId, q: q.question })),
+      );
+      // Warm: the JVM compiles the search path over the first few hundred searches (docs/search.md "Tail latency").
+      for (const a of asked.slice(0, Number(process.env.BENCH_WARM_SEARCHES ?? 300))) await post(SEARCH, { ns: a.ns, q: a.q, limit: 10 });
+
+      const stores = descendants(process.pid);
+      const cpu = () => ({ node: process.cpuUsage(), neo4j: cpuOfMatching(stores, /java/), postgres: cpuOfMatching(stores, /postgres/) });
+      const c0 = cpu();
+      const http: Record<string, number[]> = {};
+      const httpAll: number[] = [];
+      for (const a of asked) {
+        const t0 = nowMs();
+        await post(SEARCH, { ns: a.ns, q: a.q, limit: 10 });
+        const ms = nowMs() - t0;
+        (http[a.conv] ??= []).push(ms);
+        httpAll.push(ms);
+      }
+      const c1 = cpu();
+      const nodeCpu = process.cpuUsage(c0.node);
+      const cpuPerSearch = {
+        serviceAndClientNode: round((nodeCpu.user + nodeCpu.system) / 1000 / asked.length),
+        neo4j: round(((c1.neo4j - c0.neo4j) * 1000) / asked.length),
+        postgres: round(((c1.postgres - c0.postgres) * 1000) / asked.length),
+      };
+      const stage: Record<string, number[]> = {};
+      const time = async <T>(name: string, f: () => Promise<T> | T): Promise<T> => {
+        const t0 = nowMs();
+        const r = await f();
+        (stage[name] ??= []).push(nowMs() - t0);
+        return r;
+      };
+      for (const a of asked) {
+        await time('http: hits alone (kind, score)', () => post(MINIMAL, { ns: a.ns, q: a.q, limit: 10 }));
+        await time('http: { __typename }', () => post('{ __typename }', {}));
+        await time('embed query (alone)', () => embedder.embedQuery([`${a.q} `]));
+        const loaders = createLoaders(app.services);
+        const hydrate =
+          <A, R>(f: (x: A) => Promise<R>) =>
+          (x: A) =>
+            time('postgres hydration (per loader call)', () => f(x));
+        await time('SearchService.search (in process)', () =>
+          search.search(
+            auth,
+            { namespace: a.ns, query: a.q, limit: 10 },
+            { facts: hydrate((ids: string[]) => loaders.factById.loadMany(ids)), events: hydrate((ids: string[]) => loaders.eventById.loadMany(ids)) },
+          ),
+        );
+        // Fusion and ranking over this question's lists, every candidate visible.
+        const { lists } = await search.channels(auth, { namespace: a.ns, query: a.q, limit: 10 });
+        const [facts, events] = await Promise.all([
+          loaders.factById.loadMany(lists.vector.map((h) => h.id)),
+          loaders.eventById.loadMany(lists.event_vector.map((h) => h.id)),
+        ]);
+        const factRows = new Map(facts.flatMap((f) => (f && !(f instanceof Error) ? [[f.id, f] as const] : [])));
+        const eventRows = new Map(events.flatMap((e) => (e && !(e instanceof Error) ? [[e.id, e] as const] : [])));
+        await time('fusion and ranking', () => {
+          fusedCandidates(lists, 30, DEFAULT_SEARCH_SETTINGS.channelWeights);
+          const priors = rankingPriors(
+            a.q,
+            (id) => eventRows.get(id),
+            (id) => factRows.get(id),
+          );
+          return rankMemoryHits(lists, () => true, DEFAULT_SEARCH_SETTINGS.channelWeights, priors).slice(0, 10);
+        });
+        await time('use recording', () => app.usage.record(lists.vector.slice(0, 10).map((h) => h.id)));
+        await time('metrics and tracing', () =>
+          traced('search_memory', { [ATTR.operation]: 'search_memory' }, async () => {
+            pipelineMetrics.searchChannelSeconds.observe({ channel: 'bench' }, 0);
+            pipelineMetrics.searchSeconds.observe(0);
+          }),
+        );
+      }
+      await app.usage.flush();
+      const [factCount, eventCount] = await Promise.all(
+        ['Fact', 'Event'].map((label) =>
+          app.neo4j
+            .executeQuery(`MATCH (n:${label}) WHERE n.namespace IN $ns RETURN count(n) AS n`, { ns: namespaces })
+            .then((r) => Number(r.records[0]?.get('n'))),
+        ),
+      );
+      const ms: Record<string, ReturnType<typeof summary>> = {
+        'http: searchMemory as bench/recall asks': summary(httpAll),
+        ...Object.fromEntries(Object.entries(stage).map(([k, v]) => [k, summary(v)])),
         ...Object.fromEntries(Object.entries(parts).map(([k, v]) => [k, summary(v)])),
-      },
-      neo4jPerSearch: { transactions: summary(neo4jTx).p50, statements: summary(neo4jStatements).p50 },
-      loadAverage1m: { atStart: round(loadAtStart), atEnd: round(os.loadavg()[0] as number) },
-      note: "in-process search = SearchService.search with a timed driver (every read transaction timed by channel) and the request loaders; HTTP = the service's own searchMemory with { kind channels evidence }; the embedding timed alone before each call; neo4j parts overlap (channels run concurrently), so they do not add up to the whole",
-    });
-    if ('close' in embedder && typeof embedder.close === 'function') await (embedder.close as () => Promise<void>)();
+      };
+      printTable(`where one HTTP searchMemory's time goes (${asked.length} questions, ${convs.length} conversations)`, Object.entries(ms));
+      report(`search-profile${process.env.BENCH_RESULT_SUFFIX ?? ''}`, {
+        namespaces: { conversations: convs.map((c) => c.sampleId), facts: factCount, events: eventCount },
+        questions: asked.length,
+        httpByConversation: Object.fromEntries(Object.entries(http).map(([k, v]) => [k, summary(v)])),
+        ms,
+        cpuMsPerHttpSearch: cpuPerSearch,
+        neo4jPerSearch: { transactions: round(counts.tx / (2 * asked.length)), statements: round(counts.statements / (2 * asked.length)) },
+        loadAverage1m: round(os.loadavg()[0] as number),
+        note: 'API process without workers; http rows: one request at a time with keep-alive from this process; the hits-alone request leaves out evidence, statements and contents; neo4j statement rows overlap (three transactions at once); cpuMsPerHttpSearch over the full HTTP pass (node: this process, the service and its client together)',
+      });
+      if ('close' in embedder && typeof embedder.close === 'function') await (embedder.close as () => Promise<void>)();
+    } finally {
+      await app.stop();
+    }
   });
 }
 

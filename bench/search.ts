@@ -11,6 +11,7 @@ import {
   keywordSearch,
 } from '../src/graph/cypher/search-facts';
 import { ScoredId } from '../src/graph/cypher/search-channel';
+import { compareVectorDesigns } from './vector-designs';
 import { fuseByReciprocalRank, toLuceneQuery } from '../src/graph/search-ranking';
 import { DEFAULT_SEARCH_SETTINGS, oversampledIndexSearch } from '../src/graph/search.service';
 import {
@@ -133,12 +134,14 @@ async function measureSearch(ctx: ScaleContext): Promise<Record<string, unknown>
   // Plan each query as the service would (seeds for graph expansion, the 2 × limit candidates it hydrates).
   const plans: Plan[] = [];
   const recall: Array<{ strict: number; tieAware: number }> = [];
+  const truths: ScoredId[][] = [];
   const truthCheck: number[] = [];
   let fellBack = 0;
   for (const q of qs) {
     const [vector = []] = await fixture.embedder.embed([q.text]);
     const lucene = toLuceneQuery(q.text);
     const truth = exactInJs(fixture.current, vector, 10);
+    truths.push(truth);
     const index = await indexPath(ctx, vector, sizes);
     if (index.fellBack) fellBack += 1;
     recall.push(recallAt10(index.hits, truth));
@@ -225,6 +228,11 @@ async function measureSearch(ctx: ScaleContext): Promise<Record<string, unknown>
       graphExpansion: x.seeds.length > 0 ? await profiled(ctx.raw, (tx) => expandFromSeeds(tx, scope, x.seeds, DEPTH)) : null,
     };
   }
+  // Where a large namespace's vector search could run instead (vector-designs.ts): measured at the index-path scale.
+  const designs =
+    usesExact || process.env.BENCH_VECTOR_DESIGNS === 'false'
+      ? undefined
+      : await compareVectorDesigns(ctx.raw, fixture, plans, truths, (got, exact) => recallAt10(got, exact).tieAware, { candidates: first, k: DEPTH });
   const modelled = vectorChannel.map(
     (v, i) => Math.max(v, keywordQ.samples[i] ?? 0, namedQ.samples[i] ?? 0) + (expandQ.samples[i] ?? 0) + (hydrate.samples[i] ?? 0),
   );
@@ -303,6 +311,7 @@ async function measureSearch(ctx: ScaleContext): Promise<Record<string, unknown>
       note: "index path = the service's oversampledIndexSearch (first call sized by the namespace's share of the index, doubling to 10,000, k = 30), top 10, against the exact top 10 in the namespace; tie-aware counts a hit scoring >= the exact 10th score (1e-5)",
     },
     profiles,
+    ...(designs ? { vectorDesigns: designs } : {}),
     results: {
       meanHits: mean(hitCounts),
       channelShare: {

@@ -4,9 +4,14 @@ import { IngestOutcome } from '../bronze/event.types';
 import { DeriveResult } from '../silver/derive.job';
 import { LATENCY_BUCKETS, telemetryRegistry } from '../platform/telemetry/metrics';
 import { collectProcessMetrics } from '../platform/telemetry/process-metrics';
+import { recordEventLoopDelay } from '../platform/telemetry/event-loop-delay';
+import { MergedRegistry } from '../platform/telemetry/worker-metrics';
 import { BacklogMeasure, readBacklogMeasure } from '../platform/backlog';
 import { Sql } from '../platform/postgres/sql';
 import { registerChainVerifyGauges } from '../gold/portability/chain-verify.repository';
+
+/** Every metric name of the service starts with it. */
+export const METRIC_PREFIX = 'medallion_';
 
 /** What a process runs, the `process` label of every series it exports: `api`, `worker` or `api+worker`. */
 export type ProcessRole = 'api' | 'worker' | 'api+worker' | 'cli';
@@ -17,7 +22,8 @@ export type ProcessRole = 'api' | 'worker' | 'api+worker' | 'cli';
  */
 export class AppMetrics {
   private readonly own = new Registry();
-  readonly registry: Registry;
+  /** What /metrics renders; with the worker process `serve` starts, its pipeline counters too (`mergeFrom`). */
+  readonly registry: MergedRegistry;
   readonly httpRequests = new Counter({
     name: 'medallion_http_requests_total',
     help: 'HTTP requests by route and status',
@@ -74,11 +80,16 @@ export class AppMetrics {
     registers: [this.own],
   });
 
-  /** Stops the process metrics' event-loop histogram and GC observer (`close`). */
+  /** Stops the process metrics' event-loop histograms and GC observer (`close`). */
   private readonly stopProcessMetrics: () => void;
 
   constructor(ds: DataSource, role: ProcessRole) {
-    this.stopProcessMetrics = collectProcessMetrics(this.own, 'medallion_');
+    const stopDefaults = collectProcessMetrics(this.own, METRIC_PREFIX);
+    const stopDelay = recordEventLoopDelay(this.own, METRIC_PREFIX);
+    this.stopProcessMetrics = () => {
+      stopDefaults();
+      stopDelay();
+    };
     const gauge = (name: string, help: string, measure: BacklogMeasure) =>
       new Gauge({
         name,
@@ -95,7 +106,7 @@ export class AppMetrics {
     gauge('medallion_derive_dead_letters_open', 'Events parked in silver.dead_letters, not yet resolved (all workers)', 'deadLettersOpen');
     // The scheduled hash-chain verify's state (gold/portability/chain-verify.repository.ts): read from the database, like the gauges above.
     registerChainVerifyGauges(Sql.of(ds), this.own);
-    this.registry = Registry.merge([this.own, telemetryRegistry]);
+    this.registry = new MergedRegistry([this.own, telemetryRegistry]);
     // An API and a worker scraped side by side: their process metrics (CPU, memory, event loop)
     // are told apart by this label, and the gauges that read the database (the same in every
     // process) are read with max(), not sum() (docs/operations.md "Metrics").

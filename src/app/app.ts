@@ -14,11 +14,13 @@ import { ErasureService } from '../bronze/erasure.service';
 import { AppMetrics, ProcessRole } from '../api/metrics';
 import { buildAppSchema } from '../api/schema';
 import { HttpServerHandle, startHttpServer } from './server';
+import { startWorkerProcess, WorkerProcess, WorkerProcessOptions } from './worker-process';
+import { Registry } from 'prom-client';
 import { EventQueryRepository } from '../bronze/event-query.repository';
 import { EventRepository } from '../bronze/event.repository';
 import { EventService } from '../bronze/event.service';
 import { IngestService } from '../bronze/ingest.service';
-import { AppConfig, decaySettings } from '../common/config';
+import { AppConfig, childProcessEnv, decaySettings } from '../common/config';
 import { Clock, systemClock } from '../common/clock';
 import { UsageRecorder } from '../silver/usage-recorder';
 import { RetentionRepository } from '../bronze/retention.repository';
@@ -29,13 +31,16 @@ import { AppLogger } from '../common/logger';
 import { EventNodeService } from '../graph/event-node.service';
 import { ChangeRepository } from '../graph/change.repository';
 import { provenanceLimits, ProvenanceService } from '../graph/provenance.service';
-import { Services } from '../scope/request-scope';
+import { scopeFor, Services } from '../scope/request-scope';
 import { SubscriptionService } from '../scope/subscription.service';
 import { GraphRebuildService } from '../graph/graph-rebuild.service';
 import { checkExploreCompat } from '../api/explore/explore.schema';
 import { ExploreService } from '../graph/explore.service';
 import { ProjectionJob, projectorStage } from '../graph/projection.job';
-import { warmUpGraph } from '../graph/graph-warm-up';
+import { WARM_UP_NAME, WARM_UP_NAMESPACE, WarmUpRead, warmUpGraph } from '../graph/graph-warm-up';
+import { warmUpExploration } from '../api/explore/explore.warm-up';
+import { AuthContext } from '../access/auth-context';
+import { Capability } from '../access/capability';
 import type { WarmUpOutcome } from '../graph/search.service';
 import { ReembedService } from '../silver/reembed.service';
 import { StageRunner } from '../platform/stages';
@@ -82,7 +87,7 @@ import { JobRepository } from '../platform/jobs/job.repository';
 import { parsePayload } from '../platform/jobs/job-kinds';
 import { jobHandlers } from './job-registry';
 import { startTracing } from './telemetry';
-import { chainSection, HealthSection, lagsSection, storeSection, workersSection } from './health';
+import { chainSection, HealthSection, lagsSection, storeSection, workerProcessSection, workersSection } from './health';
 import { serveOpsEndpoints } from './ops-endpoints';
 import { JobWorker, jobStage } from '../platform/jobs/job-worker';
 import { ScheduleRepository } from '../platform/jobs/schedule.repository';
@@ -100,8 +105,14 @@ export type { Stores } from './stores';
 export interface AppOptions {
   /** Serve GraphQL over HTTP. */
   api: boolean;
-  /** Run background work (derivation, rebuild jobs, the Neo4j projector). */
+  /** Run background work (derivation, rebuild jobs, the Neo4j projector) in this process. */
   worker: boolean;
+  /**
+   * With `api` and without `worker`: run the background work in a child process this app starts,
+   * keeps running and stops (worker-process.ts; `serve`'s default), so nothing CPU-heavy shares
+   * the event loop that answers requests. Needs the compiled service (`npm run build`).
+   */
+  workerProcess?: boolean;
   /** Sees each derive step's result (tests, benchmarks). */
   onDerive?: DeriveObserver;
   /**
@@ -140,6 +151,10 @@ export interface App {
   readonly extractor: { readonly warmed: boolean };
   /** The API's background search warm-up (SEARCH_WARM_UP_SECONDS): how it ended; null when none ran. */
   readonly searchWarmUp: Promise<WarmUpOutcome | null>;
+  /** The child process that runs the background work (`workerProcess`), if this app started one. */
+  readonly workerProcess: WorkerProcess | undefined;
+  /** This process's metrics (what /metrics renders; a worker process hands its pipeline counters to the service that started it). */
+  readonly metrics: Registry;
   stop(): Promise<void>;
 }
 
@@ -152,7 +167,9 @@ export async function startApp(
 ): Promise<App> {
   let generated: string | undefined;
   // Tracing (OTEL_EXPORTER_OTLP_ENDPOINT) before anything that makes spans; off: nothing registered.
-  const role: ProcessRole = opts.api && opts.worker ? 'api+worker' : opts.api ? 'api' : opts.worker ? 'worker' : 'cli';
+  // `serve`'s own process runs the background work in the child it supervises: its /metrics carries the child's counters.
+  const runsWorker = opts.worker || (opts.workerProcess === true && opts.api);
+  const role: ProcessRole = opts.api && runsWorker ? 'api+worker' : opts.api ? 'api' : opts.worker ? 'worker' : 'cli';
   const tracing = startTracing(config, role, log);
   const database = await openDatabase({
     ownerUrl: stores.postgresUrl,
@@ -178,6 +195,9 @@ export async function startApp(
     // API or worker restarted during an outage stayed down until Neo4j was back).
     const graph = await prepareGraph(driver, Boolean(opts.api), log);
     cleanups.push({ what: 'graph schema retries', run: async () => graph.stop() });
+    // Migrations and the graph schema are in place: the worker process starts beside the rest of this start.
+    const workerProcess = opts.workerProcess && opts.api && !opts.worker ? startWorkerProcess(workerProcessOptions(config, stores, log)) : undefined;
+    if (workerProcess) cleanups.push({ what: 'worker process', run: () => workerProcess.stop() });
 
     const tokenService = new TokenService(new TokenRepository(ds));
     if (generated) announceAdminToken(config, generated, log);
@@ -190,7 +210,8 @@ export async function startApp(
     await revocations.listen(listener);
 
     const metrics = new AppMetrics(ds, role);
-    cleanups.push({ what: 'process metrics (event-loop histogram, GC observer)', run: async () => metrics.close() });
+    cleanups.push({ what: 'process metrics (event-loop histograms, GC observer)', run: async () => metrics.close() });
+    if (workerProcess) metrics.registry.mergeFrom(() => workerProcess.metrics());
     const eventRepository = new EventRepository(ds);
     const eventQueries = new EventQueryRepository(ds);
     const factRepository = new FactRepository(ds);
@@ -309,7 +330,7 @@ export async function startApp(
     // (graph-warm-up.ts). It runs while the rest of the start (models, schedules, the GraphQL
     // schema) goes on, and is awaited before the stages start.
     const warmedUp = (
-      opts.warmUp === false ? Promise.resolve() : warmUp(driver, embedder, opts.api ? services.search : undefined, embedderStatus, log, graph.upAtStart)
+      opts.warmUp === false ? Promise.resolve() : warmUp(driver, embedder, opts.api ? services : undefined, embedderStatus, log, graph.upAtStart)
     ).then(
       () => null,
       (err: unknown) => err,
@@ -471,7 +492,14 @@ export async function startApp(
       cleanups.push(...stages.stopSteps().reverse());
       stages.start();
       log.info('background workers running (projector, derivation, jobs)');
+    } else if (opts.api) {
+      // The uses of facts this API's reads record are written by this process (a worker cannot see them).
+      const usageStage = stages.get('usage') as NonNullable<ReturnType<StageRunner['get']>>;
+      cleanups.push({ what: 'usage loop', run: () => usageStage.stop() });
+      usageStage.start();
     }
+    // Before /health answers: a message sent then is projected (and searchable) as before.
+    await workerProcess?.ready;
     // /health's sections, in the API and in a worker's METRICS_PORT server (health.ts, docs/operations.md "Health").
     const health: HealthSection[] = [
       storeSection('postgres', async () => void (await ds.query('SELECT 1'))),
@@ -479,6 +507,7 @@ export async function startApp(
       workersSection(stages, config.healthStallSeconds),
       lagsSection(ds),
       chainSection(ds),
+      ...(workerProcess ? [workerProcessSection(workerProcess)] : []),
     ];
     // A process without the API (`medallion worker`) serves /metrics and /health at METRICS_PORT when set.
     if (!opts.api && opts.worker && config.metricsPort !== undefined) {
@@ -498,7 +527,7 @@ export async function startApp(
       httpHandle = await startHttpServer({
         host: config.host,
         port: config.port,
-        schema: await builtSchema(schema),
+        schema: await servedSchema(schema, services, graph.upAtStart, log),
         services,
         metrics,
         limits: {
@@ -551,12 +580,36 @@ export async function startApp(
       embedder: embedderStatus,
       extractor: extractorStatus,
       searchWarmUp,
+      workerProcess,
+      metrics: metrics.registry,
       stop: () => runShutdown([...cleanups].reverse(), log),
     };
   } catch (err) {
     for (const c of cleanups.reverse()) await c.run().catch(() => undefined);
     throw err;
   }
+}
+
+/**
+ * The worker process reads this process's configuration, with the stores this process started (the
+ * embedded PostgreSQL, the local Neo4j) named by URL so it starts none of its own. It serves no
+ * metrics port of its own: the service's /metrics carries its pipeline counters. Its embedder gets
+ * one onnxruntime session unless configured (two took the CPU requests needed: see loadEmbedder's caller).
+ */
+function workerProcessOptions(config: AppConfig, stores: Pick<Stores, 'postgresUrl' | 'postgresRuntimeUrl' | 'neo4j'>, log: AppLogger): WorkerProcessOptions {
+  const env = childProcessEnv(
+    {
+      DATABASE_URL: stores.postgresUrl,
+      DATABASE_RUNTIME_URL: stores.postgresRuntimeUrl,
+      NEO4J_URI: stores.neo4j.uri,
+      NEO4J_USER: stores.neo4j.user,
+      NEO4J_PASSWORD: stores.neo4j.password,
+      OFFLINE_EMBEDDER_SESSIONS: config.environment.OFFLINE_EMBEDDER_SESSIONS ?? '1',
+    },
+    config.environment,
+    ['METRICS_PORT'],
+  );
+  return { env, log, nice: config.workerProcessNice };
 }
 
 /** The graph's rebuild and consistency check, handed Gold's rows and the overlays (tests build one without an embedder). */
@@ -575,17 +628,18 @@ async function builtSchema(pending: Promise<{ built: GraphQLSchema } | { err: un
  * The query embedder is loaded and has run once before /health answers (the first searchMemory
  * after a start paid the model load and onnxruntime's first run, 7 s); a model that cannot load
  * fails the start. Then the graph's statements run once over throwaway rows (`warmUpGraph`, best
- * effort), the search statements too where this process serves the API.
+ * effort), and, where this process serves the API, those of the reads a person or an agent starts
+ * with: search, provenance, about (exploration once the schema is built: `servedSchema`).
  */
 async function warmUp(
   driver: Driver,
   embedder: () => Promise<Embedder>,
-  search: SearchService | undefined,
+  api: Pick<Services, 'search' | 'provenance' | 'about'> | undefined,
   status: { loads: number; warmed: boolean },
   log: AppLogger,
   graphUp: boolean,
 ): Promise<void> {
-  if (search) {
+  if (api) {
     const t0 = Date.now();
     const queryEmbedder = await embedder();
     await queryEmbedder.embedQuery(['which editor do I use?']);
@@ -595,10 +649,40 @@ async function warmUp(
   if (!graphUp) return; // Neo4j is down: the first batch and search pay for it once it is back
   const t1 = Date.now();
   const warn = (m: string) => log.warn(m);
-  await warmUpGraph(driver, { embedder, warn }, search).then(
+  const reads: WarmUpRead[] = api ? [() => api.search.warmUp(), (rows) => api.provenance.warmUp(rows), (rows) => api.about.warmUp(rows)] : [];
+  await warmUpGraph(driver, { embedder, warn }, reads).then(
     () => log.info({ ms: Date.now() - t1 }, 'graph statements warmed up'),
     (err: unknown) => warn(`graph warm-up failed (the first projection and search pay for it): ${err instanceof Error ? err.message : String(err)}`),
   );
+}
+
+/**
+ * The built schema, once the documented exploration shapes have run over the warm-up rows
+ * (`warmUpExploration`, best effort), as a caller that may list only their namespace. That caller
+ * lives in this process alone: no token stands for it, and no real namespace is `#warm-up`.
+ */
+async function servedSchema(
+  pending: Promise<{ built: GraphQLSchema } | { err: unknown }> | undefined,
+  services: Services,
+  graphUp: boolean,
+  log: AppLogger,
+): Promise<GraphQLSchema> {
+  const schema = await builtSchema(pending);
+  if (!graphUp) return schema;
+  const t0 = Date.now();
+  const warmUpCaller = AuthContext.of({
+    tokenId: WARM_UP_NAMESPACE,
+    principalId: WARM_UP_NAMESPACE,
+    name: 'start warm-up',
+    grants: [{ namespacePattern: WARM_UP_NAMESPACE, capabilities: [Capability.LIST, Capability.READ] }],
+  });
+  // Its queries stay out of medallion_graph_explore_queries_total.
+  const quiet = { ...services, explore: new ExploreService(services.explore.driver, async () => [], services.explore.settings) };
+  await warmUpExploration(schema, scopeFor(quiet, warmUpCaller), { ns: WARM_UP_NAMESPACE, name: WARM_UP_NAME }).then(
+    () => log.info({ ms: Date.now() - t0 }, 'exploration shapes warmed up'),
+    (err: unknown) => log.warn(`exploration warm-up failed (the first graph query pays for it): ${err instanceof Error ? err.message : String(err)}`),
+  );
+  return schema;
 }
 
 /** Whether the graph's schema was applied at start, and when it is (false: the process stopped first). */

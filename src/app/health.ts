@@ -4,6 +4,7 @@ import { readBacklog } from '../platform/backlog';
 import { StageRunner } from '../platform/stages';
 import { Sql } from '../platform/postgres/sql';
 import { readChainVerifyState } from '../gold/portability/chain-verify.repository';
+import type { WorkerProcess } from './worker-process';
 
 /** One section of /health: `ok: false` turns the answer 503; the other fields are details. */
 export interface HealthReport {
@@ -134,4 +135,13 @@ export function chainSection(ds: DataSource): HealthSection {
       };
     },
   };
+}
+
+/**
+ * The worker process `serve` starts (worker-process.ts): whether a child runs now and its pid.
+ * Informative, like the lags: between a crash and its restart the API still answers; the child's
+ * own stages are not listed here (their stalls show in the lags).
+ */
+export function workerProcessSection(worker: Pick<WorkerProcess, 'pid'>): HealthSection {
+  return { name: 'workerProcess', read: async () => ({ ok: true, running: worker.pid !== undefined, pid: worker.pid ?? null }) };
 }

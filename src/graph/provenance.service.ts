@@ -15,6 +15,7 @@ import { readShortestPath } from './cypher/entity-shortest-path';
 import { RelatedEdge } from './cypher/graph-read';
 import { ProvenanceVia, readProvenanceSteps } from './cypher/provenance-steps';
 import { GraphException, GraphExceptionCode } from './graph.exception';
+import type { WarmUpRows } from './graph-warm-up';
 
 /** The slice of a per-request DataLoader the service uses (results in key order, Errors or null for misses). */
 export interface BatchLoad<V> {
@@ -135,6 +136,20 @@ export class ProvenanceService {
     auth.requirePrincipal();
     const [row] = await loader.loadMany([requireUuid(id, argument)]);
     return row && !(row instanceof Error) && auth.can(Capability.READ, row.namespace) ? row : null;
+  }
+
+  /**
+   * The Neo4j statements of `provenance` and `derivedFrom`, once, over the start's warm-up rows
+   * (`warmUpGraph`): on a cold Neo4j the first provenance after a start took 2-9 s (planning and
+   * compiling its supersession walks), the next ones 0.1-0.3 s (docs/explore.md "First reads").
+   */
+  async warmUp(rows: WarmUpRows): Promise<void> {
+    const [factId, eventId] = [rows.factIds[0], rows.eventIds[0]];
+    if (!factId || !eventId) return;
+    await this.read(async (tx) => {
+      await readProvenanceSteps(tx, rows.namespace, factId);
+      await readDerivedFromEvent(tx, rows.namespace, eventId);
+    });
   }
 
   /** The fact and every event it rests on, directly or through its supersession chain (both ways). */

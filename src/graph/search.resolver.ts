@@ -4,7 +4,7 @@ import { Job } from '../silver/pipeline.resolver';
 import { GraphContext } from './graph.context';
 import { Event } from '../bronze/event.graphql';
 import { Fact } from '../silver/fact.graphql';
-import { factEvidence } from './evidence';
+import { factEvidence, searchLoaders } from './evidence';
 import { MemoryHit, MemoryHitKind, SearchFilter } from './search.graphql';
 
 @UseMiddleware(StorableTextArgs)
@@ -22,14 +22,7 @@ export class SearchResolver {
     @Arg('filter', () => SearchFilter, { nullable: true }) filter: SearchFilter | null,
     @Ctx() ctx: GraphContext,
   ): Promise<MemoryHit[]> {
-    const hits = await ctx.services.search.search(
-      ctx.auth,
-      { namespace, query, limit, asOf, filter },
-      {
-        facts: (ids) => ctx.loaders.factById.loadMany(ids),
-        events: (ids) => ctx.loaders.eventById.loadMany(ids),
-      },
-    );
+    const hits = await ctx.services.search.search(ctx.auth, { namespace, query, limit, asOf, filter }, searchLoaders(ctx.loaders));
     return hits.map((h) =>
       Object.assign(new MemoryHit(), {
         kind: h.kind === 'FACT' ? MemoryHitKind.FACT : MemoryHitKind.EVENT,

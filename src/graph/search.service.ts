@@ -56,6 +56,12 @@ export type MemoryHitRow =
 export interface SearchLoaders {
   facts(ids: string[]): Promise<Array<Fact | null | Error>>;
   events(ids: string[]): Promise<Array<BronzeEvent | null | Error>>;
+  /**
+   * Called with the candidates as they are hydrated, in the same tick: the caller may load what a
+   * page of these hits reads next (`facts`: the candidate facts; `events`: the candidate events and
+   * the events the candidate facts rest on in the graph), so it comes in the same round of queries.
+   */
+  prefetch?(ids: { facts: string[]; events: string[] }): void;
 }
 
 export interface SearchSettings {
@@ -97,6 +103,7 @@ const GRAPH_SEEDS = 5;
 const MAX_NAME_MATCHED_ENTITIES = 10;
 
 const NO_HITS: ScoredId[] = [];
+const FACT_LISTS = ['vector', 'keyword', 'graph'] as const;
 
 /**
  * The vector index path: the index has no namespace pre-filter, so ask it for enough neighbours
@@ -189,7 +196,13 @@ export class SearchService {
     const { limit, lists } = await this.channels(auth, args);
     // Postgres is the truth: drop hits the projection has not caught up with (moved out of the filter, gone).
     const { facts: factCandidates, events: eventCandidates } = fusedCandidates(lists, limit * 3, this.settings.channelWeights);
-    const [facts, events] = await Promise.all([load.facts(factCandidates.map((h) => h.id)), load.events(eventCandidates.map((h) => h.id))]);
+    const factIds = factCandidates.map((h) => h.id);
+    const eventIds = eventCandidates.map((h) => h.id);
+    const hydrated = Promise.all([load.facts(factIds), load.events(eventIds)]);
+    // The events the graph says the candidate facts rest on (their fact channels' `events`).
+    const restsOn = new Map(FACT_LISTS.flatMap((c) => lists[c].map((h) => [h.id, h.events ?? []] as const)));
+    load.prefetch?.({ facts: factIds, events: [...new Set([...eventIds, ...factIds.flatMap((id) => restsOn.get(id) ?? [])])] });
+    const [facts, events] = await hydrated;
     const visibleFacts = new Map<string, Fact>();
     factCandidates.forEach((h, i) => {
       const f = facts[i];

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { Capability } from '../access/capability';
 import { BronzeEvent, EventKind, EventSubmission, IngestStatus } from '../bronze/event.types';
-import { factEvidence } from '../graph/evidence';
+import { factEvidence, searchLoaders } from '../graph/evidence';
 import { MAX_QUERY_CHARS, MAX_SEARCH_LIMIT } from '../graph/search.service';
 import { defineTool, McpTool } from './tool-kit';
 import { asSeen } from './event-content';
@@ -55,7 +55,7 @@ export const searchMemoryTool: McpTool = defineTool({
     const rows = await ctx.services.search.search(
       auth,
       { namespace: a.namespace, query: a.query, limit: a.limit ?? 10, asOf: a.asOf ? new Date(a.asOf) : null, filter },
-      { facts: (ids) => ctx.loaders.factById.loadMany(ids), events: (ids) => ctx.loaders.eventById.loadMany(ids) },
+      searchLoaders(ctx.loaders),
     );
     const links = auth.can(Capability.READ, a.namespace);
     const hits = await Promise.all(

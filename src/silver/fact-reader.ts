@@ -84,7 +84,11 @@ export class FactReader {
    */
   async presentAll(facts: readonly Fact[]): Promise<Fact[]> {
     if (facts.length === 0) return [];
-    const spans = grouped(await this.overlays.spansOnFacts([...new Set(facts.map((f) => f.id))]));
+    return this.composed(facts, await this.overlays.spansOnFacts([...new Set(facts.map((f) => f.id))]));
+  }
+
+  private composed(facts: readonly Fact[], found: ReadonlyArray<ComposeSpan & { targetId: string }>): Fact[] {
+    const spans = grouped(found);
     return facts.map((fact) => {
       const machineStatement = fact.machineStatement ?? fact.statement;
       const factSpans = spans.get(fact.id) ?? [];
@@ -119,9 +123,11 @@ export class FactReader {
     });
   }
 
-  /** Facts by id, in any namespace and state (one round trip). */
+  /** Facts by id, in any namespace and state: the facts and their overlays, read side by side (one round of queries). */
   async byIds(ids: readonly string[]): Promise<Fact[]> {
-    return this.presentAll(await this.facts.factsByIds(ids));
+    if (ids.length === 0) return [];
+    const [facts, spans] = await Promise.all([this.facts.factsByIds(ids), this.overlays.spansOnFacts([...new Set(ids)])]);
+    return this.composed(facts, spans);
   }
 
   async list(

@@ -21,6 +21,12 @@ describe('Sql executor', () => {
   });
   beforeEach(() => sql.execute(`TRUNCATE items`));
 
+  it('opens every session without JIT: compiling a short statement cost more than running it (docs/search.md)', async () => {
+    // Every pooled session, not only the first: the setting is a startup parameter of each.
+    const settings = await Promise.all(Array.from({ length: 4 }, () => conn.ds.query(`SELECT current_setting('jit') AS jit, pg_sleep(0.05)`)));
+    expect(settings.map((rows: Array<{ jit: string }>) => rows[0]?.jit)).toEqual(['off', 'off', 'off', 'off']);
+  });
+
   it('returns mapped rows for SELECT, INSERT … RETURNING, UPDATE … RETURNING and DELETE … RETURNING alike', async () => {
     const inserted = await sql.returning(`INSERT INTO items (id, name) VALUES (1, 'a'), (2, 'b') RETURNING id, name, note`, [], toItem);
     expect(inserted).toEqual([

@@ -78,7 +78,7 @@ describe('fast first answers and fast stops', () => {
     try {
       const count = async (): Promise<Record<string, number>> => {
         const res = await t.app.neo4j.executeQuery(
-          `UNWIND ['Event', 'Fact', 'Entity'] AS label
+          `UNWIND ['Event', 'Fact', 'Entity', 'GoldEntity'] AS label
            CALL (label) { MATCH (n) WHERE label IN labels(n) AND n.namespace = $ns RETURN count(n) AS n }
            RETURN label, n`,
           { ns: WARM_UP_NAMESPACE },
@@ -88,25 +88,25 @@ describe('fast first answers and fast stops', () => {
       // startApp ran it: its last round's rows are there, once. Deleted, a new store's counts fell
       // back to 0 (a change of 100 %), and a first message sent after min_replan_interval met four
       // search statements planned again (4.2 s, graph-warm-up.ts).
-      const oneCopy = { Event: WARM_UP_TURNS, Fact: WARM_UP_TURNS, Entity: 2 };
+      const oneCopy = { Event: WARM_UP_TURNS, Fact: WARM_UP_TURNS, Entity: 2, GoldEntity: 1 };
       expect(WARM_UP_TURNS).toBeGreaterThanOrEqual(32); // enough rows for the per-row work to warm up
       expect(await count()).toEqual(oneCopy);
       const seen: Array<Record<string, number>> = [];
-      await warmUpGraph(t.app.neo4j, undefined, { warmUp: async () => void seen.push(await count()) });
+      await warmUpGraph(t.app.neo4j, undefined, [async () => void seen.push(await count())]);
       // Two rounds, each searching a projected conversation (its turns, a fact per turn, two
       // entities) written beside the rows before it (the start's, then the first round's): the
       // counts plans are made on double and halve, never reach 0.
-      const twoCopies = { Event: 2 * WARM_UP_TURNS, Fact: 2 * WARM_UP_TURNS, Entity: 4 };
+      const twoCopies = { Event: 2 * WARM_UP_TURNS, Fact: 2 * WARM_UP_TURNS, Entity: 4, GoldEntity: 2 };
       expect(seen).toEqual([twoCopies, twoCopies]);
       // Each round (and each start) replaces the rows before it: they never pile up.
       expect(await count()).toEqual(oneCopy);
       // A round that fails leaves nothing behind.
-      await warmUpGraph(t.app.neo4j, undefined, {
-        warmUp: async () => {
+      await warmUpGraph(t.app.neo4j, undefined, [
+        async () => {
           throw new Error('search failed');
         },
-      }).catch(() => undefined);
-      expect(await count()).toEqual({ Event: 0, Fact: 0, Entity: 0 });
+      ]).catch(() => undefined);
+      expect(await count()).toEqual({ Event: 0, Fact: 0, Entity: 0, GoldEntity: 0 });
     } finally {
       await t.stop();
     }
@@ -157,7 +157,7 @@ describe('fast first answers and fast stops', () => {
         return /already empty/.test(message) ? 0 : Number(/of (\d+) quer/.exec(message)?.[1] ?? NaN);
       };
       const warmUp = async (): Promise<void> => {
-        await warmUpGraph(driver, undefined, t.app.services.search);
+        await warmUpGraph(driver, undefined, [() => t.app.services.search.warmUp()]);
         await driver.executeQuery('RETURN 1'); // the projector's check before its write transaction
       };
       await clearPlans();

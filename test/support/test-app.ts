@@ -17,9 +17,16 @@ export interface TestApp {
   stop(): Promise<void>;
 }
 
-/** The real service (HTTP + workers) on a fresh database and the shared test Neo4j. */
-export async function startTestApp(env: Record<string, string> = {}, opts: AppOptions = { api: true, worker: true }): Promise<TestApp> {
-  const db = await createTestDatabase();
+/**
+ * The real service (HTTP + workers) on a fresh database and the shared test Neo4j; with `on`, on
+ * another test app's database instead (a second process, or a restart), which its stop leaves.
+ */
+export async function startTestApp(
+  env: Record<string, string> = {},
+  opts: AppOptions = { api: true, worker: true },
+  on?: Pick<TestApp, 'databaseUrl' | 'runtimeDatabaseUrl'>,
+): Promise<TestApp> {
+  const db = on ? { url: on.databaseUrl, runtimeUrl: on.runtimeDatabaseUrl, drop: async () => undefined } : await createTestDatabase();
   const stores = testStores();
   const adminToken = `test-admin-${randomBytes(16).toString('hex')}`;
   const config = loadConfig({

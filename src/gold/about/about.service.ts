@@ -4,6 +4,7 @@ import { AuthContext } from '../../access/auth-context';
 import { Capability } from '../../access/capability';
 import { NESTED_LIST_MAX } from '../../common/limits';
 import { goldFactIds } from '../../graph/cypher/gold-facts';
+import type { WarmUpRows } from '../../graph/graph-warm-up';
 import { nameKey } from '../../silver/candidate.repository';
 import { FactReader } from '../../silver/fact-reader';
 import { Fact } from '../../silver/silver.types';
@@ -101,6 +102,15 @@ export class AboutService {
         .slice(0, NESTED_LIST_MAX)
         .map((fact) => ({ entityId: l.goldId, fact })),
     );
+  }
+
+  /**
+   * The Neo4j statement of `about` (a Gold entity's facts), once, over the start's warm-up rows
+   * (`warmUpGraph`, whose Gold entity has a member with facts): the first `about` after a start
+   * took 1-3 s on a cold Neo4j, the next ones 0.1-0.2 s (docs/explore.md "First reads").
+   */
+  async warmUp(rows: WarmUpRows): Promise<void> {
+    if (rows.goldEntityIds.length > 0) await this.read((tx) => goldFactIds(tx, rows.goldEntityIds, null, NESTED_LIST_MAX));
   }
 
   private read<T>(work: (tx: ManagedTransaction) => Promise<T>): Promise<T> {

@@ -43,6 +43,15 @@ export interface PostgresOptions {
   migrations?: ReadonlyArray<(typeof migrations)[number]>;
 }
 
+/**
+ * Settings of every session the service opens (the `options` startup parameter, so no extra round
+ * trip): no JIT. A stock PostgreSQL has `jit = on` with `jit_above_cost` 100,000, and the planner's
+ * cost of a statement that reads a partitioned table (Bronze's monthly partitions) or an unanalysed
+ * one passes that bar while it runs in a millisecond: compiling it took longer than running it
+ * (docs/search.md "Round trips and where the time goes"). The service's statements are short.
+ */
+export const SESSION_OPTIONS = '-c jit=off';
+
 /** A TypeORM DataSource over `pg`, with the project's migrations registered (not run). */
 export async function connectPostgres(opts: PostgresOptions): Promise<{ ds: DataSource; counter: QueryCounter }> {
   const counter = opts.counter ?? new QueryCounter();
@@ -56,7 +65,7 @@ export async function connectPostgres(opts: PostgresOptions): Promise<{ ds: Data
     logging: ['query', 'error', 'migration'],
     logger: new CountingLogger(counter, opts.log ?? (() => undefined)),
     applicationName: opts.applicationName ?? 'medallion',
-    extra: { max: opts.poolSize ?? 10, connectionTimeoutMillis: 10_000 },
+    extra: { max: opts.poolSize ?? 10, connectionTimeoutMillis: 10_000, options: SESSION_OPTIONS },
   });
   await ds.initialize();
   return { ds, counter };
