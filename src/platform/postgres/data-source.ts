@@ -8,8 +8,15 @@ export { migrations };
 /** Counts every SQL statement sent through the DataSource: the round trips tests and benches read. */
 export class QueryCounter {
   count = 0;
+  /** The statements counted since the last reset (their first 160 characters, at most 200 kept): what a round-trip test names when its count moves. */
+  readonly statements: string[] = [];
   reset(): void {
     this.count = 0;
+    this.statements.length = 0;
+  }
+  record(query: string): void {
+    this.count += 1;
+    if (this.statements.length < 200) this.statements.push(query.replace(/\s+/g, ' ').slice(0, 160));
   }
 }
 
@@ -18,8 +25,8 @@ class CountingLogger implements Logger {
     private readonly counter: QueryCounter,
     private readonly onError: (msg: string) => void,
   ) {}
-  logQuery(_query: string, _parameters?: unknown[], _qr?: QueryRunner): void {
-    this.counter.count += 1;
+  logQuery(query: string, _parameters?: unknown[], _qr?: QueryRunner): void {
+    this.counter.record(query);
   }
   logQueryError(error: string | Error, query: string): void {
     // Expected errors (unique violations handled by callers, triggers under test) are still worth a debug line.
