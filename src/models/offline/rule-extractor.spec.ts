@@ -1,6 +1,7 @@
 import type { ExtractionContext, ExtractionEvent, ExtractionResult } from '../../silver/model-ports';
 import { ENTITY_TYPES, FACT_TYPES, RELATIONSHIP_TYPES } from '../../silver/ontology';
 import { RuleExtractor } from './rule-extractor';
+import { OFFLINE_RULES_MODEL } from './rule-set';
 
 const CTX: ExtractionContext = { namespace: 'test', entityTypes: ENTITY_TYPES, relationshipTypes: RELATIONSHIP_TYPES, factTypes: FACT_TYPES };
 const DAY = 86_400_000;
@@ -28,7 +29,7 @@ const entityName = (res: ExtractionResult, ref: string | null): string | undefin
 
 describe('RuleExtractor', () => {
   it('records its model name', () => {
-    expect(new RuleExtractor().model).toBe('offline-rules@1');
+    expect(new RuleExtractor().model).toBe(OFFLINE_RULES_MODEL);
   });
 
   it('links "I switched to neovim last week" to the earlier vim fact, dated a week before the event', async () => {

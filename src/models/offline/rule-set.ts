@@ -1,0 +1,16 @@
+/**
+ * Which offline rule set made a fact (issue 44, item 6). Every fact the offline extractor writes
+ * and every decision of the offline judge records `OFFLINE_RULES_MODEL` ("offline-rules@<version>"),
+ * so a rebuild can select the facts of an older rule set and a bench run names the rule set it
+ * measured. The version is explicit; `RULE_SOURCES_HASH` is the SHA-256 of the sources the rules
+ * are made of (the import closure of rule-extractor.ts and rule-judge.ts inside src/, comments and
+ * layout left out, plus the versions of the npm packages they import: bench/rule-set.ts), and
+ * test/service/rule-set.test.ts fails when the sources no longer hash to it: a change to a rule or
+ * to the vocabulary must bump the version (and record the new hash) in the same commit.
+ *
+ * 1: every rule set until session 23 (36 rule changes under one name). 2: issue 44's split,
+ * malformed statements and updates by meaning.
+ */
+export const OFFLINE_RULES_VERSION = 2;
+export const RULE_SOURCES_HASH = '84631bdcda0c256d4b7bf8926c36ab87b9608ed9c6a8a7d45561db7df91cc051';
+export const OFFLINE_RULES_MODEL = `offline-rules@${OFFLINE_RULES_VERSION}`;
