@@ -484,6 +484,13 @@ describe('RuleExtractor: what first-use answers need (issue 23)', () => {
     expect(await said('order more printer paper')).toEqual([]);
   });
 
+  it('ends a list of values at a clause after it: the clause is no value', async () => {
+    const said = async (content: string): Promise<string[]> => (await run([{ role: 'user', content }])).facts.map((f) => f.statement);
+    expect(await said("I'm allergic to peanuts, so be careful with recipes.")).toEqual(['The user is allergic to peanuts']);
+    expect(await said("I'm allergic to cats and dogs, so visits are tricky")).toEqual(['The user is allergic to cats', 'The user is allergic to dogs']);
+    expect(await said('I use Postgres and Redis, so ping me if the cache acts up')).toEqual(['The user uses PostgreSQL', 'The user uses Redis']);
+  });
+
   it('leaves chat filler off the end of a statement and writes "rn" out', async () => {
     const res = await run([
       { role: 'user', content: 'and marketing renamed the app lol' },
