@@ -5,6 +5,8 @@ import { ENTITY_TYPES, FACT_TYPES, RELATIONSHIP_TYPES } from '../src/silver/onto
 import { normaliseValue, sameValue, tokenJaccard } from '../src/silver/vocabulary/normalise';
 import { RuleExtractor } from '../src/models/offline/rule-extractor';
 import { RuleJudge } from '../src/models/offline/rule-judge';
+import { applyQualityGate } from '../src/silver/quality-gate';
+import { malformedStatement } from '../src/silver/statement-shape';
 import { report, round } from './harness';
 
 /**
@@ -331,11 +333,58 @@ async function proseccoQuality(): Promise<Record<string, unknown>> {
 }
 
 /** `npm run bench -- extract-quality`. */
+/**
+ * Malformed statements (issue 44, item 5) on test/fixtures/extraction/malformed-turns.jsonl: turns
+ * whose value is followed by an aside, a relative clause or a cut ("I'm allergic to peanuts, so be
+ * careful with recipes", "I booked a table at Nopa and"), each its own batch. Counts the
+ * statements `malformedStatement` (src/silver/statement-shape.ts) finds in the extractor's output
+ * and in what the quality gate lets through (what Silver writes), and how many of the values each
+ * turn does state (`keep`) a fact still holds. The same counts over the labelled fixture's turns.
+ */
+async function malformedQuality(): Promise<Record<string, unknown>> {
+  const extractor = new RuleExtractor();
+  const count = async (file: string) => {
+    const turns = fs
+      .readFileSync(path.join(ROOT, 'test', 'fixtures', 'extraction', file), 'utf8')
+      .split('\n')
+      .filter((l) => l.trim())
+      .map((l) => JSON.parse(l) as { id: string; role: string; actor?: string; content: string; occurredAt: string; keep?: string[] });
+    let facts = 0;
+    let extracted = 0;
+    let written = 0;
+    let kept = 0;
+    let wanted = 0;
+    const examples: string[] = [];
+    for (const t of turns) {
+      const events = [toEvent(t.id, t.content, t.role, t.actor ?? null, new Date(t.occurredAt), t.id, 1)];
+      const res = await extractor.extract(events, CTX);
+      const gated = applyQualityGate(res, events).result;
+      facts += res.facts.length;
+      const bad = res.facts.filter((f) => malformedStatement(f.statement, f.objectValue));
+      extracted += bad.length;
+      if (examples.length < 10) examples.push(...bad.map((f) => f.statement));
+      written += gated.facts.filter((f) => malformedStatement(f.statement, f.objectValue)).length;
+      for (const v of t.keep ?? []) {
+        wanted++;
+        if (gated.facts.some((f) => sameValue(f.objectValue, v, OBJECT_JACCARD))) kept++;
+      }
+    }
+    return { turns: turns.length, facts, malformedExtracted: extracted, malformedWritten: written, valuesKept: `${kept}/${wanted}`, examples };
+  };
+  return {
+    malformedTurns: await count('malformed-turns.jsonl'),
+    labelledTurns: await count('turns.jsonl'),
+    definition:
+      'malformedExtracted: statements of the rule extractor that src/silver/statement-shape.ts reads as malformed (object a dangling clause, verb phrase cut); malformedWritten: the same after the quality gate (what Silver writes); valuesKept: values a turn states that a written fact holds',
+  };
+}
+
 export async function extractQuality(): Promise<void> {
   const fixture = await fixtureQuality();
+  const malformed = await malformedQuality();
   const dialogre = await dialogreQuality();
   if ('skipped' in dialogre) process.stdout.write(`DialogRE skipped: ${String(dialogre.skipped)}\n`);
   const prosecco = await proseccoQuality();
   if ('skipped' in prosecco) process.stdout.write(`ProSeCCo skipped: ${String(prosecco.skipped)}\n`);
-  report('extract-quality', { extractor: new RuleExtractor().model, fixture, dialogre, prosecco });
+  report('extract-quality', { extractor: new RuleExtractor().model, fixture, malformed, dialogre, prosecco });
 }

@@ -166,3 +166,11 @@ export class TurnBm25 {
     return this.engine.search(query, k).map(([id]) => String(id));
   }
 }
+
+/** A conversation in LoCoMo's shape as this repository stores its own (test/fixtures/recall/*.json): dates as ISO strings. */
+export function loadChatFixture(file: string): LocomoConversation {
+  const raw = JSON.parse(fs.readFileSync(file, 'utf8')) as Omit<LocomoConversation, 'turns'> & {
+    turns: Array<Omit<LocomoTurn, 'occurredAt'> & { occurredAt: string }>;
+  };
+  return { ...raw, turns: raw.turns.map((t) => ({ ...t, occurredAt: new Date(t.occurredAt) })) };
+}

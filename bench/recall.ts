@@ -5,8 +5,10 @@ import { Client } from 'pg';
 import { nowMs, percentile, report, round, summarize, withBenchStores } from './harness';
 import { loadEmbedder } from '../src/app/models';
 import type { Embedder } from '../src/silver/model-ports';
-import { LocomoConversation, LocomoTurn, loadLocomo, locomoFile, recallAt, summariseRecall, TurnBm25 } from './locomo';
+import { LocomoConversation, LocomoTurn, loadChatFixture, loadLocomo, locomoFile, recallAt, summariseRecall, TurnBm25 } from './locomo';
 import { answerWords, rankByCosine, rrfFuse, wordRecall } from './measures';
+import { BLIND_FILES, heldOut, ifPresent, REPO_ROOT, Split, tuneValidate } from './split';
+import { extractorVersion } from './rule-set';
 
 /** Runs one GraphQL operation as some caller; throws on errors. */
 export type Post = <T>(query: string, variables: Record<string, unknown>) => Promise<T>;
@@ -264,28 +266,66 @@ async function searchableAtOnce(post: Post, n: number): Promise<{ ms: ReturnType
  * BENCH_RECALL_DUMP=file: every question's channel lists (SearchService.channels) with the turn
  * ids of the events, so bench/recall-tune.ts can study the fusion without re-ingesting.
  */
-async function dumpChannels(app: App, convs: LocomoConversation[], namespaces: string[], postgresUrl: string, file: string): Promise<void> {
+async function dumpChannels(
+  app: App,
+  convs: LocomoConversation[],
+  namespaces: string[],
+  postgresUrl: string,
+  file: string,
+  splitOf: (c: LocomoConversation) => Split,
+): Promise<void> {
   const pg = new Client({ connectionString: postgresUrl });
   await pg.connect();
-  const rows = await pg.query<{ id: string; dia: string }>(`SELECT id::text AS id, source_event_id AS dia FROM bronze.events WHERE namespace = ANY($1)`, [
-    namespaces,
-  ]);
-  // What search weighs a fact hit by besides its channels (polarity; confidence, studied): per fact of these namespaces.
-  const factRows = await pg.query<{ id: string; confidence: number; negation: boolean; predicate: string }>(
-    `SELECT id::text AS id, confidence, is_negation AS negation, predicate FROM silver.facts WHERE namespace = ANY($1)`,
+  const rows = await pg.query<{ id: string; dia: string; content: string; actor: string | null; occurred_at: Date }>(
+    `SELECT id::text AS id, source_event_id AS dia, content, actor, occurred_at FROM bronze.events WHERE namespace = ANY($1)`,
     [namespaces],
   );
+  // What search may weigh a fact hit by besides its channels (polarity, confidence, time): per fact of these namespaces.
+  const factRows = await pg.query<{
+    id: string;
+    confidence: number;
+    negation: boolean;
+    predicate: string;
+    fact_type: string;
+    valid_from: Date;
+    statement: string;
+  }>(`SELECT id::text AS id, confidence, is_negation AS negation, predicate, fact_type, valid_from, statement FROM silver.facts WHERE namespace = ANY($1)`, [
+    namespaces,
+  ]);
   await pg.end();
   const auth = await app.services.tokens.authenticate(`Bearer ${app.config.adminToken}`);
   const questions = [];
   for (let i = 0; i < convs.length; i++) {
-    for (const q of (convs[i] as LocomoConversation).questions) {
+    const conv = convs[i] as LocomoConversation;
+    for (const q of conv.questions) {
       const { lists } = await app.services.search.channels(auth, { namespace: namespaces[i] as string, query: q.question, limit: 10 });
-      questions.push({ conversation: i, category: q.category, question: q.question, evidence: q.evidence, lists });
+      questions.push({ conversation: i, split: splitOf(conv), category: q.category, question: q.question, evidence: q.evidence, lists });
     }
   }
-  const facts = Object.fromEntries(factRows.rows.map((r) => [r.id, { confidence: Number(r.confidence), negation: r.negation, predicate: r.predicate }]));
-  fs.writeFileSync(file, JSON.stringify({ dia: Object.fromEntries(rows.rows.map((r) => [r.id, r.dia])), facts, questions }));
+  const facts = Object.fromEntries(
+    factRows.rows.map((r) => [
+      r.id,
+      {
+        confidence: Number(r.confidence),
+        negation: r.negation,
+        predicate: r.predicate,
+        factType: r.fact_type,
+        validFrom: r.valid_from.toISOString(),
+        statement: r.statement,
+      },
+    ]),
+  );
+  fs.writeFileSync(
+    file,
+    JSON.stringify({
+      ruleSet: extractorVersion(),
+      conversations: convs.map((c) => ({ sampleId: c.sampleId, split: splitOf(c) })),
+      dia: Object.fromEntries(rows.rows.map((r) => [r.id, r.dia])),
+      events: Object.fromEntries(rows.rows.map((r) => [r.id, { content: r.content, actor: r.actor, occurredAt: r.occurred_at.toISOString() }])),
+      facts,
+      questions,
+    }),
+  );
   process.stdout.write(`  recall: channel lists of ${questions.length} questions written to ${file}\n`);
 }
 
@@ -316,18 +356,29 @@ export async function recallBench(): Promise<void> {
     return;
   }
   const withGold = process.env.BENCH_RECALL_GOLD !== 'false';
+  // Tune / validate (bench/split.ts): one LoCoMo conversation held out, the repository's messy chat
+  // tuned on, the blind-written second messy chat validate only.
+  const validateConv = heldOut(convs.map((c) => c.sampleId));
+  const chats: Array<{ conv: LocomoConversation; split: Split; file: string }> = [
+    { conv: loadChatFixture(`${REPO_ROOT}/test/fixtures/recall/messy-chat.json`), split: 'tune', file: 'test/fixtures/recall/messy-chat.json' },
+  ];
+  const blindChat = ifPresent(BLIND_FILES.messyChat);
+  if (blindChat) chats.push({ conv: loadChatFixture(blindChat), split: 'validate', file: 'test/fixtures/recall/messy-chat-2.json' });
+  const splitOfConv = (c: LocomoConversation): Split => (c.sampleId === validateConv ? 'validate' : 'tune');
+  const everyConv = [...convs, ...chats.map((c) => c.conv)];
   await withBenchStores(async (b) => {
     const { app, url, adminToken, postgresUrl } = await b.startApp({}, { api: true, worker: true });
     try {
       const post = poster(url, adminToken);
       const run = randomBytes(3).toString('hex');
-      const namespaces = convs.map((c) => `locomo-${c.sampleId}-${run}`);
+      const allNamespaces = everyConv.map((c) => `locomo-${c.sampleId}-${run}`);
+      const namespaces = allNamespaces.slice(0, convs.length);
       const turns = convs.reduce((a, c) => a + c.turns.length, 0);
       const t0 = nowMs();
-      await Promise.all(convs.map((c, i) => ingestTurns(post, turnEvents(namespaces[i] as string, c))));
+      await Promise.all(everyConv.map((c, i) => ingestTurns(post, turnEvents(allNamespaces[i] as string, c))));
       const ingestMs = nowMs() - t0;
       let last = 0;
-      const { deadLetters } = await waitSettled(post, namespaces, 1_800_000, (pending) => {
+      const { deadLetters } = await waitSettled(post, allNamespaces, 1_800_000, (pending) => {
         if (nowMs() - last > 10_000) {
           process.stdout.write(`  recall: ${pending} events pending or unprojected…\n`);
           last = nowMs();
@@ -338,8 +389,8 @@ export async function recallBench(): Promise<void> {
       let promoteMs: number | null = null;
       if (withGold) {
         const p0 = nowMs();
-        await promoteAll(post, namespaces, 1_800_000);
-        await waitSettled(post, namespaces, 600_000); // the Gold projection drained
+        await promoteAll(post, allNamespaces, 1_800_000);
+        await waitSettled(post, allNamespaces, 600_000); // the Gold projection drained
         promoteMs = nowMs() - p0;
       }
 
@@ -364,15 +415,26 @@ export async function recallBench(): Promise<void> {
       );
       await pg.end();
 
-      if (process.env.BENCH_RECALL_DUMP) await dumpChannels(app, convs, namespaces, postgresUrl, process.env.BENCH_RECALL_DUMP);
+      if (process.env.BENCH_RECALL_DUMP)
+        await dumpChannels(app, everyConv, allNamespaces, postgresUrl, process.env.BENCH_RECALL_DUMP, (c) =>
+          convs.includes(c) ? splitOfConv(c) : (chats.find((x) => x.conv === c)?.split ?? 'tune'),
+        );
       const askAll = async (p: Post): Promise<AskedQuestion[]> => {
         // Warm up the embedder and plan caches, then measure.
         for (const ns of namespaces) await p(SEARCH, { ns, q: 'warm up', limit: 10 });
         const out: AskedQuestion[] = [];
-        for (let i = 0; i < convs.length; i++) out.push(...(await askQuestions(p, namespaces[i] as string, convs[i] as LocomoConversation)));
+        for (let i = 0; i < everyConv.length; i++) out.push(...(await askQuestions(p, allNamespaces[i] as string, everyConv[i] as LocomoConversation)));
         return out;
       };
-      const asked = await askAll(post);
+      const askedAll = await askAll(post);
+      const asked = askedAll.slice(
+        0,
+        convs.reduce((n, c) => n + c.questions.length, 0),
+      );
+      const chatAsked = chats.map((c, i) => {
+        const from = everyConv.slice(0, convs.length + i).reduce((n, x) => n + x.questions.length, 0);
+        return { ...c, asked: askedAll.slice(from, from + c.conv.questions.length) };
+      });
       if (process.env.BENCH_RECALL_QUESTIONS)
         fs.writeFileSync(
           process.env.BENCH_RECALL_QUESTIONS,
@@ -384,7 +446,7 @@ export async function recallBench(): Promise<void> {
       if (withGold) {
         const silverApi = await b.startApp({ SEARCH_GRAPH_GOLD: 'false' }, { api: true, worker: false });
         try {
-          silverGraph = await askAll(poster(silverApi.url, adminToken));
+          silverGraph = (await askAll(poster(silverApi.url, adminToken))).slice(0, asked.length);
         } finally {
           await silverApi.app.stop();
         }
@@ -433,7 +495,33 @@ export async function recallBench(): Promise<void> {
       };
       const diff = (a: number | undefined, b: number | undefined) => (a === undefined || b === undefined ? null : round(a - b, 3));
 
+      const locomoOf = (split: Split) => {
+        const rows = convs.flatMap((c, i) => {
+          const from = convs.slice(0, i).reduce((n, x) => n + x.questions.length, 0);
+          return splitOfConv(c) === split ? asked.slice(from, from + c.questions.length) : [];
+        });
+        return recallFigures(rows);
+      };
+      const chatOf = (split: Split) => chatAsked.filter((c) => c.split === split).flatMap((c) => c.asked);
+      const chatFigure = (xs: readonly AskedQuestion[]) => (xs.length === 0 ? null : recallFigures(xs));
+      const [lt, lv, ct, cv] = [locomoOf('tune'), locomoOf('validate'), chatFigure(chatOf('tune')), chatFigure(chatOf('validate'))];
       report('recall', {
+        ruleSet: extractorVersion(),
+        split: {
+          rule: 'bench/split.ts: the LoCoMo conversation with the smallest SHA-256 key is validate; messy-chat.json tune; the blind-written messy-chat-2.json validate',
+          locomo: {
+            ...tuneValidate(lt.ours.recallAt10, lv.ours.recallAt10),
+            conversations: { tune: convs.filter((c) => splitOfConv(c) === 'tune').map((c) => c.sampleId), validate: validateConv },
+            questions: { tune: lt.main.length, validate: lv.main.length },
+            bm25: tuneValidate(lt.bm25.recallAt10, lv.bm25.recallAt10),
+          },
+          messyChat: {
+            ...tuneValidate(ct?.ours.recallAt10 ?? 0, cv?.ours.recallAt10 ?? null),
+            bm25: tuneValidate(ct?.bm25.recallAt10 ?? 0, cv?.bm25.recallAt10 ?? null),
+            files: chats.map((c) => `${c.file} (${c.split})`),
+            questions: { tune: ct?.main.length ?? 0, validate: cv?.main.length ?? 0 },
+          },
+        },
         data: { file: 'locomo-dev.json (3 conversations; read in place)', conversations: convs.map((c) => c.sampleId), turns, questions: asked.length },
         models: { embedder: app.config.models.offlineEmbedder, openai: Boolean(app.config.openai.extractionModel || app.config.openai.embeddingModel) },
         graphChannel: withGold ? 'over Gold (promoted)' : 'no promotion (BENCH_RECALL_GOLD=false): over Silver',

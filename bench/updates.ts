@@ -5,6 +5,8 @@ import { nowMs, report, round, summarize, withBenchStores } from './harness';
 import { TurnBm25 } from './locomo';
 import { ingestTurns, poster, waitSettled } from './recall';
 import { holdsAnswer } from './scenarios';
+import { BLIND_FILES, ifPresent, inValidate, Split, tuneValidate } from './split';
+import { extractorVersion } from './rule-set';
 
 /**
  * Knowledge updates in a long user–assistant chat (issue 23, item 1 at conversation scale): a
@@ -153,27 +155,70 @@ export function updateFigures(outcomes: readonly UpdateOutcome[]) {
   };
 }
 
+/** Each question's split (bench/split.ts): a third of project-updates.json by question text; a blind-written file is validate whole. */
+export function questionSplit(conv: UpdateConversation, blind: boolean): Split[] {
+  return conv.questions.map((q) => (blind || inValidate(q.question) ? 'validate' : 'tune'));
+}
+
+/** The figures of one split: counts per kind, with how many questions each rests on. */
+function figuresOf(outcomes: ReadonlyArray<UpdateOutcome & { split: Split }>, split: Split) {
+  return updateFigures(outcomes.filter((o) => o.split === split));
+}
+
 /** `npm run bench -- updates`: the fixture through the real service with default settings (`BENCH_TOP=10`: ten hits per miss in the report, not three). */
 export async function updatesBench(): Promise<void> {
-  const conv = loadUpdateConversation();
+  const chats: Array<{ conv: UpdateConversation; blind: boolean; file: string }> = [
+    { conv: loadUpdateConversation(), blind: false, file: 'test/fixtures/recall/project-updates.json' },
+  ];
+  const blind = ifPresent(BLIND_FILES.updates);
+  if (blind) chats.push({ conv: loadUpdateConversation(blind), blind: true, file: 'test/fixtures/recall/updates-2.json (blind-written)' });
   await withBenchStores(async (b) => {
     const { app, url, adminToken } = await b.startApp();
     try {
       const post = poster(url, adminToken);
-      const ns = `updates-${randomBytes(3).toString('hex')}`;
+      const run = randomBytes(3).toString('hex');
+      const namespaces = chats.map((_, i) => `updates-${i}-${run}`);
       const t0 = nowMs();
-      await ingestTurns(post, updateEvents(ns, conv));
-      const { deadLetters } = await waitSettled(post, [ns], 600_000);
+      await Promise.all(chats.map((c, i) => ingestTurns(post, updateEvents(namespaces[i] as string, c.conv))));
+      const { deadLetters } = await waitSettled(post, namespaces, 600_000);
       const settledMs = nowMs() - t0;
-      const outcomes = await askUpdateQuestions(post, ns, conv);
+      const outcomes: Array<UpdateOutcome & { split: Split }> = [];
+      for (let i = 0; i < chats.length; i++) {
+        const c = chats[i] as (typeof chats)[number];
+        const splits = questionSplit(c.conv, c.blind);
+        outcomes.push(...(await askUpdateQuestions(post, namespaces[i] as string, c.conv)).map((o, j) => ({ ...o, split: splits[j] as Split })));
+      }
+      const projectUpdates = outcomes.slice(0, chats[0]?.conv.questions.length);
+      const heldOutOfProject = figuresOf(projectUpdates, 'validate').updates;
+      const tune = figuresOf(outcomes, 'tune');
+      const validate = figuresOf(outcomes, 'validate');
+      const share = (n: number, of: number) => (of === 0 ? null : n / of);
       report('updates', {
-        data: { file: 'test/fixtures/recall/project-updates.json', turns: conv.turns.length, questions: conv.questions.length },
-        ...updateFigures(outcomes),
+        ruleSet: extractorVersion(),
+        data: chats.map((c) => ({ file: c.file, turns: c.conv.turns.length, questions: c.conv.questions.length })),
+        split: {
+          rule: 'bench/split.ts: a third of project-updates.json questions by the SHA-256 of their text, and the blind-written updates-2.json, are validate',
+          currentFirst: {
+            ...tuneValidate(share(tune.updates.currentFirst, tune.updates.questions) ?? 0, share(validate.updates.currentFirst, validate.updates.questions)),
+            tuneCount: `${tune.updates.currentFirst}/${tune.updates.questions}`,
+            validateCount: `${validate.updates.currentFirst}/${validate.updates.questions}`,
+            validateOfProjectUpdates: `${heldOutOfProject.currentFirst}/${heldOutOfProject.questions}`,
+          },
+          top1: {
+            ...tuneValidate(share(tune.updates.top1, tune.updates.questions) ?? 0, share(validate.updates.top1, validate.updates.questions)),
+            tuneCount: `${tune.updates.top1}/${tune.updates.questions}`,
+            validateCount: `${validate.updates.top1}/${validate.updates.questions}`,
+          },
+          tune,
+          validate,
+        },
+        // The whole of project-updates.json, as reported before the split (its figures mix tune and validate).
+        projectUpdates: updateFigures(projectUpdates),
         deadLetters,
         settleSeconds: round(settledMs / 1000, 1),
         searchMs: summarize(outcomes.map((o) => o.ms)),
-        misses: outcomes
-          .filter((o) => (o.kind === 'update' ? !o.currentFirst : !o.top1))
+        tuneMisses: outcomes
+          .filter((o) => o.split === 'tune' && (o.kind === 'update' ? !o.currentFirst : !o.top1))
           .map((o) => ({ question: o.question, top: o.top, bm25: o.bm25CurrentFirst })),
         definition:
           'currentFirst: of the first 10 searchMemory hits (fact statements, event contents), the first that holds the answer or an old value holds the answer (whole words, case-insensitive); BM25 the same over its first 10 turns. top1: the first hit holds the answer',

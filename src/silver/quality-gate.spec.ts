@@ -108,4 +108,38 @@ describe('ontology quality gate with earlier turns (context read beside the batc
     // Without the earlier turns, their spans name no known event.
     expect(applyQualityGate(raw, [event]).result.facts.map((f) => [f.ref, f.sources])).toEqual([['both', [span]]]);
   });
+
+  it('removes a malformed statement with a note (rule 7) and keeps the well-formed one beside it', () => {
+    const allergy: ExtractionEvent = { ...event, id: 'ev2', content: "I'm allergic to peanuts, so be careful with recipes." };
+    const fact = (ref: string, statement: string, objectValue: string) => ({
+      ref,
+      statement,
+      factType: 'attribute',
+      subjectRef: null,
+      predicate: 'allergic_to',
+      objectValue,
+      objectRef: null,
+      isNegation: false,
+      confidence: 0.9,
+      validFrom: null,
+      validTo: null,
+      replacesValue: null,
+      sources: [{ eventId: 'ev2', start: 0, end: 24 }],
+    });
+    const { result, notes } = applyQualityGate(
+      {
+        entities: [],
+        facts: [
+          fact('f1', 'The user is allergic to peanuts', 'peanuts'),
+          fact('f2', 'The user is allergic to so be careful with recipes', 'so be careful with recipes'),
+        ],
+        relationships: [],
+      },
+      [allergy],
+    );
+    expect(result.facts.map((f) => f.statement)).toEqual(['The user is allergic to peanuts']);
+    expect(notes).toEqual([
+      { rule: 7, detail: expect.stringMatching(/^fact "The user is allergic to so be careful with recipes" removed: malformed, its object/) },
+    ]);
+  });
 });

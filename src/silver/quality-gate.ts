@@ -1,5 +1,6 @@
 import { ExtractionEvent, ExtractionResult, Span } from './model-ports';
 import { DEFAULT_ONTOLOGY, FACT_TYPES, Ontology } from './ontology';
+import { malformedStatement } from './statement-shape';
 
 /**
  * The ontology gate between an extractor and Silver. Nothing is dropped silently: every change
@@ -20,6 +21,9 @@ import { DEFAULT_ONTOLOGY, FACT_TYPES, Ontology } from './ontology';
  *    with a note (every fact must trace to an event). Entity mentions in earlier turns are dropped
  *    (recorded when those turns were derived).
  * 6. Confidences are clamped to [0, 1].
+ * 7. A malformed statement (its object a dangling clause, its verb phrase cut:
+ *    statement-shape.ts) is removed, with a note: "The user is allergic to so be careful with
+ *    recipes" says nothing a reader can use, and would rank and supersede like any fact.
  */
 const ENTITY_SYNONYMS: Record<string, string> = {
   company: 'organization',
@@ -137,6 +141,11 @@ export function applyQualityGate(
     if (objectRef && !refs.has(objectRef)) {
       notes.push({ rule: 4, detail: `fact "${f.statement}": unknown object ref ${objectRef} cleared` });
       objectRef = null;
+    }
+    const malformed = malformedStatement(f.statement, f.objectValue);
+    if (malformed) {
+      notes.push({ rule: 7, detail: `fact "${f.statement}" removed: malformed, ${malformed}` });
+      return [];
     }
     const sources = validSpans(f.sources, `fact "${f.statement}"`);
     if (sources.length === 0) {

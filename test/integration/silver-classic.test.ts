@@ -1,3 +1,4 @@
+import { OFFLINE_RULES_MODEL } from '../../src/models/offline/rule-set';
 import { anEvent } from '../builders/event-input';
 import { uniqueNamespace } from '../support/stores';
 import { createToken, eventually, gqlOk, startTestApp, TestApp } from '../support/test-app';
@@ -87,7 +88,7 @@ describe('Silver, the classic case: vim, then neovim', () => {
     expect(vimFull.supersededBy?.id).toBe(neovim?.id);
     expect(vimFull.sources[0]?.event.id).toBe(vimEvent);
     expect(vimFull.sources[0]?.quote).toMatch(/vim/);
-    expect(vimFull.extractionModel).toBe('offline-rules@1');
+    expect(vimFull.extractionModel).toBe(OFFLINE_RULES_MODEL);
   });
 
   it('answers asOf t1 with vim and asOf t2 with neovim', async () => {

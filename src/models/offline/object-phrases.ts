@@ -76,6 +76,10 @@ export function cleanObject(range: Range, text: string, times: ReadonlyArray<[nu
 const RELATIVE_TAIL = /,?\s+(?:who|whom|which|where)\s/i;
 const CLAUSE_TAIL = /,\s+(?:so|and|but|plus|as|because|since)\s|\s+[-\u2013\u2014]+\s+|\s*;\s*/i;
 
+/** What opens a clause rather than a list item: a conjunction or connector (not "so much", an amount). */
+const ITEM_CLAUSE =
+  /^(?:so(?!\s+(?:much|many|few|little|far|long)\b)|but|because|cause|cuz|when|while|which|who|that|though|although|if|unless|whereas|until|since|then|now)\b/i;
+
 const LIST_SEP = /\s*,\s*(?:and\s+|or\s+)?|\s+(?:and|or|&|as well as|plus)\s+/gi;
 
 /** The values a draft's object names: one phrase, or list items and gazetteer names. */
@@ -95,6 +99,8 @@ export function splitItems(draft: Draft, text: string, times: ReadonlyArray<[num
   const items: Range[] = [];
   for (const part of parts) {
     if (part.text.trim().length === 0) continue;
+    // "peanuts, so be careful with recipes": a clause after the list ends it; it is no item.
+    if (ITEM_CLAUSE.test(part.text.trim())) break;
     const hits = findTech(part.text, true);
     if (hits.length > 0) {
       for (const h of hits) items.push({ text: h.text, start: part.start + h.start, end: part.start + h.end });

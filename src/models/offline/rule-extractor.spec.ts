@@ -1,6 +1,7 @@
 import type { ExtractionContext, ExtractionEvent, ExtractionResult } from '../../silver/model-ports';
 import { ENTITY_TYPES, FACT_TYPES, RELATIONSHIP_TYPES } from '../../silver/ontology';
 import { RuleExtractor } from './rule-extractor';
+import { OFFLINE_RULES_MODEL } from './rule-set';
 
 const CTX: ExtractionContext = { namespace: 'test', entityTypes: ENTITY_TYPES, relationshipTypes: RELATIONSHIP_TYPES, factTypes: FACT_TYPES };
 const DAY = 86_400_000;
@@ -28,7 +29,7 @@ const entityName = (res: ExtractionResult, ref: string | null): string | undefin
 
 describe('RuleExtractor', () => {
   it('records its model name', () => {
-    expect(new RuleExtractor().model).toBe('offline-rules@1');
+    expect(new RuleExtractor().model).toBe(OFFLINE_RULES_MODEL);
   });
 
   it('links "I switched to neovim last week" to the earlier vim fact, dated a week before the event', async () => {
@@ -481,6 +482,13 @@ describe('RuleExtractor: what first-use answers need (issue 23)', () => {
     expect(await said('rent here is $2,100')).toEqual(['The user said rent here is $2,100']);
     // Still requests, not statements.
     expect(await said('order more printer paper')).toEqual([]);
+  });
+
+  it('ends a list of values at a clause after it: the clause is no value', async () => {
+    const said = async (content: string): Promise<string[]> => (await run([{ role: 'user', content }])).facts.map((f) => f.statement);
+    expect(await said("I'm allergic to peanuts, so be careful with recipes.")).toEqual(['The user is allergic to peanuts']);
+    expect(await said("I'm allergic to cats and dogs, so visits are tricky")).toEqual(['The user is allergic to cats', 'The user is allergic to dogs']);
+    expect(await said('I use Postgres and Redis, so ping me if the cache acts up')).toEqual(['The user uses PostgreSQL', 'The user uses Redis']);
   });
 
   it('leaves chat filler off the end of a statement and writes "rn" out', async () => {

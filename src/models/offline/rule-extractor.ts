@@ -1,3 +1,4 @@
+import { OFFLINE_RULES_MODEL } from './rule-set';
 import nlp from 'compromise';
 import { asks } from '../../common/chat-question';
 import type { ExtractedFact, ExtractionContext, ExtractionEvent, ExtractionResult, Extractor, ModelProvenance, Span } from '../../silver/model-ports';
@@ -147,7 +148,7 @@ interface EventCtx {
 
 /** The offline default extractor: deterministic rules over compromise, chrono-node and a gazetteer. */
 export class RuleExtractor implements Extractor {
-  readonly model = 'offline-rules@1';
+  readonly model = OFFLINE_RULES_MODEL;
   readonly provenance: ModelProvenance = { adapter: 'offline-rules', promptVersion: null };
 
   async extract(events: ExtractionEvent[], ctx: ExtractionContext): Promise<ExtractionResult> {

@@ -1,5 +1,6 @@
 import type { JudgeCandidate, JudgeInput } from '../../silver/model-ports';
 import { RuleJudge } from './rule-judge';
+import { OFFLINE_RULES_MODEL } from './rule-set';
 
 const T0 = new Date('2025-03-10T09:00:00Z');
 const T1 = new Date('2025-03-24T10:00:00Z');
@@ -36,7 +37,7 @@ const decide = (fact: JudgeInput['fact'], candidates: JudgeCandidate[], judge = 
 describe('RuleJudge', () => {
   it('ADDs when there is nothing related', () => {
     expect(decide(aFact(), [])).toMatchObject({ action: 'ADD', targetId: null });
-    expect(new RuleJudge().model).toBe('offline-rules@1');
+    expect(new RuleJudge().model).toBe(OFFLINE_RULES_MODEL);
   });
 
   it('SKIPs the same triple, alias-aware and case-insensitive', () => {

@@ -1,3 +1,4 @@
+import { OFFLINE_RULES_MODEL } from './rule-set';
 import type { Judge, JudgeCandidate, JudgeDecision, JudgeInput, ModelProvenance } from '../../silver/model-ports';
 import { lookupTech } from '../../silver/vocabulary/gazetteer';
 import { sameValue, stem, tokenJaccard } from '../../silver/vocabulary/normalise';
@@ -70,7 +71,7 @@ type Fact = JudgeInput['fact'];
  * 6. else ADD.
  */
 export class RuleJudge implements Judge {
-  readonly model = 'offline-rules@1';
+  readonly model = OFFLINE_RULES_MODEL;
   readonly provenance: ModelProvenance = { adapter: 'offline-rules', promptVersion: null };
   private readonly skipSimilarity: number;
   private readonly updateSimilarity: number;

@@ -1,0 +1,16 @@
+/**
+ * Which offline rule set made a fact (issue 44, item 6). Every fact the offline extractor writes
+ * and every decision of the offline judge records `OFFLINE_RULES_MODEL` ("offline-rules@<version>"),
+ * so a rebuild can select the facts of an older rule set and a bench run names the rule set it
+ * measured. The version is explicit; `RULE_SOURCES_HASH` is the SHA-256 of the sources the rules
+ * are made of (the import closure of rule-extractor.ts and rule-judge.ts inside src/, comments and
+ * layout left out, plus the versions of the npm packages they import: bench/rule-set.ts), and
+ * test/service/rule-set.test.ts fails when the sources no longer hash to it: a change to a rule or
+ * to the vocabulary must bump the version (and record the new hash) in the same commit.
+ *
+ * 1: every rule set until session 23 (36 rule changes under one name). 2: the same rules, first
+ * versioned. 3: a clause after a list of values ends the list (issue 44, item 5).
+ */
+export const OFFLINE_RULES_VERSION = 3;
+export const RULE_SOURCES_HASH = '5fc703cafd0610d1ab44043cb3e58ef9a198676c9497a682e940f2ffe9be6cc4';
+export const OFFLINE_RULES_MODEL = `offline-rules@${OFFLINE_RULES_VERSION}`;
