@@ -268,7 +268,12 @@ async function oneStart(root: string, dataDir: string, cacheDir: string, ns: str
     // meets. How long that took is reported (archiveWrittenMs, from spawn).
     let archiveWrittenMs: number | null = null;
     if (/class-data-sharing: dumping/.test(output + cdsLine)) {
-      await until(async () => /class-data-sharing archive (written|.*failed)/.test(output), child, () => output, 300_000);
+      await until(
+        async () => /class-data-sharing archive (written|.*failed)/.test(output),
+        child,
+        () => output,
+        300_000,
+      );
       archiveWrittenMs = /class-data-sharing archive written/.test(output) ? round(nowMs() - t0, 0) : null;
     }
     const below = await descendants(child.pid as number);
