@@ -33,6 +33,8 @@ export interface DumpedFact {
   confidence: number;
   negation: boolean;
   predicate: string;
+  /** Dumps since the tune/validate split: what the answer-kind prior reads. */
+  statement?: string;
 }
 
 /** A fact hit's weight from what is known of the fact (a variant under study), times its polarity as search does. */
@@ -68,7 +70,7 @@ export function dumpPriors(dump: Dump, conv: LocomoConversation, question: strin
     },
     (id) => {
       const f = dump.facts?.[id];
-      return f ? { isNegation: f.negation } : undefined;
+      return f ? { isNegation: f.negation, ...(f.statement !== undefined ? { statement: f.statement } : {}) } : undefined;
     },
   );
 }

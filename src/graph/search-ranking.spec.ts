@@ -5,6 +5,10 @@ import {
   escapeLucene,
   eventInformation,
   factPolarity,
+  answerFit,
+  ANSWER_KIND_FACTOR,
+  expectedAnswer,
+  rankingPriors,
   foldEventsIntoFacts,
   fusedCandidates,
   fuseByReciprocalRank,
@@ -283,6 +287,40 @@ describe('small namespaces: generic words and empty turns decide nothing (issue 
     const prior = (id: string) => factPolarity({ isNegation: id === 'not-country' }, liked);
     expect(foldEventsIntoFacts(fused, events, new Map(), { factPrior: prior }).map((h) => h.id)).toEqual(['jazz', 'not-country']);
     expect(foldEventsIntoFacts(fused, events).map((h) => h.id)).toEqual(['not-country', 'jazz']);
+  });
+
+  it('weighs a hit that holds the kind of value its question asks for (a time, an amount) above one that does not', () => {
+    for (const q of ["When is the user's dentist appointment?", 'what time does the gym open', 'Kat, which day is the party', 'How long ago did Bob move?'])
+      expect(expectedAnswer(q)).toBe('time');
+    for (const q of ['How many cats does the user have?', 'how often does she run']) expect(expectedAnswer(q)).toBe('amount');
+    for (const q of ['What does the user like?', 'Where does Bob live?', 'Who is the manager?', 'Does the user run?']) expect(expectedAnswer(q)).toBeNull();
+    const when = expectedAnswer('When is the dentist appointment?');
+    expect(answerFit(when, 'The user has a dentist appointment on Tuesday, 10 March 2026 at 9')).toBe(ANSWER_KIND_FACTOR);
+    expect(answerFit(when, 'I went to the support group yesterday')).toBe(ANSWER_KIND_FACTOR);
+    expect(answerFit(when, 'The user does not like the dentist')).toBe(1);
+    expect(answerFit('amount', 'The user drinks three coffees a day')).toBe(ANSWER_KIND_FACTOR);
+    expect(answerFit('amount', 'The user likes coffee')).toBe(1);
+    expect(answerFit(null, 'on Tuesday')).toBe(1);
+    // Through the priors search builds: the dated fact overtakes the one sharing more words.
+    const facts = new Map([
+      ['scared', { isNegation: false, statement: 'The user is scared of the dentist' }],
+      ['appointment', { isNegation: false, statement: 'The user has a dentist appointment next Tuesday at 9' }],
+    ]);
+    const priors = rankingPriors(
+      "When is the user's dentist appointment?",
+      () => undefined,
+      (id) => facts.get(id),
+    );
+    const fused = [
+      { id: 'scared', score: 0.033, channels: ['keyword' as const] },
+      { id: 'appointment', score: 0.03, channels: ['vector' as const] },
+    ];
+    const events = new Map([
+      ['scared', []],
+      ['appointment', []],
+    ]);
+    expect(foldEventsIntoFacts(fused, events, new Map(), priors).map((h) => h.id)).toEqual(['appointment', 'scared']);
+    expect(foldEventsIntoFacts(fused, events).map((h) => h.id)).toEqual(['scared', 'appointment']);
   });
 
   it('reads the name the user goes by as "the user", whole words only, keeping a possessive', () => {

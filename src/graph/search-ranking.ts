@@ -1,3 +1,4 @@
+import * as chrono from 'chrono-node';
 import { eng as ENGLISH_STOP_WORDS } from 'stopword';
 import { Fact } from '../silver/silver.types';
 import { isVisible } from '../silver/visibility';
@@ -96,20 +97,59 @@ export interface RankingPriors {
 export function rankingPriors(
   query: string,
   event: (id: string) => { content: string; actor: string | null } | undefined,
-  fact: (id: string) => { isNegation: boolean } | undefined,
+  fact: (id: string) => { isNegation: boolean; statement?: string } | undefined,
 ): Required<RankingPriors> {
   const names = askedNames(query);
+  const wanted = expectedAnswer(query);
   return {
     eventPrior: (id) => {
       const e = event(id);
-      return e ? eventInformation(e.content, e.actor, names) : 1;
+      return e ? eventInformation(e.content, e.actor, names) * answerFit(wanted, e.content) : 1;
     },
     factPrior: (id) => {
       const f = fact(id);
-      return f ? factPolarity(f, query) : 1;
+      return f ? factPolarity(f, query) * answerFit(wanted, f.statement ?? '') : 1;
     },
   };
 }
+
+/** What kind of value a question asks for, when its opening words say so. */
+export type AnswerKind = 'time' | 'amount';
+
+/**
+ * The kind of value a question asks for, by its opening words (after a name it addresses): a time
+ * ("when …", "what time / day / date / month / year …", "which day …", "how long ago …", "since
+ * when …") or an amount ("how many / much / often / old / long …"). Null for any other question:
+ * "what", "who" and "where" name no kind a text can be checked for without a tagger.
+ */
+export function expectedAnswer(query: string): AnswerKind | null {
+  const q = withoutVocative(query.trim()).toLowerCase();
+  if (ASKS_TIME.test(q)) return 'time';
+  if (ASKS_AMOUNT.test(q)) return 'amount';
+  return null;
+}
+
+const ASKS_TIME = /^(?:when\b|since when\b|until when\b|how long ago\b|(?:at |on |in )?(?:what|which) (?:time|day|date|month|year|week|weekday|hour)s?\b)/;
+const ASKS_AMOUNT = /^how (?:many|much|often|old|long|far)\b/;
+
+/**
+ * How a hit fits the kind of value its question asks for: a text that holds a time (chrono-node
+ * finds a date, a weekday, a clock time or a relative one such as "yesterday" or "next week") for
+ * a question asking when, a number for one asking how many, weighs ANSWER_KIND_FACTOR; any other
+ * text 1. "When is the user's dentist appointment?" then ranks "… appointment on Tuesday at 9"
+ * above "The user is scared of the dentist", whatever their words share.
+ */
+export function answerFit(kind: AnswerKind | null, text: string): number {
+  if (kind === null || text === '') return 1;
+  if (kind === 'amount') return AMOUNT.test(text) ? ANSWER_KIND_FACTOR : 1;
+  return chrono.parse(text).length > 0 ? ANSWER_KIND_FACTOR : 1;
+}
+
+/** The weight of a hit holding the kind of value its question asks for (a prior, like polarity's). */
+export const ANSWER_KIND_FACTOR = 1.25;
+
+const AMOUNT =
+  /\b(?:\d+(?:[.,]\d+)?|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|thirteen|fourteen|fifteen|sixteen|seventeen|eighteen|nineteen|twenty|thirty|forty|fifty|sixty|seventy|eighty|ninety|hundred|thousand|dozen|couple|once|twice|several|few)\b/i;
 
 export interface MemoryCandidate {
   kind: MemoryHitKindName;

@@ -117,6 +117,28 @@ describe('searchMemory over raw events (the Bronze channel, through the projecti
     expect(hits.every((h) => (h.fact ?? h.event)?.namespace === ns && h.evidence.every((e) => e.namespace === ns))).toBe(true);
   });
 
+  it('answers a question asking when with the hit that holds a time, above one that shares more of its words', async () => {
+    const dentist = uniqueNamespace('recall-when');
+    await ingest(
+      [
+        'My dentist appointment always makes me anxious, every dentist appointment is awful',
+        'Booked the dentist for Tuesday at 9',
+        'My sister is visiting in the spring',
+      ].map((text, i) =>
+        anEvent(dentist)
+          .inConversation('c-when', i + 1)
+          .by('USER')
+          .saying(text)
+          .at(`2026-03-0${i + 2}T09:00:00.000Z`)
+          .build(),
+      ),
+    );
+    await settled(dentist);
+    const hits = (await gqlOk<{ searchMemory: Hit[] }>(t.url, token, SEARCH, { ns: dentist, q: 'When is my dentist appointment?' })).searchMemory;
+    const first = hits[0];
+    expect(`${first?.fact?.statement ?? ''} ${first?.event?.content ?? ''} ${first?.evidence.map((e) => e.content).join(' ')}`).toMatch(/Tuesday/);
+  });
+
   it('applies asOf to events: only what had occurred by then', async () => {
     const before = await search({ q: 'which editor does the user use?', asOf: '2026-02-01T00:00:00.000Z' });
     expect(before.length).toBeGreaterThan(0);
