@@ -111,7 +111,11 @@ async function runMode(mode: Mode, convs: LocomoConversation[]): Promise<ModeRes
           derivedAt = performance.now();
         })();
         let done = false;
-        void importing.finally(() => (done = true));
+        // Settled either way; a failed import is thrown by the await below, inside the try that stops the services.
+        void importing.then(
+          () => (done = true),
+          () => (done = true),
+        );
         for (let i = 0; !done; i++) await search(questions[i % questions.length] as string);
         await importing;
       });
@@ -151,11 +155,13 @@ async function runMode(mode: Mode, convs: LocomoConversation[]): Promise<ModeRes
 function loadEvents(convs: LocomoConversation[], atLeast: number): { namespaces: string[]; events: Array<Record<string, unknown>> } {
   const namespaces: string[] = [];
   const events: Array<Record<string, unknown>> = [];
-  for (let copy = 1; events.length < atLeast; copy++) {
-    const ns = `under-load/import-${copy}`;
-    namespaces.push(ns);
-    for (const conv of convs) events.push(...turnEvents(ns, conv));
-  }
+  // One namespace per conversation and copy: LoCoMo's turn ids (D1:1, …) repeat across conversations.
+  for (let copy = 1; events.length < atLeast; copy++)
+    for (const conv of convs) {
+      const ns = `under-load/import-${copy}-${conv.sampleId}`;
+      namespaces.push(ns);
+      events.push(...turnEvents(ns, conv));
+    }
   return { namespaces, events };
 }
 
