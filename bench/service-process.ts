@@ -43,17 +43,18 @@ export function serviceEnv(stores: Stores, dataDir: string, adminToken: string, 
 }
 
 /**
- * Starts `command` and resolves once it serves (`/health` 200) or, for `worker`, once its workers
- * run. Its output goes to `logFile`.
+ * Starts `command` and resolves once its `/health` answers 200 (a worker's on METRICS_PORT; the
+ * log level may hide the line that says its workers run). Its output goes to `logFile`.
  */
 export async function startService(command: 'serve' | 'worker', args: readonly string[], env: NodeJS.ProcessEnv, logFile: string): Promise<ServiceProcess> {
   const root = serviceRoot();
-  const port = command === 'serve' ? await freePort() : 0;
-  const url = command === 'serve' ? `http://127.0.0.1:${port}` : '';
+  // A worker serves /health on METRICS_PORT: readiness does not depend on the log level.
+  const port = await freePort();
+  const url = `http://127.0.0.1:${port}`;
   const log = fs.openSync(logFile, 'a');
   const child = spawn(process.execPath, [path.join(root, 'dist', 'src', 'app', 'main.js'), command, ...args], {
     cwd: root,
-    env: { ...env, PORT: String(port) },
+    env: command === 'serve' ? { ...env, PORT: String(port) } : { ...env, METRICS_PORT: String(port) },
     stdio: ['ignore', log, log],
   });
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
@@ -61,10 +62,7 @@ export async function startService(command: 'serve' | 'worker', args: readonly s
   for (;;) {
     if (child.exitCode !== null) throw new Error(`${command} exited (${child.exitCode}) during its start: see ${logFile}`);
     if (Date.now() > deadline) throw new Error(`${command} did not start within 10 minutes: see ${logFile}`);
-    const up =
-      command === 'serve'
-        ? (await fetch(`${url}/health`).catch(() => null))?.status === 200
-        : fs.readFileSync(logFile, 'utf8').includes('background workers running');
+    const up = (await fetch(`${url}/health`).catch(() => null))?.status === 200;
     if (up) break;
     await new Promise((r) => setTimeout(r, 500));
   }
