@@ -1,8 +1,7 @@
 import { OFFLINE_RULES_MODEL } from './rule-set';
 import type { Judge, JudgeCandidate, JudgeDecision, JudgeInput, ModelProvenance } from '../../silver/model-ports';
 import { lookupTech } from '../../silver/vocabulary/gazetteer';
-import { sameValue, tokenJaccard } from '../../silver/vocabulary/normalise';
-import { saysChange, topicKeys } from '../../silver/vocabulary/change-cues';
+import { sameValue, stem, tokenJaccard } from '../../silver/vocabulary/normalise';
 import { predicateGroup, SINGLE_VALUED } from '../../silver/ontology';
 import { stateOf } from '../../silver/vocabulary/states';
 import { LIGHT_VERBS } from './general-clauses';
@@ -23,6 +22,28 @@ export const DEFAULT_UPDATE_SIMILARITY = 0.8;
 const group = predicateGroup;
 
 const CHANGE_WORDS = /\b(?:switched|moved|migrated|replaced|no longer|any ?more|instead|now|these days|stopped|gave up|changed)\b/i;
+
+/**
+ * Words that say a belief changed or was corrected, in the fact's statement or in the sentence it
+ * was read from: "I quit coffee", "we are twelve people now", "actually it's on Wednesday",
+ * "I started going again", "new number: …". Lower-case "new" only ("New York" is a name).
+ */
+const CHANGE_CUES =
+  /\b(?:switch(?:ed|ing)?|mov(?:ed|ing)|migrat(?:ed|ing)|replac(?:ed|ing)|no longer|any ?more|instead|now|these days|nowadays|stopp(?:ed|ing)|gave up|giving up|quit(?:ting)?|left|sold|chang(?:ed|ing)|actually|correction|corrected|again|started|took up|taken up|became|become|went|turned|updated?)\b/i;
+const NEW_CUE = /(?:^|[^\p{L}])new(?:[^\p{L}]|$)/u;
+
+/** Words that name no topic: a change shares a topic with an older fact by some other word. */
+const GENERIC = new Set(
+  (
+    'user assistant speaker i me my mine we our us you your he she they them his her their it its this that these those there here ' +
+    'be is are was were been being am have has had having do does did done get got go went going goes make made use used uses ' +
+    'say said tell told know think want like really just also very much many more most some any all every each one two ' +
+    'now then today yesterday tomorrow day days week weeks weekend month months year years time times ago last next ' +
+    'again still already ever never always often actually anymore longer new old instead only ' +
+    'switch switched move moved start started stop stopped quit left sold change changed took take up went become became turned ' +
+    'a an the of to in on at for with about from by as and or but not no so if than too'
+  ).split(' '),
+);
 
 /** Predicates of the general clauses that name no relation of their own: a light verb ("be", "have"), or a view ("said"). */
 const lightPredicate = (p: string): boolean => LIGHT_VERBS.has(p) || p === 'said';
@@ -131,7 +152,7 @@ export class RuleJudge implements Judge {
    */
   private negatedOlder(fact: Fact, mine: readonly JudgeCandidate[]): JudgeDecision | null {
     if (!fact.isNegation || !fact.objectValue) return null;
-    const object = stoppedTopic(fact.objectValue);
+    const object = topicWords(fact.objectValue);
     if (object.length === 0) return null;
     // Every candidate was stated before this fact (stored, or earlier in the batch); their world
     // times may say otherwise ("I quit coffee last month"), and changeForDecision keeps validTo sane.
@@ -190,7 +211,8 @@ function isChange(fact: Fact): boolean {
 
 /** The fact, or the sentence it was read from, says something changed or was corrected. */
 function isChangeText(fact: Fact): boolean {
-  return fact.replacesValue !== null || saysChange(`${fact.statement} ${fact.sourceText ?? ''}`);
+  const text = `${fact.statement} ${fact.sourceText ?? ''}`;
+  return fact.replacesValue !== null || CHANGE_CUES.test(text) || NEW_CUE.test(text);
 }
 
 /**
@@ -249,28 +271,13 @@ function amounts(text: string): Array<{ head: string; amount: string; past: bool
   return out;
 }
 
-/**
- * Content words of a text by their word keys (silver/vocabulary/change-cues.ts `topicKeys`: "coffees"
- * meets "coffee", "allergies" meets "allergic"), without generic ones (the subject, pronouns,
- * common verbs, time words).
- */
-export const topicWords = topicKeys;
-
-/**
- * What a stop names, to look for in the fact it ends: its object's topic words without the words
- * that only say how or when ("I quit coffee completely", "no longer uses coffee on Monday, 16 March
- * 2026"): adverbs in -ly, prepositions of time, weekday and month names, numbers.
- */
-function stoppedTopic(object: string): string[] {
-  const when = new Set(topicKeys(object.match(WHEN_WORDS)?.join(' ') ?? ''));
-  const what = (text: string) => topicKeys(text).filter((k) => !when.has(k) && !/\d/.test(k));
-  // An -ly word is how it stopped ("completely"), unless it is all there is ("my family").
-  const withoutHow = what(object.replace(/\b\p{L}+ly\b/gu, ' '));
-  return withoutHow.length > 0 ? withoutHow : what(object);
+/** Content words of a text, light-stemmed, without generic ones (the subject, pronouns, common verbs, time words). */
+export function topicWords(text: string): string[] {
+  return (text.toLowerCase().match(/[\p{L}\p{N}][\p{L}\p{N}'-]*/gu) ?? [])
+    .map((w) => w.replace(/'s$/, ''))
+    .filter((w) => !GENERIC.has(w) && (w.length > 2 || /\d/.test(w)))
+    .map((w) => (/\d/.test(w) ? w : stem(w)));
 }
-
-const WHEN_WORDS =
-  /\b(?:since|until|till|before|after|during|monday|tuesday|wednesday|thursday|friday|saturday|sunday|january|february|march|april|may|june|july|august|september|october|november|december)\b/gi;
 
 function containsAll(words: readonly string[], wanted: readonly string[]): boolean {
   const have = new Set(words);
