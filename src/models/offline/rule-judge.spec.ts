@@ -125,32 +125,6 @@ describe('RuleJudge: updates and distinct look-alikes (issue 23)', () => {
     expect(d).toMatchObject({ action: 'SUPERSEDE', targetId: 'coffee' });
   });
 
-  it('a stop finds what it ends by word forms, whatever says how or when it stopped; another thing sharing a word is not ended', () => {
-    const coffees = other({ id: 'coffees', statement: 'The user drinks three coffees a day', predicate: 'drink', objectValue: 'three coffees a day' });
-    const peanuts = other({ id: 'peanuts', statement: 'The user is allergic to peanuts', predicate: 'allergic_to', objectValue: 'peanuts' });
-    const quit = (statement: string, objectValue: string) => aFact({ statement, objectValue, isNegation: true });
-    expect(judge.decideOne({ fact: quit('The user no longer uses coffee completely', 'coffee completely'), candidates: [peanuts, coffees] })).toMatchObject({
-      action: 'SUPERSEDE',
-      targetId: 'coffees',
-    });
-    // Without a change word, the stop alone: how often or since when it stopped is not what stopped.
-    expect(judge.decideOne({ fact: quit('The user does not drink coffee daily', 'coffee daily'), candidates: [peanuts, coffees] })).toMatchObject({
-      action: 'SUPERSEDE',
-      targetId: 'coffees',
-    });
-    expect(
-      judge.decideOne({
-        fact: quit('The user does not drink coffee since Monday, 16 March 2026', 'coffee since Monday, 16 March 2026'),
-        candidates: [coffees],
-      }),
-    ).toMatchObject({ action: 'SUPERSEDE', targetId: 'coffees' });
-    const wine = other({ id: 'wine', statement: 'The user likes red wine', predicate: 'likes', objectValue: 'red wine' });
-    expect(judge.decideOne({ fact: quit('The user does not eat red meat', 'red meat'), candidates: [wine] }).action).toBe('ADD');
-    // An -ly word that is the whole object is what stopped.
-    const family = other({ id: 'family', statement: 'The user visits family every Sunday', predicate: 'visit', objectValue: 'family every Sunday' });
-    expect(judge.decideOne({ fact: quit('The user no longer visits family', 'family'), candidates: [family] })).toMatchObject({ targetId: 'family' });
-  });
-
   it('a negated fact ends the standing fact it names, not a past event that names the same thing', () => {
     const bowl = other({ id: 'bowl', statement: 'The user made a lopsided bowl at pottery on 23 March 2025', factType: 'event', similarity: 0.9 });
     const klass = other({ id: 'class', statement: 'The user does a pottery class thursday nights', similarity: 0.8 });

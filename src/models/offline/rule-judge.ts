@@ -5,7 +5,6 @@ import { sameValue, stem, tokenJaccard } from '../../silver/vocabulary/normalise
 import { predicateGroup, SINGLE_VALUED } from '../../silver/ontology';
 import { stateOf } from '../../silver/vocabulary/states';
 import { LIGHT_VERBS } from './general-clauses';
-import { wordKey } from '../../common/word-forms';
 
 export interface RuleJudgeOptions {
   /** A candidate at least this similar (embedding or trigram) is the same statement: SKIP. Default 0.92. */
@@ -153,14 +152,14 @@ export class RuleJudge implements Judge {
    */
   private negatedOlder(fact: Fact, mine: readonly JudgeCandidate[]): JudgeDecision | null {
     if (!fact.isNegation || !fact.objectValue) return null;
-    const object = stoppedTopic(fact.objectValue);
+    const object = topicWords(fact.objectValue);
     if (object.length === 0) return null;
     // Every candidate was stated before this fact (stored, or earlier in the batch); their world
     // times may say otherwise ("I quit coffee last month"), and changeForDecision keeps validTo sane.
     // What a stop ends is a standing fact (a habit, a preference): "I made a bowl at pottery last
     // night" still happened when "I dropped pottery", and "I do a pottery class thursday nights"
     // is what ends. A past event is ended only when no standing fact holds the words.
-    const holding = mine.filter((c) => !c.isNegation && containsAll(topicWords(c.statement, wordKey), object));
+    const holding = mine.filter((c) => !c.isNegation && containsAll(topicWords(c.statement), object));
     const old = holding.find((c) => c.factType !== 'event') ?? holding[0];
     return old ? { action: 'SUPERSEDE', targetId: old.id, reason: `"${fact.statement}" ends what "${old.statement}" states` } : null;
   }
@@ -272,32 +271,13 @@ function amounts(text: string): Array<{ head: string; amount: string; past: bool
   return out;
 }
 
-/**
- * Content words of a text, light-stemmed (or by `key`: a stop and what it ends compare word keys,
- * common/word-forms.ts, so "coffees" meets "coffee"), without generic ones (the subject, pronouns,
- * common verbs, time words).
- */
-export function topicWords(text: string, key: (w: string) => string = stem): string[] {
+/** Content words of a text, light-stemmed, without generic ones (the subject, pronouns, common verbs, time words). */
+export function topicWords(text: string): string[] {
   return (text.toLowerCase().match(/[\p{L}\p{N}][\p{L}\p{N}'-]*/gu) ?? [])
     .map((w) => w.replace(/'s$/, ''))
     .filter((w) => !GENERIC.has(w) && (w.length > 2 || /\d/.test(w)))
-    .map((w) => (/\d/.test(w) ? w : key(w)));
+    .map((w) => (/\d/.test(w) ? w : stem(w)));
 }
-
-/**
- * What a stop names, to look for in the fact it ends, by word keys: its object's topic words
- * without the words that only say how or when ("I quit coffee completely", "no longer uses coffee
- * since Monday, 16 March 2026"): adverbs in -ly, prepositions of time, weekday and month names,
- * numbers. An -ly word that is all there is ("my family") stays.
- */
-function stoppedTopic(object: string): string[] {
-  const what = (text: string) => topicWords(text.replace(WHEN_WORDS, ' '), wordKey).filter((k) => !/\d/.test(k));
-  const withoutHow = what(object.replace(/\b\p{L}+ly\b/gu, ' '));
-  return withoutHow.length > 0 ? withoutHow : what(object);
-}
-
-const WHEN_WORDS =
-  /\b(?:since|until|till|before|after|during|monday|tuesday|wednesday|thursday|friday|saturday|sunday|january|february|march|april|may|june|july|august|september|october|november|december)\b/gi;
 
 function containsAll(words: readonly string[], wanted: readonly string[]): boolean {
   const have = new Set(words);
