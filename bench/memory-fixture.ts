@@ -209,7 +209,7 @@ async function projectChunk(driver: Driver, ns: string, embedder: HashingEmbedde
   const turn = new Map(c.events.map((e) => [`${e.conversationId}\u0000${e.sequenceNum}`, e.id]));
   const neighbour = (e: (typeof c.events)[number], step: number): string | null => turn.get(`${e.conversationId}\u0000${e.sequenceNum + step}`) ?? null;
   for (let i = 0; i < c.events.length; i += NEO4J_BATCH) {
-    // Events as the projector writes them: content and the turn before (event_body_fulltext: body, context, speaker) and its embedding (event_embedding).
+    // Events as the projector writes them: content and the turn before (event_stems_fulltext: stems, context, speaker) and its embedding (event_embedding).
     const rows = c.events.slice(i, i + NEO4J_BATCH).map((e) => ({
       id: e.id,
       namespace: ns,

@@ -75,9 +75,9 @@ function timedDriver(driver: Driver, parts: Parts, counts: { tx: number; stateme
 
 function labelOf(query: string): string {
   const q = query.replace(/\s+/g, ' ');
-  if (/queryNodes\('fact_statement/.test(q)) return 'fact keyword';
+  if (/queryNodes\('fact_stems/.test(q)) return 'fact keyword';
   if (/queryNodes\('entity_name/.test(q)) return 'entity names';
-  if (/queryNodes\('event_(text|body)/.test(q)) return 'event keyword';
+  if (/queryNodes\('event_(text|body|stems)/.test(q)) return 'event keyword';
   if (/queryNodes\('fact_embedding/.test(q)) return 'fact vector index';
   if (/queryNodes\('event_embedding/.test(q)) return 'event vector index';
   if (/UNWIND \$seedIds/.test(q)) return 'graph expansion';
@@ -542,7 +542,7 @@ export async function searchPasses(): Promise<void> {
           const q = String(r.get('currentQuery') ?? '')
             .replace(/\s+/g, ' ')
             .slice(0, 90);
-          if (!q || /SHOW TRANSACTIONS|queryNodes\('(fact_statement|event_body|entity_name)|UNWIND \$seedIds|^ ?MATCH \(n:(Fact|Event)\)/.test(q)) continue;
+          if (!q || /SHOW TRANSACTIONS|queryNodes\('(fact_stems|event_stems|entity_name)|UNWIND \$seedIds|^ ?MATCH \(n:(Fact|Event)\)/.test(q)) continue;
           others.neo4j.set(q, (others.neo4j.get(q) ?? 0) + 1);
         }
         const act = await pg.query<{ q: string }>(

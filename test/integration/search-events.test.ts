@@ -294,8 +294,8 @@ describe('searchMemory over raw events (the Bronze channel, through the projecti
     const old = uniqueNamespace('recall-speaker-upgrade');
     await ingest([anEvent(old).inConversation('c', 1).by('USER', 'Kat').saying('Kat: my interview is on Thursday').at('2026-04-06T09:00:00.000Z').build()]);
     await eventually(async () => (await status(old)).outboxLag === 0, 'the turn to be projected', 60_000);
-    // As an earlier version projected it: content only.
-    await t.app.neo4j.executeQuery(`MATCH (e:Event) WHERE e.namespace = $ns REMOVE e.body, e.speaker`, { ns: old });
+    // As an earlier version projected it: content only (no body, speaker or word keys).
+    await t.app.neo4j.executeQuery(`MATCH (e:Event) WHERE e.namespace = $ns REMOVE e.body, e.speaker, e.stems`, { ns: old });
     const found = async () =>
       (await gqlOk<{ searchMemory: Hit[] }>(t.url, token, SEARCH, { ns: old, q: 'interview', limit: 5, filter: { kinds: ['EVENT'] } })).searchMemory.filter(
         (h) => h.channels.includes('event_keyword'),

@@ -119,7 +119,7 @@ describe('fast first answers and fast stops', () => {
     // round's second copy stood. Their words are made up now.
     const t = await startTestApp({ OFFLINE_EMBEDDER: 'hashing' }, { api: true, worker: false });
     try {
-      const indexes = ['fact_statement_ns_fulltext', 'event_body_fulltext', 'entity_name_ns_fulltext'];
+      const indexes = ['fact_stems_ns_fulltext', 'event_stems_fulltext', 'entity_name_ns_fulltext'];
       /** Warm-up nodes that `word` matches in each shared fulltext index, through the index's own analyzer. */
       const warmUpMatches = async (word: string): Promise<number[]> => {
         const out: number[] = [];

@@ -2,6 +2,7 @@ import { ManagedTransaction } from 'neo4j-driver';
 import { CypherRunner } from './cypher-runner';
 import { namespaceKey } from '../../platform/neo4j/namespace-key';
 import { splitSpeakerLabel } from '../speaker-label';
+import { wordKeys } from '../../common/word-forms';
 
 /** One Bronze event as the projection writes it (timestamps as ISO 8601 strings). */
 export interface EventNodeRow {
@@ -14,7 +15,7 @@ export interface EventNodeRow {
   sequenceNum: number | null;
   role: string | null;
   actor: string | null;
-  /** Verbatim content (with overlays applied): the keyword channel indexes it without its speaker label (`body`, event_body_fulltext). */
+  /** Verbatim content (with overlays applied): the keyword channel indexes it without its speaker label, by its word keys (`stems`, event_stems_fulltext). */
   content: string;
   occurredAt: string;
   ingestedAt: string;
@@ -45,8 +46,9 @@ export interface EventNode {
  * (`mergeFactNodes`).
  *
  * The keyword channel reads what a turn says (`body`: the content without its speaker label) and
- * who says it (`speaker`, a field of its own: docs/search.md, `splitSpeakerLabel`); `content`
- * stays verbatim for readers.
+ * who says it (`speaker`, a field of its own: docs/search.md, `splitSpeakerLabel`), the body by
+ * its word keys (`stems`, common/word-forms.ts: "allergic" meets "allergies"); `content` stays
+ * verbatim for readers.
  *
  * Each event also carries the text of the turn before it (`context`, from `contextEventId`),
  * which the keyword channel matches at a lower weight: a reply ("Thanks, I'm excited!") is found
@@ -63,7 +65,7 @@ export async function mergeEventNodes(tx: CypherRunner, rows: readonly EventNode
      MERGE (e:Event {id: r.id})
      SET e.namespace = r.namespace, e.nsKey = r.nsKey, e.source = r.source, e.kind = r.kind, e.conversationId = r.conversationId,
          e.sessionId = r.sessionId, e.sequenceNum = r.sequenceNum, e.role = r.role, e.actor = r.actor, e.content = r.content,
-         e.body = r.body, e.speaker = r.speaker,
+         e.body = r.body, e.stems = r.stems, e.speaker = r.speaker,
          e.occurredAt = datetime(r.occurredAt), e.ingestedAt = datetime(r.ingestedAt), e.projectedAt = datetime(),
          e.contextEventId = r.previousEventId
      WITH e, r
@@ -79,8 +81,14 @@ export async function mergeEventNodes(tx: CypherRunner, rows: readonly EventNode
      OPTIONAL MATCH (after:Event {id: r.nextEventId}) WHERE after.namespace = e.namespace
      FOREACH (_ IN CASE WHEN after IS NULL THEN [] ELSE [1] END |
        SET after.contextEventId = e.id, after.context = e.body)`,
-    { rows: rows.map((r) => ({ ...r, nsKey: namespaceKey(r.namespace), ...splitSpeakerLabel(r.content, r.actor) })) },
+    { rows: rows.map((r) => eventNodeProperties(r)) },
   );
+}
+
+/** What a row adds to its node: the namespace key, the body and speaker, and the body's word keys (`stems`, common/word-forms.ts). */
+function eventNodeProperties(r: EventNodeRow): EventNodeRow & { nsKey: string; body: string; speaker: string | null; stems: string } {
+  const split = splitSpeakerLabel(r.content, r.actor);
+  return { ...r, nsKey: namespaceKey(r.namespace), ...split, stems: wordKeys(split.body).join(' ') };
 }
 
 /** Event nodes by id, any namespace: the caller filters by grants. */

@@ -1,5 +1,6 @@
 import { CypherRunner } from './cypher-runner';
 import { namespaceKey } from '../../platform/neo4j/namespace-key';
+import { wordKeys } from '../../common/word-forms';
 
 export interface FactSourceRow {
   eventId: string;
@@ -39,13 +40,15 @@ export interface FactNodeRow {
  * stored as 32-bit floats (`db.create.setNodeVectorProperty`, what the model produced and Silver
  * keeps) with its length in `embeddingDims`, which the exact vector channel filters on without
  * reading the vector (`backfillVectorStorage` in platform/neo4j/neo4j-client.ts upgrades older nodes).
+ * The keyword channel matches the statement's word keys (`stems`, common/word-forms.ts: "allergic"
+ * meets "allergies"), computed here from the statement as projected, overlays applied.
  */
 export async function mergeFactNodes(tx: CypherRunner, rows: readonly FactNodeRow[]): Promise<void> {
   if (rows.length === 0) return;
   await tx.run(
     `UNWIND $rows AS r
      MERGE (f:Fact {id: r.id})
-     SET f.namespace = r.namespace, f.nsKey = r.nsKey, f.statement = r.statement, f.factType = r.factType, f.predicate = r.predicate,
+     SET f.namespace = r.namespace, f.nsKey = r.nsKey, f.statement = r.statement, f.stems = r.stems, f.factType = r.factType, f.predicate = r.predicate,
          f.object = r.object, f.isNegation = r.isNegation, f.confidence = r.confidence, f.importance = r.importance,
          f.validFrom = datetime(r.validFrom), f.validTo = datetime(r.validTo), f.recordedAt = datetime(r.recordedAt),
          f.retiredAt = datetime(r.retiredAt), f.extractionModel = r.extractionModel,
@@ -57,6 +60,7 @@ export async function mergeFactNodes(tx: CypherRunner, rows: readonly FactNodeRo
       rows: rows.map(({ sources: _s, subjectEntityId: _a, objectEntityId: _b, supersededBy: _c, ...node }) => ({
         ...node,
         nsKey: namespaceKey(node.namespace),
+        stems: wordKeys(node.statement).join(' '),
       })),
     },
   );

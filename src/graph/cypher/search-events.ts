@@ -1,7 +1,7 @@
 import neo4j from 'neo4j-driver';
 import { CypherRunner } from './cypher-runner';
 import { ScoredId, scoredIds, vectorChannel, VectorSearch, vectorSearch } from './search-channel';
-import { KEYWORD_OVERSAMPLE, LuceneField, scopedLucene } from './search-facts';
+import { KEYWORD_OVERSAMPLE, keyTerms, LuceneField, scopedLucene } from './search-facts';
 
 /** Scope of the raw-event channels of searchMemory: the namespace first, then `asOf` (occurred at or before it). */
 export interface EventSearchScope {
@@ -61,7 +61,7 @@ export const EVENT_CONTEXT_BOOST = 0.5;
 export const EVENT_SPEAKER_BOOST = 0.3;
 
 /**
- * Lucene BM25 over what events say (`body`), at `EVENT_CONTEXT_BOOST` the turn before each event
+ * Lucene BM25 over what events say (`stems`: the word keys of `body`), at `EVENT_CONTEXT_BOOST` the turn before each event
  * (event-nodes.ts), and at `speakerBoost` who said it, scoped to the namespace inside the index
  * query (`terms` from `toLuceneQuery`).
  */
@@ -72,11 +72,14 @@ export function eventKeywordSearch(
   k: number,
   speakerBoost: number = EVENT_SPEAKER_BOOST,
 ): Promise<ScoredId[]> {
-  const fields: LuceneField[] = ['body', { name: 'context', boost: EVENT_CONTEXT_BOOST }];
+  const fields: LuceneField[] = [
+    { name: 'stems', boost: 1, terms: keyTerms(terms) },
+    { name: 'context', boost: EVENT_CONTEXT_BOOST },
+  ];
   if (speakerBoost > 0) fields.push({ name: 'speaker', boost: speakerBoost });
   return scoredIds(
     tx,
-    `CALL db.index.fulltext.queryNodes('event_body_fulltext', $lucene, {limit: $candidates}) YIELD node AS e, score
+    `CALL db.index.fulltext.queryNodes('event_stems_fulltext', $lucene, {limit: $candidates}) YIELD node AS e, score
      WITH e, score WHERE ${EVENT_FILTER}
      ${RETURN_EVENT}`,
     {

@@ -1,5 +1,6 @@
 import neo4j from 'neo4j-driver';
 import { namespaceKey } from '../../platform/neo4j/namespace-key';
+import { wordKeys } from '../../common/word-forms';
 import { visibleCypher } from '../../silver/visibility';
 import { CypherRunner } from './cypher-runner';
 import { countAll, countEmbedded, ScoredId, scoredIds, vectorChannel, VectorSearch, vectorSearch } from './search-channel';
@@ -41,8 +42,11 @@ const RETURN_FACT = `RETURN f.id AS id, score, [(f)-[:DERIVED_FROM]->(ev:Event) 
 
 const ids = scoredIds;
 
-/** A field of a fulltext query: its name, or its name and a boost (a weight on its BM25 score, 1 by default). */
-export type LuceneField = string | { name: string; boost: number };
+/**
+ * A field of a fulltext query: its name, or its name and a boost (a weight on its BM25 score, 1 by
+ * default), and the terms it is asked for when they are not the query's own (its word keys).
+ */
+export type LuceneField = string | { name: string; boost: number; terms?: string };
 
 /**
  * A Lucene query over `fields` that only matches the namespace's nodes: the namespace key is a
@@ -50,8 +54,24 @@ export type LuceneField = string | { name: string; boost: number };
  * be a safe query (`toLuceneQuery`). A node's score is the sum of its fields' scores.
  */
 export function scopedLucene(namespace: string, fields: readonly LuceneField[], terms: string): string {
-  const clause = (f: LuceneField): string => (typeof f === 'string' ? `${f}:(${terms})` : `${f.name}:(${terms})^${f.boost}`);
+  const clause = (f: LuceneField): string => (typeof f === 'string' ? `${f}:(${terms})` : `${f.name}:(${f.terms ?? terms})^${f.boost}`);
   return `+nsKey:${namespaceKey(namespace)} +(${fields.map(clause).join(' ')})`;
+}
+
+/**
+ * The word keys (common/word-forms.ts) of a safe query's terms, for the fields that hold keys
+ * (`stems`): "allergies" asks for the key "allergic" was indexed by. Keys are letters and digits
+ * only, so the query stays safe; a term without a key (a stop word the query kept) keeps itself.
+ */
+export function keyTerms(terms: string): string {
+  return [
+    ...new Set(
+      terms.split(' ').flatMap((t) => {
+        const keys = wordKeys(t);
+        return keys.length > 0 ? keys : [t.toLowerCase()];
+      }),
+    ),
+  ].join(' ');
 }
 
 /** The fact vector channel (`fact_embedding`): hits carry their source events, like every fact channel. */
@@ -105,10 +125,15 @@ export function countAllFacts(tx: CypherRunner): Promise<number> {
 export function keywordSearch(tx: CypherRunner, scope: FactSearchScope, terms: string, k: number): Promise<ScoredId[]> {
   return ids(
     tx,
-    `CALL db.index.fulltext.queryNodes('fact_statement_ns_fulltext', $lucene, {limit: $candidates}) YIELD node AS f, score
+    `CALL db.index.fulltext.queryNodes('fact_stems_ns_fulltext', $lucene, {limit: $candidates}) YIELD node AS f, score
      WITH f, score WHERE ${FACT_FILTER}
      ${RETURN_FACT}`,
-    { ...scopeParams(scope), lucene: scopedLucene(scope.namespace, ['statement'], terms), candidates: neo4j.int(k * KEYWORD_OVERSAMPLE), k: neo4j.int(k) },
+    {
+      ...scopeParams(scope),
+      lucene: scopedLucene(scope.namespace, [{ name: 'stems', boost: 1, terms: keyTerms(terms) }], terms),
+      candidates: neo4j.int(k * KEYWORD_OVERSAMPLE),
+      k: neo4j.int(k),
+    },
   );
 }
 

@@ -1,5 +1,6 @@
 import neo4j, { Driver, ManagedTransaction, Session } from 'neo4j-driver';
 import { namespaceKey } from './namespace-key';
+import { wordKeys } from '../../common/word-forms';
 
 export interface Neo4jConnection {
   uri: string;
@@ -44,9 +45,8 @@ export const NEO4J_SCHEMA: readonly string[] = [
   'CREATE INDEX fact_namespace_embedding_model IF NOT EXISTS FOR (f:Fact) ON (f.namespace, f.embeddingModel)',
   // Recall over raw events and namespace-scoped keyword channels (docs/search.md). Every fulltext
   // index holds the namespace as one term (`nsKey`, platform/neo4j/namespace-key.ts) and every query
-  // requires it, so Lucene scopes the match itself. Statements and contents use the english
-  // analyzer (stop words, stemming: "uses" finds "use"); names keep the default analyzer.
-  "CREATE FULLTEXT INDEX fact_statement_ns_fulltext IF NOT EXISTS FOR (f:Fact) ON EACH [f.statement, f.nsKey] OPTIONS { indexConfig: { `fulltext.analyzer`: 'english' } }",
+  // requires it, so Lucene scopes the match itself. Statements and contents are indexed by their
+  // word keys (below) with the english analyzer; names keep the default analyzer.
   'CREATE FULLTEXT INDEX entity_name_ns_fulltext IF NOT EXISTS FOR (n:Entity) ON EACH [n.name, n.aliases, n.nsKey]',
   "CREATE VECTOR INDEX event_embedding IF NOT EXISTS FOR (e:Event) ON (e.embedding) OPTIONS { indexConfig: { `vector.similarity_function`: 'cosine' } }",
   'CREATE INDEX event_namespace_embedding_model IF NOT EXISTS FOR (e:Event) ON (e.namespace, e.embeddingModel)',
@@ -64,11 +64,19 @@ export const NEO4J_SCHEMA: readonly string[] = [
   // What a turn says (`body`, its content without the speaker label) and who says it (`speaker`)
   // are separate fields, so a name in a question matches the speaker at its own weight, not as a
   // word of every turn that person wrote (speaker-label.ts).
-  "CREATE FULLTEXT INDEX event_body_fulltext IF NOT EXISTS FOR (e:Event) ON EACH [e.body, e.context, e.speaker, e.nsKey] OPTIONS { indexConfig: { `fulltext.analyzer`: 'english' } }",
   'CREATE INDEX event_context_event_id IF NOT EXISTS FOR (e:Event) ON (e.contextEventId)',
-  // Replaced by event_body_fulltext: the first index was on [content, nsKey], the second on [content, context, nsKey].
+  // Replaced by event_body_fulltext, itself replaced by event_stems_fulltext below: the first index was on [content, nsKey], the second on [content, context, nsKey].
   'DROP INDEX event_content_fulltext IF EXISTS',
   'DROP INDEX event_text_fulltext IF EXISTS',
+  // Word forms meet (issue 44, docs/search.md "Word forms"): statements and what turns say are
+  // matched by their words' keys (`stems`, common/word-forms.ts: "allergic" and "allergies" share
+  // one), which the projection computes; an analyzer of Neo4j's own cannot join such derivations.
+  // The statement and body indexes they replace are dropped; `backfillWordKeys` gives the nodes
+  // projected before their keys, and the new indexes are built over them before the API serves.
+  "CREATE FULLTEXT INDEX fact_stems_ns_fulltext IF NOT EXISTS FOR (f:Fact) ON EACH [f.stems, f.nsKey] OPTIONS { indexConfig: { `fulltext.analyzer`: 'english' } }",
+  "CREATE FULLTEXT INDEX event_stems_fulltext IF NOT EXISTS FOR (e:Event) ON EACH [e.stems, e.context, e.speaker, e.nsKey] OPTIONS { indexConfig: { `fulltext.analyzer`: 'english' } }",
+  'DROP INDEX fact_statement_ns_fulltext IF EXISTS',
+  'DROP INDEX event_body_fulltext IF EXISTS',
 ];
 
 /** Another process created or dropped the same schema rule between our check and our change. */
@@ -113,7 +121,8 @@ export async function applyNeo4jSchema(driver: Driver): Promise<void> {
     }
     await retryTransient(() => backfillNamespaceKeys(session));
     await retryTransient(() => backfillVectorStorage(session));
-    // A new index over existing nodes (event_body_fulltext after an upgrade) is built in the
+    await retryTransient(() => backfillWordKeys(session));
+    // A new index over existing nodes (event_stems_fulltext after an upgrade) is built in the
     // background and refuses queries until it is online: wait for it, up to 10 minutes.
     await session.run('CALL db.awaitIndexes(600)');
   } finally {
@@ -153,6 +162,28 @@ async function backfillVectorStorage(session: Session): Promise<void> {
          SET n.embeddingDims = size(n.embedding)
        } IN TRANSACTIONS OF 5000 ROWS`,
     );
+}
+
+/**
+ * Nodes projected before word keys existed get them (`stems`: the keys of a fact's statement, of
+ * what an event says), in batches, so the keyword channels match them without a re-projection.
+ * The keys are computed here as the projection computes them (common/word-forms.ts), from the
+ * text the node holds (overlays applied). A no-op (one lookup per label) once done.
+ */
+async function backfillWordKeys(session: Session, batch = 2_000): Promise<void> {
+  for (const [label, text] of [
+    ['Fact', 'n.statement'],
+    ['Event', 'coalesce(n.body, n.content)'],
+  ] as const)
+    for (;;) {
+      const res = await session.run(`MATCH (n:${label}) WHERE n.stems IS NULL AND ${text} IS NOT NULL RETURN n.id AS id, ${text} AS text LIMIT $batch`, {
+        batch: neo4j.int(batch),
+      });
+      if (res.records.length === 0) break;
+      const rows = res.records.map((r) => ({ id: String(r.get('id')), stems: wordKeys(String(r.get('text'))).join(' ') }));
+      await session.run(`UNWIND $rows AS r MATCH (n:${label} {id: r.id}) SET n.stems = r.stems`, { rows });
+      if (res.records.length < batch) break;
+    }
 }
 
 /** Checks that Neo4j answers within `timeoutMs`. */
