@@ -210,6 +210,21 @@ describe('RuleJudge: updates and distinct look-alikes (issue 23)', () => {
     expect(judge.decideOne({ fact, candidates: [sister] }).action).toBe('ADD');
   });
 
+  it('a change about a named speaker does not touch a fact of hers that shares only her name', () => {
+    const acme = other({ id: 'acme', statement: 'Dana works at Acme', subjectName: 'Dana', predicate: 'work', objectValue: 'Acme', similarity: 0.5 });
+    const fact = aFact({
+      statement: 'Dana does not use Vim',
+      subjectName: 'Dana',
+      predicate: 'use',
+      objectValue: 'Vim',
+      isNegation: true,
+      sourceText: 'I no longer use vim',
+    });
+    expect(judge.decideOne({ fact, candidates: [acme] }).action).toBe('ADD');
+    const vim = other({ id: 'vim', statement: 'Dana edits everything in vim', subjectName: 'Dana', predicate: 'edit', objectValue: 'everything in vim' });
+    expect(judge.decideOne({ fact, candidates: [acme, vim] })).toMatchObject({ action: 'SUPERSEDE', targetId: 'vim' });
+  });
+
   it('a stop and what remains, said in one sentence, both hold; the belief stated before ends', () => {
     const drank = other({ id: 'drank', statement: 'The user drinks about four cups of coffee a day', predicate: 'drink', similarity: 0.8 });
     const quit = other({ id: 'quit', statement: 'The user no longer uses coffee', predicate: 'uses', isNegation: true, similarity: 0.85, sameSource: true });

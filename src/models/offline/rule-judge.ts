@@ -172,7 +172,9 @@ export class RuleJudge implements Judge {
    */
   private changedOlder(fact: Fact, mine: readonly JudgeCandidate[]): JudgeDecision | null {
     if (!isChangeText(fact)) return null;
-    const words = new Set([...topicWords(fact.statement), ...topicWords(fact.sourceText ?? '')]);
+    // The subject's own name is no topic: every fact about "Dana" names her.
+    const subject = new Set(topicWords(fact.subjectName ?? ''));
+    const words = new Set([...topicWords(fact.statement), ...topicWords(fact.sourceText ?? '')].filter((w) => !subject.has(w)));
     let best: { c: JudgeCandidate; shared: number } | null = null;
     for (const c of mine) {
       if (sameContent(c.statement, fact.statement)) continue;
