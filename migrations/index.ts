@@ -32,6 +32,7 @@ import { RetentionCheckpoints1764400001420 } from './1764400001420-retention-che
 import { ChainVerifications1764400001430 } from './1764400001430-chain-verifications';
 import { Imports1764400001440 } from './1764400001440-imports';
 import { ErasureScrubsJudgeReasons1764400001450 } from './1764400001450-erasure-scrubs-judge-reasons';
+import { ErasureFencesDerivationFirst1764400001460 } from './1764400001460-erasure-fences-derivation-first';
 
 /** Every migration, oldest first. Listed explicitly so no glob depends on the build layout. */
 export const migrations = [
@@ -69,4 +70,5 @@ export const migrations = [
   ChainVerifications1764400001430,
   Imports1764400001440,
   ErasureScrubsJudgeReasons1764400001450,
+  ErasureFencesDerivationFirst1764400001460,
 ];
