@@ -130,6 +130,13 @@ export interface AppOptions {
    * and turns it off.
    */
   warmUp?: boolean;
+  /**
+   * The graph's schema is already in place: a supervised worker child whose parent applied it
+   * before starting it (`worker --supervised --graph-schema-applied`). The schema step, which
+   * scans every node of the labels it backfills, is skipped; unset: it is applied (and retried
+   * while Neo4j does not answer) as at any start.
+   */
+  graphSchemaApplied?: boolean;
 }
 
 export interface App {
@@ -193,10 +200,17 @@ export async function startApp(
     // derivation down, which need Postgres alone: the process starts, says so, and applies the
     // schema in the background until Neo4j answers; the projector starts then (bench/chaos: an
     // API or worker restarted during an outage stayed down until Neo4j was back).
-    const graph = await prepareGraph(driver, Boolean(opts.api), log);
+    const graph: GraphReadiness = opts.graphSchemaApplied
+      ? { upAtStart: true, ready: Promise.resolve(true), stop: () => undefined }
+      : await prepareGraph(driver, Boolean(opts.api), log);
     cleanups.push({ what: 'graph schema retries', run: async () => graph.stop() });
     // Migrations and the graph schema are in place: the worker process starts beside the rest of this start.
-    const workerProcess = opts.workerProcess && opts.api && !opts.worker ? startWorkerProcess(workerProcessOptions(config, stores, log)) : undefined;
+    let graphApplied = graph.upAtStart;
+    void graph.ready.then((ok) => (graphApplied = ok));
+    const workerProcess =
+      opts.workerProcess && opts.api && !opts.worker
+        ? startWorkerProcess({ ...workerProcessOptions(config, stores, log), graphSchemaApplied: () => graphApplied })
+        : undefined;
     if (workerProcess) cleanups.push({ what: 'worker process', run: () => workerProcess.stop() });
 
     const tokenService = new TokenService(new TokenRepository(ds));

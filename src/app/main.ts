@@ -47,6 +47,8 @@ interface RunOptions {
   readonly workerProcess?: boolean;
   /** `worker --supervised`: that child. It uses its parent's stores and instance; DATA_DIR/instance.json stays the parent's. */
   readonly supervised?: boolean;
+  /** `worker --supervised --graph-schema-applied`: its parent applied the graph's schema; the child skips that step. */
+  readonly graphSchemaApplied?: boolean;
 }
 
 async function runUntilSignal(command: 'serve' | 'worker', opts: RunOptions): Promise<void> {
@@ -98,10 +100,17 @@ async function runUntilSignal(command: 'serve' | 'worker', opts: RunOptions): Pr
   try {
     // The supervised child skips the graph warm-up: its parent ran every graph statement on the same
     // Neo4j before it started the child (plans are the server's), and a second warm-up doubled the start.
+    // It skips the graph's schema step too when the parent says it applied it (each backfill scan ran twice).
     app = await startApp(
       config,
       stores,
-      { api: opts.api, worker: opts.worker, workerProcess: opts.workerProcess, ...(opts.supervised ? { warmUp: false } : {}) },
+      {
+        api: opts.api,
+        worker: opts.worker,
+        workerProcess: opts.workerProcess,
+        ...(opts.supervised ? { warmUp: false } : {}),
+        ...(opts.graphSchemaApplied ? { graphSchemaApplied: true } : {}),
+      },
       log,
     );
   } catch (err) {
@@ -126,7 +135,15 @@ program
   .command('worker')
   .description('run the background workers only (projector, derivation, jobs)')
   .addOption(new Option('--supervised', 'started by `serve` over an IPC channel: stops when it asks or when it is gone').hideHelp())
-  .action(async (o: { supervised?: boolean }) => runUntilSignal('worker', { api: false, worker: true, supervised: o.supervised === true }));
+  .addOption(new Option('--graph-schema-applied', 'the parent applied the graph schema: skip that step').hideHelp())
+  .action(async (o: { supervised?: boolean; graphSchemaApplied?: boolean }) =>
+    runUntilSignal('worker', {
+      api: false,
+      worker: true,
+      supervised: o.supervised === true,
+      graphSchemaApplied: o.supervised === true && o.graphSchemaApplied === true,
+    }),
+  );
 
 program
   .command('migrate')

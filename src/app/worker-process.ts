@@ -41,6 +41,11 @@ export interface WorkerProcessOptions {
   /** The compiled entry point; default: `main.js` beside this file (`dist/src/app/`). */
   readonly main?: string;
   readonly stopGraceMs?: number;
+  /**
+   * Whether the graph's schema is in place (the parent applied it): the child then skips the
+   * schema step, which re-reads every node of the labels it backfills. Asked at each spawn.
+   */
+  readonly graphSchemaApplied?: () => boolean;
 }
 
 /** The running child (a new one after a crash), as the service that started it sees it. */
@@ -73,7 +78,8 @@ export function startWorkerProcess(opts: WorkerProcessOptions): WorkerProcess {
     const started = Date.now();
     // The service's Node flags (heap size, profiling) apply to its worker too; a debugger's port would be taken twice.
     const execArgv = process.execArgv.filter((a) => !a.startsWith('--inspect'));
-    const c = fork(main, ['worker', '--supervised'], { env: opts.env, execArgv, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+    const args = ['worker', '--supervised', ...(opts.graphSchemaApplied?.() ? ['--graph-schema-applied'] : [])];
+    const c = fork(main, args, { env: opts.env, execArgv, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
     child = c;
     if (c.pid !== undefined && opts.nice !== 0) {
       try {

@@ -105,6 +105,17 @@ describe('serve runs its background work in a worker process of its own', () => 
     }, "the worker process's derivation counters on /metrics");
     expect(total(scraped, 'medallion_event_loop_delay_seconds_count')).toBeGreaterThan(0);
     expect(scraped.types.get('medallion_derive_events_total')).toBe('counter');
+
+    // The service applied the graph's schema before it started the child: the child skips that
+    // step (its backfill scans ran twice per start) and its projector still writes the graph.
+    const child = childOf(apiPid) as number;
+    expect(fs.readFileSync(`/proc/${child}/cmdline`, 'utf8').split('\0')).toContain('--graph-schema-applied');
+    await eventually(async () => {
+      const g = await gqlOk<{ graphFacts: unknown[] }>(url, adminToken, `query($ns: String!) { graphFacts(where: { namespace: { eq: $ns } }) { id } }`, {
+        ns,
+      });
+      return g.graphFacts.length > 0;
+    }, 'the derived facts in the graph');
   });
 
   it('a worker process started again after a crash leaves DATA_DIR/instance.json to the service (the CLI finds the service)', async () => {
