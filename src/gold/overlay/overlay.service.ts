@@ -110,17 +110,9 @@ export class OverlayService {
         namespace: target.namespace,
         factId: target.factId,
         eventId: target.eventId,
-        kind: input.kind,
-        selector,
-        textHash: textHash(target.text),
-        body: input.body ?? null,
-        reason: input.reason ?? null,
         author: principal.name,
         authorId: principal.principalId,
-        changedBy: principal.name,
-        status: 'ANCHORED',
-        anchorConfidence: 1,
-        needsReview: false,
+        ...placedVersion(input, target.text, selector, principal.name),
       });
       await reproject(tx, record);
       return record;
@@ -149,15 +141,7 @@ export class OverlayService {
         });
         const record = await this.overlays.append(tx, {
           ...current,
-          kind: input.kind,
-          selector,
-          textHash: textHash(target.text),
-          body: input.body ?? null,
-          reason: input.reason ?? null,
-          changedBy: principal.name,
-          status: 'ANCHORED',
-          anchorConfidence: 1,
-          needsReview: false,
+          ...placedVersion(input, target.text, selector, principal.name),
         });
         await reproject(tx, record);
         return record;
@@ -280,3 +264,18 @@ function checkShape(input: OverlayWrite): void {
 const invalid = (m: string) => new OverlayException(OverlayExceptionCode.INVALID_ARGUMENT, m);
 const notFound = (what: string, id: string) =>
   new OverlayException(OverlayExceptionCode.NOT_FOUND, `${what} ${id} not found (or not readable with your grants)`);
+
+/** What a person's add or revision writes: their content, anchored where they placed it (confidence 1, nothing to review). */
+function placedVersion(input: OverlayWrite, text: string, selector: ReturnType<typeof placeSelector>, changedBy: string) {
+  return {
+    kind: input.kind,
+    selector,
+    textHash: textHash(text),
+    body: input.body ?? null,
+    reason: input.reason ?? null,
+    changedBy,
+    status: 'ANCHORED' as const,
+    anchorConfidence: 1,
+    needsReview: false,
+  };
+}
