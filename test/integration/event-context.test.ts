@@ -67,6 +67,19 @@ describe('event context in the projection (the turn before, for the keyword chan
     expect(await contexts()).toEqual({ [text.a]: null, [text.b]: text.a, [text.c]: text.b, [text.d]: text.c });
   });
 
+  it('gives a turn its context when the turn before it is projected later by a projector that read Postgres before the turn existed', async () => {
+    // Two workers drain the outbox: one reads turn x (no next turn in Bronze yet), the other
+    // projects the next turn y first (x has no node yet), then the first writes x.
+    const race = `${ns}-race`;
+    const x = { ...row('a', null, null, race), id: randomUUID() };
+    const y = { ...row('b', null, null, race), id: randomUUID(), previousEventId: x.id };
+    await write((tx) => mergeEventNodes(tx, [y]));
+    await write((tx) => mergeEventNodes(tx, [x]));
+    const res = await driver.executeQuery(`MATCH (e:Event {id: $id}) RETURN e.context AS context`, { id: y.id });
+    expect(res.records[0]?.get('context')).toBe(text.a);
+    await driver.executeQuery(`MATCH (e:Event) WHERE e.namespace = $race DETACH DELETE e`, { race });
+  });
+
   it('follows a re-projected turn (an overlay changes what readers see)', async () => {
     await write((tx) => mergeEventNodes(tx, [{ ...row('b', 'a', 'c'), content: 'Mostly [redacted].' }]));
     expect((await contexts())[text.c]).toBe('Mostly [redacted].');

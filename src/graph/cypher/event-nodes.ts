@@ -55,8 +55,12 @@ export interface EventNode {
  * by the words of what it answers (docs/search.md). The text is copied from the neighbour's node,
  * so it is what readers see (overlays applied), and it follows the neighbour: an event pulls its
  * predecessor's content and pushes its own into its successor, so neighbours projected in either
- * order, or re-projected after an overlay, agree. Cypher runs each clause for every row before the
- * next, so neighbours within the batch are merged before they are read.
+ * order, or re-projected after an overlay, agree. It also pushes into a node that already names it as
+ * its predecessor (`contextEventId`, indexed): with two projectors, the next turn may be written
+ * before this one by a projector that read Postgres after this one's did, and neither then knew the
+ * other (bench/chaos: a live graph differed from its rebuild by one turn's context). Cypher runs
+ * each clause for every row before the next, so neighbours within the batch are merged before they
+ * are read.
  */
 export async function mergeEventNodes(tx: CypherRunner, rows: readonly EventNodeRow[]): Promise<void> {
   if (rows.length === 0) return;
@@ -80,7 +84,11 @@ export async function mergeEventNodes(tx: CypherRunner, rows: readonly EventNode
      WITH e, r
      OPTIONAL MATCH (after:Event {id: r.nextEventId}) WHERE after.namespace = e.namespace
      FOREACH (_ IN CASE WHEN after IS NULL THEN [] ELSE [1] END |
-       SET after.contextEventId = e.id, after.context = e.body)`,
+       SET after.contextEventId = e.id, after.context = e.body)
+     WITH DISTINCT e
+     OPTIONAL MATCH (waiting:Event {contextEventId: e.id}) WHERE waiting.namespace = e.namespace
+     FOREACH (_ IN CASE WHEN waiting IS NULL THEN [] ELSE [1] END |
+       SET waiting.context = e.body)`,
     { rows: rows.map((r) => eventNodeProperties(r)) },
   );
 }
