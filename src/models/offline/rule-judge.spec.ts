@@ -232,40 +232,6 @@ describe('RuleJudge: updates and distinct look-alikes (issue 23)', () => {
     expect(judge.decideOne({ fact, candidates: [quit, drank] })).toMatchObject({ action: 'SUPERSEDE', targetId: 'drank' });
   });
 
-  it('a stop ends the older fact about the same thing said with another verb and word form, whatever how it is said', () => {
-    const smokes = other({ id: 'smokes', statement: 'The user smokes two cigarettes after lunch', predicate: 'smoke', similarity: 0.5 });
-    const bikes = other({ id: 'bikes', statement: 'The user rides a bike to work', predicate: 'ride', similarity: 0.6 });
-    const stop = aFact({
-      statement: 'The user no longer uses cigarette entirely',
-      predicate: 'uses',
-      objectValue: 'cigarette entirely',
-      isNegation: true,
-      sourceText: 'I quit cigarette entirely, only nicotine gum now',
-    });
-    expect(judge.decideOne({ fact: stop, candidates: [bikes, smokes] })).toMatchObject({ action: 'SUPERSEDE', targetId: 'smokes' });
-    // What remains, said in the same sentence, ends the older fact too when the stop is not there to.
-    const remains = aFact({
-      statement: 'The user now uses only nicotine gum',
-      objectValue: 'only nicotine gum',
-      sourceText: 'I quit cigarette entirely, only nicotine gum now',
-    });
-    expect(judge.decideOne({ fact: remains, candidates: [bikes, smokes] })).toMatchObject({ action: 'SUPERSEDE', targetId: 'smokes' });
-  });
-
-  it('"went", "again" and "started" narrate: they end an older stop, not an older fact that still holds', () => {
-    const loves = other({ id: 'loves', statement: 'The user loves hiking in the mountains', predicate: 'love', similarity: 0.6 });
-    const went = aFact({
-      statement: 'The user went hiking at the lake',
-      predicate: 'go',
-      objectValue: 'hiking at the lake',
-      factType: 'event',
-      sourceText: 'we went hiking at the lake again',
-    });
-    expect(judge.decideOne({ fact: went, candidates: [loves] }).action).toBe('ADD');
-    const stopped = other({ id: 'stopped', statement: 'The user stopped hiking after the knee injury', predicate: 'stop', similarity: 0.6 });
-    expect(judge.decideOne({ fact: went, candidates: [loves, stopped] })).toMatchObject({ action: 'SUPERSEDE', targetId: 'stopped' });
-  });
-
   it('keeps two distinct facts that embed almost alike: SKIP needs the same content, not a cosine alone', () => {
     const peanuts = other({ id: 'peanuts', statement: 'The user is allergic to peanuts', similarity: 0.99 });
     const cats = aFact({ statement: 'The user is allergic to cats', predicate: null, objectValue: null, factType: 'other' });

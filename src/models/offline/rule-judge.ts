@@ -5,7 +5,6 @@ import { sameValue, stem, tokenJaccard } from '../../silver/vocabulary/normalise
 import { predicateGroup, SINGLE_VALUED } from '../../silver/ontology';
 import { stateOf } from '../../silver/vocabulary/states';
 import { LIGHT_VERBS } from './general-clauses';
-import { wordKey } from '../../common/word-forms';
 
 export interface RuleJudgeOptions {
   /** A candidate at least this similar (embedding or trigram) is the same statement: SKIP. Default 0.92. */
@@ -27,16 +26,10 @@ const CHANGE_WORDS = /\b(?:switched|moved|migrated|replaced|no longer|any ?more|
 /**
  * Words that say a belief changed or was corrected, in the fact's statement or in the sentence it
  * was read from: "I quit coffee", "we are twelve people now", "actually it's on Wednesday",
- * "new number: …". Lower-case "new" only ("New York" is a name).
+ * "I started going again", "new number: …". Lower-case "new" only ("New York" is a name).
  */
 const CHANGE_CUES =
-  /\b(?:switch(?:ed|ing)?|mov(?:ed|ing)|migrat(?:ed|ing)|replac(?:ed|ing)|no longer|any ?more|instead|now|these days|nowadays|stopp(?:ed|ing)|gave up|giving up|quit(?:ting)?|left|sold|chang(?:ed|ing)|actually|correction|corrected|updated?)\b/i;
-/**
- * Words that say a change only after a stop ("I started going to the gym again" after "I stopped
- * going to the gym"): said of anything else they narrate ("we went to the lake", "it started
- * raining", "we met again"), so they end only an older stop.
- */
-const RESUME_CUES = /\b(?:again|started|took up|taken up|went back|back to|resumed?)\b/i;
+  /\b(?:switch(?:ed|ing)?|mov(?:ed|ing)|migrat(?:ed|ing)|replac(?:ed|ing)|no longer|any ?more|instead|now|these days|nowadays|stopp(?:ed|ing)|gave up|giving up|quit(?:ting)?|left|sold|chang(?:ed|ing)|actually|correction|corrected|again|started|took up|taken up|became|become|went|turned|updated?)\b/i;
 const NEW_CUE = /(?:^|[^\p{L}])new(?:[^\p{L}]|$)/u;
 
 /** Words that name no topic: a change shares a topic with an older fact by some other word. */
@@ -159,15 +152,14 @@ export class RuleJudge implements Judge {
    */
   private negatedOlder(fact: Fact, mine: readonly JudgeCandidate[]): JudgeDecision | null {
     if (!fact.isNegation || !fact.objectValue) return null;
-    // What is stopped, not how or when ("no longer uses coffee completely" stops coffee).
-    const object = topicKeys(fact.objectValue).filter((w) => !MANNER_KEYS.has(w));
+    const object = topicWords(fact.objectValue);
     if (object.length === 0) return null;
     // Every candidate was stated before this fact (stored, or earlier in the batch); their world
     // times may say otherwise ("I quit coffee last month"), and changeForDecision keeps validTo sane.
     // What a stop ends is a standing fact (a habit, a preference): "I made a bowl at pottery last
     // night" still happened when "I dropped pottery", and "I do a pottery class thursday nights"
     // is what ends. A past event is ended only when no standing fact holds the words.
-    const holding = mine.filter((c) => !c.isNegation && containsAll(topicKeys(c.statement), object));
+    const holding = mine.filter((c) => !c.isNegation && containsAll(topicWords(c.statement), object));
     const old = holding.find((c) => c.factType !== 'event') ?? holding[0];
     return old ? { action: 'SUPERSEDE', targetId: old.id, reason: `"${fact.statement}" ends what "${old.statement}" states` } : null;
   }
@@ -179,23 +171,21 @@ export class RuleJudge implements Judge {
    * The candidate sharing the most topic words wins, then the most similar.
    */
   private changedOlder(fact: Fact, mine: readonly JudgeCandidate[]): JudgeDecision | null {
-    const change = isChangeText(fact);
-    if (!change && !isResumeText(fact)) return null;
+    if (!isChangeText(fact)) return null;
     // The subject's own name is no topic: every fact about "Dana" names her.
-    const subject = new Set(topicKeys(fact.subjectName ?? ''));
-    const words = new Set([...topicKeys(fact.statement), ...topicKeys(fact.sourceText ?? '')].filter((w) => !subject.has(w)));
+    const subject = new Set(topicWords(fact.subjectName ?? ''));
+    const words = new Set([...topicWords(fact.statement), ...topicWords(fact.sourceText ?? '')].filter((w) => !subject.has(w)));
     let best: { c: JudgeCandidate; shared: number } | null = null;
     for (const c of mine) {
       if (sameContent(c.statement, fact.statement)) continue;
       if (c.isNegation && fact.isNegation) continue;
-      if (!change && !isStop(c)) continue;
       // A stop and what remains, said in one breath ("I quit coffee last month, only green tea
       // now"): both hold. (A change said with the old belief, "I used vim but switched to neovim", does end it.)
       if (c.sameSource && c.isNegation && !fact.isNegation) continue;
       // A way to be served ("wants the assistant to call the app Stockpot", acknowledged "from now
       // on") replaces an older way, not a fact about the world ("The app is now Stockpot").
       if (fact.predicate === 'wants' && c.predicate !== 'wants') continue;
-      const shared = new Set(topicKeys(c.statement).filter((w) => words.has(w))).size;
+      const shared = topicWords(c.statement).filter((w) => words.has(w)).length;
       if (shared === 0 && c.similarity < this.updateSimilarity) continue;
       if (!best || shared > best.shared || (shared === best.shared && c.similarity > best.c.similarity)) best = { c, shared };
     }
@@ -226,17 +216,6 @@ function isChangeText(fact: Fact): boolean {
   const text = `${fact.statement} ${fact.sourceText ?? ''}`;
   return fact.replacesValue !== null || CHANGE_CUES.test(text) || NEW_CUE.test(text);
 }
-
-/** The fact, or its sentence, says something resumed ("again", "started"): it can end only an older stop. */
-function isResumeText(fact: Fact): boolean {
-  return RESUME_CUES.test(`${fact.statement} ${fact.sourceText ?? ''}`);
-}
-
-/** A fact that says something stopped: negated, or a stop in its words. */
-function isStop(c: JudgeCandidate): boolean {
-  return c.isNegation || STOP_WORDS.test(c.statement);
-}
-const STOP_WORDS = /\b(?:stopp(?:ed|ing)|stops?|quit(?:s|ting)?|gave up|gives? up|no longer|dropped|not any ?more)\b/i;
 
 /**
  * A new state of the same kind for the subject ("The user went fully vegan" after "The user is
@@ -301,22 +280,6 @@ export function topicWords(text: string): string[] {
     .filter((w) => !GENERIC.has(w) && (w.length > 2 || /\d/.test(w)))
     .map((w) => (/\d/.test(w) ? w : stem(w)));
 }
-
-/**
- * The topic words of a text as word keys (common/word-forms.ts), so "coffees" meets "coffee" and
- * "moving" meets "moved": how a change finds the older fact it is about, whatever its verb.
- */
-function topicKeys(text: string): string[] {
-  return (text.toLowerCase().match(/[\p{L}\p{N}][\p{L}\p{N}'-]*/gu) ?? [])
-    .map((w) => w.replace(/'s$/, ''))
-    .filter((w) => !GENERIC.has(w) && (w.length > 2 || /\d/.test(w)))
-    .map(wordKey);
-}
-
-/** Words of a stopped object that say how or when, not what: "quit coffee completely", "no longer smokes since May". */
-const MANNER_KEYS: ReadonlySet<string> = new Set(
-  'completely entirely totally fully altogether cold turkey since for good really basically pretty much lately recently ever'.split(' ').map(wordKey),
-);
 
 function containsAll(words: readonly string[], wanted: readonly string[]): boolean {
   const have = new Set(words);

@@ -10,10 +10,8 @@
  *
  * 1: every rule set until session 23 (36 rule changes under one name). 2: the same rules, first
  * versioned. 3: a clause after a list of values ends the list (issue 44, item 5). 4: a change
- * statement's subject name is no topic word it shares with an older fact (issue 43). 6 (5 was a dropped variant): a stop
- * and a change find the older fact they end by word keys, a stop's object without how or when
- * words; "went", "again", "started" end only an older stop (issue 44, item 2).
+ * statement's subject name is no topic word it shares with an older fact (issue 43).
  */
-export const OFFLINE_RULES_VERSION = 6;
-export const RULE_SOURCES_HASH = 'b8cfb7b70f167a5258d5c51bb0eeb57b5bdd1bac833307bf4dab1a0d71bdabf2';
+export const OFFLINE_RULES_VERSION = 4;
+export const RULE_SOURCES_HASH = '53d45f499d991f663751bf241413c9c828b1c397272964ad5b7c6ce4594ca3b1';
 export const OFFLINE_RULES_MODEL = `offline-rules@${OFFLINE_RULES_VERSION}`;
