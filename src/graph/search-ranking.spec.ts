@@ -16,6 +16,7 @@ import {
   matchesSearchFilter,
   NAME_ONLY_TURN,
   NEGATED_FACT_FACTOR,
+  newerFirst,
   withRoleNames,
   RRF_K,
   toLuceneQuery,
@@ -334,5 +335,46 @@ describe('small namespaces: generic words and empty turns decide nothing (issue 
     expect(withRoleNames("What is Maya's cat called?", new Map())).toBe("What is Maya's cat called?");
     // The keyword query then leaves the role out, as it does "user".
     expect(toLuceneQuery(withRoleNames("What is Maya's cat called?", names))).toBe('cat called');
+  });
+});
+
+describe('newerFirst: what was said later first among hits about the same thing (issue 44, item 2)', () => {
+  const day = (d: number) => Date.UTC(2026, 2, d);
+  const page = (ids: string[]) => ids.map((id, i) => ({ kind: 'FACT' as const, id, score: 0.3 - i * 0.05, channels: ['vector' as const] }));
+  const said = new Map([
+    ['drinks', { text: 'The user drinks three cups of coffee every morning', at: day(1) }],
+    ['likes', { text: 'The user likes Thai food', at: day(2) }],
+    ['quit', { text: 'The user no longer drinks coffee. I quit coffee, only green tea now', at: day(20) }],
+    ['beans', { text: 'Ana roasts coffee beans at her cafe', at: day(25) }],
+  ]);
+  const dated = (h: { id: string }) => said.get(h.id);
+
+  it('moves a later hit about the same thing just above the older one, with its score; the page keeps its hits', () => {
+    const out = newerFirst(page(['drinks', 'likes', 'quit']), dated, 'how much coffee does the user drink?');
+    expect(out.map((h) => h.id)).toEqual(['quit', 'drinks', 'likes']);
+    expect(out[0]?.score).toBe(0.3);
+  });
+
+  it('leaves hits that share one word, or only a name the question asks about, where they were', () => {
+    // "coffee" alone: Ana's beans are not what the user drinks.
+    expect(newerFirst(page(['drinks', 'beans']), dated, 'how much coffee does the user drink?').map((h) => h.id)).toEqual(['drinks', 'beans']);
+    const named = new Map([
+      ['party', { text: 'Jamie threw a party for Kat', at: day(1) }],
+      ['job', { text: 'Kat started a new job, Jamie said', at: day(9) }],
+    ]);
+    expect(newerFirst(page(['party', 'job']), (h) => named.get(h.id), 'What did Jamie do for Kat?').map((h) => h.id)).toEqual(['party', 'job']);
+    // A reply in the same exchange restates; a hit found far less well is not lifted over the answer.
+    const reply = new Map([...said, ['quit', { text: 'The user no longer drinks coffee. I quit coffee, only green tea now', at: day(1) + 60_000 }]]);
+    expect(newerFirst(page(['drinks', 'likes', 'quit']), (h) => reply.get(h.id), 'coffee?').map((h) => h.id)).toEqual(['drinks', 'likes', 'quit']);
+    const far = [...page(['drinks', 'likes']), { kind: 'EVENT' as const, id: 'quit', score: 0.1, channels: ['event_vector' as const] }];
+    expect(newerFirst(far, dated, 'coffee?').map((h) => h.id)).toEqual(['drinks', 'likes', 'quit']);
+    // Asked about the past, what was said then is what is wanted.
+    expect(newerFirst(page(['drinks', 'likes', 'quit']), dated, 'how much coffee did the user drink before?').map((h) => h.id)).toEqual([
+      'drinks',
+      'likes',
+      'quit',
+    ]);
+    // Undated hits stay put.
+    expect(newerFirst(page(['drinks', 'quit']), () => undefined, 'coffee').map((h) => h.id)).toEqual(['drinks', 'quit']);
   });
 });

@@ -5,6 +5,7 @@ import { isVisible } from '../silver/visibility';
 import { asks, asksYesOrNo, withoutVocative } from '../common/chat-question';
 import { splitSpeakerLabel } from './speaker-label';
 import { ScoredId } from './cypher/search-channel';
+import { wordKeys } from '../common/word-forms';
 
 /**
  * The retrieval channels of memory search: over Silver facts (`vector`, `keyword`, `graph`) and
@@ -208,6 +209,92 @@ export function foldEventsIntoFacts(
   const order = new Map(kept.map((h, i) => [h, i]));
   return kept.sort((a, b) => b.score - a.score || (order.get(a) as number) - (order.get(b) as number));
 }
+
+/** What `newerFirst` reads of a hit: its text (a fact's statement with the turns it rests on, an event's content) and when it was said. */
+export interface DatedText {
+  text: string;
+  /** When it was said, ms since the epoch: an event's time, the latest of a fact's turns. */
+  at: number;
+}
+
+/**
+ * A page of hits with what was said later first among hits about the same thing (issue 44, item
+ * 2): "the user is aiming for about 120 g protein a day" and a later "I'd raise your protein target
+ * from 120 g to about 140 g a day", or "Theo found flights to Lisbon" and a later "we scrapped
+ * Lisbon, we're going to Kyoto instead", both found for one question: the newer moves just above
+ * the highest-ranked older one it is about the same thing as, and takes its score (the page stays
+ * ordered by score). Two hits are about the same thing when their texts share at least
+ * SAME_THING_KEYS word keys (docs/search.md "Word forms") beyond the roles, the names the
+ * question asks about and light verbs, counting names back in only beside such a word. The newer
+ * must be said at least SAME_SITTING_MS later (a reply in the same exchange, "Classic cat move:
+ * an automatic feeder…", restates rather than replaces) and be found nearly as well, its score at
+ * least NEWER_SCORE_SHARE of the older's (a hit far down the page is not lifted over the best
+ * answer by one shared word). A question about the past ("When did Caroline go to the support
+ * group?", "what was the old name?") wants what was said then, not what was said last: its page
+ * is left as it is (`asksAboutThePast`). Only the page's order changes, never which hits are on it.
+ */
+export function newerFirst(page: readonly MemoryCandidate[], dated: (hit: MemoryCandidate) => DatedText | undefined, query: string): MemoryCandidate[] {
+  if (asksAboutThePast(query)) return [...page];
+  const names = new Set([...askedNames(query)].map((n) => wordKeys(n)[0] ?? n));
+  const keyed = page.map((hit) => {
+    const d = dated(hit);
+    return { hit, at: d?.at, score: hit.score, keys: d ? new Set(wordKeys(d.text).filter((k) => !LIGHT_KEYS.has(k))) : new Set<string>() };
+  });
+  const sameThing = (a: (typeof keyed)[number], b: (typeof keyed)[number]): boolean => {
+    let shared = 0;
+    let topical = 0;
+    for (const k of a.keys)
+      if (b.keys.has(k)) {
+        shared++;
+        if (!names.has(k)) topical++;
+      }
+    return topical >= 1 && shared >= SAME_THING_KEYS;
+  };
+  const out = [...keyed];
+  for (let j = 1; j < out.length; j++) {
+    const newer = out[j] as (typeof keyed)[number];
+    if (newer.at === undefined) continue;
+    const i = out.findIndex(
+      (older, idx) =>
+        idx < j &&
+        older.at !== undefined &&
+        (newer.at as number) - older.at >= SAME_SITTING_MS &&
+        newer.score >= older.score * NEWER_SCORE_SHARE &&
+        sameThing(older, newer),
+    );
+    if (i < 0) continue;
+    out.splice(j, 1);
+    out.splice(i, 0, newer);
+    newer.hit = { ...newer.hit, score: Math.max(newer.hit.score, (out[i + 1] as (typeof keyed)[number]).hit.score) };
+  }
+  return out.map((k) => k.hit);
+}
+
+/**
+ * Whether a question asks about the past rather than what holds now: a past auxiliary ("did",
+ * "was", "were", "had"), "used to", or words that point back ("ago", "last", "before", "first",
+ * "previous", "old", "former", "originally").
+ */
+export function asksAboutThePast(query: string): boolean {
+  return PAST_QUESTION.test(query);
+}
+
+const PAST_QUESTION =
+  /\b(?:did|didn't|was|wasn't|were|weren't|had|hadn't|used to|ago|last|before|first|previous(?:ly)?|old|former(?:ly)?|originally|initially)\b/i;
+
+/** Word keys two hits must share to be about the same thing (`newerFirst`). */
+export const SAME_THING_KEYS = 2;
+/** How much later a hit must be said to come first (`newerFirst`): an hour, past the exchange it answers. */
+export const SAME_SITTING_MS = 60 * 60 * 1000;
+/** The least share of the older hit's fused score a newer one needs to come first (`newerFirst`). */
+export const NEWER_SCORE_SHARE = 0.5;
+
+/** Keys that name no topic: the roles every statement names, and verbs of any sentence. */
+const LIGHT_KEYS: ReadonlySet<string> = new Set(
+  wordKeys(
+    'user users assistant go goes going went gone get gets got getting make makes made making say says said tell told think thought know knew want wants wanted like likes liked use uses used take took come came give gave really just also now then today yesterday tomorrow day week month year time one two thing things lot well good new old still',
+  ),
+);
 
 /** A stale turn's score is capped at this share of its successor fact's score (strictly below it). */
 export const STALE_TURN_FACTOR = 0.999;

@@ -21,6 +21,8 @@ import {
   fusedCandidates,
   fuseByReciprocalRank,
   matchesSearchFilter,
+  MemoryCandidate,
+  newerFirst,
   rankingPriors,
   rankMemoryHits,
   SearchChannel,
@@ -226,12 +228,47 @@ export class SearchService {
       (id) => visibleFacts.get(id),
     );
     const ranked = rankMemoryHits(lists, (id) => visibleFacts.has(id) || visibleEvents.has(id), this.settings.channelWeights, priors);
-    const top = ranked.slice(0, limit);
+    const top = await this.newestFirst(ranked.slice(0, limit), args, visibleFacts, visibleEvents, restsOn, load);
     this.uses.record(top.filter((h) => h.kind === 'FACT').map((h) => h.id));
     return top.map((h): MemoryHitRow =>
       h.kind === 'FACT'
         ? { kind: 'FACT', fact: visibleFacts.get(h.id) as Fact, score: h.score, channels: h.channels }
         : { kind: 'EVENT', event: visibleEvents.get(h.id) as BronzeEvent, score: h.score, channels: h.channels },
+    );
+  }
+
+  /**
+   * The page with later statements first among hits about the same thing (`newerFirst`): a fact is
+   * dated by the latest of the turns it rests on (already prefetched), an event by its time.
+   */
+  private async newestFirst(
+    page: MemoryCandidate[],
+    { namespace, query }: SearchMemoryArgs,
+    facts: ReadonlyMap<string, Fact>,
+    events: ReadonlyMap<string, BronzeEvent>,
+    restsOn: ReadonlyMap<string, readonly string[]>,
+    load: SearchLoaders,
+  ): Promise<MemoryCandidate[]> {
+    const factIds = page.filter((h) => h.kind === 'FACT').map((h) => h.id);
+    const turnIds = [...new Set(factIds.flatMap((id) => restsOn.get(id) ?? []))];
+    const loaded = turnIds.length > 0 ? await load.events(turnIds) : [];
+    const turns = new Map<string, BronzeEvent>();
+    loaded.forEach((e, i) => {
+      if (e && !(e instanceof Error) && e.namespace === namespace && e.destroyedAt === null) turns.set(turnIds[i] as string, e);
+    });
+    return newerFirst(
+      page,
+      (hit) => {
+        if (hit.kind === 'EVENT') {
+          const e = events.get(hit.id);
+          return e ? { text: e.content, at: e.occurredAt.getTime() } : undefined;
+        }
+        const f = facts.get(hit.id);
+        const said = (restsOn.get(hit.id) ?? []).map((id) => turns.get(id)).filter((e): e is BronzeEvent => e !== undefined);
+        if (!f || said.length === 0) return undefined;
+        return { text: [f.statement, ...said.map((e) => e.content)].join(' '), at: Math.max(...said.map((e) => e.occurredAt.getTime())) };
+      },
+      query,
     );
   }
 
