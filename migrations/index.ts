@@ -33,6 +33,7 @@ import { ChainVerifications1764400001430 } from './1764400001430-chain-verificat
 import { Imports1764400001440 } from './1764400001440-imports';
 import { ErasureScrubsJudgeReasons1764400001450 } from './1764400001450-erasure-scrubs-judge-reasons';
 import { ErasureFencesDerivationFirst1764400001460 } from './1764400001460-erasure-fences-derivation-first';
+import { RetentionFencesDerivation1764400001470 } from './1764400001470-retention-fences-derivation';
 
 /** Every migration, oldest first. Listed explicitly so no glob depends on the build layout. */
 export const migrations = [
@@ -71,4 +72,5 @@ export const migrations = [
   Imports1764400001440,
   ErasureScrubsJudgeReasons1764400001450,
   ErasureFencesDerivationFirst1764400001460,
+  RetentionFencesDerivation1764400001470,
 ];

@@ -10,7 +10,7 @@ import { importExport } from '../../src/gold/portability/import-file';
 import { Sql } from '../../src/platform/postgres/sql';
 import { anEvent } from '../builders/event-input';
 import { uniqueNamespace } from '../support/stores';
-import { createToken, gql, gqlOk, startTestApp, TestApp } from '../support/test-app';
+import { createToken, eventually, gql, gqlOk, startTestApp, TestApp } from '../support/test-app';
 
 const PLAN = `query($before: DateTime!) { bronzeRetentionPlan(before: $before) { before latestAllowed events partitions { name from to events namespaces { namespace events } } } }`;
 const RETAIN = `mutation($before: DateTime!, $id: ID!) { retainBronze(before: $before, approvalId: $id) { name events namespaces { namespace events } } }`;
@@ -292,4 +292,62 @@ describe('Bronze retention: dropping old partitions needs a two-person RETAIN_BR
       await runtime.end();
     }
   });
+
+  it('fences out a derivation batch in flight and lets go of the queue rows of events it drops (migration 1764400001470)', async () => {
+    // Months no other test writes: 2007-07 and 2007-08 (2007-05 and 2007-06 went above).
+    const nsQ = uniqueNamespace('retain-q');
+    await ingest(nsQ, 'I live in Lisbon', new Date(Date.now() - 60_000).toISOString());
+    await ingest(nsQ, 'I work at the harbour office', '2007-08-10T10:00:00Z');
+    await settled(Sql.of(t.app.ds), nsQ, 120_000);
+    const oldId = (await pg.query(`SELECT id::text AS id FROM bronze.events WHERE namespace = $1 AND occurred_at < '2007-09-01'`, [nsQ])).rows[0]?.id as string;
+    const lisbon = (
+      await pg.query(`SELECT f.id::text AS id FROM silver.facts f WHERE f.namespace = $1 AND f.statement ILIKE '%Lisbon%' AND f.retired_at IS NULL`, [nsQ])
+    ).rows[0]?.id as string;
+    expect(oldId).toBeDefined();
+    expect(lisbon).toBeDefined();
+
+    // A derivation batch's write transaction has passed its fence (the lease row is locked until it commits) ...
+    const batch = new Client({ connectionString: t.databaseUrl });
+    await batch.connect();
+    try {
+      await batch.query('BEGIN');
+      expect((await batch.query(`SELECT 1 FROM ops.derivation_leases WHERE namespace = $1 FOR UPDATE`, [nsQ])).rowCount).toBe(1);
+      // ... and an old event arrives that derivation has not taken yet (its lane waits for the lease).
+      await ingest(nsQ, 'I moved to the lighthouse office', '2007-08-20T10:00:00Z');
+      const req = (await request(admin, '*', '2007-09-01')).data?.requestApproval;
+      await gqlOk(t.url, approver, APPROVE, { id: req?.id });
+      const dropping = gqlOk<{ retainBronze: Array<{ name: string; events: number }> }>(t.url, admin, RETAIN, { before: '2007-09-01T00:00:00Z', id: req?.id });
+      // The retention runs: it waits for the lease row, or (without the fence) it is done already.
+      await Promise.race([
+        dropping,
+        eventually(
+          async () =>
+            ((await pg.query(`SELECT 1 FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query ILIKE '%retain_events_as%' AND pid <> pg_backend_pid()`))
+              .rowCount ?? 0) > 0,
+          'the retention waiting on a lock',
+          30_000,
+        ),
+      ]);
+      // What the batch planned from what it read before: the old event merged into another fact.
+      await batch.query(`INSERT INTO silver.fact_sources (fact_id, event_id, quote) VALUES ($1, $2, 'I work at the harbour office')`, [lisbon, oldId]);
+      await batch.query('COMMIT');
+      expect((await dropping).retainBronze.find((p) => p.name === 'events_2007_08')?.events).toBe(2);
+    } finally {
+      await batch.end();
+    }
+
+    // The batch's source row is marked like the rest: no source names a dropped event unmarked.
+    const unmarked = await pg.query(
+      `SELECT s.event_id FROM silver.fact_sources s JOIN silver.facts f ON f.id = s.fact_id
+        WHERE f.namespace = $1 AND s.event_dropped_at IS NULL AND NOT EXISTS (SELECT 1 FROM bronze.events e WHERE e.id = s.event_id)`,
+      [nsQ],
+    );
+    expect(unmarked.rows).toEqual([]);
+    // Nothing is left to derive of what went: the namespace settles and its next event is derived.
+    expect((await pg.query(`SELECT status FROM ops.derivation_queue WHERE namespace = $1 AND status <> 'done'`, [nsQ])).rows).toEqual([]);
+    await ingest(nsQ, 'I adopted a cat named Pixel', new Date().toISOString());
+    await settled(Sql.of(t.app.ds), nsQ, 60_000);
+    const pixel = await pg.query(`SELECT 1 FROM silver.facts WHERE namespace = $1 AND statement ILIKE '%Pixel%' AND retired_at IS NULL`, [nsQ]);
+    expect(pixel.rowCount).toBe(1);
+  }, 240_000);
 });
