@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { searchLoaders } from '../src/graph/evidence';
 import { Client } from 'pg';
 import os from 'node:os';
 import type { Driver, ManagedTransaction, Session } from 'neo4j-driver';
@@ -213,7 +214,11 @@ export async function searchProfile(): Promise<void> {
           search.search(
             auth,
             { namespace: a.ns, query: a.q, limit: 10 },
-            { facts: hydrate((ids: string[]) => loaders.factById.loadMany(ids)), events: hydrate((ids: string[]) => loaders.eventById.loadMany(ids)) },
+            {
+              facts: hydrate((ids: string[]) => loaders.factById.loadMany(ids)),
+              events: hydrate((ids: string[]) => loaders.eventById.loadMany(ids)),
+              redactions: hydrate((ids: string[]) => loaders.redactionsByEventId.loadMany(ids)),
+            },
           ),
         );
         // Fusion and ranking over this question's lists, every candidate visible.
@@ -371,11 +376,7 @@ export async function searchTail(): Promise<void> {
       const loaders = createLoaders(app.services);
       const before = r.counts.statements;
       const t0 = nowMs();
-      await r.search.search(
-        auth,
-        { namespace: ns, query: question, limit: 10 },
-        { facts: (ids) => loaders.factById.loadMany(ids), events: (ids) => loaders.eventById.loadMany(ids) },
-      );
+      await r.search.search(auth, { namespace: ns, query: question, limit: 10 }, searchLoaders(loaders));
       const ms = nowMs() - t0;
       if (!record) return;
       const byLabel = Object.fromEntries(Object.entries(r.parts).map(([k, v]) => [k.replace(/^neo4j statement: /, ''), round(Math.max(...v))]));

@@ -1,4 +1,5 @@
 import { createLoaders } from '../src/scope/request-scope';
+import { searchLoaders } from '../src/graph/evidence';
 import {
   countAllFacts,
   countEmbeddedFacts,
@@ -179,11 +180,7 @@ async function measureSearch(ctx: ScaleContext): Promise<Record<string, unknown>
   cypher.reset();
   const service = await timed(n, async (i) => {
     const loaders = createLoaders(env.app.services);
-    await env.app.services.search.search(
-      ctx.auth,
-      { namespace: TARGET, query: plans[i]?.text as string, limit: LIMIT },
-      { facts: (ids) => loaders.factById.loadMany(ids), events: (ids) => loaders.eventById.loadMany(ids) },
-    );
+    await env.app.services.search.search(ctx.auth, { namespace: TARGET, query: plans[i]?.text as string, limit: LIMIT }, searchLoaders(loaders));
   });
   const serviceTrips = { sql: round(env.app.queryCounter.count / n), cypher: round(cypher.count / n) };
 

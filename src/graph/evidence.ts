@@ -1,4 +1,5 @@
 import { BronzeEvent } from '../bronze/event.types';
+import { ComposeSpan } from '../common/compose-text';
 import { NamespacedLoader } from '../common/namespaced-loader';
 import { Fact, FactSourceRow } from '../silver/silver.types';
 import type { SearchLoaders } from './search.service';
@@ -29,7 +30,7 @@ export interface SearchRequestLoaders {
   readonly factById: { loadMany(ids: readonly string[]): Promise<Array<Fact | null | Error>> };
   readonly eventById: { loadMany(ids: readonly string[]): Promise<Array<BronzeEvent | null | Error>> };
   readonly sourcesByFactId: { loadMany(ids: readonly string[]): Promise<Array<FactSourceRow[] | Error>> };
-  readonly redactionsByEventId: { loadMany(ids: readonly string[]): Promise<unknown[]> };
+  readonly redactionsByEventId: { loadMany(ids: readonly string[]): Promise<Array<readonly ComposeSpan[] | Error>> };
 }
 
 /**
@@ -44,6 +45,7 @@ export function searchLoaders(loaders: SearchRequestLoaders): SearchLoaders {
   return {
     facts: (ids) => loaders.factById.loadMany(ids),
     events: (ids) => loaders.eventById.loadMany(ids),
+    redactions: (ids) => loaders.redactionsByEventId.loadMany(ids),
     prefetch: ({ facts, events }) => {
       // Only a cache: a failure here is the later read's to report.
       void loaders.sourcesByFactId.loadMany(facts).catch(() => undefined);

@@ -1,6 +1,7 @@
 import { RequestContextOf } from '../access/request-context';
 import { BronzeLoaders } from '../bronze/bronze.context';
 import { BronzeEvent } from '../bronze/event.types';
+import { ComposeSpan } from '../common/compose-text';
 import { NamespacedLoader } from '../common/namespaced-loader';
 import { ReembedService } from '../silver/reembed.service';
 import { SilverLoaders } from '../silver/silver.context';
@@ -23,7 +24,7 @@ export interface GraphServices {
 export interface GraphLoaders extends Pick<SilverLoaders, 'factById' | 'entityById' | 'sourcesByFactId'>, Pick<BronzeLoaders, 'eventById'> {
   inNamespace(namespace: string): { readonly eventById: NamespacedLoader<BronzeEvent> };
   /** The events' active redactions (Gold's overlays): a search reads them ahead for its hits' content (`searchLoaders`). */
-  readonly redactionsByEventId: { loadMany(ids: readonly string[]): Promise<unknown[]> };
+  readonly redactionsByEventId: { loadMany(ids: readonly string[]): Promise<Array<readonly ComposeSpan[] | Error>> };
 }
 
 /** The context of the graph's resolvers. */

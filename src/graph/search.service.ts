@@ -5,6 +5,7 @@ import { ATTR, namespaceHash, traced } from '../platform/telemetry/tracing';
 import { AuthContext } from '../access/auth-context';
 import { Capability } from '../access/capability';
 import { BronzeEvent } from '../bronze/event.types';
+import { ComposeSpan, composeText } from '../common/compose-text';
 import { Embedder } from '../silver/model-ports';
 import { Fact } from '../silver/silver.types';
 import { CypherRunner } from './cypher/cypher-runner';
@@ -58,6 +59,11 @@ export type MemoryHitRow =
 export interface SearchLoaders {
   facts(ids: string[]): Promise<Array<Fact | null | Error>>;
   events(ids: string[]): Promise<Array<BronzeEvent | null | Error>>;
+  /**
+   * The active redactions of each event's content. Ranking reads an event's text as Neo4j holds it
+   * (redactions applied, for every caller), so a hidden word cannot change the order of hits.
+   */
+  redactions(ids: string[]): Promise<Array<readonly ComposeSpan[] | Error>>;
   /**
    * Called with the candidates as they are hydrated, in the same tick: the caller may load what a
    * page of these hits reads next (`facts`: the candidate facts; `events`: the candidate events and
@@ -159,6 +165,24 @@ export function lazyEmbedder(load: () => Promise<Embedder>): LazyEmbedder {
   return Object.assign(get, { close });
 }
 
+/** An event as ranking reads it: its content with its redactions applied (what Neo4j holds). */
+type ShownEvent = Pick<BronzeEvent, 'id' | 'actor' | 'occurredAt'> & { readonly content: string };
+
+/** The events with their content as ranking may read it (one loader call, usually served from the prefetch). */
+async function shownContent(events: ReadonlyMap<string, BronzeEvent>, load: SearchLoaders): Promise<Map<string, ShownEvent>> {
+  const ids = [...events.keys()];
+  const spans = ids.length > 0 ? await load.redactions(ids) : [];
+  return new Map(
+    ids.map((id, i) => {
+      const e = events.get(id) as BronzeEvent;
+      const s = spans[i];
+      // A failed redaction read hides the whole text from ranking rather than risk the words.
+      const content = s instanceof Error ? '' : s === undefined || s.length === 0 ? e.content : composeText(e.content, s);
+      return [id, { id: e.id, actor: e.actor, occurredAt: e.occurredAt, content }];
+    }),
+  );
+}
+
 function invalid(message: string): GraphException {
   return new GraphException(GraphExceptionCode.INVALID_ARGUMENT, message);
 }
@@ -222,13 +246,14 @@ export class SearchService {
       )
         visibleEvents.set(h.id, e);
     });
+    const shownEvents = await shownContent(visibleEvents, load);
     const priors = rankingPriors(
       args.query,
-      (id) => visibleEvents.get(id),
+      (id) => shownEvents.get(id),
       (id) => visibleFacts.get(id),
     );
     const ranked = rankMemoryHits(lists, (id) => visibleFacts.has(id) || visibleEvents.has(id), this.settings.channelWeights, priors);
-    const top = await this.newestFirst(ranked.slice(0, limit), args, visibleFacts, visibleEvents, restsOn, load);
+    const top = await this.newestFirst(ranked.slice(0, limit), args, visibleFacts, shownEvents, restsOn, load);
     this.uses.record(top.filter((h) => h.kind === 'FACT').map((h) => h.id));
     return top.map((h): MemoryHitRow =>
       h.kind === 'FACT'
@@ -245,17 +270,18 @@ export class SearchService {
     page: MemoryCandidate[],
     { namespace, query }: SearchMemoryArgs,
     facts: ReadonlyMap<string, Fact>,
-    events: ReadonlyMap<string, BronzeEvent>,
+    events: ReadonlyMap<string, ShownEvent>,
     restsOn: ReadonlyMap<string, readonly string[]>,
     load: SearchLoaders,
   ): Promise<MemoryCandidate[]> {
     const factIds = page.filter((h) => h.kind === 'FACT').map((h) => h.id);
     const turnIds = [...new Set(factIds.flatMap((id) => restsOn.get(id) ?? []))];
     const loaded = turnIds.length > 0 ? await load.events(turnIds) : [];
-    const turns = new Map<string, BronzeEvent>();
+    const inNamespace = new Map<string, BronzeEvent>();
     loaded.forEach((e, i) => {
-      if (e && !(e instanceof Error) && e.namespace === namespace && e.destroyedAt === null) turns.set(turnIds[i] as string, e);
+      if (e && !(e instanceof Error) && e.namespace === namespace && e.destroyedAt === null) inNamespace.set(turnIds[i] as string, e);
     });
+    const turns = await shownContent(inNamespace, load);
     return newerFirst(
       page,
       (hit) => {
@@ -264,7 +290,7 @@ export class SearchService {
           return e ? { text: e.content, at: e.occurredAt.getTime() } : undefined;
         }
         const f = facts.get(hit.id);
-        const said = (restsOn.get(hit.id) ?? []).map((id) => turns.get(id)).filter((e): e is BronzeEvent => e !== undefined);
+        const said = (restsOn.get(hit.id) ?? []).map((id) => turns.get(id)).filter((e): e is ShownEvent => e !== undefined);
         if (!f || said.length === 0) return undefined;
         return { text: [f.statement, ...said.map((e) => e.content)].join(' '), at: Math.max(...said.map((e) => e.occurredAt.getTime())) };
       },

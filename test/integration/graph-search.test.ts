@@ -1,8 +1,9 @@
 import { Client } from 'pg';
+import { createLoaders } from '../../src/scope/request-scope';
+import { searchLoaders } from '../../src/graph/evidence';
 import { DEFAULT_SEARCH_SETTINGS, SearchService } from '../../src/graph/search.service';
 import { applyNeo4jSchema } from '../../src/platform/neo4j/neo4j-client';
 import { HashingEmbedder } from '../../src/models/offline/hashing-embedder';
-import { Fact } from '../../src/silver/silver.types';
 import { anEvent } from '../builders/event-input';
 import { uniqueNamespace } from '../support/stores';
 import { createToken, eventually, gql, gqlOk, startTestApp, TestApp } from '../support/test-app';
@@ -251,10 +252,7 @@ describe('searchMemory: hybrid (vector + keyword + graph) search over the projec
 
     // The index path (what a namespace above SEARCH exact size takes): oversampling, then the exact fallback.
     const auth = await t.app.services.tokens.authenticate(`Bearer ${token}`);
-    const load = {
-      facts: (ids: string[]) => t.app.repositories.facts.factsByIds(ids).then((fs) => ids.map((id) => fs.find((f: Fact) => f.id === id) ?? null)),
-      events: (ids: string[]) => t.app.repositories.events.findByIds(ids).then((es) => ids.map((id) => es.find((e) => e.id === id) ?? null)),
-    };
+    const load = searchLoaders(createLoaders(t.app.services));
     const embedder = async () => new HashingEmbedder();
     for (const settings of [
       { ...DEFAULT_SEARCH_SETTINGS, exactMaxFacts: 0, maxIndexCandidates: 10_000 },

@@ -1,8 +1,10 @@
 import { Client } from 'pg';
+import { createLoaders } from '../../src/scope/request-scope';
+import { searchLoaders } from '../../src/graph/evidence';
 import { QueryRunner } from 'typeorm';
 import { EventContextReprojection1764400000800 } from '../../migrations/1764400000800-event-context-reprojection';
 import { EventSpeakerReprojection1764400000970 } from '../../migrations/1764400000970-event-speaker-reprojection';
-import { DEFAULT_SEARCH_SETTINGS, lazyEmbedder, SearchLoaders, SearchService } from '../../src/graph/search.service';
+import { DEFAULT_SEARCH_SETTINGS, lazyEmbedder, SearchService } from '../../src/graph/search.service';
 import { loadEmbedder } from '../../src/app/models';
 import { anEvent } from '../builders/event-input';
 import { uniqueNamespace } from '../support/stores';
@@ -177,10 +179,7 @@ describe('searchMemory over raw events (the Bronze channel, through the projecti
 
     // The index path (what a namespace above the exact-cosine size takes) stays scoped and is not starved.
     const auth = await t.app.services.tokens.authenticate(`Bearer ${token}`);
-    const load: SearchLoaders = {
-      facts: (ids) => t.app.repositories.facts.factsByIds(ids).then((fs) => ids.map((id) => fs.find((f) => f.id === id) ?? null)),
-      events: (ids) => t.app.repositories.events.findByIds(ids).then((es) => ids.map((id) => es.find((e) => e.id === id) ?? null)),
-    };
+    const load = searchLoaders(createLoaders(t.app.services));
     const embedder = lazyEmbedder(() => loadEmbedder(t.app.config, () => undefined));
     const viaIndex = await new SearchService(t.app.neo4j, embedder, { ...DEFAULT_SEARCH_SETTINGS, exactMaxFacts: 0 })
       .search(auth, { namespace: ns, query: q, limit: 4, filter: { kinds: ['EVENT'] } }, load)
@@ -223,6 +222,52 @@ describe('searchMemory over raw events (the Bronze channel, through the projecti
       },
     );
     expect(kept.records).toEqual([]);
+  });
+
+  it('ranks an event by what readers may see of it: a redacted word weighs as if it had never been written', async () => {
+    // The same turns twice: in one namespace a span is redacted, in the other the text never held it.
+    const hid = uniqueNamespace('recall-hid');
+    const never = uniqueNamespace('recall-never');
+    const said = (namespace: string, texts: string[]) =>
+      ingest(
+        texts.map((text, i) =>
+          anEvent(namespace)
+            .by('USER')
+            .saying(text)
+            .at(`2026-04-0${i + 1}T09:00:00.000Z`)
+            .build(),
+        ),
+      );
+    const others = ['I need to book the dentist appointment soon', 'The dentist appointment was a hassle to book'];
+    await said(hid, ['The dentist appointment is on Friday at 4pm', ...others]);
+    await said(never, ['The dentist appointment is [redacted]', ...others]);
+    const hidden = (await pg.query<{ id: string }>(`SELECT id::text AS id FROM bronze.events WHERE namespace = $1 AND content LIKE '%4pm'`, [hid])).rows[0]?.id;
+    await gqlOk(t.url, t.adminToken, `mutation($input: OverlayInput!) { addOverlay(input: $input) { id } }`, {
+      input: { eventId: hidden, kind: 'REDACTION', exact: 'on Friday at 4pm', reason: 'private' },
+    });
+    await eventually(
+      async () => {
+        const r = await t.app.neo4j.executeQuery(`MATCH (e:Event {id: $id}) RETURN e.content AS content`, { id: hidden });
+        return (await status(never)).outboxLag === 0 && r.records[0]?.get('content') === 'The dentist appointment is [redacted]';
+      },
+      'the redaction to reach the projection',
+      60_000,
+    );
+    // A question for a time: a turn that holds one is worth more (answerFit), so the hidden time must not count.
+    const scores = async (namespace: string) =>
+      Object.fromEntries(
+        (
+          await gqlOk<{ searchMemory: Hit[] }>(t.url, token, SEARCH, {
+            ns: namespace,
+            q: 'When is the dentist appointment?',
+            limit: 10,
+            filter: { kinds: ['EVENT'] },
+          })
+        ).searchMemory.map((h) => [h.event?.content, Number(h.score.toFixed(6))]),
+      );
+    const seen = await scores(hid);
+    expect(Object.keys(seen)).toHaveLength(3);
+    expect(seen).toEqual(await scores(never));
   });
 
   it('gives turns projected before contexts existed their context through the upgrade migration', async () => {
