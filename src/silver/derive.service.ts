@@ -154,6 +154,16 @@ export class DeriveService {
         similarity: c.embedding && d.embedding && c.embeddingModel === this.models.embedder.model ? cosine(c.embedding, d.embedding) : c.trigram,
       };
     };
+    /** What the judge reads of a fact of this batch, as the new fact or as a candidate. */
+    const described = (d: (typeof drafts)[number]) => ({
+      statement: d.fact.statement,
+      factType: d.fact.factType,
+      subjectName: subjectName(d.subjectEntityId),
+      predicate: d.fact.predicate,
+      objectValue: d.fact.objectValue,
+      isNegation: d.fact.isNegation,
+      validFrom: d.validFrom,
+    });
     // Earlier facts of this batch count too: "I use vim" and "I switched to neovim" may arrive together.
     const fromBatch = drafts.map((d, i) =>
       drafts.slice(0, i).flatMap((p, j): JudgeCandidate[] => {
@@ -163,13 +173,7 @@ export class DeriveService {
         return [
           {
             id: p.id,
-            statement: p.fact.statement,
-            factType: p.fact.factType,
-            subjectName: subjectName(p.subjectEntityId),
-            predicate: p.fact.predicate,
-            objectValue: p.fact.objectValue,
-            isNegation: p.fact.isNegation,
-            validFrom: p.validFrom,
+            ...described(p),
             similarity,
             // The same sentence of the same event: said in one breath.
             sameSource: sentences[i] !== null && p.fact.sources[0]?.eventId === d.fact.sources[0]?.eventId && sentences[j] === sentences[i],
@@ -179,17 +183,7 @@ export class DeriveService {
     );
     const asJudged = (i: number): JudgeInput['fact'] => {
       const d = drafts[i] as (typeof drafts)[number];
-      return {
-        statement: d.fact.statement,
-        factType: d.fact.factType,
-        subjectName: subjectName(d.subjectEntityId),
-        predicate: d.fact.predicate,
-        objectValue: d.fact.objectValue,
-        isNegation: d.fact.isNegation,
-        validFrom: d.validFrom,
-        replacesValue: d.fact.replacesValue,
-        sourceText: sentences[i] ?? null,
-      };
+      return { ...described(d), replacesValue: d.fact.replacesValue, sourceText: sentences[i] ?? null };
     };
 
     // Judged as if one by one in the batch's (time) order: each fact meets the facts current after
@@ -248,19 +242,7 @@ export class DeriveService {
                   replacesValue: null,
                   sourceText: saidAs.get(c.id) ?? null,
                 },
-                candidates: [
-                  {
-                    id: d.id,
-                    statement: d.fact.statement,
-                    factType: d.fact.factType,
-                    subjectName: subjectName(d.subjectEntityId),
-                    predicate: d.fact.predicate,
-                    objectValue: d.fact.objectValue,
-                    isNegation: d.fact.isNegation,
-                    validFrom: d.validFrom,
-                    similarity: c.similarity,
-                  },
-                ],
+                candidates: [{ id: d.id, ...described(d), similarity: c.similarity }],
               };
               return { i, later: c, input };
             }),
