@@ -144,13 +144,7 @@ export class DeriveService {
       const d = drafts[i] as (typeof drafts)[number];
       return {
         id: c.id,
-        statement: c.statement,
-        factType: c.factType,
-        subjectName: c.subjectName,
-        predicate: c.predicate,
-        objectValue: c.objectValue,
-        isNegation: c.isNegation,
-        validFrom: c.validFrom,
+        ...judged(c),
         similarity: c.embedding && d.embedding && c.embeddingModel === this.models.embedder.model ? cosine(c.embedding, d.embedding) : c.trigram,
       };
     };
@@ -231,17 +225,7 @@ export class DeriveService {
           : laterOf(i).map((c) => {
               const d = drafts[i] as (typeof drafts)[number];
               const input: JudgeInput = {
-                fact: {
-                  statement: c.statement,
-                  factType: c.factType,
-                  subjectName: c.subjectName,
-                  predicate: c.predicate,
-                  objectValue: c.objectValue,
-                  isNegation: c.isNegation,
-                  validFrom: c.validFrom,
-                  replacesValue: null,
-                  sourceText: saidAs.get(c.id) ?? null,
-                },
+                fact: { ...judged(c), replacesValue: null, sourceText: saidAs.get(c.id) ?? null },
                 candidates: [{ id: d.id, ...described(d), similarity: c.similarity }],
               };
               return { i, later: c, input };
@@ -423,6 +407,12 @@ export function splitInterruptedRepeats(facts: readonly ExtractedFact[], events:
     .map((f, i) => ({ f, i }))
     .sort((a, b) => at(a.f) - at(b.f) || a.i - b.i)
     .map((x) => x.f);
+}
+
+/** What the judge reads of a stored fact or a candidate. */
+function judged(c: Omit<JudgeCandidate, 'id' | 'similarity' | 'sameSource'>): Omit<JudgeCandidate, 'id' | 'similarity' | 'sameSource'> {
+  const { statement, factType, subjectName, predicate, objectValue, isNegation, validFrom } = c;
+  return { statement, factType, subjectName, predicate, objectValue, isNegation, validFrom };
 }
 
 /** The sentence of `span`'s event around the span (up to the neighbouring . ! ? or line break), or null. */
