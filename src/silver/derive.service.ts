@@ -186,6 +186,24 @@ export class DeriveService {
     // batch decide (docs/silver.md "Order"). Facts whose candidates no earlier fact of the same call
     // can touch share one judge call.
     const gone = new Set<string>();
+    // Fact id → the fact of this batch that superseded or updated it, and whether it superseded.
+    const replacedBy = new Map<string, { by: number; supersede: boolean }>();
+    const eventOf = (k: number) => (drafts[k] as (typeof drafts)[number]).fact.sources[0]?.eventId;
+    /**
+     * A fact an earlier fact of the same event as fact `i` superseded stays a candidate of `i`,
+     * standing for the head of its chain: "I quit coffee, only green tea now" is one statement of
+     * a change, the negation ends "drinks coffee" and the new value replaces it, so the new value,
+     * judged against "drinks coffee", supersedes the negation (the chain's head). An event is never
+     * cut across batches, so this depends on the event alone (docs/silver.md "Order"). Null when
+     * `id` is no such fact or its chain's head is no longer current.
+     */
+    const standsFor = (i: number, id: string): string | null => {
+      const first = replacedBy.get(id);
+      if (!first?.supersede || eventOf(first.by) !== eventOf(i)) return null;
+      let head = (drafts[first.by] as (typeof drafts)[number]).id;
+      for (let link = replacedBy.get(head); link; link = replacedBy.get(head)) head = (drafts[link.by] as (typeof drafts)[number]).id;
+      return gone.has(head) ? null : head;
+    };
     const inputs: JudgeInput[] = [];
     const checked: BatchDecision[] = [];
     const closedBy = new Map<string, { id: string; validTo: Date }>();
@@ -202,10 +220,11 @@ export class DeriveService {
       }
       next += wave.length;
       for (const i of wave) {
-        const current = (storedByIndex.get(i) ?? []).filter((c) => !gone.has(c.id)).slice(0, this.settings.candidateLimit);
+        const open = (id: string) => !gone.has(id) || standsFor(i, id) !== null;
+        const current = (storedByIndex.get(i) ?? []).filter((c) => open(c.id)).slice(0, this.settings.candidateLimit);
         inputs[i] = {
           fact: asJudged(i),
-          candidates: [...current.map((c) => fromStore(i, c)), ...(fromBatch[i] ?? []).filter((c) => !gone.has(c.id))]
+          candidates: [...current.map((c) => fromStore(i, c)), ...(fromBatch[i] ?? []).filter((c) => open(c.id))]
             .sort((a, b) => b.similarity - a.similarity || a.id.localeCompare(b.id))
             .slice(0, this.settings.candidateLimit),
         };
@@ -243,6 +262,17 @@ export class DeriveService {
         let action = decision.action !== 'ADD' && !targetId ? 'ADD' : decision.action;
         let reason =
           action === decision.action ? decision.reason : `${decision.reason} (target ${decision.targetId ?? 'missing'} is not a candidate: added instead)`;
+        const head = targetId && gone.has(targetId) ? standsFor(i, targetId) : null;
+        if (targetId && head) {
+          if (action === 'SUPERSEDE') {
+            reason = `${reason} (applied to ${head}, which superseded ${targetId} in the same event)`;
+            targetId = head;
+          } else {
+            reason = `${reason} (${targetId} was superseded in the same event: added instead)`;
+            action = 'ADD';
+            targetId = null;
+          }
+        }
         if (action !== 'SKIP') {
           const later = laterOf(i);
           if (targetId && later.some((c) => c.id === targetId)) {
@@ -263,7 +293,10 @@ export class DeriveService {
         checked[i] = { id: d.id, action, targetId, reason };
         // Stored closed, it is no current fact for a later batch either.
         if (action === 'SKIP' || closedBy.has(d.id)) gone.add(d.id);
-        if ((action === 'SUPERSEDE' || action === 'UPDATE') && targetId) gone.add(targetId);
+        if ((action === 'SUPERSEDE' || action === 'UPDATE') && targetId) {
+          gone.add(targetId);
+          replacedBy.set(targetId, { by: i, supersede: action === 'SUPERSEDE' });
+        }
       }
     }
 

@@ -97,6 +97,25 @@ describe('live Silver equals a fresh derivation of the same Bronze', () => {
     expect(await snapshot(sql, ns)).toEqual(live);
   });
 
+  it('a message that ends a value and names the new one leaves one current fact, the new value superseding the negation that ended the old one', async () => {
+    const ns = `${prefix}-ended`;
+    await ingest(ns, [['chat', 1, '2026-06-03T09:00:00Z', 'I drink about four cups of coffee a day']]);
+    await settled(ns);
+    await ingest(ns, [['chat', 2, '2026-06-03T09:05:00Z', 'I quit coffee last month, only green tea now']]);
+    await settled(ns);
+    const live = await snapshot(sql, ns);
+    const facts = live.map((r) => JSON.parse(r) as { statement: string; is_negation: boolean; valid_to: string | null; superseded_by: string | null });
+    const head = facts.filter((f) => f.valid_to === null);
+    expect(head).toHaveLength(1);
+    expect(head[0]?.statement).toMatch(/green tea/);
+    // The chain: coffee → the negation that ended it → the new value.
+    const negation = facts.find((f) => f.is_negation);
+    expect(negation?.superseded_by).toBe(head[0]?.statement);
+    expect(facts.find((f) => /four cups of coffee/.test(f.statement))?.superseded_by).toBe(negation?.statement);
+    await rebuild(ns);
+    expect(await snapshot(sql, ns)).toEqual(live);
+  });
+
   it('an older statement that arrives after a newer one: the newer one still holds, as in a derivation in time order', async () => {
     const ns = `${prefix}-late`;
     // Two writers on one namespace: the second's newer messages are derived before the first's older ones arrive.
