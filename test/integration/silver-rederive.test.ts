@@ -61,6 +61,14 @@ describe('live Silver equals a fresh derivation of the same Bronze', () => {
     await gqlOk(t.url, admin, `mutation($input: [EventInput!]!) { ingestEvents(input: $input) { status } }`, { input });
   };
 
+  /** One message per ingest request, each derived before the next is sent (one batch each). */
+  const oneByOne = async (ns: string, said: ReadonlyArray<readonly [string, string]>) => {
+    for (const [i, [at, content]] of said.entries()) {
+      await ingest(ns, [['chat', i + 1, at, content]]);
+      await settled(ns);
+    }
+  };
+
   /** rebuildSilver over the whole namespace (every event again, in time order, in one batch) and waits for it. */
   const rebuild = async (ns: string) => {
     const job = (
@@ -86,10 +94,7 @@ describe('live Silver equals a fresh derivation of the same Bronze', () => {
       ['2026-06-01T09:04:00Z', 'I use vim for everything'],
       ['2026-06-01T09:05:00Z', 'I no longer use vim'],
     ] as const;
-    for (const [i, [at, content]] of said.entries()) {
-      await ingest(ns, [['chat', i + 1, at, content]]);
-      await settled(ns);
-    }
+    await oneByOne(ns, said);
     const live = await snapshot(sql, ns);
     // What was said last about each editor is what holds.
     expect(current(live)).toEqual(expect.arrayContaining(['Dana does not use Vim', 'Dana uses Emacs']));
@@ -99,10 +104,10 @@ describe('live Silver equals a fresh derivation of the same Bronze', () => {
 
   it('a message that ends a value and names the new one leaves one current fact, the new value superseding the negation that ended the old one', async () => {
     const ns = `${prefix}-ended`;
-    await ingest(ns, [['chat', 1, '2026-06-03T09:00:00Z', 'I drink about four cups of coffee a day']]);
-    await settled(ns);
-    await ingest(ns, [['chat', 2, '2026-06-03T09:05:00Z', 'I quit coffee last month, only green tea now']]);
-    await settled(ns);
+    await oneByOne(ns, [
+      ['2026-06-03T09:00:00Z', 'I drink about four cups of coffee a day'],
+      ['2026-06-03T09:05:00Z', 'I quit coffee last month, only green tea now'],
+    ]);
     const live = await snapshot(sql, ns);
     const facts = live.map((r) => JSON.parse(r) as { statement: string; is_negation: boolean; valid_to: string | null; superseded_by: string | null });
     const head = facts.filter((f) => f.valid_to === null);
@@ -112,6 +117,20 @@ describe('live Silver equals a fresh derivation of the same Bronze', () => {
     const negation = facts.find((f) => f.is_negation);
     expect(negation?.superseded_by).toBe(head[0]?.statement);
     expect(facts.find((f) => /four cups of coffee/.test(f.statement))?.superseded_by).toBe(negation?.statement);
+    await rebuild(ns);
+    expect(await snapshot(sql, ns)).toEqual(live);
+  });
+
+  it('the end of a value and the new one in two messages: derived one message at a time as in one batch', async () => {
+    const ns = `${prefix}-ended-apart`;
+    await oneByOne(ns, [
+      ['2026-06-04T09:00:00Z', 'I drink about four cups of coffee a day'],
+      ['2026-06-04T09:05:00Z', 'I quit coffee last month'],
+      ['2026-06-04T09:06:00Z', 'I only drink green tea now'],
+    ]);
+    const live = await snapshot(sql, ns);
+    // Derived one per batch, "I only drink green tea now" meets only the negation (the coffee fact is no longer current); one batch gives the same.
+    expect(current(live).some((s) => /green tea/.test(s))).toBe(true);
     await rebuild(ns);
     expect(await snapshot(sql, ns)).toEqual(live);
   });
