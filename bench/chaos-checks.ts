@@ -79,6 +79,9 @@ export interface ChaosChecks {
     edges: number;
     equalToRebuild: boolean;
     diff: number;
+    /** The first differing elements (node: [labels, properties]; edge: [from, type, to, properties]), so a difference can be read. */
+    onlyIncremental?: string[];
+    onlyRebuilt?: string[];
   }>;
   overlaysAcknowledged: number;
   overlaysLost: number;
@@ -124,7 +127,9 @@ export async function graphChecks(
     const rebuilt = await dumpNamespace(driver, ns);
     const a = new Set([...incremental.nodes, ...incremental.edges]);
     const b = new Set([...rebuilt.nodes, ...rebuilt.edges]);
-    const diff = [...a].filter((x) => !b.has(x)).length + [...b].filter((x) => !a.has(x)).length;
+    const onlyIncremental = [...a].filter((x) => !b.has(x));
+    const onlyRebuilt = [...b].filter((x) => !a.has(x));
+    const diff = onlyIncremental.length + onlyRebuilt.length;
     out.push({
       namespace: ns,
       consistent: c.data.graphConsistency.ok,
@@ -134,6 +139,7 @@ export async function graphChecks(
       edges: incremental.edges.length,
       equalToRebuild: diff === 0,
       diff,
+      ...(diff > 0 ? { onlyIncremental: onlyIncremental.slice(0, 8), onlyRebuilt: onlyRebuilt.slice(0, 8) } : {}),
     });
   }
   return out;

@@ -312,15 +312,20 @@ export interface SurvivingEvent {
   sequence_num: number | null;
   content: string;
   occurred_at: Date;
+  /** Its ingest transaction (when it began): events of one request share it. */
+  enqueued_at: Date;
 }
 
-/** The Bronze events that survived (not erased, not retained away), in the order they were ingested. */
+/**
+ * The Bronze events that survived (not erased, not retained away), in the order derivation takes
+ * them (docs/silver.md "Order"): by ingest transaction, within one in time order.
+ */
 export async function survivingEvents(pg: Client, namespaces: readonly string[]): Promise<SurvivingEvent[]> {
   const { rows } = await pg.query<SurvivingEvent>(
-    `SELECT e.namespace, e.source, e.source_event_id, e.kind, e.role, e.actor, e.conversation_id, e.sequence_num, e.content, e.occurred_at
-       FROM bronze.events e
+    `SELECT e.namespace, e.source, e.source_event_id, e.kind, e.role, e.actor, e.conversation_id, e.sequence_num, e.content, e.occurred_at, q.enqueued_at
+       FROM bronze.events e JOIN ops.derivation_queue q ON q.event_id = e.id
       WHERE e.namespace = ANY($1) AND NOT EXISTS (SELECT 1 FROM bronze.event_tombstones t WHERE t.event_id = e.id)
-      ORDER BY e.ingested_at, e.id`,
+      ORDER BY q.enqueued_at, e.occurred_at, e.conversation_id, e.sequence_num, e.id`,
     [namespaces],
   );
   return rows;
@@ -328,12 +333,25 @@ export async function survivingEvents(pg: Client, namespaces: readonly string[])
 
 const INGEST = `mutation($input: [EventInput!]!) { ingestEvents(input: $input) { index status code } }`;
 
-/** Ingests the surviving events into a fresh service (namespaces renamed by `to`), 25 a request, in order. */
+/**
+ * Ingests the surviving events into a fresh service (namespaces renamed by `to`) as they reached
+ * Bronze: one request per ingest transaction of the run, in their order, so the fresh service
+ * derives them in the order the live one did (docs/silver.md "Order"). Feeding them 25 a request
+ * by `ingested_at` put a late event and the newer ones ingested before it into one request, derived
+ * in time order: another order than the live one, so another outcome.
+ */
 export async function ingestFresh(urls: () => string[], token: string, events: readonly SurvivingEvent[], to: (ns: string) => string): Promise<number> {
   const stats = { transportRetries: 0 };
   let stored = 0;
-  for (let i = 0; i < events.length; i += 25) {
-    const input = events.slice(i, i + 25).map((e) => ({
+  const requests: SurvivingEvent[][] = [];
+  for (const e of events) {
+    const last = requests.at(-1);
+    const head = last?.[0];
+    if (last && head && head.enqueued_at.getTime() === e.enqueued_at.getTime() && head.namespace === e.namespace && last.length < 25) last.push(e);
+    else requests.push([e]);
+  }
+  for (const request of requests) {
+    const input = request.map((e) => ({
       namespace: to(e.namespace),
       source: e.source,
       sourceEventId: e.source_event_id,

@@ -25,6 +25,10 @@ export interface CandidateFactRow {
   embedding: number[] | null;
   embeddingModel: string | null;
   trigram: number;
+  /** When the fact was last said: the latest `occurredAt` of its source events (its validFrom when none is left). */
+  lastStatedAt: Date;
+  /** The quote of its latest source (what was said then), or null. */
+  lastQuote: string | null;
 }
 
 /** Normalised lookup key of an entity name or alias: case, spacing and punctuation folded. */
@@ -77,7 +81,8 @@ export class CandidateRepository {
   /**
    * Current facts (the visibility rule with no asOf: not retired, not superseded) that each query
    * fact may conflict with: same subject entity, or a statement similar by trigram (pg_trgm's
-   * `%`, threshold set per call). One round trip for the whole batch; at most `limit` per query fact.
+   * `%`, threshold set per call). One round trip for the whole batch; at most `limit` per query fact,
+   * each query fact's rows best first (same subject and predicate, then trigram similarity, then id).
    */
   async candidates(
     namespace: string,
@@ -93,12 +98,14 @@ export class CandidateRepository {
            SELECT * FROM unnest($2::int[], $3::uuid[], $4::text[], $5::text[]) AS q(idx, subject, predicate, statement)
          )
          SELECT q.idx, f.id, f.statement, f.fact_type, f.subject_entity_id, e.name AS subject_name, f.predicate, f.object_value,
-                f.is_negation, f.valid_from, f.embedding_model, f.trgm,
+                f.is_negation, f.valid_from, f.embedding_model, f.trgm, last.occurred_at AS last_stated_at, last.quote AS last_quote,
                 -- A fact is often a candidate of many new facts: its embedding travels (and is parsed) once.
                 CASE WHEN row_number() OVER (PARTITION BY f.id ORDER BY q.idx) = 1 THEN f.embedding END AS embedding
            FROM q
            CROSS JOIN LATERAL (
-             SELECT c.*, similarity(c.statement, q.statement) AS trgm
+             SELECT c.*, similarity(c.statement, q.statement) AS trgm,
+                    row_number() OVER (ORDER BY (q.subject IS NOT NULL AND c.subject_entity_id = q.subject AND c.predicate IS NOT DISTINCT FROM q.predicate) DESC,
+                                                similarity(c.statement, q.statement) DESC, c.id) AS rank
                FROM silver.facts c
               WHERE c.namespace = $1 AND ${visibleSql('c', CURRENT, [])}
                 AND ((q.subject IS NOT NULL AND c.subject_entity_id = q.subject) OR c.statement % q.statement)
@@ -106,7 +113,13 @@ export class CandidateRepository {
                        similarity(c.statement, q.statement) DESC, c.id
               LIMIT $6
            ) f
-           LEFT JOIN silver.entities e ON e.id = f.subject_entity_id`,
+           -- When it was last said (a late older statement is judged in the order things were said: docs/silver.md "Order").
+           LEFT JOIN LATERAL (
+             SELECT dq.occurred_at, s.quote FROM silver.fact_sources s JOIN ops.derivation_queue dq ON dq.event_id = s.event_id
+              WHERE s.fact_id = f.id ORDER BY dq.occurred_at DESC, s.event_id DESC LIMIT 1
+           ) last ON true
+           LEFT JOIN silver.entities e ON e.id = f.subject_entity_id
+          ORDER BY q.idx, f.rank`,
         [
           namespace,
           queries.map((q) => q.index),
@@ -129,6 +142,8 @@ export class CandidateRepository {
           embedding: numbersOrNull(r, 'embedding'),
           embeddingModel: col.stringOrNull(r, 'embedding_model'),
           trigram: col.number(r, 'trgm'),
+          lastStatedAt: col.dateOrNull(r, 'last_stated_at') ?? col.date(r, 'valid_from'),
+          lastQuote: col.stringOrNull(r, 'last_quote'),
         }),
       );
     });

@@ -31,6 +31,11 @@ export interface PlannedFact {
   importance: number;
   validFrom: Date;
   validTo: Date | null;
+  /**
+   * Set when the fact is stored already superseded: it was said before a stored fact that replaces
+   * it (an older statement that arrived late; docs/silver.md "Order"). Its validTo is then set too.
+   */
+  supersededBy: string | null;
   embedding: number[] | null;
   sources: PlannedSource[];
   action: JudgeAction;

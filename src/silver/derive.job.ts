@@ -125,7 +125,13 @@ export class DeriveJob {
     }
   }
 
-  /** Pending events in time order (conversation sequence breaking ties); a failed event is retried alone. */
+  /**
+   * Pending events in the order they reached Bronze: by ingest transaction (`enqueued_at`, its start;
+   * kept when a rebuild or an erasure re-queues an event), within one in time order (conversation
+   * sequence, then id, breaking ties). So live derivation, a rebuild and a fresh instance fed the
+   * same requests derive in one order however the events are cut into batches (docs/silver.md
+   * "Order"). A failed event is retried alone.
+   */
   private async nextBatch(namespace: string): Promise<{ events: BronzeEvent[]; jobId: string | null; traceparents: Array<string | null> }> {
     const toQueued = (r: SqlRow): { event_id: string; job_id: string | null; traceparent: string | null } => ({
       event_id: col.string(r, 'event_id'),
@@ -135,7 +141,7 @@ export class DeriveJob {
     let rows = await this.sql.rows(
       `SELECT event_id, job_id, traceparent FROM ops.derivation_queue q
         WHERE namespace = $1 AND status = 'pending' AND available_at <= now() AND ${NOT_DESTROYED}
-        ORDER BY occurred_at, conversation_id, sequence_num, event_id LIMIT $2`,
+        ORDER BY enqueued_at, occurred_at, conversation_id, sequence_num, event_id LIMIT $2`,
       [namespace, this.settings.batchSize],
       toQueued,
     );

@@ -72,6 +72,8 @@ export class InMemoryCandidates implements CandidateReader {
           embedding: null,
           embeddingModel: null,
           trigram: sim,
+          lastStatedAt: f.validFrom,
+          lastQuote: null,
         })),
     );
   }

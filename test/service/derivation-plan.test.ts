@@ -1,5 +1,7 @@
+import { RuleJudge } from '../../src/models/offline/rule-judge';
 import { DeriveService } from '../../src/silver/derive.service';
-import { JudgeDecision, JudgeInput } from '../../src/silver/model-ports';
+import { ExtractedFact, Extractor, Judge, JudgeDecision, JudgeInput } from '../../src/silver/model-ports';
+import { BronzeEvent } from '../../src/bronze/event.types';
 import { planFactWrites } from '../../src/silver/write/plan-writes';
 import { Entity, Fact } from '../../src/silver/silver.types';
 import { anEvent } from '../builders/bronze-event';
@@ -14,7 +16,7 @@ import { FakeEmbedder, InMemoryCandidates, ScriptedExtractor, ScriptedFact, Scri
 const NS = 'plan-test';
 const user = anEntity().inNamespace(NS).named('the user').build();
 
-function service(script: Record<string, ScriptedFact[]>, judge: ScriptedJudge, facts: Fact[] = [], entities: Entity[] = [user]) {
+function service(script: Record<string, ScriptedFact[]>, judge: Judge, facts: Fact[] = [], entities: Entity[] = [user]) {
   return new DeriveService({ extractor: new ScriptedExtractor(script), judge, embedder: new FakeEmbedder() }, new InMemoryCandidates(facts, entities), {
     candidateLimit: 8,
     trigramThreshold: 0.3,
@@ -106,17 +108,15 @@ describe('derivation plan (service tier, fake ports)', () => {
     expect(writes.sources.map((s) => s.factId)).toEqual([tea.id]);
   });
 
-  it('a second SUPERSEDE of the same stored fact in one batch replaces the head of the chain', async () => {
-    const judge = new ScriptedJudge((input) => {
-      const stored = input.candidates.find((c) => c.id === vim.id);
-      return stored ? { action: 'SUPERSEDE', targetId: vim.id, reason: 'changed editor' } : { action: 'ADD', targetId: null, reason: 'new' };
-    });
+  it('a later fact of a batch meets the fact an earlier one put in place of a stored one, never the superseded one', async () => {
+    const judge = new ScriptedJudge(targetFirst('SUPERSEDE'));
     const script = {
       neovim: [{ statement: 'The user uses neovim', predicate: 'uses', objectValue: 'neovim' }],
       helix: [{ statement: 'The user uses helix', predicate: 'uses', objectValue: 'helix' }],
     };
     const plan = await service(script, judge, [vim]).plan(NS, [said('neovim', '2026-02-01T00:00:00Z'), said('helix', '2026-03-01T00:00:00Z')]);
     const [neovim, helix] = plan.facts;
+    expect(judge.seen[1]?.candidates.map((c) => c.id)).toEqual([neovim?.id]);
     const { changes, replaced } = planFactWrites(plan, new Date());
     expect(replaced).toEqual([
       { oldId: vim.id, newId: neovim?.id },
@@ -126,6 +126,82 @@ describe('derivation plan (service tier, fake ports)', () => {
       { id: vim.id, validTo: new Date('2026-02-01T00:00:00Z'), retiredAt: null, supersededBy: neovim?.id },
       { id: neovim?.id, validTo: new Date('2026-03-01T00:00:00Z'), retiredAt: null, supersededBy: helix?.id },
     ]);
+  });
+
+  it('a batch decides what the same events decide one per batch: a restatement after its contradiction restores it', async () => {
+    const script = {
+      'I use emacs': [{ statement: 'The user uses emacs', predicate: 'use', objectValue: 'emacs' }],
+      'I no longer use emacs': [{ statement: 'The user does not use emacs', predicate: 'use', objectValue: 'emacs', isNegation: true }],
+    };
+    const events = [
+      said('I use emacs', '2026-02-01T09:00:00Z'),
+      said('I no longer use emacs', '2026-02-01T09:01:00Z'),
+      said('I use emacs', '2026-02-01T09:02:00Z'),
+    ];
+    const plan = await service(script, new RuleJudge()).plan(NS, events);
+    const [first, negation, again] = plan.facts;
+    expect(plan.facts.map((f) => [f.action, f.targetId])).toEqual([
+      ['ADD', null],
+      ['SUPERSEDE', first?.id],
+      ['SUPERSEDE', negation?.id],
+    ]);
+    // The superseded first statement is no candidate of the third: it would have been a SKIP into a closed fact.
+    expect(again?.candidates.map((c) => c.id)).toEqual([negation?.id]);
+  });
+
+  it('a statement the extractor merged over two events is judged in each event’s place when its subject changed in between', async () => {
+    const events = [
+      said('I use emacs', '2026-02-01T09:00:00Z'),
+      said('I no longer use emacs', '2026-02-01T09:01:00Z'),
+      said('I use emacs', '2026-02-01T09:02:00Z'),
+    ];
+    const [first, stop, again] = events as [BronzeEvent, BronzeEvent, BronzeEvent];
+    const fact = (statement: string, isNegation: boolean, sources: BronzeEvent[]): ExtractedFact => ({
+      ref: statement,
+      statement,
+      factType: 'preference',
+      subjectRef: 'u',
+      predicate: 'use',
+      objectValue: 'emacs',
+      objectRef: null,
+      isNegation,
+      confidence: 0.9,
+      validFrom: null,
+      validTo: null,
+      replacesValue: null,
+      sources: sources.map((e) => ({ eventId: e.id, start: 0, end: e.content.length })),
+    });
+    // As the offline extractor returns them: the repeat merged into the first saying.
+    const merging: Extractor = {
+      model: 'merging@1',
+      extract: async () => ({
+        entities: [{ ref: 'u', name: 'the user', type: 'person', aliases: [], mentions: [] }],
+        facts: [fact('The user uses emacs', false, [first, again]), fact('The user does not use emacs', true, [stop])],
+        relationships: [],
+      }),
+    };
+    const svc = new DeriveService({ extractor: merging, judge: new RuleJudge(), embedder: new FakeEmbedder() }, new InMemoryCandidates([], [user]), {
+      candidateLimit: 8,
+      trigramThreshold: 0.3,
+      embeddingThreshold: 0.6,
+    });
+    const plan = await svc.plan(NS, events);
+    expect(plan.facts.map((f) => [f.statement, f.action, f.sources.map((x) => x.eventId)])).toEqual([
+      ['The user uses emacs', 'ADD', [first.id]],
+      ['The user does not use emacs', 'SUPERSEDE', [stop.id]],
+      ['The user uses emacs', 'SUPERSEDE', [again.id]],
+    ]);
+    expect(plan.facts[2]?.targetId).toBe(plan.facts[1]?.id);
+  });
+
+  it('an older statement that arrives after a newer one is stored superseded by it; the newer one holds', async () => {
+    const stopped = aFact().inNamespace(NS).about(user).saying('The user does not use vim', 'use', 'vim').negated().validFrom('2026-03-01T00:00:00Z').build();
+    const script = { 'I use vim': [{ statement: 'The user uses vim', predicate: 'use', objectValue: 'vim' }] };
+    const plan = await service(script, new RuleJudge(), [stopped]).plan(NS, [said('I use vim', '2026-02-01T00:00:00Z')]);
+    const [late] = plan.facts;
+    expect(late).toMatchObject({ action: 'ADD', targetId: null, supersededBy: stopped.id, validTo: new Date('2026-03-01T00:00:00Z') });
+    expect(late?.reason).toMatch(/was said later/);
+    expect(planFactWrites(plan, new Date()).changes).toEqual([]);
   });
 
   it('records which extractor, prompt versions and models made the plan', async () => {

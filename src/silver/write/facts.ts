@@ -11,11 +11,11 @@ export async function insertFacts(tx: Sql, namespace: string, runId: string, mod
   if (facts.length === 0) return;
   await tx.execute(
     `INSERT INTO silver.facts (id, namespace, statement, fact_type, subject_entity_id, predicate, object_value, object_entity_id, is_negation,
-                               confidence, importance, valid_from, valid_to, extraction_model, derivation_run_id, embedding, embedding_model)
+                               confidence, importance, valid_from, valid_to, superseded_by, extraction_model, derivation_run_id, embedding, embedding_model)
      SELECT x.id, $1, x.statement, x.fact_type, x.subject_entity_id, x.predicate, x.object_value, x.object_entity_id, x.is_negation,
-            x.confidence, x.importance, x.valid_from, x.valid_to, $2, $3, x.embedding::real[], $4
+            x.confidence, x.importance, x.valid_from, x.valid_to, x.superseded_by, $2, $3, x.embedding::real[], $4
        FROM jsonb_to_recordset($5::jsonb) AS x(id uuid, statement text, fact_type text, subject_entity_id uuid, predicate text, object_value text,
-            object_entity_id uuid, is_negation boolean, confidence real, importance real, valid_from timestamptz, valid_to timestamptz, embedding text, ord int)
+            object_entity_id uuid, is_negation boolean, confidence real, importance real, valid_from timestamptz, valid_to timestamptz, superseded_by uuid, embedding text, ord int)
       ORDER BY x.ord`,
     [
       namespace,
@@ -36,6 +36,7 @@ export async function insertFacts(tx: Sql, namespace: string, runId: string, mod
           importance: f.importance,
           valid_from: f.validFrom.toISOString(),
           valid_to: f.validTo?.toISOString() ?? null,
+          superseded_by: f.supersededBy,
           embedding: pgArray(f.embedding),
           ord: f.ord,
         })),
