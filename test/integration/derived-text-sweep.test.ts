@@ -1,8 +1,6 @@
 import { createHash } from 'node:crypto';
 import fs from 'node:fs';
-import path from 'node:path';
 import { Client as McpClient } from '@modelcontextprotocol/client';
-import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 import {
   buildClientSchema,
   getIntrospectionQuery,
@@ -20,13 +18,12 @@ import {
 import { Client } from 'pg';
 import { CHANNELS } from '../../src/platform/pubsub/topics';
 import { anEvent } from '../builders/event-input';
-import { mcpClient } from '../support/mcp-client';
+import { MAIN, mcpClient, stdioTransport } from '../support/mcp-client';
 import { Args, argumentText, queryInChunks, selectParts, strings } from '../support/schema-sweep';
 import { uniqueNamespace } from '../support/stores';
 import { createToken, eventually, gql, gqlOk, startTestApp, TestApp } from '../support/test-app';
 import { collect, wsClient } from '../support/ws-client';
 
-const MAIN = path.resolve(__dirname, '..', '..', 'dist', 'src', 'app', 'main.js');
 /** Every capability but admin: the most a reader can hold. */
 const READER_CAPABILITIES = ['READ', 'LIST', 'SEARCH', 'INGEST', 'REVIEW', 'OVERLAY', 'APPROVE'];
 const DEPTH = 4;
@@ -359,14 +356,7 @@ describe('derived text under visibility: an introspection sweep after a redactio
   };
   const stdioClient = async (token: string): Promise<McpClient> => {
     const client = new McpClient({ name: 'sweep-stdio', version: '1.0.0' });
-    await client.connect(
-      new StdioClientTransport({
-        command: process.execPath,
-        args: [MAIN, 'mcp', '--url', t.url],
-        env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', MEDALLION_TOKEN: token, LOG_LEVEL: 'silent' },
-        stderr: 'pipe',
-      }),
-    );
+    await client.connect(stdioTransport(t.url, token));
     return client;
   };
   const sweepMcp = async (secret: Secret, label: string, token: string, ns: string, ids: Ids) => {

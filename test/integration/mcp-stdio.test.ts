@@ -1,23 +1,10 @@
 import fs from 'node:fs';
 import net from 'node:net';
-import path from 'node:path';
 import { Client } from '@modelcontextprotocol/client';
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 import { uniqueNamespace } from '../support/stores';
-import { dataOf, errorOf, textOf } from '../support/mcp-client';
+import { dataOf, errorOf, MAIN, stdioTransport, textOf } from '../support/mcp-client';
 import { createToken, eventually, gqlOk, startTestApp, TestApp } from '../support/test-app';
-
-const MAIN = path.resolve(__dirname, '..', '..', 'dist', 'src', 'app', 'main.js');
-
-/** `medallion mcp` as a desktop MCP client starts it: the compiled CLI, the token in the environment. */
-function stdioTransport(url: string, token: string): StdioClientTransport {
-  return new StdioClientTransport({
-    command: process.execPath,
-    args: [MAIN, 'mcp', '--url', url],
-    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', MEDALLION_TOKEN: token, LOG_LEVEL: 'silent' },
-    stderr: 'pipe',
-  });
-}
 
 describe('medallion mcp: a stdio MCP server for desktop clients, forwarding to the running service', () => {
   let t: TestApp;

@@ -1,4 +1,6 @@
+import path from 'node:path';
 import { CallToolResult, Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
+import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 
 export type Era = 'modern' | 'legacy';
 
@@ -11,6 +13,19 @@ export async function mcpClient(url: string, token: string | undefined, era: Era
   const client = new Client({ name: 'medallion-test', version: '1.0.0' }, era === 'modern' ? { versionNegotiation: { mode: 'auto' } } : {});
   await client.connect(new StreamableHTTPClientTransport(new URL('/mcp', url), token ? { authProvider: { token: async () => token } } : {}));
   return client;
+}
+
+/** The compiled CLI (`npm run build`), which `medallion mcp` runs as. */
+export const MAIN = path.resolve(__dirname, '..', '..', 'dist', 'src', 'app', 'main.js');
+
+/** `medallion mcp` as a desktop MCP client starts it: the compiled CLI, the token in the environment. */
+export function stdioTransport(url: string, token: string): StdioClientTransport {
+  return new StdioClientTransport({
+    command: process.execPath,
+    args: [MAIN, 'mcp', '--url', url],
+    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', MEDALLION_TOKEN: token, LOG_LEVEL: 'silent' },
+    stderr: 'pipe',
+  });
 }
 
 /** The text of a tool result (all its text blocks). */
