@@ -109,8 +109,7 @@ export class CandidateRepository {
                FROM silver.facts c
               WHERE c.namespace = $1 AND ${visibleSql('c', CURRENT, [])}
                 AND ((q.subject IS NOT NULL AND c.subject_entity_id = q.subject) OR c.statement % q.statement)
-              ORDER BY (q.subject IS NOT NULL AND c.subject_entity_id = q.subject AND c.predicate IS NOT DISTINCT FROM q.predicate) DESC,
-                       similarity(c.statement, q.statement) DESC, c.id
+              ORDER BY rank
               LIMIT $6
            ) f
            -- When it was last said (a late older statement is judged in the order things were said: docs/silver.md "Order").

@@ -234,14 +234,18 @@ export class DeriveService {
 
       // A fact said before a candidate it meets (an older statement that arrived late) is judged in
       // the order they were said: the later candidate against it.
-      const laterOf = (i: number) =>
-        (inputs[i] as JudgeInput).candidates
-          .filter((c) => (statedAt.get(c.id) ?? c.validFrom) > (drafts[i] as (typeof drafts)[number]).statedAt)
-          .sort((a, b) => (statedAt.get(a.id) as Date).getTime() - (statedAt.get(b.id) as Date).getTime() || a.id.localeCompare(b.id));
+      const laterOf = new Map(
+        wave.map((i) => [
+          i,
+          (inputs[i] as JudgeInput).candidates
+            .filter((c) => (statedAt.get(c.id) ?? c.validFrom) > (drafts[i] as (typeof drafts)[number]).statedAt)
+            .sort((a, b) => (statedAt.get(a.id) as Date).getTime() - (statedAt.get(b.id) as Date).getTime() || a.id.localeCompare(b.id)),
+        ]),
+      );
       const reverse = wave.flatMap((i, k) =>
         decisions[k]?.action === 'SKIP'
           ? []
-          : laterOf(i).map((c) => {
+          : (laterOf.get(i) ?? []).map((c) => {
               const d = drafts[i] as (typeof drafts)[number];
               const input: JudgeInput = {
                 fact: { ...judged(c), replacesValue: null, sourceText: saidAs.get(c.id) ?? null },
@@ -274,9 +278,8 @@ export class DeriveService {
           }
         }
         if (action !== 'SKIP') {
-          const later = laterOf(i);
-          if (targetId && later.some((c) => c.id === targetId)) {
-            const target = later.find((c) => c.id === targetId) as JudgeCandidate;
+          const target = targetId ? laterOf.get(i)?.find((c) => c.id === targetId) : undefined;
+          if (target) {
             reason = `${reason}; not applied: "${target.statement}" was said later`;
             action = 'ADD';
             targetId = null;
