@@ -102,4 +102,29 @@ describe('event context in the projection (the turn before, for the keyword chan
     const left = await driver.executeQuery(`MATCH (e:Event) WHERE e.namespace = $ns RETURN e.contextEventId AS before`, { ns });
     expect(left.records.map((r) => r.get('before') as unknown)).toEqual([null]);
   });
+
+  it('gives a turn its context when it and the turn before are written at once, in two transactions (two projectors)', async () => {
+    const pair = uniqueNamespace('context-pair');
+    const first = { ...row('a', null, 'b', pair), id: randomUUID() };
+    const second = { ...row('b', 'a', null, pair), id: randomUUID(), previousEventId: first.id };
+    const s1 = driver.session();
+    const s2 = driver.session();
+    const t1 = s1.beginTransaction();
+    const t2 = s2.beginTransaction();
+    try {
+      // Each projector read Postgres before the other wrote: the first does not know its successor's node yet.
+      await mergeEventNodes(t1, [{ ...first, nextEventId: null }]);
+      const secondWritten = mergeEventNodes(t2, [second]);
+      await new Promise((r) => setTimeout(r, 500));
+      await t1.commit();
+      await secondWritten;
+      await t2.commit();
+    } finally {
+      await s1.close();
+      await s2.close();
+    }
+    const res = await driver.executeQuery(`MATCH (e:Event {id: $id}) RETURN e.context AS context`, { id: second.id });
+    expect(res.records[0]?.get('context')).toBe(text.a);
+    await driver.executeQuery(`MATCH (e:Event) WHERE e.namespace = $ns DETACH DELETE e`, { ns: pair });
+  });
 });

@@ -79,6 +79,14 @@ export async function mergeEventNodes(tx: CypherRunner, rows: readonly EventNode
        SET e.embeddingModel = r.embeddingModel, e.embeddingDims = size(r.embedding)
      }
      WITH e, r
+     // Meet a projector writing a neighbour at the same time: MERGE on the neighbour's id waits for
+     // its uncommitted node (the unique constraint's lock), so what is read below is its committed
+     // text; a neighbour nobody writes gets a placeholder, deleted before this commits.
+     CALL (r) {
+       UNWIND [x IN [r.previousEventId, r.nextEventId] WHERE x IS NOT NULL] AS neighbourId
+       MERGE (n:Event {id: neighbourId}) ON CREATE SET n.placeholder = true
+     }
+     WITH e, r
      OPTIONAL MATCH (before:Event {id: r.previousEventId}) WHERE before.namespace = e.namespace
      SET e.context = before.body
      WITH e, r
@@ -88,7 +96,11 @@ export async function mergeEventNodes(tx: CypherRunner, rows: readonly EventNode
      WITH DISTINCT e
      OPTIONAL MATCH (waiting:Event {contextEventId: e.id}) WHERE waiting.namespace = e.namespace
      FOREACH (_ IN CASE WHEN waiting IS NULL THEN [] ELSE [1] END |
-       SET waiting.context = e.body)`,
+       SET waiting.context = e.body)
+     WITH count(*) AS merged
+     UNWIND $rows AS r
+     OPTIONAL MATCH (p:Event) WHERE p.id IN [r.previousEventId, r.nextEventId] AND p.placeholder = true
+     DETACH DELETE p`,
     { rows: rows.map((r) => eventNodeProperties(r)) },
   );
 }
