@@ -69,11 +69,19 @@ export class RebuildRepository {
       ...outboxRows(namespace, 'relationship', retiredRelationships, { jobId }),
       ...outboxRows(namespace, 'fact', [...retired, ...reopened], { jobId }),
     ]);
-    // A destroyed event (bronze.event_tombstones) is never derived again: nothing of it may come back.
+    // The window's events, and the events before or after it that a retired fact or relationship
+    // also rests on: re-deriving only the window's would give such a fact back resting on its
+    // window turns alone (its earlier sources and its validFrom lost). Events retention dropped
+    // have nothing to re-derive. A destroyed event (bronze.event_tombstones) is never derived
+    // again: nothing of it may come back.
     const requeued = await tx.execute(
       `UPDATE ops.derivation_queue q SET status = 'pending', attempts = 0, available_at = now(), processed_at = NULL, job_id = $4, last_error = NULL
-        WHERE ${inWindow} AND NOT EXISTS (SELECT 1 FROM bronze.event_tombstones t WHERE t.event_id = q.event_id)`,
-      [...args, jobId],
+        WHERE q.namespace = $1
+          AND (${inWindow}
+               OR q.event_id IN (SELECT s.event_id FROM silver.fact_sources s WHERE s.fact_id = ANY($5::uuid[]) AND s.event_dropped_at IS NULL)
+               OR q.event_id IN (SELECT s.event_id FROM silver.relationship_sources s WHERE s.relationship_id = ANY($6::uuid[]) AND s.event_dropped_at IS NULL))
+          AND NOT EXISTS (SELECT 1 FROM bronze.event_tombstones t WHERE t.event_id = q.event_id)`,
+      [...args, jobId, retired, retiredRelationships],
     );
     return { retiredFacts: retired.length, reopenedFacts: reopened.length, requeuedEvents: requeued };
   }

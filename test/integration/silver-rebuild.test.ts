@@ -115,4 +115,45 @@ describe('rebuildSilver: re-derive from Bronze', () => {
     const runs = (await sql.query(`SELECT kind, count(*)::int AS n FROM silver.derivation_runs WHERE namespace = $1 GROUP BY kind ORDER BY kind`, [ns])).rows;
     expect(runs.map((r) => r.kind)).toEqual(['incremental', 'rebuild']);
   });
+
+  it('a rebuild over a window keeps what the facts it re-derives rest on before the window', async () => {
+    const wns = uniqueNamespace('rebuild-window');
+    const wadmin = (await createToken(t, [{ namespacePattern: wns, capabilities: ['ADMIN', 'READ', 'LIST', 'INGEST'] }])).token;
+    const said = [
+      ['2026-01-05T09:00:00Z', 'I live in Berlin and I work at Acme'],
+      ['2026-03-05T09:00:00Z', 'I live in Berlin, as I said'],
+    ] as const;
+    for (const [i, [at, content]] of said.entries()) {
+      await gqlOk(t.url, wadmin, `mutation($input: EventInput!) { ingestEvent(input: $input) { status } }`, {
+        input: anEvent(wns).inConversation('w', i).by('USER').saying(content).at(at).build(),
+      });
+      await eventually(
+        async () =>
+          (
+            await gqlOk<{ pipelineStatus: { pending: number } }>(t.url, wadmin, `query($ns: String!) { pipelineStatus(namespace: $ns) { pending } }`, {
+              ns: wns,
+            })
+          ).pipelineStatus.pending === 0,
+        'derivation',
+      );
+    }
+    const before = await snapshot(sql, wns);
+    // The Berlin fact rests on both turns: the March one corroborated the January one.
+    expect(before.some((r) => r.includes('Berlin') && r.split(':').length > 3)).toBe(true);
+    const job = (
+      await gqlOk<{ rebuildSilver: { id: string } }>(
+        t.url,
+        wadmin,
+        `mutation($ns: String!) { rebuildSilver(namespace: $ns, from: "2026-03-01T00:00:00Z", to: "2026-04-01T00:00:00Z", reason: "March again") { id } }`,
+        { ns: wns },
+      )
+    ).rebuildSilver;
+    await eventually(
+      async () =>
+        (await gqlOk<{ job: { status: string } }>(t.url, wadmin, `query($id: ID!) { job(id: $id) { status } }`, { id: job.id })).job.status === 'succeeded',
+      'the window rebuild',
+      60_000,
+    );
+    expect(await snapshot(sql, wns)).toEqual(before);
+  });
 });
