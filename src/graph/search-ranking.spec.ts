@@ -377,4 +377,24 @@ describe('newerFirst: what was said later first among hits about the same thing 
     // Undated hits stay put.
     expect(newerFirst(page(['drinks', 'quit']), () => undefined, 'coffee').map((h) => h.id)).toEqual(['drinks', 'quit']);
   });
+
+  it('has every hit carry the hits said later about the same thing, also when a question about the past keeps the order', () => {
+    const updated = (out: Array<{ id: string; updatedBy?: string[] }>) => Object.fromEntries(out.map((h) => [h.id, h.updatedBy ?? []]));
+    const now = updated(newerFirst(page(['drinks', 'likes', 'quit', 'beans']), dated, 'how much coffee does the user drink?'));
+    expect(now).toEqual({ quit: [], drinks: ['quit'], likes: [], beans: [] });
+    const past = newerFirst(page(['drinks', 'likes', 'quit']), dated, 'how much coffee did the user drink before?');
+    expect(past.map((h) => h.id)).toEqual(['drinks', 'likes', 'quit']);
+    expect(updated(past)).toEqual({ drinks: ['quit'], likes: [], quit: [] });
+    // A change sharing one topic word is named, but not lifted: the order is the ranking's.
+    const green = new Map([
+      ...said,
+      ['quit', { text: 'The user no longer uses coffee completely. I quit coffee completely, only green tea now', at: day(20) }],
+    ]);
+    const loose = newerFirst(page(['drinks', 'likes', 'quit']), (h) => green.get(h.id), 'how much coffee does the user drink?');
+    expect(loose.map((h) => h.id)).toEqual(['drinks', 'likes', 'quit']);
+    expect(updated(loose)).toEqual({ drinks: ['quit'], likes: [], quit: [] });
+    // Said in the same exchange, or one shared word without a change: nothing to carry.
+    const reply = new Map([...said, ['quit', { text: 'The user no longer drinks coffee. I quit coffee, only green tea now', at: day(1) + 60_000 }]]);
+    expect(updated(newerFirst(page(['drinks', 'quit', 'beans']), (h) => reply.get(h.id), 'coffee?'))).toEqual({ drinks: [], quit: [], beans: [] });
+  });
 });

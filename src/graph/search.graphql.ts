@@ -40,4 +40,9 @@ export class MemoryHit {
       'Which channels found it: vector, keyword, graph (over facts); event_vector, event_keyword (over raw events; on a FACT hit: its source event was found and folded into it).',
   })
   channels!: string[];
+  @Field(() => [ID], {
+    description:
+      'Hits of this same list said at least an hour later about the same thing (their fact\'s or event\'s id): what may have updated or replaced this one, e.g. "I quit coffee, only green tea now" for "The user drinks three coffees a day". Empty when nothing on the list was said later about it. A judgement over the words of the hits (docs/search.md), not the judge\'s supersession (Fact.supersededBy).',
+  })
+  updatedBy!: string[];
 }

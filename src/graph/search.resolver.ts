@@ -30,6 +30,7 @@ export class SearchResolver {
         event: h.event ? Event.from(h.event) : null,
         score: h.score,
         channels: h.channels,
+        updatedBy: h.updatedBy,
       }),
     );
   }

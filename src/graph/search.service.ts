@@ -52,8 +52,8 @@ export interface SearchMemoryArgs {
 
 /** One hit: a Silver fact, or a raw Bronze event that no fact hit carries. */
 export type MemoryHitRow =
-  | { kind: 'FACT'; fact: Fact; event?: undefined; score: number; channels: SearchChannel[] }
-  | { kind: 'EVENT'; event: BronzeEvent; fact?: undefined; score: number; channels: SearchChannel[] };
+  | { kind: 'FACT'; fact: Fact; event?: undefined; score: number; channels: SearchChannel[]; updatedBy: string[] }
+  | { kind: 'EVENT'; event: BronzeEvent; fact?: undefined; score: number; channels: SearchChannel[]; updatedBy: string[] };
 
 /** The request's loaders (DataLoaders): null or an Error for misses. */
 export interface SearchLoaders {
@@ -257,8 +257,8 @@ export class SearchService {
     this.uses.record(top.filter((h) => h.kind === 'FACT').map((h) => h.id));
     return top.map((h): MemoryHitRow =>
       h.kind === 'FACT'
-        ? { kind: 'FACT', fact: visibleFacts.get(h.id) as Fact, score: h.score, channels: h.channels }
-        : { kind: 'EVENT', event: visibleEvents.get(h.id) as BronzeEvent, score: h.score, channels: h.channels },
+        ? { kind: 'FACT', fact: visibleFacts.get(h.id) as Fact, score: h.score, channels: h.channels, updatedBy: h.updatedBy ?? [] }
+        : { kind: 'EVENT', event: visibleEvents.get(h.id) as BronzeEvent, score: h.score, channels: h.channels, updatedBy: h.updatedBy ?? [] },
     );
   }
 

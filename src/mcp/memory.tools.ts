@@ -36,6 +36,9 @@ const hitOut = z.object({
   fact: factOut.nullable(),
   event: eventOut.nullable(),
   evidence: z.array(eventOut).describe("The events the hit rests on, in conversation order: a fact's sources, or the event itself."),
+  updatedBy: z
+    .array(z.number().int())
+    .describe('Positions (1-based) of the hits in this answer said at least an hour later about the same thing: what may have updated or replaced this one.'),
 });
 
 export const searchMemoryTool: McpTool = defineTool({
@@ -58,6 +61,7 @@ export const searchMemoryTool: McpTool = defineTool({
       searchLoaders(ctx.loaders),
     );
     const links = auth.can(Capability.READ, a.namespace);
+    const position = new Map(rows.map((h, i) => [h.kind === 'FACT' ? h.fact.id : h.event.id, i + 1]));
     const hits = await Promise.all(
       rows.map(async (h) => {
         // GraphQL's MemoryHit.evidence: a fact's source events in its namespace, in conversation order.
@@ -69,13 +73,15 @@ export const searchMemoryTool: McpTool = defineTool({
           fact: h.kind === 'FACT' ? toFactOut(h.fact, links) : null,
           event: h.kind === 'EVENT' ? toEventOut((await asSeen(scope, [h.event]))[0] as BronzeEvent) : null,
           evidence: (await asSeen(scope, evidence)).map(toEventOut),
+          updatedBy: h.updatedBy.map((id) => position.get(id)).filter((n): n is number => n !== undefined),
         };
       }),
     );
     const lines = hits.map((h, i) => {
       const head = `${i + 1}. ${h.fact ? `FACT ${factLine(h.fact)}` : `EVENT ${eventLine(h.event as z.infer<typeof eventOut>)}`}`;
       const ev = h.fact ? h.evidence.slice(0, 3).map((e) => `   evidence: ${eventLine(e)}`) : [];
-      return [head, ...ev].join('\n');
+      const later = h.updatedBy.length > 0 ? [`   said later about the same thing: ${h.updatedBy.map((n) => `#${n}`).join(', ')}`] : [];
+      return [head, ...ev, ...later].join('\n');
     });
     return { text: hits.length > 0 ? lines.join('\n') : `nothing found in ${a.namespace} for that query`, data: { hits } };
   },

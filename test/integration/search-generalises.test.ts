@@ -6,13 +6,15 @@ import { createToken, eventually, gqlOk, startTestApp, TestApp } from '../suppor
 const INGEST = `mutation($input: [EventInput!]!) { ingestEvents(input: $input) { status } }`;
 const PENDING = `query($ns: String!) { pipelineStatus(namespace: $ns) { pending outboxLag } }`;
 const SEARCH = `query($ns: String!, $q: String!) {
-  searchMemory(namespace: $ns, query: $q, limit: 5) { kind score channels fact { id statement } event { id content } }
+  searchMemory(namespace: $ns, query: $q, limit: 5) { kind score channels updatedBy fact { id statement } event { id content } evidence { content } }
 }`;
 
 interface Hit {
   kind: 'FACT' | 'EVENT';
   score: number;
   channels: string[];
+  updatedBy: string[];
+  evidence: Array<{ content: string }>;
   fact: { id: string; statement: string } | null;
   event: { id: string; content: string } | null;
 }
@@ -34,7 +36,8 @@ describe('search that generalises', () => {
   }, 300_000);
   afterAll(async () => t?.stop());
 
-  const chat = async (prefix: string, turns: string[]): Promise<string> => {
+  /** One conversation of the user's, a turn every `minutesApart` minutes, the last one on 2026-11-20 (in the past). */
+  const chat = async (prefix: string, turns: string[], minutesApart = 1): Promise<string> => {
     const ns = uniqueNamespace(`generalises-${prefix}`);
     await gqlOk(t.url, token, INGEST, {
       input: turns.map((content, i) =>
@@ -42,7 +45,7 @@ describe('search that generalises', () => {
           .inConversation('c1', i + 1)
           .by('USER')
           .saying(content)
-          .at(new Date(Date.UTC(2026, 10, 20, 10, i)).toISOString())
+          .at(new Date(Date.UTC(2026, 10, 20, 10, (i - turns.length + 1) * minutesApart)).toISOString())
           .build(),
       ),
     });
@@ -74,5 +77,24 @@ describe('search that generalises', () => {
     expect(await keywordOf()).toEqual([]);
     await applyNeo4jSchema(t.app.neo4j);
     expect((await keywordOf()).sort()).toEqual(['event_keyword', 'keyword']);
+  }, 120_000);
+
+  it('has the older hit name what was said later about the same thing, when the judge did not supersede it (different verbs)', async () => {
+    const ns = await chat(
+      'updated',
+      ['I drink three coffees a day.', 'I love Thai food, the spicier the better', 'I quit coffee completely, only green tea now.'],
+      60 * 24 * 10,
+    );
+    const hits = await search(ns, 'how much coffee does the user drink?');
+    const id = (h: Hit): string => h.fact?.id ?? h.event?.id ?? '';
+    const saidIn = (h: Hit, turn: RegExp): boolean => h.evidence.some((e) => turn.test(e.content));
+    const old = hits.find((h) => saidIn(h, /three coffees/));
+    const later = hits.filter((h) => saidIn(h, /quit coffee/)).map(id);
+    expect(old).toBeDefined();
+    expect(later.length).toBeGreaterThan(0);
+    expect(old?.updatedBy.length).toBeGreaterThan(0);
+    // It names hits of this page, and only ones said later about coffee.
+    expect(later).toEqual(expect.arrayContaining(old?.updatedBy ?? []));
+    for (const h of hits.filter((x) => saidIn(x, /Thai|quit coffee/))) expect(h.updatedBy).toEqual([]);
   }, 120_000);
 });
