@@ -426,6 +426,7 @@ export async function startApp(
       const schedules = new ScheduleRepository(sql);
       const worker = new JobWorker(jobRepository, schedules, handlers, {
         workerId: config.derive.workerId,
+        leaseSeconds: config.derive.jobLeaseSeconds,
         parse: parsePayload,
         log: warn,
         events: log,

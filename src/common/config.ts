@@ -94,6 +94,8 @@ export interface AppConfig {
     /** A namespace with nothing queued for this long is derived without waiting for N or T (DERIVE_QUIET_MS; 0: off). */
     readonly quietMs: number;
     readonly leaseSeconds: number;
+    /** The lease of a running job (JOB_LEASE_SECONDS), heartbeated every third of it: a dead worker's job is taken over after at most this. */
+    readonly jobLeaseSeconds: number;
     readonly concurrency: number;
     readonly maxAttempts: number;
     readonly retryBaseSeconds: number;
@@ -294,6 +296,7 @@ const envSchema = z.object({
   DERIVE_MAX_WAIT_MS: intIn(0, 3_600_000).default(30_000),
   DERIVE_QUIET_MS: intIn(0, 3_600_000).default(2_000),
   DERIVE_LEASE_SECONDS: intIn(1, 3600).default(120),
+  JOB_LEASE_SECONDS: intIn(3, 3600).default(60),
   DERIVE_CONCURRENCY: intIn(1, 64).default(2),
   DERIVE_MAX_ATTEMPTS: intIn(1, 100).default(5),
   DERIVE_RETRY_BASE_SECONDS: intIn(0, 3600).default(10),
@@ -458,6 +461,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
       maxWaitMs: e.DERIVE_MAX_WAIT_MS,
       quietMs: e.DERIVE_QUIET_MS,
       leaseSeconds: e.DERIVE_LEASE_SECONDS,
+      jobLeaseSeconds: e.JOB_LEASE_SECONDS,
       concurrency: e.DERIVE_CONCURRENCY,
       maxAttempts: e.DERIVE_MAX_ATTEMPTS,
       retryBaseSeconds: e.DERIVE_RETRY_BASE_SECONDS,

@@ -9,7 +9,6 @@ import { GraphRebuildService } from './graph-rebuild.service';
  */
 export function graphRebuildJob(graph: GraphRebuildService): JobHandler<JobPayloads, 'rebuild_graph'> {
   return {
-    leaseSeconds: 600,
     async run(job, ctx) {
       let steps = 0;
       await ctx.progress({ done: 0, total: null, message: 'started' });

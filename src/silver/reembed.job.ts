@@ -9,7 +9,6 @@ import { ReembedService } from './reembed.service';
  */
 export function reembedJob(reembed: ReembedService): JobHandler<JobPayloads, 'reembed'> {
   return {
-    leaseSeconds: 600,
     async run(job, ctx) {
       let pages = 0;
       await ctx.progress({ done: 0, total: null, message: 'started' });

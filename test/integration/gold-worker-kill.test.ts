@@ -49,7 +49,8 @@ describe('Gold promotion across processes: a worker killed mid-run', () => {
         { entity: e.key, conversation: `d${i}` },
       ]),
     });
-    const env = { GOLD_BATCH_SIZE: '2', GOLD_PROMOTE_EVERY_SECONDS: '0', DERIVE_POLL_MS: '20' };
+    // A short job lease, as an operator may set it: the dead worker's job is free once it runs out, no hand needed.
+    const env = { GOLD_BATCH_SIZE: '2', GOLD_PROMOTE_EVERY_SECONDS: '0', DERIVE_POLL_MS: '20', JOB_LEASE_SECONDS: '5' };
     const { promote } = await gqlOk<{ promote: { id: string } }>(api.url, api.adminToken, `mutation($ns: String!) { promote(namespace: $ns) { id } }`, { ns });
     const a = spawnWorker(api.databaseUrl, { ...env, WORKER_ID: 'gold-a' });
     workers.push(a);
@@ -61,8 +62,12 @@ describe('Gold promotion across processes: a worker killed mid-run', () => {
     // Whole batches: every Gold entity has its member and its log row, nothing half-written.
     expect(partial).toEqual({ entities: partial.entities, members: partial.entities, silver: partial.entities, created: partial.entities });
 
-    // The dead worker's lease would run out; make it so now, then a successor takes the job.
-    await sql.query(`UPDATE ops.jobs SET locked_until = now() - interval '1 second' WHERE id = $1`, [promote.id]);
+    // Heartbeats renewed the lease while A ran (each batch is quick; the lease is 5 s), so it was
+    // still held when A died: a successor takes the job once the lease runs out.
+    expect((await sql.query(`SELECT status, locked_by FROM ops.jobs WHERE id = $1`, [promote.id])).rows[0]).toEqual({
+      status: 'running',
+      locked_by: expect.stringMatching(/^gold-a/),
+    });
     const b = spawnWorker(api.databaseUrl, { ...env, WORKER_ID: 'gold-b' });
     workers.push(b);
     await eventually(

@@ -8,7 +8,6 @@ import { LifecycleService } from './lifecycle.service';
  */
 export function decayJob(lifecycle: LifecycleService): JobHandler<JobPayloads, 'decay'> {
   return {
-    leaseSeconds: 300,
     retry: { maxAttempts: 3 },
     async run(job, ctx) {
       if (job.namespace === null) return { kind: 'failed', error: 'decay needs a namespace' };

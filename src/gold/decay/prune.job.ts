@@ -5,7 +5,6 @@ import { LifecycleService } from './lifecycle.service';
 /** `prune` jobs: retires (reason 'pruned', restorable) what decayed and went unused (LifecycleService.prune), in one fenced transaction. */
 export function pruneJob(lifecycle: LifecycleService): JobHandler<JobPayloads, 'prune'> {
   return {
-    leaseSeconds: 300,
     retry: { maxAttempts: 3 },
     async run(job, ctx) {
       if (job.namespace === null) return { kind: 'failed', error: 'pruning needs a namespace' };

@@ -23,7 +23,6 @@ export function chainVerifyJob(
   log?: ChainVerifyLog,
 ): JobHandler<JobPayloads, 'verify_chain'> {
   return {
-    leaseSeconds: 1800,
     async run(job) {
       if (job.namespace === null) return { kind: 'failed', error: 'verify_chain needs a namespace' };
       const startedAt = new Date();

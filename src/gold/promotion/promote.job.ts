@@ -13,7 +13,6 @@ import { PromotionTrigger } from './promotion-trigger';
  */
 export function promoteJob(promotion: PromotionService, trigger?: PromotionTrigger): JobHandler<JobPayloads, 'promote'> {
   return {
-    leaseSeconds: 300,
     retry: { maxAttempts: 3 },
     async run(job, ctx) {
       if (job.namespace === null) return { kind: 'failed', error: 'a promotion needs a namespace' };

@@ -28,7 +28,7 @@ export interface JobContext {
  */
 export interface JobHandler<P, K extends keyof P> {
   run(job: ClaimedJob<P, K>, ctx: JobContext): Promise<JobOutcome>;
-  /** How long a run may go without progress or heartbeat before another worker may take the job (default 600 s). */
+  /** How long a run may go without progress or heartbeat before another worker may take the job (default: the worker's, JOB_LEASE_SECONDS). */
   leaseSeconds?: number;
   /** Default: one attempt (a failed run fails the job). */
   retry?: Partial<RetryPolicy>;

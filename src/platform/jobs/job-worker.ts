@@ -16,6 +16,11 @@ export interface JobWorkerSettings<P> {
   /** Reads a claimed row's stored params into its kind's payload (throws when they do not fit). */
   parse: <K extends keyof P>(kind: K, raw: unknown) => P[K];
   log?: (msg: string) => void;
+  /**
+   * The lease of a kind whose handler names none (JOB_LEASE_SECONDS, default 60): a running job is
+   * heartbeated every third of it, so a job whose worker died is taken over after at most this long.
+   */
+  leaseSeconds?: number;
   /** One structured line per job start, end and failure (ids, kind, outcome, duration; never params or content). */
   events?: StructuredLog;
 }
@@ -23,7 +28,7 @@ export interface JobWorkerSettings<P> {
 /** Every outcome a run ends with: each registered kind's counters start at 0 for all of them. */
 const OUTCOMES: ReadonlyArray<JobOutcome['kind']> = ['success', 'failed', 'skipped', 'waiting'];
 
-const DEFAULT_LEASE_SECONDS = 600;
+const DEFAULT_LEASE_SECONDS = 60;
 const DEFAULT_RETRY: RetryPolicy = { maxAttempts: 1, baseSeconds: 30, maxSeconds: 3600 };
 
 /**
@@ -46,7 +51,7 @@ export class JobWorker<P> {
     this.leaseSeconds = Object.fromEntries(
       Object.entries<JobHandler<P, keyof P>>(handlers as Record<string, JobHandler<P, keyof P>>).map(([kind, h]) => [
         kind,
-        h.leaseSeconds ?? DEFAULT_LEASE_SECONDS,
+        h.leaseSeconds ?? settings.leaseSeconds ?? DEFAULT_LEASE_SECONDS,
       ]),
     );
     this.log = settings.log ?? (() => undefined);
