@@ -170,16 +170,21 @@ export class CandidateRepository {
   }
 }
 
+/** What ranks a candidate of one new fact (`candidateRank`). */
+export interface CandidateRankKey {
+  sameSubjectAndPredicate: boolean;
+  trigram: number;
+  statement: string;
+  id: string;
+}
+
 /**
  * The order candidates of one new fact are ranked in before the first `limit` are taken: same
  * subject and predicate first, then trigram similarity, then statement (code-point order, as
  * `COLLATE "C"`), then id. Stored facts and the batch's own are ranked alike, so which facts the
  * judge sees does not depend on whether they were derived in an earlier batch (docs/silver.md "Order").
  */
-export function candidateRank(
-  a: { sameSubjectAndPredicate: boolean; trigram: number; statement: string; id: string },
-  b: { sameSubjectAndPredicate: boolean; trigram: number; statement: string; id: string },
-): number {
+export function candidateRank(a: CandidateRankKey, b: CandidateRankKey): number {
   const order = (x: string, y: string) => (x < y ? -1 : x > y ? 1 : 0);
   return Number(b.sameSubjectAndPredicate) - Number(a.sameSubjectAndPredicate) || b.trigram - a.trigram || order(a.statement, b.statement) || order(a.id, b.id);
 }

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { BronzeEvent } from '../bronze/event.types';
-import { CandidateFactRow, candidateRank, CandidateReader, ExistingEntity, nameKey } from './candidate.repository';
+import { CandidateFactRow, candidateRank, CandidateRankKey, CandidateReader, ExistingEntity, nameKey } from './candidate.repository';
 import { DerivationPlan, PlannedEntity, PlannedFact, PlannedMention, PlannedRelationship, PlannedSource } from './derivation-plan';
 import { Embedder, ExtractedEntity, ExtractedFact, ExtractionEvent, Extractor, Judge, JudgeCandidate, JudgeDecision, JudgeInput, Span } from './model-ports';
 import { DEFAULT_ONTOLOGY, FACT_TYPES, Ontology } from './ontology';
@@ -20,8 +20,6 @@ export interface DeriveSettings {
   candidateLimit: number;
   /** pg_trgm similarity above which a statement is a candidate even about another subject. */
   trigramThreshold: number;
-  /** Cosine similarity above which an in-batch fact about another subject is a candidate. */
-  embeddingThreshold: number;
   /** The bounded ontology (default: src/silver/ontology.ts; ONTOLOGY_FILE overrides). */
   ontology?: Ontology;
 }
@@ -168,18 +166,13 @@ export class DeriveService {
       this.settings.trigramThreshold,
     ))
       trigrams.set(`${p.i}:${p.j}`, p);
-    const rankOf = new Map<string, { sameSubjectAndPredicate: boolean; trigram: number; statement: string; id: string }>();
+    const rankOf = new Map<string, CandidateRankKey>();
     const rankKey = (i: number, id: string) => `${i}:${id}`;
-    for (const c of stored)
-      rankOf.set(rankKey(c.queryIndex, c.id), {
-        sameSubjectAndPredicate: (() => {
-          const d = drafts[c.queryIndex] as (typeof drafts)[number];
-          return d.subjectEntityId !== null && c.subjectEntityId === d.subjectEntityId && c.predicate === d.fact.predicate;
-        })(),
-        trigram: c.trigram,
-        statement: c.statement,
-        id: c.id,
-      });
+    for (const c of stored) {
+      const d = drafts[c.queryIndex] as (typeof drafts)[number];
+      const sameSubjectAndPredicate = d.subjectEntityId !== null && c.subjectEntityId === d.subjectEntityId && c.predicate === d.fact.predicate;
+      rankOf.set(rankKey(c.queryIndex, c.id), { sameSubjectAndPredicate, trigram: c.trigram, statement: c.statement, id: c.id });
+    }
     const fromBatch = drafts.map((d, i) =>
       drafts.slice(0, i).flatMap((p, j): JudgeCandidate[] => {
         const sameSubject = p.subjectEntityId !== null && p.subjectEntityId === d.subjectEntityId;
@@ -248,8 +241,7 @@ export class DeriveService {
       next += wave.length;
       for (const i of wave) {
         const open = (id: string) => !gone.has(id) || standsFor(i, id) !== null;
-        const rank = (c: JudgeCandidate) =>
-          rankOf.get(rankKey(i, c.id)) as { sameSubjectAndPredicate: boolean; trigram: number; statement: string; id: string };
+        const rank = (c: JudgeCandidate) => rankOf.get(rankKey(i, c.id)) as CandidateRankKey;
         inputs[i] = {
           fact: asJudged(i),
           candidates: [...(storedByIndex.get(i) ?? []).map((c) => fromStore(i, c)), ...(fromBatch[i] ?? [])]
