@@ -64,7 +64,8 @@ const COMPANIES = ['Acme', 'Globex', 'Initech', 'Umbrella', 'Hooli', 'Stark', 'W
 const PEOPLE = ['Dana', 'Ravi', 'Mina', 'Tom', 'Ines', 'Kofi', 'Lena', 'Yuki'];
 const LANGS = ['Rust', 'Go', 'TypeScript', 'Python', 'Kotlin', 'Elixir', 'Haskell', 'Zig'];
 
-function sentence(rnd: () => number): string {
+/** One chaos turn's text: the same few templates, with names (a "Dana" among them) that clash with the speaker's. */
+export function sentence(rnd: () => number): string {
   const templates = [
     () => `I live in ${pick(rnd, CITIES)} now`,
     () => `I use ${pick(rnd, TOOLS)} for everything`,

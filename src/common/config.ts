@@ -102,7 +102,6 @@ export interface AppConfig {
     readonly pollMs: number;
     readonly candidateLimit: number;
     readonly trigramThreshold: number;
-    readonly embeddingThreshold: number;
   };
   /** Gold promotion (docs/gold.md). */
   readonly gold: {
@@ -303,7 +302,6 @@ const envSchema = z.object({
   DERIVE_POLL_MS: intIn(10, 60_000).default(500),
   CANDIDATE_LIMIT: intIn(1, 100).default(8),
   CANDIDATE_TRIGRAM_THRESHOLD: z.coerce.number().min(0).max(1).default(0.3),
-  CANDIDATE_EMBEDDING_THRESHOLD: z.coerce.number().min(0).max(1).default(0.6),
   GOLD_PROMOTE_EVERY_SECONDS: intIn(0, 604_800).default(900),
   GOLD_PROMOTE_SETTLE_SECONDS: intIn(0, 86_400).default(5),
   GOLD_PROMOTE_MIN_GAP_SECONDS: intIn(0, 86_400).default(60),
@@ -468,7 +466,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
       pollMs: e.DERIVE_POLL_MS,
       candidateLimit: e.CANDIDATE_LIMIT,
       trigramThreshold: e.CANDIDATE_TRIGRAM_THRESHOLD,
-      embeddingThreshold: e.CANDIDATE_EMBEDDING_THRESHOLD,
     }),
     gold: Object.freeze({
       promoteEverySeconds: e.GOLD_PROMOTE_EVERY_SECONDS,

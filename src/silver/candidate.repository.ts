@@ -41,7 +41,7 @@ export function nameKey(name: string): string {
 }
 
 /** What planning reads of the current Silver state: the repository, or an in-memory fake in service tests. */
-export type CandidateReader = Pick<CandidateRepository, 'entitiesByKeys' | 'candidates'>;
+export type CandidateReader = Pick<CandidateRepository, 'entitiesByKeys' | 'candidates' | 'similarities'>;
 
 /** A real[] column as numbers (pg parses float4 arrays into numbers). */
 const numbersOrNull = (r: SqlRow, name: string): number[] | null => {
@@ -82,7 +82,8 @@ export class CandidateRepository {
    * Current facts (the visibility rule with no asOf: not retired, not superseded) that each query
    * fact may conflict with: same subject entity, or a statement similar by trigram (pg_trgm's
    * `%`, threshold set per call). One round trip for the whole batch; at most `limit` per query fact,
-   * each query fact's rows best first (same subject and predicate, then trigram similarity, then id).
+   * each query fact's rows best first (same subject and predicate, then trigram similarity, then
+   * statement, then id): `candidateRank`, which planning applies to the batch's own facts too.
    */
   async candidates(
     namespace: string,
@@ -105,7 +106,7 @@ export class CandidateRepository {
            CROSS JOIN LATERAL (
              SELECT c.*, similarity(c.statement, q.statement) AS trgm,
                     row_number() OVER (ORDER BY (q.subject IS NOT NULL AND c.subject_entity_id = q.subject AND c.predicate IS NOT DISTINCT FROM q.predicate) DESC,
-                                                similarity(c.statement, q.statement) DESC, c.id) AS rank
+                                                similarity(c.statement, q.statement) DESC, c.statement COLLATE "C", c.id) AS rank
                FROM silver.facts c
               WHERE c.namespace = $1 AND ${visibleSql('c', CURRENT, [])}
                 AND ((q.subject IS NOT NULL AND c.subject_entity_id = q.subject) OR c.statement % q.statement)
@@ -150,4 +151,40 @@ export class CandidateRepository {
     for (const r of rows) if (r.embedding) embeddingOf.set(r.id, r.embedding);
     return rows.map((r) => ({ ...r, embedding: embeddingOf.get(r.id) ?? null }));
   }
+
+  /**
+   * pg_trgm similarity of each pair of statements (`i` < `j`), and whether it reaches the threshold
+   * (`%`): the batch's own facts become each other's candidates by the rule stored facts do.
+   */
+  async similarities(statements: readonly string[], trigramThreshold: number): Promise<Array<{ i: number; j: number; trigram: number; similar: boolean }>> {
+    if (statements.length < 2) return [];
+    return this.sql.transaction(async (tx) => {
+      await tx.execute(`SELECT set_config('pg_trgm.similarity_threshold', $1, true)`, [String(trigramThreshold)]);
+      return tx.rows(
+        `SELECT a.i, b.j, similarity(a.s, b.s) AS trgm, a.s % b.s AS similar
+           FROM unnest($1::text[]) WITH ORDINALITY AS a(s, i) JOIN unnest($1::text[]) WITH ORDINALITY AS b(s, j) ON a.i < b.j`,
+        [statements],
+        (r) => ({ i: col.number(r, 'i') - 1, j: col.number(r, 'j') - 1, trigram: col.number(r, 'trgm'), similar: col.boolean(r, 'similar') }),
+      );
+    });
+  }
+}
+
+/** What ranks a candidate of one new fact (`candidateRank`). */
+export interface CandidateRankKey {
+  sameSubjectAndPredicate: boolean;
+  trigram: number;
+  statement: string;
+  id: string;
+}
+
+/**
+ * The order candidates of one new fact are ranked in before the first `limit` are taken: same
+ * subject and predicate first, then trigram similarity, then statement (code-point order, as
+ * `COLLATE "C"`), then id. Stored facts and the batch's own are ranked alike, so which facts the
+ * judge sees does not depend on whether they were derived in an earlier batch (docs/silver.md "Order").
+ */
+export function candidateRank(a: CandidateRankKey, b: CandidateRankKey): number {
+  const order = (x: string, y: string) => (x < y ? -1 : x > y ? 1 : 0);
+  return Number(b.sameSubjectAndPredicate) - Number(a.sameSubjectAndPredicate) || b.trigram - a.trigram || order(a.statement, b.statement) || order(a.id, b.id);
 }

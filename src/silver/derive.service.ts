@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { BronzeEvent } from '../bronze/event.types';
-import { CandidateFactRow, CandidateReader, ExistingEntity, nameKey } from './candidate.repository';
+import { CandidateFactRow, candidateRank, CandidateRankKey, CandidateReader, ExistingEntity, nameKey } from './candidate.repository';
 import { DerivationPlan, PlannedEntity, PlannedFact, PlannedMention, PlannedRelationship, PlannedSource } from './derivation-plan';
 import { Embedder, ExtractedEntity, ExtractedFact, ExtractionEvent, Extractor, Judge, JudgeCandidate, JudgeDecision, JudgeInput, Span } from './model-ports';
 import { DEFAULT_ONTOLOGY, FACT_TYPES, Ontology } from './ontology';
@@ -20,8 +20,6 @@ export interface DeriveSettings {
   candidateLimit: number;
   /** pg_trgm similarity above which a statement is a candidate even about another subject. */
   trigramThreshold: number;
-  /** Cosine similarity above which an in-batch fact about another subject is a candidate. */
-  embeddingThreshold: number;
   /** The bounded ontology (default: src/silver/ontology.ts; ONTOLOGY_FILE overrides). */
   ontology?: Ontology;
 }
@@ -158,17 +156,39 @@ export class DeriveService {
       isNegation: d.fact.isNegation,
       validFrom: d.validFrom,
     });
-    // Earlier facts of this batch count too: "I use vim" and "I switched to neovim" may arrive together.
+    // Earlier facts of this batch count too: "I use vim" and "I switched to neovim" may arrive
+    // together. They are candidates by the rule stored facts are (same subject, or a statement
+    // similar by trigram) and ranked with them (`candidateRank`), so a fact meets the same
+    // candidates whether the facts before it were derived in its batch or in an earlier one.
+    const trigrams = new Map<string, { trigram: number; similar: boolean }>();
+    for (const p of await this.candidates.similarities(
+      drafts.map((d) => d.fact.statement),
+      this.settings.trigramThreshold,
+    ))
+      trigrams.set(`${p.i}:${p.j}`, p);
+    const rankOf = new Map<string, CandidateRankKey>();
+    const rankKey = (i: number, id: string) => `${i}:${id}`;
+    for (const c of stored) {
+      const d = drafts[c.queryIndex] as (typeof drafts)[number];
+      const sameSubjectAndPredicate = d.subjectEntityId !== null && c.subjectEntityId === d.subjectEntityId && c.predicate === d.fact.predicate;
+      rankOf.set(rankKey(c.queryIndex, c.id), { sameSubjectAndPredicate, trigram: c.trigram, statement: c.statement, id: c.id });
+    }
     const fromBatch = drafts.map((d, i) =>
       drafts.slice(0, i).flatMap((p, j): JudgeCandidate[] => {
-        const similarity = p.embedding && d.embedding ? cosine(p.embedding, d.embedding) : 0;
         const sameSubject = p.subjectEntityId !== null && p.subjectEntityId === d.subjectEntityId;
-        if (!sameSubject && similarity < this.settings.embeddingThreshold) return [];
+        const pair = trigrams.get(`${j}:${i}`);
+        if (!sameSubject && !pair?.similar) return [];
+        rankOf.set(rankKey(i, p.id), {
+          sameSubjectAndPredicate: sameSubject && p.fact.predicate === d.fact.predicate,
+          trigram: pair?.trigram ?? 0,
+          statement: p.fact.statement,
+          id: p.id,
+        });
         return [
           {
             id: p.id,
             ...described(p),
-            similarity,
+            similarity: p.embedding && d.embedding ? cosine(p.embedding, d.embedding) : 0,
             // The same sentence of the same event: said in one breath.
             sameSource: sentences[i] !== null && p.fact.sources[0]?.eventId === d.fact.sources[0]?.eventId && sentences[j] === sentences[i],
           },
@@ -221,12 +241,14 @@ export class DeriveService {
       next += wave.length;
       for (const i of wave) {
         const open = (id: string) => !gone.has(id) || standsFor(i, id) !== null;
-        const current = (storedByIndex.get(i) ?? []).filter((c) => open(c.id)).slice(0, this.settings.candidateLimit);
+        const rank = (c: JudgeCandidate) => rankOf.get(rankKey(i, c.id)) as CandidateRankKey;
         inputs[i] = {
           fact: asJudged(i),
-          candidates: [...current.map((c) => fromStore(i, c)), ...(fromBatch[i] ?? []).filter((c) => open(c.id))]
-            .sort((a, b) => b.similarity - a.similarity || a.id.localeCompare(b.id))
-            .slice(0, this.settings.candidateLimit),
+          candidates: [...(storedByIndex.get(i) ?? []).map((c) => fromStore(i, c)), ...(fromBatch[i] ?? [])]
+            .filter((c) => open(c.id))
+            .sort((a, b) => candidateRank(rank(a), rank(b)))
+            .slice(0, this.settings.candidateLimit)
+            .sort((a, b) => b.similarity - a.similarity || a.id.localeCompare(b.id)),
         };
       }
       const decisions = await this.models.judge.decide(wave.map((i) => inputs[i] as JudgeInput));

@@ -1,4 +1,4 @@
-import { CandidateFactRow, CandidateReader, ExistingEntity, nameKey } from '../../src/silver/candidate.repository';
+import { CandidateFactRow, candidateRank, CandidateReader, ExistingEntity, nameKey } from '../../src/silver/candidate.repository';
 import {
   Embedder,
   ExtractedFact,
@@ -53,9 +53,11 @@ export class InMemoryCandidates implements CandidateReader {
       current
         .map((f) => ({ f, sim: wordSimilarity(f.statement, q.statement), same: q.subjectEntityId !== null && f.subjectEntityId === q.subjectEntityId }))
         .filter((c) => c.same || c.sim >= trigramThreshold)
-        .sort(
-          (a, b) =>
-            Number(b.same && b.f.predicate === q.predicate) - Number(a.same && a.f.predicate === q.predicate) || b.sim - a.sim || a.f.id.localeCompare(b.f.id),
+        .sort((a, b) =>
+          candidateRank(
+            { sameSubjectAndPredicate: a.same && a.f.predicate === q.predicate, trigram: a.sim, statement: a.f.statement, id: a.f.id },
+            { sameSubjectAndPredicate: b.same && b.f.predicate === q.predicate, trigram: b.sim, statement: b.f.statement, id: b.f.id },
+          ),
         )
         .slice(0, limit)
         .map(({ f, sim }) => ({
@@ -75,6 +77,15 @@ export class InMemoryCandidates implements CandidateReader {
           lastStatedAt: f.validFrom,
           lastQuote: null,
         })),
+    );
+  }
+
+  async similarities(statements: readonly string[], trigramThreshold: number): Promise<Array<{ i: number; j: number; trigram: number; similar: boolean }>> {
+    return statements.flatMap((a, i) =>
+      statements.slice(i + 1).map((b, k) => {
+        const trigram = wordSimilarity(a, b);
+        return { i, j: i + 1 + k, trigram, similar: trigram >= trigramThreshold };
+      }),
     );
   }
 }

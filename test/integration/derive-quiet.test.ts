@@ -58,7 +58,6 @@ describe('deriving a namespace once it is quiet', () => {
         {
           candidateLimit: 8,
           trigramThreshold: 0.3,
-          embeddingThreshold: 0.6,
         },
       );
       const settings: DeriveJobSettings = {

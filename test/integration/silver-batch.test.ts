@@ -84,7 +84,6 @@ describe('Silver: one batch with repeated and near-identical statements commits 
     const service = new DeriveService({ extractor, judge: new RuleJudge(), embedder: new HashingEmbedder() }, new CandidateRepository(t.app.ds), {
       candidateLimit: 8,
       trigramThreshold: 0.3,
-      embeddingThreshold: 0.6,
     });
     const job = new DeriveJob(t.app.ds, t.app.repositories.events, service, {
       workerId: 'batch-test',

@@ -20,7 +20,6 @@ function service(script: Record<string, ScriptedFact[]>, judge: Judge, facts: Fa
   return new DeriveService({ extractor: new ScriptedExtractor(script), judge, embedder: new FakeEmbedder() }, new InMemoryCandidates(facts, entities), {
     candidateLimit: 8,
     trigramThreshold: 0.3,
-    embeddingThreshold: 0.6,
   });
 }
 const targetFirst =
@@ -183,7 +182,6 @@ describe('derivation plan (service tier, fake ports)', () => {
     const svc = new DeriveService({ extractor: merging, judge: new RuleJudge(), embedder: new FakeEmbedder() }, new InMemoryCandidates([], [user]), {
       candidateLimit: 8,
       trigramThreshold: 0.3,
-      embeddingThreshold: 0.6,
     });
     const plan = await svc.plan(NS, events);
     expect(plan.facts.map((f) => [f.statement, f.action, f.sources.map((x) => x.eventId)])).toEqual([

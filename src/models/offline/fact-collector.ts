@@ -84,17 +84,25 @@ export function tidyStatement(statement: string): string {
   return statement.replace(CHAT_TAIL, '').replace(/\brn\b/g, 'right now');
 }
 
-/** The facts and relationships of one batch as the extractor finds them, with same-fact merging. */
+/** The facts and relationships of one batch as the extractor finds them, with same-fact merging within an event. */
 export class FactCollector {
   readonly facts: ExtractedFact[] = [];
   readonly relationships: ExtractedRelationship[] = [];
   private readonly subjects = new Map<string, WorkingEntity | null>();
   private made = 0;
 
-  /** Adds a fact (or a source to the same fact already found in the batch), and its relationship. */
+  /**
+   * Adds a fact (or a source to the same fact already found in the same event), and its
+   * relationship. A fact said again in another event of the batch is a fact of its own: the judge
+   * SKIPs it into the first as it would one event per batch, and the rules that ask what a
+   * sentence produced see it as produced (docs/silver.md "Order"). Merged across events, a repeat
+   * counted as nothing new, and its sentence was kept again as a general clause only when the
+   * batch held the first saying.
+   */
   add(f: NewFact): void {
     const dup = this.facts.find(
       (x) =>
+        x.sources.some((s) => s.eventId === f.source.eventId) &&
         this.subjects.get(x.ref) === f.subject &&
         x.predicate === f.predicate &&
         x.objectValue?.toLowerCase() === f.value.toLowerCase() &&

@@ -57,6 +57,21 @@ describe('RuleExtractor', () => {
     ]);
   });
 
+  it('reads an event alike alone and after an event that says one of its facts already (issue 43)', async () => {
+    // The speaker "Dana" and a manager called Dana are one entity; the second message says the first again.
+    const first = anEvent('My manager Dana works at Acme', { actor: 'Dana' });
+    const second = anEvent('My manager Dana works at Acme', { actor: 'Dana' });
+    const of = (res: ExtractionResult) =>
+      res.facts
+        .filter((f) => f.sources.some((s) => s.eventId === second.id))
+        .map((f) => `${f.statement} (${f.predicate}, ${f.sources.length} source)`)
+        .sort();
+    const alone = of(await extract([second]));
+    expect(alone).toEqual(['Dana works at Acme (works_at, 1 source)', "Dana's manager is Dana (has_manager, 1 source)"]);
+    // In one batch the repeat is a fact of its own event, never merged into the first one's, and the sentence is not kept again as said.
+    expect(of(await extract([first, second]))).toEqual(alone);
+  });
+
   it('writes a time out in the clause as rewritten: "She wants the report by Friday" after "My manager is Priya"', async () => {
     // A Thursday: "by Friday" is the next day. The offsets of "Friday" were taken before "She"
     // became "Priya", which wrote "bon Friday, …ay"; and a present-tense deadline is not last week's.

@@ -88,6 +88,21 @@ describe('RuleJudge', () => {
     expect(decide(aFact({ subjectName: 'Dana', statement: 'Dana switched to Neovim' }), [aCandidate()])).toMatchObject({ action: 'ADD' });
   });
 
+  it('never SKIPs a statement whose object names another thing than the candidate, however many words they share', () => {
+    // Free-text objects (a general clause keeps the whole statement as its object) overlap in all but the place.
+    const said = (place: string) => `Dana's sister Dana lives in ${place}`;
+    const d = decide(aFact({ statement: said('Dublin'), subjectName: 'Dana', predicate: 'live', objectValue: said('Dublin'), factType: 'other' }), [
+      aCandidate({ statement: said('Turin'), subjectName: 'Dana', predicate: 'live', objectValue: said('Turin'), factType: 'other', similarity: 0.9 }),
+    ]);
+    expect(d.action).not.toBe('SKIP');
+    // The same words again are a repeat.
+    expect(
+      decide(aFact({ statement: said('Turin'), subjectName: 'Dana', predicate: 'live', objectValue: said('Turin'), factType: 'other' }), [
+        aCandidate({ statement: said('Turin'), subjectName: 'Dana', predicate: 'live', objectValue: said('Turin'), factType: 'other', similarity: 0.9 }),
+      ]),
+    ).toMatchObject({ action: 'SKIP', targetId: 'old' });
+  });
+
   it('UPDATEs the same fact said with more detail', () => {
     const d = decide(aFact({ statement: 'The user uses Neovim with a Lua config', objectValue: 'Neovim' }), [
       aCandidate({ statement: 'The user uses Neovim', objectValue: 'Neovim' }),

@@ -55,7 +55,8 @@ type Fact = JudgeInput['fact'];
  * aliases and categories, and the candidates' similarity. First rule that fires wins:
  * 1. `replacesValue` names a candidate's object (same subject) → SUPERSEDE it;
  * 2. same subject, same predicate group, same object: negation flipped → SUPERSEDE, else more
- *    words → UPDATE, else SKIP;
+ *    words → UPDATE, else SKIP when the new object names nothing the old one does not (objects
+ *    alike by token overlap alone, "Dana's sister lives in Dublin" / "… in Turin", are no repeat);
  * 3. same subject and predicate group, different object, both positive, and the predicate is
  *    single-valued or the new fact is a change ("switched", "now") between interchangeable
  *    things (same gazetteer category, or unknown) → SUPERSEDE; a light predicate ("be", "have",
@@ -102,6 +103,10 @@ export class RuleJudge implements Judge {
         return { action: 'SUPERSEDE', targetId: c.id, reason: `negation flips: "${fact.statement}" now contradicts "${c.statement}"` };
       if (moreDetail(fact.statement, c.statement))
         return { action: 'UPDATE', targetId: c.id, reason: `same ${fact.predicate} ${fact.objectValue}, with more detail than "${c.statement}"` };
+      // Objects alike by overlap are not the same when the new one names something the old one
+      // does not: "… lives in Dublin" is no repeat of "… lives in Turin", and its source never
+      // becomes one of that fact's.
+      if (!sameValue(c.objectValue, fact.objectValue) && !containsAll(topicWords(c.objectValue ?? ''), topicWords(fact.objectValue ?? ''))) continue;
       return { action: 'SKIP', targetId: c.id, reason: `already known: "${c.statement}"` };
     }
     for (const c of mine) {

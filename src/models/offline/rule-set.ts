@@ -10,8 +10,10 @@
  *
  * 1: every rule set until session 23 (36 rule changes under one name). 2: the same rules, first
  * versioned. 3: a clause after a list of values ends the list (issue 44, item 5). 4: a change
- * statement's subject name is no topic word it shares with an older fact (issue 43).
+ * statement's subject name is no topic word it shares with an older fact (issue 43). 5: a fact
+ * merges with the same fact of its own event only, and rule 2 of the judge SKIPs no fact whose
+ * object names what the candidate's does not (issue 43, Silver independent of batching).
  */
-export const OFFLINE_RULES_VERSION = 4;
-export const RULE_SOURCES_HASH = '53d45f499d991f663751bf241413c9c828b1c397272964ad5b7c6ce4594ca3b1';
+export const OFFLINE_RULES_VERSION = 5;
+export const RULE_SOURCES_HASH = '5c32bb4faf0545c32e34f6a2da54d69a49e89ac03cfa3b2edace5b47e34f6967';
 export const OFFLINE_RULES_MODEL = `offline-rules@${OFFLINE_RULES_VERSION}`;
