@@ -5,6 +5,7 @@ import { sameValue, stem, tokenJaccard } from '../../silver/vocabulary/normalise
 import { predicateGroup, SINGLE_VALUED } from '../../silver/ontology';
 import { stateOf } from '../../silver/vocabulary/states';
 import { LIGHT_VERBS } from './general-clauses';
+import { saysAChange } from '../../common/change-cues';
 
 export interface RuleJudgeOptions {
   /** A candidate at least this similar (embedding or trigram) is the same statement: SKIP. Default 0.92. */
@@ -22,15 +23,6 @@ export const DEFAULT_UPDATE_SIMILARITY = 0.8;
 const group = predicateGroup;
 
 const CHANGE_WORDS = /\b(?:switched|moved|migrated|replaced|no longer|any ?more|instead|now|these days|stopped|gave up|changed)\b/i;
-
-/**
- * Words that say a belief changed or was corrected, in the fact's statement or in the sentence it
- * was read from: "I quit coffee", "we are twelve people now", "actually it's on Wednesday",
- * "I started going again", "new number: …". Lower-case "new" only ("New York" is a name).
- */
-const CHANGE_CUES =
-  /\b(?:switch(?:ed|ing)?|mov(?:ed|ing)|migrat(?:ed|ing)|replac(?:ed|ing)|no longer|any ?more|instead|now|these days|nowadays|stopp(?:ed|ing)|gave up|giving up|quit(?:ting)?|left|sold|chang(?:ed|ing)|actually|correction|corrected|again|started|took up|taken up|became|become|went|turned|updated?)\b/i;
-const NEW_CUE = /(?:^|[^\p{L}])new(?:[^\p{L}]|$)/u;
 
 /** Words that name no topic: a change shares a topic with an older fact by some other word. */
 const GENERIC = new Set(
@@ -219,7 +211,7 @@ function isChange(fact: Fact): boolean {
 /** The fact, or the sentence it was read from, says something changed or was corrected. */
 function isChangeText(fact: Fact): boolean {
   const text = `${fact.statement} ${fact.sourceText ?? ''}`;
-  return fact.replacesValue !== null || CHANGE_CUES.test(text) || NEW_CUE.test(text);
+  return fact.replacesValue !== null || saysAChange(text);
 }
 
 /**
