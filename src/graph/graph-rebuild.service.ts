@@ -14,6 +14,7 @@ import { CypherRunner } from './cypher/cypher-runner';
 import { mergeRelationshipEdges } from './cypher/relationship-edges';
 import { GraphSourceRepository, PageCursor } from './graph-source.repository';
 import { Sql } from '../platform/postgres/sql';
+import { inDrainTurn, OUTBOX_DRAINS } from '../platform/outbox-drain';
 import {
   GOLD_GRAPH_KEY_CYPHER,
   GoldEntityNodeRow,
@@ -96,8 +97,9 @@ export interface GraphRebuildOptions {
  * Neo4j is a projection: `rebuildGraph` deletes a namespace's (or every namespace's) Event, Fact
  * and Entity nodes with their edges and re-projects them from Postgres with the projector's own
  * graph operations; `checkConsistency` compares node ids and edge keys per label/type.
- * A rebuild runs alongside the outbox projector safely: both write current Postgres state with
- * MERGE, so whichever writes last writes the same thing.
+ * A rebuild runs alongside the outbox projector safely: each page is read and written in the
+ * projector's turn (`inDrainTurn`), so the two write in the order they read, and what changed
+ * after a page was read has outbox rows the projector writes after it.
  */
 export class GraphRebuildService {
   private readonly source: GraphSourceRepository;
@@ -105,6 +107,7 @@ export class GraphRebuildService {
   private readonly gold: GoldGraphSource;
   private readonly overlays: ProjectionOverlays;
   private readonly embedding: EventEmbedding | undefined;
+  private readonly sql: Sql;
 
   constructor(
     ds: DataSource,
@@ -112,7 +115,8 @@ export class GraphRebuildService {
     ports: GraphRebuildPorts,
   ) {
     this.source = new GraphSourceRepository(ds);
-    this.embeddings = new EventEmbeddingRepository(Sql.of(ds));
+    this.sql = Sql.of(ds);
+    this.embeddings = new EventEmbeddingRepository(this.sql);
     this.gold = ports.gold;
     this.overlays = ports.overlays;
     this.embedding = ports.embedding;
@@ -285,15 +289,22 @@ export class GraphRebuildService {
   ): Promise<number> {
     let after: string | null = null;
     let done = 0;
+    // Each page is read and written in the turn of the projector that writes the same nodes
+    // (platform/outbox-drain.ts): a drain that read before the page cannot write after it.
+    const drain = phase === 'gold' ? OUTBOX_DRAINS.goldProjector : OUTBOX_DRAINS.silverProjector;
     for (;;) {
-      const rows = await page({ namespace, after, limit: batchSize });
+      const rows = await inDrainTurn(this.sql, drain, async () => {
+        const read = await page({ namespace, after, limit: batchSize });
+        if (read.length === 0) return read;
+        const session = this.driver.session();
+        try {
+          await session.executeWrite((tx) => write(tx, read));
+        } finally {
+          await session.close();
+        }
+        return read;
+      });
       if (rows.length === 0) break;
-      const session = this.driver.session();
-      try {
-        await session.executeWrite((tx) => write(tx, rows));
-      } finally {
-        await session.close();
-      }
       done += rows.length;
       after = (rows[rows.length - 1] as T).id;
       progress({ phase, done });

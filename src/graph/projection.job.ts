@@ -1,7 +1,7 @@
 import { Driver } from 'neo4j-driver';
 import { DataSource } from 'typeorm';
 import { col, Sql, SqlRow } from '../platform/postgres/sql';
-import { DrainResult, drainOutbox, drainStep, OutboxConsumer } from '../platform/outbox-drain';
+import { DrainResult, drainOutbox, drainStep, OUTBOX_DRAINS, OutboxConsumer } from '../platform/outbox-drain';
 import { Stage } from '../platform/stages';
 import { CHANNELS } from '../platform/pubsub/topics';
 import { EntityNodeRow, mergeEntityNodes } from './cypher/entity-nodes';
@@ -165,6 +165,7 @@ export class ProjectionJob {
 
   private consumer(startedAt: number, marks: BatchMarks): OutboxConsumer<OutboxRow, ProjectionBatch> {
     return {
+      name: OUTBOX_DRAINS.silverProjector,
       claim: async (tx) => {
         const rows = await tx.rows(
           `SELECT id, aggregate_type, op, payload, attempts, created_at FROM ops.outbox

@@ -3,10 +3,35 @@ import { GraphRebuildService } from '../../src/graph/graph-rebuild.service';
 import { ProjectionJob } from '../../src/graph/projection.job';
 import { OverlayRepository } from '../../src/gold/overlay/overlay.repository';
 import { graphRebuildService } from '../../src/app/app';
+import { ProjectionOverlays } from '../../src/graph/overlay-projection';
+import { goldGraphSource } from '../../src/gold/promotion/gold-graph-source';
+import { PromotionRepository } from '../../src/gold/promotion/promotion.repository';
+import { Sql } from '../../src/platform/postgres/sql';
 import { anEvent } from '../builders/event-input';
 import { cypher, dumpNamespace } from '../support/graph-dump';
 import { uniqueNamespace } from '../support/stores';
 import { createToken, eventually, gqlOk, startTestApp, TestApp } from '../support/test-app';
+
+/** Overlays whose fact spans wait for `release`: the batch or page has read its facts when `hasRead` resolves. */
+function gated(repo: ProjectionOverlays): { overlays: ProjectionOverlays; hasRead: Promise<void>; release: () => void } {
+  let release: () => void = () => undefined;
+  let readFacts: () => void = () => undefined;
+  const gate = new Promise<void>((resolve) => (release = resolve));
+  const hasRead = new Promise<void>((resolve) => (readFacts = resolve));
+  return {
+    overlays: {
+      spansOnFacts: async (ids) => {
+        readFacts();
+        await gate;
+        return repo.spansOnFacts(ids);
+      },
+      spansOnEvents: (ids) => repo.spansOnEvents(ids),
+      eventRedactionsIn: (namespaces) => repo.eventRedactionsIn(namespaces),
+    },
+    hasRead,
+    release,
+  };
+}
 
 const INGEST = `mutation($input: [EventInput!]!) { ingestEvents(input: $input) { status event { id } } }`;
 const PENDING = `query($ns: String!) { pipelineStatus(namespace: $ns) { pending } }`;
@@ -293,6 +318,69 @@ describe('Graph projection: Silver in Neo4j through the outbox, rebuildable and 
     const incremental = await dumpNamespace(t.app.neo4j, ns);
     await graph.rebuildGraph(ns);
     expect(await dumpNamespace(t.app.neo4j, ns)).toEqual(incremental);
+  });
+
+  /**
+   * Two writers of the graph side by side: `slow` has read the vim fact as current and waits; the
+   * supersession commits; the projector (another process) drains; then `slow` writes. The graph must
+   * end with the supersession, as a rebuild gives it.
+   */
+  async function raceOnSupersession(slow: (overlays: (tx: Sql) => ProjectionOverlays, namespace: string) => Promise<unknown>): Promise<void> {
+    const race = uniqueNamespace('graph-race');
+    await ingest([anEvent(race).inConversation('r1', 1).by('USER').saying('I use vim for everything').at('2026-01-10T09:00:00.000Z').build()]);
+    await derived(race);
+    await drained(race);
+    const [vim] = (await t.app.ds.query(`SELECT id FROM silver.facts WHERE namespace = $1 AND statement ~* '\\mvim\\M'`, [race])) as Array<{ id: string }>;
+    expect(vim).toBeDefined();
+    const projector = t.app.stages.get('projector');
+    await projector?.stop();
+    const gate = gated(new OverlayRepository(Sql.of(t.app.ds)));
+    try {
+      // A pending row of the vim fact, for a drain to claim.
+      await t.app.ds.query(
+        `INSERT INTO ops.outbox (namespace, aggregate_type, aggregate_id, op, payload) VALUES ($1, 'fact', $2, 'upsert', jsonb_build_object('id', $2::text))`,
+        [race, vim?.id],
+      );
+      const first = slow(() => gate.overlays, race);
+      await gate.hasRead;
+      await ingest([anEvent(race).inConversation('r1', 2).by('USER').saying('I switched to neovim last week').at('2026-03-08T09:00:00.000Z').build()]);
+      await derived(race);
+      const [superseded] = (await t.app.ds.query(`SELECT valid_to FROM silver.facts WHERE id = $1`, [vim?.id])) as Array<{ valid_to: Date | null }>;
+      expect(superseded?.valid_to).not.toBeNull();
+      // Another process's projector drains while the first writer is between its read and its write.
+      await new ProjectionJob(t.app.ds, t.app.neo4j, 1000, { overlays: (tx) => new OverlayRepository(tx) }).runOnce();
+      gate.release();
+      await first;
+    } finally {
+      gate.release();
+      projector?.start();
+    }
+    projector?.wake();
+    await drained(race);
+    const [node] = await cypher<{ validTo: unknown; newer: string | null }>(
+      t.app.neo4j,
+      `MATCH (f:Fact {id: $id}) OPTIONAL MATCH (n:Fact)-[:SUPERSEDES]->(f) RETURN f.validTo AS validTo, n.id AS newer`,
+      { id: vim?.id },
+    );
+    expect(node?.validTo).not.toBeNull();
+    expect(node?.newer).not.toBeNull();
+    const incremental = await dumpNamespace(t.app.neo4j, race);
+    await graph.rebuildGraph(race);
+    expect(await dumpNamespace(t.app.neo4j, race)).toEqual(incremental);
+  }
+
+  it('keeps the newer state when a drain that read before a supersession would write after the drain that read after it', async () => {
+    await raceOnSupersession(async (overlays) => {
+      expect(await new ProjectionJob(t.app.ds, t.app.neo4j, 1000, { overlays }).runOnce()).toMatchObject({ kind: 'success' });
+    });
+  });
+
+  it('keeps the newer state when a graph rebuild that read before a supersession would write after the projector', async () => {
+    await raceOnSupersession(async (overlays, race) => {
+      const sql = Sql.of(t.app.ds);
+      const rebuild = new GraphRebuildService(t.app.ds, t.app.neo4j, { gold: goldGraphSource(new PromotionRepository(sql)), overlays: overlays(sql) });
+      expect((await rebuild.rebuildGraph(race)).facts).toBeGreaterThan(0);
+    });
   });
 
   it('refuses a label that is not a plain identifier before it reaches Cypher', async () => {

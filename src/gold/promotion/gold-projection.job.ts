@@ -1,6 +1,6 @@
 import { Driver } from 'neo4j-driver';
 import { col, Sql } from '../../platform/postgres/sql';
-import { drainOutbox, OutboxConsumer } from '../../platform/outbox-drain';
+import { drainOutbox, OUTBOX_DRAINS, OutboxConsumer } from '../../platform/outbox-drain';
 import { GoldEntityRow, GoldRelationshipRow, PromotionRepository } from './promotion.repository';
 import { typeLabel } from './resolution-rules';
 import { GoldEntityNodeRow, GoldRelationshipEdgeRow, mergeGoldEntityNodes, mergeGoldRelationshipEdges } from '../../graph/cypher/gold-nodes';
@@ -69,6 +69,7 @@ export class GoldProjectionJob {
   }
 
   private readonly consumer: OutboxConsumer<GoldOutboxRow, { entities: GoldEntityRow[]; relationships: GoldRelationshipRow[] }> = {
+    name: OUTBOX_DRAINS.goldProjector,
     claim: async (tx) => {
       const head = await tx.maybeOne(
         `SELECT payload->>'batch' AS batch FROM ops.outbox
