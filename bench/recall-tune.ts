@@ -10,7 +10,9 @@ import {
   RankingPriors,
   RRF_K,
 } from '../src/graph/search-ranking';
-import { LocomoConversation, loadLocomo, recallAt, summariseRecall } from './locomo';
+import { LocomoConversation, loadChatFixture, loadLocomo, recallAt, summariseRecall } from './locomo';
+import { BLIND_FILES, ifPresent, REPO_ROOT } from './split';
+import { compareRanker } from './ranker';
 
 /**
  * Replays the fusion over channel lists dumped by `BENCH_RECALL_DUMP=file npm run bench -- recall`
@@ -21,6 +23,7 @@ import { LocomoConversation, loadLocomo, recallAt, summariseRecall } from './loc
  * ranked hits (hits that bring no new evidence demoted; an event raised by its neighbours' scores).
  * Applies the event information prior from the LoCoMo turns as search does (fact polarity is not
  * in the dump), so the service's settings reproduce the live figure of the same run.
+ * With `--ranker`: the learned ranker against RRF instead, tune and validate (bench/ranker.ts).
  */
 export interface Dump {
   dia: Record<string, string>;
@@ -146,10 +149,17 @@ const neighbours =
 
 function main(): void {
   const file = process.argv[2];
-  if (!file) throw new Error('usage: recall-tune DUMP.json');
+  if (!file) throw new Error('usage: recall-tune DUMP.json [--ranker]');
   const dump = JSON.parse(fs.readFileSync(file, 'utf8')) as Dump;
   const convs = loadLocomo();
   if (!convs) throw new Error('the LoCoMo development split is not found (set EVAL_DIR)');
+  if (process.argv.includes('--ranker')) {
+    // The dump's conversations in bench/recall's order: LoCoMo, then the messy chats.
+    const blind = ifPresent(BLIND_FILES.messyChat);
+    const chats = [loadChatFixture(`${REPO_ROOT}/test/fixtures/recall/messy-chat.json`), ...(blind ? [loadChatFixture(blind)] : [])];
+    for (const mode of ['pointwise', 'pairwise'] as const) compareRanker(dump, [...convs, ...chats], (line) => process.stdout.write(line), mode);
+    return;
+  }
   const show = (name: string, r: ReplayFigures) =>
     process.stdout.write(`${r.all.toFixed(3)}  ${JSON.stringify(r.byConversation)}  ${name}  ${JSON.stringify(r.byCategory)}\n`);
   show('service settings', replay(dump, convs));
