@@ -1,7 +1,8 @@
 import { OFFLINE_RULES_MODEL } from './rule-set';
 import type { Judge, JudgeCandidate, JudgeDecision, JudgeInput, ModelProvenance } from '../../silver/model-ports';
 import { lookupTech } from '../../silver/vocabulary/gazetteer';
-import { sameValue, stem, tokenJaccard } from '../../silver/vocabulary/normalise';
+import { sameValue, tokenJaccard } from '../../silver/vocabulary/normalise';
+import { wordKey } from '../../common/word-forms';
 import { predicateGroup, SINGLE_VALUED } from '../../silver/ontology';
 import { stateOf } from '../../silver/vocabulary/states';
 import { LIGHT_VERBS } from './general-clauses';
@@ -30,6 +31,7 @@ const GENERIC = new Set(
     'user assistant speaker i me my mine we our us you your he she they them his her their it its this that these those there here ' +
     'be is are was were been being am have has had having do does did done get got go went going goes make made use used uses ' +
     'say said tell told know think want like really just also very much many more most some any all every each one two ' +
+    'completely entirely totally altogether fully ' +
     'now then today yesterday tomorrow day days week weeks weekend month months year years time times ago last next ' +
     'again still already ever never always often actually anymore longer new old instead only ' +
     'switch switched move moved start started stop stopped quit left sold change changed took take up went become became turned ' +
@@ -270,12 +272,16 @@ function amounts(text: string): Array<{ head: string; amount: string; past: bool
   return out;
 }
 
-/** Content words of a text, light-stemmed, without generic ones (the subject, pronouns, common verbs, time words). */
+/**
+ * Content words of a text by their word keys (common/word-forms.ts: Porter2, so "coffees" meets
+ * "coffee" and "allergies" meets "allergic", as in the keyword channels), without generic ones (the
+ * subject, pronouns, common verbs, time words, intensifiers).
+ */
 export function topicWords(text: string): string[] {
   return (text.toLowerCase().match(/[\p{L}\p{N}][\p{L}\p{N}'-]*/gu) ?? [])
     .map((w) => w.replace(/'s$/, ''))
     .filter((w) => !GENERIC.has(w) && (w.length > 2 || /\d/.test(w)))
-    .map((w) => (/\d/.test(w) ? w : stem(w)));
+    .map((w) => (/\d/.test(w) ? w : wordKey(w)));
 }
 
 function containsAll(words: readonly string[], wanted: readonly string[]): boolean {

@@ -14,7 +14,10 @@
  * merges with the same fact of its own event only, and rule 2 of the judge SKIPs no fact whose
  * object names what the candidate's does not (issue 43, Silver independent of batching); its change
  * cues live in src/common/change-cues.ts, shared with search (the same words, moved before 5 landed).
+ * 7: the judge compares topics by the keyword channels' word keys (Porter2: "coffees" meets
+ * "coffee"), and intensifiers ("completely", "totally") name no topic (issue 44, items 2 and 4).
+ * (6 named a judge change of a branch that was reverted and never landed: docs/silver.md.)
  */
-export const OFFLINE_RULES_VERSION = 5;
-export const RULE_SOURCES_HASH = 'd21e2f40498c7291217fabb954c8c744a50bc49d0742c1c898a8fcf345877a42';
+export const OFFLINE_RULES_VERSION = 7;
+export const RULE_SOURCES_HASH = '0c50252dd0ab43b4e7835c086baee7f958a43399f7672a848e1ce68d66da543c';
 export const OFFLINE_RULES_MODEL = `offline-rules@${OFFLINE_RULES_VERSION}`;
