@@ -30,12 +30,7 @@ import { REPO_ROOT } from './split';
  * conversation scored by a model that did not see it) and on validate (the model of every tune
  * question). The ranker would ship only where it beats RRF on validate.
  */
-export const FEATURES = [
-  ...SEARCH_CHANNELS.map((c) => `rr_${c}`),
-  ...SEARCH_CHANNELS.map((c) => `rel_${c}`),
-  'is_fact',
-  'confidence',
-] as const;
+export const FEATURES = [...SEARCH_CHANNELS.map((c) => `rr_${c}`), ...SEARCH_CHANNELS.map((c) => `rel_${c}`), 'is_fact', 'confidence'] as const;
 
 export interface Model {
   coef: number[];
@@ -166,7 +161,9 @@ export function compareRanker(dump: Dump, convs: readonly LocomoConversation[], 
   const rankerTuneInSample = recallWith(dump, convs, isTune, () => models.all);
   const rankerTuneCv = recallWith(dump, convs, isTune, (q) => models.byHeldOut[String(q.conversation)] ?? null);
   const rankerValidate = recallWith(dump, convs, isValidate, () => models.all);
-  write(`learned ranker (${mode} logistic regression, scikit-learn, C ${models.all.C}; ${rows.length} tune candidates, ${rows.filter((r) => r.y === 1).length} hold evidence)\n`);
+  write(
+    `learned ranker (${mode} logistic regression, scikit-learn, C ${models.all.C}; ${rows.length} tune candidates, ${rows.filter((r) => r.y === 1).length} hold evidence)\n`,
+  );
   write(`  weights: ${FEATURES.map((f, i) => `${f} ${(models.all.coef[i] ?? 0).toFixed(3)}`).join(', ')}, intercept ${models.all.intercept.toFixed(3)}\n`);
   write(`  RRF     tune ${rrfTune.toFixed(3)}  validate ${rrfValidate.toFixed(3)}\n`);
   const conversations = [...new Set((dump.questions as Question[]).map((q) => q.conversation))].sort((a, b) => a - b);
@@ -174,8 +171,12 @@ export function compareRanker(dump: Dump, convs: readonly LocomoConversation[], 
     const inConv = (q: Question) => q.conversation === c;
     const split = (dump.questions as Question[]).find(inConv)?.split ?? 'tune';
     const model = (q: Question) => (split === 'tune' ? (models.byHeldOut[String(q.conversation)] ?? null) : models.all);
-    write(`    conversation ${c} (${split}): RRF ${recallWith(dump, convs, inConv, () => null).toFixed(3)}, ranker ${recallWith(dump, convs, inConv, model).toFixed(3)}\n`);
+    write(
+      `    conversation ${c} (${split}): RRF ${recallWith(dump, convs, inConv, () => null).toFixed(3)}, ranker ${recallWith(dump, convs, inConv, model).toFixed(3)}\n`,
+    );
   }
-  write(`  ranker  tune ${rankerTuneCv.toFixed(3)} (leave-one-conversation-out; in sample ${rankerTuneInSample.toFixed(3)})  validate ${rankerValidate.toFixed(3)}\n`);
+  write(
+    `  ranker  tune ${rankerTuneCv.toFixed(3)} (leave-one-conversation-out; in sample ${rankerTuneInSample.toFixed(3)})  validate ${rankerValidate.toFixed(3)}\n`,
+  );
   write(`  ${rankerValidate > rrfValidate ? 'the ranker beats RRF on validate' : 'the ranker does not beat RRF on validate: RRF stays'}\n`);
 }

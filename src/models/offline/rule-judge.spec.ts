@@ -248,8 +248,20 @@ describe('RuleJudge: updates and distinct look-alikes (issue 23)', () => {
   });
 
   it('a stop ends the habit whatever the word forms and intensifiers: "coffees" is coffee, "completely" names no topic', () => {
-    const habit = other({ id: 'habit', statement: 'The user drinks three coffees a day', predicate: 'drinks', objectValue: 'three coffees a day', similarity: 0.6 });
-    const stop = aFact({ statement: 'The user no longer uses coffee completely', predicate: 'uses', objectValue: 'coffee completely', isNegation: true, sourceText: 'I quit coffee completely' });
+    const habit = other({
+      id: 'habit',
+      statement: 'The user drinks three coffees a day',
+      predicate: 'drinks',
+      objectValue: 'three coffees a day',
+      similarity: 0.6,
+    });
+    const stop = aFact({
+      statement: 'The user no longer uses coffee completely',
+      predicate: 'uses',
+      objectValue: 'coffee completely',
+      isNegation: true,
+      sourceText: 'I quit coffee completely',
+    });
     expect(judge.decideOne({ fact: stop, candidates: [habit] })).toMatchObject({ action: 'SUPERSEDE', targetId: 'habit' });
     // Another drink is not ended by it.
     const tea = other({ id: 'tea', statement: 'The user drinks two teas a day', predicate: 'drinks', objectValue: 'two teas a day', similarity: 0.6 });
