@@ -22,9 +22,10 @@ import { REPO_ROOT } from './split';
  * the same dump. Each fused candidate of a question gets the features search already has: per
  * channel its reciprocal rank 1/(RRF_K + rank) and its score relative to the channel's best, whether
  * it is a fact and the fact's confidence. A logistic regression (scikit-learn, `bench/ranker/train.py`)
- * learns P(the candidate holds an evidence turn) on the *tune* questions only; its probability then
- * replaces the fused score, and everything after fusion (which candidates are re-checked, folding a
- * turn into the fact that carries it, the priors, the stale-turn rule) is search's own.
+ * learns from the *tune* questions only which candidates hold an evidence turn (`Mode`); its linear
+ * score (`modelScore`) then replaces the fused score, and everything after fusion (which candidates
+ * are re-checked, folding a turn into the fact that carries it, the priors, the stale-turn rule) is
+ * search's own.
  *
  * Figures: RRF and the ranker on tune (the ranker by leave-one-conversation-out: each tune
  * conversation scored by a model that did not see it) and on validate (the model of every tune
@@ -90,7 +91,7 @@ function sourcesOf(q: Question): Map<string, string[]> {
   return sources;
 }
 
-/** Search's ranking of one question with `score` in place of the fused RRF score (null: RRF itself). */
+/** Search's ranking of one question with the model's score in place of the fused RRF score (null: RRF itself). */
 function ranked(dump: Dump, conv: LocomoConversation, q: Question, model: Model | null, limit = 10): string[] {
   const priors = dumpPriors(dump, conv, q.question ?? '');
   let fused: FusedHit[] = fuseByReciprocalRank(q.lists, RRF_K, DEFAULT_CHANNEL_WEIGHTS);
@@ -154,8 +155,7 @@ export function compareRanker(dump: Dump, convs: readonly LocomoConversation[], 
   const isTune = (q: Question) => (q.split ?? 'tune') === 'tune';
   const isValidate = (q: Question) => q.split === 'validate';
   const rows = trainingRows(dump, isTune);
-  const fitted = fit(rows, mode);
-  const models = fitted;
+  const models = fit(rows, mode);
   const rrfTune = recallWith(dump, convs, isTune, () => null);
   const rrfValidate = recallWith(dump, convs, isValidate, () => null);
   const rankerTuneInSample = recallWith(dump, convs, isTune, () => models.all);
