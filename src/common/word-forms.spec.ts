@@ -22,3 +22,12 @@ describe('word forms', () => {
     expect(wordKeys('Which food allergies does the user have?')).toEqual(['food', 'allerg', 'doe', 'user']);
   });
 });
+
+describe('wordKey remembers keys without changing them', () => {
+  it('gives a word the same key when asked again, in any case, and after the memory starts again', () => {
+    const first = ['allergies', 'Moving', 'coffees', '2024', 'ox'].map(wordKey);
+    for (let i = 0; i < 60_000; i++) wordKey(`zq${i.toString(36)}`);
+    expect(['ALLERGIES', 'moving', 'Coffees', '2024', 'OX'].map(wordKey)).toEqual(first);
+    expect(first).toEqual(['allerg', 'move', 'coffe', '2024', 'ox']);
+  });
+});

@@ -15,6 +15,21 @@ import porter2 from 'wink-porter2-stemmer';
  */
 export function wordKey(word: string): string {
   const w = word.toLowerCase();
+  const known = KEYS.get(w);
+  if (known !== undefined) return known;
+  const key = keyOf(w);
+  // Search takes the keys of every hit's text per request and derivation of every statement: the
+  // stemmer was ~1.5 ms of each search's CPU (bench/search-under-load's profile). A vocabulary is
+  // small; the map starts again when it holds KEYS_MAX words, so no text can grow it unbounded.
+  if (KEYS.size >= KEYS_MAX) KEYS.clear();
+  KEYS.set(w, key);
+  return key;
+}
+
+const KEYS = new Map<string, string>();
+const KEYS_MAX = 50_000;
+
+function keyOf(w: string): string {
   if (/^\p{N}+$/u.test(w) || w.length < 3) return w;
   const stem = porter2(w);
   return stem.length > 3 ? stem.replace(/[iy]$/, '') : stem;
