@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { Scrape } from '../test/support/prometheus';
+import { Scrape, total } from '../test/support/prometheus';
 import { percentile, report, round, withBenchStores } from './harness';
 import { LocomoConversation, loadLocomo, locomoFile } from './locomo';
 import { ingestTurns, Post, poster, SEARCH, turnEvents, waitSettled } from './recall';
@@ -57,6 +57,8 @@ interface Phase {
   eventLoopDelayMs: { p99: number; max: number; source: string };
   scrapeMs: { n: number; max: number };
   cpuSeconds: { api: number; workers: number };
+  /** Mean ms per search of each channel and of the whole search inside the service (its histograms' _sum/_count over the phase). */
+  insideMs: Record<string, number>;
   seconds: number;
   loadAverage1m: number;
 }
@@ -205,6 +207,7 @@ async function measurePhase(
     eventLoopDelayMs: eventLoopDelay(before.scrape, [...scrapes.map((s) => s.scrape), after.scrape]),
     scrapeMs: { n: scrapes.length, max: round(Math.max(0, ...scrapes.map((s) => s.ms))) },
     cpuSeconds: { api: round(cpu1.api - cpu0.api), workers: round(cpu1.workers - cpu0.workers) },
+    insideMs: insideMeans(before.scrape, after.scrape),
     seconds: round(seconds, 1),
     loadAverage1m: round(os.loadavg()[0] as number),
   };
@@ -215,6 +218,23 @@ function cpuOf(p: { api: number; workers: number[] }): { api: number; workers: n
 }
 
 const DELAY = 'medallion_event_loop_delay_seconds';
+
+/**
+ * Where a search's time went inside the service over a phase: the mean of each channel's
+ * `medallion_search_channel_seconds` (the channels overlap: their sum exceeds the whole) and of
+ * `medallion_search_seconds`, the rest of an HTTP search being the GraphQL and HTTP layers.
+ */
+function insideMeans(first: Scrape, last: Scrape): Record<string, number> {
+  const out: Record<string, number> = {};
+  const mean = (name: string, labels: Record<string, string>) => {
+    const n = total(last, `${name}_count`, labels) - total(first, `${name}_count`, labels);
+    return n > 0 ? round(((total(last, `${name}_sum`, labels) - total(first, `${name}_sum`, labels)) / n) * 1000) : 0;
+  };
+  out.search = mean('medallion_search_seconds', {});
+  const channels = new Set(last.samples.filter((x) => x.name === 'medallion_search_channel_seconds_count').map((x) => x.labels.channel as string));
+  for (const c of [...channels].sort()) out[c] = mean('medallion_search_channel_seconds', { channel: c });
+  return out;
+}
 
 /**
  * p99 and max of the event-loop delay between the first scrape and the last: from the cumulative
@@ -265,6 +285,7 @@ function summaryLine(r: ModeResult): Record<string, unknown> {
     quiet: r.quiet.searchMs,
     underLoad: r.underLoad.searchMs,
     eventLoopDelayUnderLoad: r.underLoad.eventLoopDelayMs,
+    insideMs: { quiet: r.quiet.insideMs, underLoad: r.underLoad.insideMs },
     ratios: r.ratios,
     targetsMet: r.targetsMet,
   };

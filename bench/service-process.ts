@@ -52,7 +52,10 @@ export async function startService(command: 'serve' | 'worker', args: readonly s
   const port = await freePort();
   const url = `http://127.0.0.1:${port}`;
   const log = fs.openSync(logFile, 'a');
-  const child = spawn(process.execPath, [path.join(root, 'dist', 'src', 'app', 'main.js'), command, ...args], {
+  // BENCH_API_NODE_ARGS: Node flags for `serve` alone (e.g. --cpu-prof --cpu-prof-dir=DIR, which NODE_OPTIONS refuses),
+  // not for the bench or a separate worker; serve's own worker process inherits them.
+  const nodeArgs = command === 'serve' ? (process.env.BENCH_API_NODE_ARGS ?? '').split(' ').filter(Boolean) : [];
+  const child = spawn(process.execPath, [...nodeArgs, path.join(root, 'dist', 'src', 'app', 'main.js'), command, ...args], {
     cwd: root,
     env: command === 'serve' ? { ...env, PORT: String(port) } : { ...env, METRICS_PORT: String(port) },
     stdio: ['ignore', log, log],
