@@ -231,6 +231,9 @@ function insideMeans(first: Scrape, last: Scrape): Record<string, number> {
     return n > 0 ? round(((total(last, `${name}_sum`, labels) - total(first, `${name}_sum`, labels)) / n) * 1000) : 0;
   };
   out.search = mean('medallion_search_seconds', {});
+  // Seconds the background stages paused for the searches (BACKGROUND_YIELD), over the phase, not per search.
+  const y = 'medallion_background_yield_seconds_total';
+  out.backgroundPausedSeconds = round(total(last, y) - total(first, y));
   const channels = new Set(last.samples.filter((x) => x.name === 'medallion_search_channel_seconds_count').map((x) => x.labels.channel as string));
   for (const c of [...channels].sort()) out[c] = mean('medallion_search_channel_seconds', { channel: c });
   return out;

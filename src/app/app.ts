@@ -44,6 +44,8 @@ import { Capability } from '../access/capability';
 import type { WarmUpOutcome } from '../graph/search.service';
 import { ReembedService } from '../silver/reembed.service';
 import { StageRunner } from '../platform/stages';
+import { Foreground, ReadNotes } from '../platform/foreground';
+import { pipelineMetrics } from '../platform/telemetry/metrics';
 import { AuditLog } from '../platform/telemetry/audit';
 import { ChainRepository } from '../gold/portability/chain.repository';
 import { chainSealerStage } from '../gold/portability/chain-sealer';
@@ -230,6 +232,12 @@ export async function startApp(
     const eventQueries = new EventQueryRepository(ds);
     const factRepository = new FactRepository(ds);
     const sql = Sql.of(ds);
+    // Readers first: this process's searches say so on medallion_reads; its stages (if any) pause for any process's.
+    const foreground = new Foreground(config.backgroundYield);
+    const readNotes = new ReadNotes(
+      async () => void (await ds.query(`SELECT pg_notify('${CHANNELS.reads}', '')`)),
+      (m) => log.warn(m),
+    );
     const jobRepository = new JobRepository(sql);
     const overlayRepository = new OverlayRepository(sql);
     const facts = new FactReader(factRepository, opts.factTextView, overlayRepository);
@@ -305,6 +313,7 @@ export async function startApp(
         },
         (m) => log.warn(m),
         usage,
+        () => readNotes.reading(),
       ),
       reembed: new ReembedService(ds, embedder, jobRepository),
       explore: new ExploreService(
@@ -359,7 +368,10 @@ export async function startApp(
     const warn = (m: string) => log.warn(m);
     // Every background stage on one runner (platform/stages.ts): this process registers them, the
     // runner starts, wakes (NOTIFY) and stops them.
-    const stages = new StageRunner(warn);
+    const stages = new StageRunner(warn, {
+      foreground,
+      paused: (stage, ms) => pipelineMetrics.backgroundYieldSeconds.inc({ stage }, ms / 1000),
+    });
     // LOG_LEVEL=debug: each batch's stages, to attribute a slow first answer (bench/start-stop.ts).
     const projection = new ProjectionJob(ds, driver, config.projector.batchSize, {
       overlays: (tx) => new OverlayRepository(tx),
@@ -497,6 +509,8 @@ export async function startApp(
       for (const [id, newId] of superseded) pubSub.publish('FACT_SUPERSEDED', { namespace, id, newId });
       stages.wake(CHANNELS.facts);
     });
+    // Searches served by any process make this one's stages pause between steps (platform/foreground.ts).
+    if (opts.worker) await listener.on(CHANNELS.reads, () => foreground.heard());
     await listener.on(CHANNELS.jobs, (payload) => {
       pubSub.publish('JOB_CHANGED', JSON.parse(payload) as { id: string });
       stages.wake(CHANNELS.jobs);

@@ -197,6 +197,12 @@ export interface AppConfig {
    * scheduler gives the API's process the CPU before derivation's (docs/operations.md "Processes").
    */
   readonly workerProcessNice: number;
+  /**
+   * Readers first (BACKGROUND_YIELD, 0-4, default 1; 0: off): while searches are served, a
+   * background stage pauses after each step that did work for this share of the step's time, at
+   * most 2 s (platform/foreground.ts, docs/operations.md "Searches while the memory works").
+   */
+  readonly backgroundYield: number;
   /** The variables this configuration was read from: the worker process `serve` starts reads the same. */
   readonly environment: Readonly<Record<string, string | undefined>>;
 }
@@ -291,6 +297,7 @@ const envSchema = z.object({
   PROJECTOR_POLL_MS: intIn(10, 60_000).default(250),
   WORKER_ID: optionalString,
   WORKER_PROCESS_NICE: intIn(0, 19).default(10),
+  BACKGROUND_YIELD: z.coerce.number().min(0).max(4).default(1),
   DERIVE_BATCH_SIZE: intIn(1, 1000).default(100),
   DERIVE_MAX_WAIT_MS: intIn(0, 3_600_000).default(30_000),
   DERIVE_QUIET_MS: intIn(0, 3_600_000).default(2_000),
@@ -520,6 +527,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
       ontologyFile: e.ONTOLOGY_FILE ? path.resolve(e.ONTOLOGY_FILE) : undefined,
     }),
     workerProcessNice: e.WORKER_PROCESS_NICE,
+    backgroundYield: e.BACKGROUND_YIELD,
     environment: Object.freeze({ ...env }),
   });
 }

@@ -200,11 +200,14 @@ export class SearchService {
     private readonly warn: (msg: string) => void = () => undefined,
     /** Facts a search returns count as used (decay, docs/lifecycle.md). */
     private readonly uses: FactUses = NO_USES,
+    /** Called at each search: background stages pause while searches are served (platform/foreground.ts). */
+    private readonly reading: () => void = () => undefined,
   ) {}
 
   /** One `search_memory` span (tracing on) and `medallion_search_seconds` per search; no query text in either. */
   async search(auth: AuthContext, args: SearchMemoryArgs, load: SearchLoaders): Promise<MemoryHitRow[]> {
     const started = process.hrtime.bigint();
+    this.reading();
     const hits = await traced(
       'search_memory',
       { [ATTR.operation]: 'search_memory', [ATTR.store]: namespaceHash(args.namespace), 'medallion.search.limit': args.limit ?? 10 },

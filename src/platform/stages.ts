@@ -1,5 +1,6 @@
 import { LoopStatus, PollingLoop } from '../common/loop';
 import { ShutdownStep } from '../common/shutdown';
+import { Foreground } from './foreground';
 
 /**
  * One kind of background work: a step that does a bounded amount of work and says whether it did
@@ -36,15 +37,55 @@ export interface StageHandle {
 export class StageRunner {
   private readonly stages = new Map<string, { stage: Stage; loop: PollingLoop }>();
   private stopped = false;
+  /** Pauses in progress (readers first), ended by a stop. */
+  private readonly pauses = new Set<() => void>();
   private wasStarted = false;
 
-  constructor(private readonly log: (msg: string) => void) {}
+  constructor(
+    private readonly log: (msg: string) => void,
+    /** Readers first (platform/foreground.ts): after a step that did work, a stage pauses as long as this says. */
+    private readonly yielding?: {
+      readonly foreground: Foreground;
+      readonly paused: (stage: string, ms: number) => void;
+      readonly sleep?: (ms: number) => Promise<void>;
+      readonly now?: () => number;
+    },
+  ) {}
 
   register(stage: Stage): StageHandle {
     if (this.stages.has(stage.name)) throw new Error(`a stage named ${stage.name} is registered already`);
-    const loop = new PollingLoop(() => stage.step(), stage.pollMs, this.log);
+    const loop = new PollingLoop(() => this.stepOf(stage), stage.pollMs, this.log);
     this.stages.set(stage.name, { stage, loop });
     return loop;
+  }
+
+  /** One step of `stage`, then the pause readers are owed when it did work. */
+  private async stepOf(stage: Stage): Promise<boolean> {
+    const y = this.yielding;
+    if (!y) return stage.step();
+    const now = y.now ?? (() => performance.now());
+    const t0 = now();
+    const worked = await stage.step();
+    const pause = worked ? y.foreground.pauseAfter(now() - t0) : 0;
+    if (pause > 0 && !this.stopped) {
+      const paused = now();
+      await (y.sleep ?? ((ms) => this.pauseFor(ms)))(pause);
+      y.paused(stage.name, Math.min(pause, now() - paused));
+    }
+    return worked;
+  }
+
+  /** Resolves after `ms`, or at once when the runner stops (a stop never waits out a pause). */
+  private pauseFor(ms: number): Promise<void> {
+    return new Promise<void>((resolve) => {
+      const done = (): void => {
+        clearTimeout(timer);
+        this.pauses.delete(done);
+        resolve();
+      };
+      const timer = setTimeout(done, ms);
+      this.pauses.add(done);
+    });
   }
 
   /** The stage of that name, if registered. */
@@ -89,6 +130,7 @@ export class StageRunner {
       what: `${stage.name} loop`,
       run: () => {
         this.stopped = true;
+        for (const end of [...this.pauses]) end();
         return loop.stop();
       },
     }));

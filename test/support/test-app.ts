@@ -48,6 +48,10 @@ export async function startTestApp(
     // Neo4j statements or read search metrics must see their own searches alone.
     // search-warm-up.test.ts passes it back in.
     SEARCH_WARM_UP_SECONDS: '0',
+    // Background stages do not pause for searches (BACKGROUND_YIELD): most tests poll by searching
+    // until derivation is done, and would wait on their own polls. background-yield.test.ts and
+    // the whole-app tests run the default.
+    BACKGROUND_YIELD: '0',
     ...env,
   });
   // A test may bring its own Neo4j (NEO4J_URI in env), e.g. to stop and restart it.

@@ -45,6 +45,8 @@ export const CHANNELS = {
   events: 'medallion_events',
   facts: 'medallion_facts',
   jobs: 'medallion_jobs',
+  /** "Searches are being served" (platform/foreground.ts): background stages pause between steps. No payload. */
+  reads: 'medallion_reads',
 } as const;
 
 /**

@@ -63,6 +63,13 @@ export const pipelineMetrics = {
     buckets: [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300],
     registers: [telemetryRegistry],
   }),
+  /** Seconds background stages paused for searches being served (platform/foreground.ts), by stage. */
+  backgroundYieldSeconds: new Counter({
+    name: 'medallion_background_yield_seconds_total',
+    help: 'Seconds background stages (derivation, projection, jobs) paused after a step because searches were being served',
+    labelNames: ['stage'],
+    registers: [telemetryRegistry],
+  }),
   projectionRows: new Counter({
     name: 'medallion_projection_rows_total',
     help: 'Outbox rows drained by the Silver projector, by outcome (projected, failed)',
