@@ -59,6 +59,8 @@ interface Phase {
   cpuSeconds: { api: number; workers: number };
   /** Mean ms per search of each channel and of the whole search inside the service (its histograms' _sum/_count over the phase). */
   insideMs: Record<string, number>;
+  /** Seconds the background stages paused for the searches (BACKGROUND_YIELD) over the phase (serve's /metrics: its own worker process's). */
+  backgroundPausedSeconds: number;
   seconds: number;
   loadAverage1m: number;
 }
@@ -208,6 +210,7 @@ async function measurePhase(
     scrapeMs: { n: scrapes.length, max: round(Math.max(0, ...scrapes.map((s) => s.ms))) },
     cpuSeconds: { api: round(cpu1.api - cpu0.api), workers: round(cpu1.workers - cpu0.workers) },
     insideMs: insideMeans(before.scrape, after.scrape),
+    backgroundPausedSeconds: round(total(after.scrape, PAUSED) - total(before.scrape, PAUSED)),
     seconds: round(seconds, 1),
     loadAverage1m: round(os.loadavg()[0] as number),
   };
@@ -218,6 +221,7 @@ function cpuOf(p: { api: number; workers: number[] }): { api: number; workers: n
 }
 
 const DELAY = 'medallion_event_loop_delay_seconds';
+const PAUSED = 'medallion_background_yield_seconds_total';
 
 /**
  * Where a search's time went inside the service over a phase: the mean of each channel's
@@ -231,9 +235,6 @@ function insideMeans(first: Scrape, last: Scrape): Record<string, number> {
     return n > 0 ? round(((total(last, `${name}_sum`, labels) - total(first, `${name}_sum`, labels)) / n) * 1000) : 0;
   };
   out.search = mean('medallion_search_seconds', {});
-  // Seconds the background stages paused for the searches (BACKGROUND_YIELD), over the phase, not per search.
-  const y = 'medallion_background_yield_seconds_total';
-  out.backgroundPausedSeconds = round(total(last, y) - total(first, y));
   const channels = new Set(last.samples.filter((x) => x.name === 'medallion_search_channel_seconds_count').map((x) => x.labels.channel as string));
   for (const c of [...channels].sort()) out[c] = mean('medallion_search_channel_seconds', { channel: c });
   return out;
