@@ -310,6 +310,7 @@ export async function startApp(
           ...DEFAULT_SEARCH_SETTINGS,
           graphOverGold: config.search.graphOverGold,
           speakerBoost: config.search.speakerBoost ?? DEFAULT_SEARCH_SETTINGS.speakerBoost,
+          replanInBackground: opts.api === true && config.search.replanEveryMs > 0,
         },
         (m) => log.warn(m),
         usage,
@@ -380,6 +381,9 @@ export async function startApp(
     });
     // Recorded uses of facts, one INSERT … ON CONFLICT per USAGE_FLUSH_MS (silver/usage-recorder.ts).
     stages.register(usage.stage(config.lifecycle.usageFlushMs));
+    // The search statements planned again in the background as the graph grows (SearchService.refreshPlans).
+    if (opts.api && config.search.replanEveryMs > 0)
+      stages.register(services.search.plansStage(config.search.replanEveryMs, graph.upAtStart ? undefined : graph.ready));
     // The projector writes the graph: it starts once the graph's schema is in place.
     stages.register(
       projectorStage(
@@ -522,10 +526,9 @@ export async function startApp(
       stages.start();
       log.info('background workers running (projector, derivation, jobs)');
     } else if (opts.api) {
-      // The uses of facts this API's reads record are written by this process (a worker cannot see them).
-      const usageStage = stages.get('usage') as NonNullable<ReturnType<StageRunner['get']>>;
-      cleanups.push({ what: 'usage loop', run: () => usageStage.stop() });
-      usageStage.start();
+      // The uses of facts this API's reads record are written by this process (a worker cannot see
+      // them); the search plans are this process's searches'.
+      cleanups.push(...stages.startOnly(['usage', 'search-plans']));
     }
     // Before /health answers: a message sent then is projected (and searchable) as before.
     await workerProcess?.ready;

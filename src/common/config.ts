@@ -81,8 +81,9 @@ export interface AppConfig {
    * Memory search (docs/search.md). `graphOverGold`: the graph channel expands over Gold entities (SEARCH_GRAPH_GOLD).
    * `speakerBoost`: the weight of a turn's speaker in the event keyword channel (SEARCH_SPEAKER_BOOST; null: the default, `EVENT_SPEAKER_BOOST`).
    * `warmUpMs`: after a start, the API runs warm-up searches for up to this long until the first real search (SEARCH_WARM_UP_SECONDS; 0: none).
+   * `replanEveryMs`: searches never wait for Neo4j to plan a statement again; the API checks this often whether the graph moved enough to plan them again in the background (SEARCH_REPLAN_SECONDS; 0: Neo4j replans inside a search).
    */
-  readonly search: { readonly graphOverGold: boolean; readonly speakerBoost: number | null; readonly warmUpMs: number };
+  readonly search: { readonly graphOverGold: boolean; readonly speakerBoost: number | null; readonly warmUpMs: number; readonly replanEveryMs: number };
   /** How long an approval request stays valid, in seconds (APPROVAL_TTL): past it, it can be neither decided nor executed. */
   readonly approvalTtlSeconds: number;
   /** Re-anchoring overlays after a rebuild (docs/overlays.md): accept ≤ confidence: REANCHORED; review ≤ confidence < accept: REANCHORED for review; below: ORPHANED. */
@@ -336,6 +337,7 @@ const envSchema = z.object({
   SEARCH_GRAPH_GOLD: z.enum(['true', 'false'], { error: 'expected true or false' }).default('true'),
   SEARCH_SPEAKER_BOOST: z.coerce.number().min(0).max(10).optional(),
   SEARCH_WARM_UP_SECONDS: intIn(0, 3600).default(15),
+  SEARCH_REPLAN_SECONDS: intIn(0, 3600).default(30),
   OVERLAY_REANCHOR_ACCEPT: z.coerce.number().min(0).max(1).default(0.75),
   OVERLAY_REANCHOR_REVIEW: z.coerce.number().min(0).max(1).default(0.5),
   DECAY_AFTER_DAYS: intIn(0, 36_500).default(30),
@@ -457,6 +459,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
       graphOverGold: e.SEARCH_GRAPH_GOLD === 'true',
       speakerBoost: e.SEARCH_SPEAKER_BOOST ?? null,
       warmUpMs: e.SEARCH_WARM_UP_SECONDS * 1000,
+      replanEveryMs: e.SEARCH_REPLAN_SECONDS * 1000,
     }),
     approvalTtlSeconds: e.APPROVAL_TTL,
     overlays: Object.freeze({ reanchorAccept: e.OVERLAY_REANCHOR_ACCEPT, reanchorReview: e.OVERLAY_REANCHOR_REVIEW }),

@@ -1,3 +1,4 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
 import { Driver } from 'neo4j-driver';
 import { readTransaction } from '../platform/neo4j/neo4j-client';
 import { pipelineMetrics, secondsSince } from '../platform/telemetry/metrics';
@@ -9,6 +10,8 @@ import { ComposeSpan, composeText } from '../common/compose-text';
 import { Embedder } from '../silver/model-ports';
 import { Fact } from '../silver/silver.types';
 import { CypherRunner } from './cypher/cypher-runner';
+import { countsDiverged, GraphCounts, graphCounts, Replan, withReplan } from './cypher/replan';
+import type { Stage } from '../platform/stages';
 import { GraphException, GraphExceptionCode } from './graph.exception';
 import { WARM_UP_NAMESPACE, WARM_UP_QUESTIONS } from './graph-warm-up';
 import { ScoredId, VectorSearch } from './cypher/search-channel';
@@ -89,6 +92,13 @@ export interface SearchSettings {
   graphOverGold: boolean;
   /** Weight of a turn's speaker (`speaker`, a field of its own) in the event keyword channel, against what the turn says (1). */
   speakerBoost: number;
+  /**
+   * Searches never wait for Neo4j to plan a statement again (`refreshPlans` does it in the
+   * background, `plansStage`): they are sent with `CYPHER replan=skip`. False: Neo4j plans a
+   * statement again inside whichever search meets its statistics moved (0.4-1.3 s each under
+   * load), as it does for every other statement.
+   */
+  replanInBackground: boolean;
 }
 
 /**
@@ -102,7 +112,10 @@ export const DEFAULT_SEARCH_SETTINGS: SearchSettings = {
   channelWeights: DEFAULT_CHANNEL_WEIGHTS,
   graphOverGold: true,
   speakerBoost: EVENT_SPEAKER_BOOST,
+  replanInBackground: false,
 };
+/** `refreshPlans` plans the search statements again once a count of the graph moved by more than this share since their last plan. */
+export const REPLAN_DIVERGENCE = 0.5;
 export const MAX_SEARCH_LIMIT = 100;
 export const MAX_QUERY_CHARS = 2_000;
 const MAX_FACT_TYPES = 50;
@@ -365,8 +378,13 @@ export class SearchService {
   /** `embedded`: the query's vector when the caller has it already (the warm-up), null for none; unset: embed the query. */
   private async channelLists(args: SearchMemoryArgs, embedded?: QueryVector | null): Promise<{ limit: number; lists: ChannelLists }> {
     const { limit, query: asked, scope, withEvents, withFacts } = this.validate(args);
-    const warmingUp = scope.namespace === WARM_UP_NAMESPACE;
-    if (!warmingUp) this.realSearchesBegun++;
+    // Neither a warm-up nor `refreshPlans` is a search: no metrics, and `keepWarm` goes on.
+    const replanning = this.replanning.getStore() === 'force';
+    const warmingUp = scope.namespace === WARM_UP_NAMESPACE || replanning;
+    if (!warmingUp) {
+      this.realSearchesBegun++;
+      this.lastAsked = args;
+    }
     const depth = Math.max(limit * 3, 30);
     // "Maya" in a question about the user who said "I'm Maya" is "the user" of her facts.
     const query = withRoleNames(asked, await this.roleNames(scope.namespace));
@@ -547,7 +565,61 @@ export class SearchService {
     this.counts.set(`${label}\u0000${model}\u0000${namespace}`, { n, at: Date.now() });
   }
 
+  /**
+   * Plans the search statements again, in the background, when the graph has moved since they were
+   * last planned (any count of facts, events, entities or relationships by more than `threshold`,
+   * and always on the first call of a process: a plan cached by an earlier run has unknown
+   * statistics): the last real search this process served (so the plans of its parameters'
+   * shapes), else the warm-up's, is run once with `CYPHER replan=force`, which puts the new plans
+   * in the cache the searches read with `replan=skip`. Neo4j would otherwise plan a statement again
+   * inside the first search that meets its statistics moved by 75 % two minutes after its last plan
+   * (LocalNeo4j.java): 0.4-1.3 s per statement while an import is derived
+   * (bench/results/search-under-load-*.json). True when it planned.
+   */
+  async refreshPlans(threshold = REPLAN_DIVERGENCE): Promise<boolean> {
+    const now = await this.read(graphCounts);
+    if (this.plannedOn && !countsDiverged(this.plannedOn, now, threshold)) return false;
+    const args = this.lastAsked ?? { namespace: WARM_UP_NAMESPACE, query: WARM_UP_QUESTIONS[0] as string };
+    await this.replanning.run('force', async () => {
+      this.roles.delete(args.namespace);
+      await this.channelLists(args);
+      const { scope } = this.validate(args);
+      await this.read((tx) => expandFromSeeds(tx, scope, ['warm-up'], 30, this.settings.graphOverGold));
+    });
+    this.plannedOn = now;
+    pipelineMetrics.searchReplans.inc();
+    return true;
+  }
+
+  /**
+   * `refreshPlans` every `everyMs` (once Neo4j answers: `startWhen`), as a stage of the process
+   * that serves searches; the first round one period after the start, whose warm-up has just run
+   * every search statement.
+   */
+  plansStage(everyMs: number, startWhen?: Promise<boolean>): Stage {
+    let first = true;
+    return {
+      name: 'search-plans',
+      wakeOn: [],
+      pollMs: everyMs,
+      ...(startWhen ? { startWhen } : {}),
+      step: async () => {
+        if (first) first = false;
+        else await this.refreshPlans();
+        return false; // at most one round per period, whatever it did
+      },
+    };
+  }
+
+  /** `force` while `refreshPlans` runs a search; unset: `skip` (replanInBackground) or Neo4j's default. */
+  private readonly replanning = new AsyncLocalStorage<Replan>();
+  /** The graph's counts when `refreshPlans` last planned; unset before its first run. */
+  private plannedOn: GraphCounts | undefined;
+  /** The last real search's arguments: what `refreshPlans` runs (in memory only, never logged). */
+  private lastAsked: SearchMemoryArgs | undefined;
+
   private read<T>(work: (tx: CypherRunner) => Promise<T>): Promise<T> {
-    return readTransaction(this.driver, work);
+    const replan = this.replanning.getStore() ?? (this.settings.replanInBackground ? 'skip' : 'default');
+    return readTransaction(this.driver, (tx) => work(withReplan(tx, replan)));
   }
 }

@@ -36,6 +36,26 @@ describe('StageRunner', () => {
     await runner.stop();
   });
 
+  it('startOnly starts the named stages that are registered, honours startWhen, and returns their stops', async () => {
+    const runner = new StageRunner(() => undefined);
+    const usage = idleStage('usage', []);
+    let ready: (ok: boolean) => void = () => undefined;
+    const plans = idleStage('search-plans', [], { startWhen: new Promise<boolean>((r) => (ready = r)) });
+    const projector = idleStage('projector', []);
+    for (const s of [usage, plans, projector]) runner.register(s);
+    const stops = runner.startOnly(['usage', 'search-plans', 'not-registered']);
+    await jest.advanceTimersByTimeAsync(0);
+    expect([usage.calls(), plans.calls(), projector.calls()]).toEqual([1, 0, 0]);
+    ready(true);
+    await jest.advanceTimersByTimeAsync(0);
+    expect([usage.calls(), plans.calls(), projector.calls()]).toEqual([1, 1, 0]);
+    expect(stops.map((s) => s.what)).toEqual(['usage loop', 'search-plans loop']);
+    // Not a worker: /health does not report this process's stages as one.
+    expect(runner.started).toBe(false);
+    for (const s of stops) await s.run();
+    expect(runner.status()['usage']?.running).toBe(false);
+  });
+
   it('starts a stage with startWhen once it resolves true, never when it resolves false', async () => {
     const runner = new StageRunner(() => undefined);
     let ready: (ok: boolean) => void = () => undefined;

@@ -115,10 +115,26 @@ export class StageRunner {
   /** Starts every stage (a stage with `startWhen` once it resolves true). */
   start(): void {
     this.wasStarted = true;
-    for (const { stage, loop } of this.stages.values()) {
-      if (stage.startWhen) void stage.startWhen.then((ok) => ok && !this.stopped && loop.start());
-      else loop.start();
-    }
+    for (const entry of this.stages.values()) this.startOne(entry);
+  }
+
+  /**
+   * Starts the named stages only, where they are registered (an API process without workers runs
+   * its own few); `started` stays false, so /health does not report this process as a worker.
+   * Their stops are returned as shutdown steps.
+   */
+  startOnly(names: readonly string[]): ShutdownStep[] {
+    const entries = names.flatMap((n) => {
+      const e = this.stages.get(n);
+      return e ? [e] : [];
+    });
+    for (const e of entries) this.startOne(e);
+    return entries.map(({ stage, loop }) => ({ what: `${stage.name} loop`, run: () => loop.stop() }));
+  }
+
+  private startOne({ stage, loop }: { stage: Stage; loop: PollingLoop }): void {
+    if (stage.startWhen) void stage.startWhen.then((ok) => ok && !this.stopped && loop.start());
+    else loop.start();
   }
 
   /**

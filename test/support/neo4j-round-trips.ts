@@ -8,9 +8,16 @@ import { Driver, ManagedTransaction, Session, Transaction } from 'neo4j-driver';
 export class Neo4jRoundTrips {
   transactions = 0;
   statements = 0;
+  /** The text of each statement since the last reset (the first 500 kept). */
+  readonly texts: string[] = [];
   reset(): void {
     this.transactions = 0;
     this.statements = 0;
+    this.texts.length = 0;
+  }
+  record(query: unknown): void {
+    this.statements += 1;
+    if (this.texts.length < 500) this.texts.push(typeof query === 'string' ? query : JSON.stringify(query));
   }
 }
 
@@ -31,7 +38,7 @@ export function countNeo4jRoundTrips(driver: Driver): { counter: Neo4jRoundTrips
           return typeof value === 'function' ? value.bind(target) : value;
         }
         return (...args: Parameters<T['run']>) => {
-          counter.statements += 1;
+          counter.record(args[0]);
           return (target.run as (...a: Parameters<T['run']>) => ReturnType<T['run']>)(...args);
         };
       },
@@ -55,7 +62,7 @@ export function countNeo4jRoundTrips(driver: Driver): { counter: Neo4jRoundTrips
     const run = session.run.bind(session);
     session.run = ((...a: Parameters<Session['run']>) => {
       counter.transactions += 1;
-      counter.statements += 1;
+      counter.record(a[0]);
       return run(...a);
     }) as Session['run'];
     return session;
@@ -64,7 +71,7 @@ export function countNeo4jRoundTrips(driver: Driver): { counter: Neo4jRoundTrips
   const query = driver.executeQuery;
   driver.executeQuery = ((...a: Parameters<Driver['executeQuery']>) => {
     counter.transactions += 1;
-    counter.statements += 1;
+    counter.record(a[0]);
     return query.apply(driver, a);
   }) as Driver['executeQuery'];
   return {

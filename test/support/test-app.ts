@@ -48,6 +48,10 @@ export async function startTestApp(
     // Neo4j statements or read search metrics must see their own searches alone.
     // search-warm-up.test.ts passes it back in.
     SEARCH_WARM_UP_SECONDS: '0',
+    // No background replanning round while a test runs (SEARCH_REPLAN_SECONDS; its first round
+    // comes one period after the start): tests that count Neo4j transactions see their own alone.
+    // Searches still read their plans with replan=skip. search-replan.test.ts passes a short one.
+    SEARCH_REPLAN_SECONDS: '3600',
     // Background stages do not pause for searches (BACKGROUND_YIELD): most tests poll by searching
     // until derivation is done, and would wait on their own polls. background-yield.test.ts and
     // the whole-app tests run the default.

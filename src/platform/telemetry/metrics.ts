@@ -64,6 +64,11 @@ export const pipelineMetrics = {
     registers: [telemetryRegistry],
   }),
   /** Seconds background stages paused for searches being served (platform/foreground.ts), by stage. */
+  searchReplans: new Counter({
+    name: 'medallion_search_replans_total',
+    help: 'Times the API planned the search statements again in the background because the graph had grown or shrunk (SEARCH_REPLAN_SECONDS)',
+    registers: [telemetryRegistry],
+  }),
   backgroundYieldSeconds: new Counter({
     name: 'medallion_background_yield_seconds_total',
     help: 'Seconds background stages (derivation, projection, jobs) paused after a step because searches were being served',
