@@ -1,6 +1,7 @@
 import { DataSource } from 'typeorm';
 import { UUID } from '../common/ids';
 import { currentTraceparent } from '../platform/telemetry/tracing';
+import { ensureEventPartition } from '../platform/postgres/partitions';
 import { col, Sql, SqlRow } from '../platform/postgres/sql';
 import { BronzeEvent, DerivationStatus, EventKind, NormalizedEvent, Role } from './event.types';
 
@@ -66,7 +67,8 @@ export class EventRepository {
       months.map((m) => {
         let creation = this.partitions.get(m);
         if (!creation) {
-          creation = this.sql.execute(`SELECT bronze.ensure_event_partition($1::date)`, [m]).then(() => undefined);
+          // Without queueing the readers of bronze.events behind the new partition's lock (see there).
+          creation = ensureEventPartition(this.sql, m);
           creation.catch(() => this.partitions.delete(m)); // a failure is retried by the next batch
           this.partitions.set(m, creation);
         }

@@ -1,4 +1,6 @@
 import { DataSource } from 'typeorm';
+import { pgError } from './pg-error';
+import { Sql } from './sql';
 
 /** How far from now an event's `occurredAt` may be (OCCURRED_AT_MAX_PAST_DAYS / _FUTURE_DAYS). */
 export interface OccurredAtWindow {
@@ -85,5 +87,41 @@ export class PartitionUpkeep {
   stop(): void {
     if (this.timer) clearInterval(this.timer);
     this.timer = undefined;
+  }
+}
+
+/** How long one attempt at a new partition waits for its lock on bronze.events (`lock_timeout`). */
+export const PARTITION_LOCK_WAIT_MS = 50;
+/** Attempts that give up after `PARTITION_LOCK_WAIT_MS`; the one after them waits as long as it takes. */
+export const PARTITION_ATTEMPTS = 40;
+
+/**
+ * `bronze.ensure_event_partition(month)` without stalling the readers of bronze.events. Creating
+ * a partition (`CREATE TABLE … PARTITION OF`) takes an ACCESS EXCLUSIVE lock on bronze.events, and
+ * while it waited for that lock behind a transaction that had read events (a derivation batch,
+ * open for seconds), every later reader of the table queued behind it: a search waited 1.9 s in
+ * bench/search-under-load when an import brought months that had no partition yet
+ * (pg_stat_activity sampled every 100 ms, `BENCH_NEO4J_QUERY_STATS`). So each attempt waits at
+ * most `PARTITION_LOCK_WAIT_MS` (readers queue that long at most), gives the table back, and tries
+ * again after a short pause that grows (25 ms doubling, at most 250 ms, jittered); after
+ * `PARTITION_ATTEMPTS` it waits as long as it takes, so an ingest never fails because the table
+ * is busy. A month that exists costs one catalog lookup and takes no lock.
+ */
+export async function ensureEventPartition(sql: Sql, month: string, opts: { attempts?: number; sleep?: (ms: number) => Promise<void> } = {}): Promise<void> {
+  const attempts = opts.attempts ?? PARTITION_ATTEMPTS;
+  const sleep = opts.sleep ?? ((ms: number) => new Promise<void>((r) => setTimeout(r, ms)));
+  for (let attempt = 1; ; attempt++) {
+    const patient = attempt > attempts;
+    try {
+      await sql.transaction(async (tx) => {
+        if (!patient) await tx.execute(`SET LOCAL lock_timeout = '${PARTITION_LOCK_WAIT_MS}ms'`);
+        await tx.execute(`SELECT bronze.ensure_event_partition($1::date)`, [month]);
+      });
+      return;
+    } catch (err) {
+      // 55P03 lock_not_available: the lock (the table's, or the creators' advisory lock) was not free in time.
+      if (patient || pgError(err)?.code !== '55P03') throw err;
+      await sleep(Math.min(250, 25 * 2 ** Math.min(attempt, 4)) * (0.5 + Math.random() / 2));
+    }
   }
 }
