@@ -62,6 +62,7 @@ interface Phase {
   /** Seconds the background stages paused for the searches (BACKGROUND_YIELD) over the phase (serve's /metrics: its own worker process's). */
   backgroundPausedSeconds: number;
   seconds: number;
+  slow: Array<{ at: number; ms: number }>;
   loadAverage1m: number;
 }
 
@@ -104,6 +105,7 @@ async function runMode(mode: Mode, convs: LocomoConversation[]): Promise<ModeRes
       const ingestCalls: number[] = [];
       let derivedAt = 0;
       const t0 = performance.now();
+      const diag = process.env.BENCH_NEO4J_QUERY_STATS ? await startQueryStats(b.stores) : undefined;
       const underLoad = await phase(async (search) => {
         const importing = (async () => {
           for (let i = 0; i < load.events.length; i += 500) {
@@ -123,6 +125,7 @@ async function runMode(mode: Mode, convs: LocomoConversation[]): Promise<ModeRes
         for (let i = 0; !done; i++) await search(questions[i % questions.length] as string);
         await importing;
       });
+      if (diag) await diag(`${process.env.BENCH_NEO4J_QUERY_STATS}.${mode}.json`, underLoad.slow);
       const quietAfter = await phase(async (search) => {
         for (const q of questions) await search(q);
       });
@@ -192,10 +195,13 @@ async function measurePhase(
   })();
   const ms: number[] = [];
   const t0 = performance.now();
+  /** Searches over 500 ms: when each began (unix ms) and how long it took. */
+  const slow: Array<{ at: number; ms: number }> = [];
   const search = async (q: string): Promise<void> => {
     const s = performance.now();
     await post(SEARCH, { ns, q, limit: 10 });
     ms.push(performance.now() - s);
+    if (performance.now() - s > 500) slow.push({ at: Date.now() - Math.round(performance.now() - s), ms: Math.round(performance.now() - s) });
   };
   await work(search);
   const seconds = (performance.now() - t0) / 1000;
@@ -213,6 +219,66 @@ async function measurePhase(
     backgroundPausedSeconds: round(total(after.scrape, PAUSED) - total(before.scrape, PAUSED)),
     seconds: round(seconds, 1),
     loadAverage1m: round(os.loadavg()[0] as number),
+    slow,
+  };
+}
+
+/**
+ * `BENCH_NEO4J_QUERY_STATS=<file prefix>`: Neo4j's query collection (`db.stats.collect('QUERIES')`)
+ * over the phase under load, written to `<prefix>.<mode>.json` beside the searches over 500 ms
+ * (their start, unix ms): each statement's invocations with their compile and execution times, to
+ * tell a search that waited for a plan (compile) from one that waited for rows (execution); and
+ * PostgreSQL's lock waits, sampled every 100 ms, each with the sessions it waited behind.
+ */
+async function startQueryStats(stores: { postgresUrl: string; neo4j: { uri: string; user: string; password: string } }) {
+  const neo4j = await import('neo4j-driver');
+  // PostgreSQL's lock waits over the phase, sampled every 100 ms: who waited on a lock, for what, behind whom.
+  const { Client } = await import('pg');
+  const pg = new Client({ connectionString: stores.postgresUrl });
+  await pg.connect();
+  const waits: Array<Record<string, unknown>> = [];
+  let sampling = true;
+  const sampler = (async () => {
+    while (sampling) {
+      const { rows } = await pg.query(
+        `SELECT (extract(epoch FROM now()) * 1000)::bigint AS at, a.pid, a.wait_event, left(a.query, 120) AS query,
+                (extract(epoch FROM now() - a.query_start) * 1000)::int AS waited_ms,
+                (SELECT json_agg(json_build_object('pid', b.pid, 'query', left(b.query, 120), 'state', b.state,
+                                                   'xact_ms', (extract(epoch FROM now() - b.xact_start) * 1000)::int))
+                   FROM pg_stat_activity b WHERE b.pid = ANY(pg_blocking_pids(a.pid))) AS blockers
+           FROM pg_stat_activity a WHERE a.wait_event_type = 'Lock'`,
+      );
+      waits.push(...rows);
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  })();
+  const driver = neo4j.default.driver(stores.neo4j.uri, neo4j.default.auth.basic(stores.neo4j.user, stores.neo4j.password));
+  const s = driver.session();
+  await s.run(`CALL db.stats.clear('QUERIES')`);
+  await s.run(`CALL db.stats.collect('QUERIES', {durationSeconds: 3600})`);
+  await s.close();
+  return async (file: string, slow: unknown) => {
+    const s2 = driver.session();
+    const r = await s2.run(`CALL db.stats.retrieve('QUERIES') YIELD data RETURN data`);
+    const rows = r.records.map((x) => {
+      const d = x.get('data') as { query: string; invocations: Array<Record<string, unknown>> };
+      return {
+        query: d.query.slice(0, 200),
+        invocations: d.invocations.map((i) =>
+          Object.fromEntries(
+            Object.entries(i)
+              .filter(([k]) => k !== 'params')
+              .map(([k, v]) => [k, neo4j.default.isInt(v) ? (v as { toNumber(): number }).toNumber() : v]),
+          ),
+        ),
+      };
+    });
+    sampling = false;
+    await sampler;
+    await pg.end();
+    fs.writeFileSync(file, JSON.stringify({ slow, pgLockWaits: waits, rows }, null, 1));
+    await s2.close();
+    await driver.close();
   };
 }
 
