@@ -116,6 +116,8 @@ export const DEFAULT_SEARCH_SETTINGS: SearchSettings = {
 };
 /** `refreshPlans` plans the search statements again once a count of the graph moved by more than this share since their last plan. */
 export const REPLAN_DIVERGENCE = 0.5;
+/** What the warm-up searches (and `refreshPlans` before any real search). */
+const WARM_UP_ARGS: SearchMemoryArgs = { namespace: WARM_UP_NAMESPACE, query: WARM_UP_QUESTIONS[0] as string };
 export const MAX_SEARCH_LIMIT = 100;
 export const MAX_QUERY_CHARS = 2_000;
 const MAX_FACT_TYPES = 50;
@@ -330,10 +332,17 @@ export class SearchService {
    * (bench/results/start-stop-before.json), the next ones under 0.1 s.
    */
   async warmUp(): Promise<void> {
-    const args: SearchMemoryArgs = { namespace: WARM_UP_NAMESPACE, query: WARM_UP_QUESTIONS[0] as string };
+    await this.runEveryStatement(WARM_UP_ARGS);
+  }
+
+  /**
+   * Every statement of a search for `args`: the role-name lookup however recently it ran, the
+   * channels, and the graph expansion from a seed that does not exist (a real search expands only
+   * when it has seeds). Nothing is returned or counted.
+   */
+  private async runEveryStatement(args: SearchMemoryArgs): Promise<void> {
     const { scope } = this.validate(args);
-    // Every statement runs, the role-name lookup too, however recently it ran.
-    this.roles.delete(WARM_UP_NAMESPACE);
+    this.roles.delete(args.namespace);
     await this.channelLists(args);
     await this.read((tx) => expandFromSeeds(tx, scope, ['warm-up'], 30, this.settings.graphOverGold));
   }
@@ -579,13 +588,8 @@ export class SearchService {
   async refreshPlans(threshold = REPLAN_DIVERGENCE): Promise<boolean> {
     const now = await this.read(graphCounts);
     if (this.plannedOn && !countsDiverged(this.plannedOn, now, threshold)) return false;
-    const args = this.lastAsked ?? { namespace: WARM_UP_NAMESPACE, query: WARM_UP_QUESTIONS[0] as string };
-    await this.replanning.run('force', async () => {
-      this.roles.delete(args.namespace);
-      await this.channelLists(args);
-      const { scope } = this.validate(args);
-      await this.read((tx) => expandFromSeeds(tx, scope, ['warm-up'], 30, this.settings.graphOverGold));
-    });
+    const args = this.lastAsked ?? WARM_UP_ARGS;
+    await this.replanning.run('force', () => this.runEveryStatement(args));
     this.plannedOn = now;
     pipelineMetrics.searchReplans.inc();
     return true;

@@ -129,7 +129,7 @@ export class StageRunner {
       return e ? [e] : [];
     });
     for (const e of entries) this.startOne(e);
-    return entries.map(({ stage, loop }) => ({ what: `${stage.name} loop`, run: () => loop.stop() }));
+    return entries.map((e) => this.stopStep(e));
   }
 
   private startOne({ stage, loop }: { stage: Stage; loop: PollingLoop }): void {
@@ -142,14 +142,19 @@ export class StageRunner {
    * progress. As shutdown steps, so a slow stop says which stage it waits on.
    */
   stopSteps(): ShutdownStep[] {
-    return [...this.stages.values()].reverse().map(({ stage, loop }) => ({
+    return [...this.stages.values()].reverse().map((e) => this.stopStep(e));
+  }
+
+  /** A stage's stop: no later pause or start, the pauses in progress ended, then its step in progress awaited. */
+  private stopStep({ stage, loop }: { stage: Stage; loop: PollingLoop }): ShutdownStep {
+    return {
       what: `${stage.name} loop`,
       run: () => {
         this.stopped = true;
         for (const end of [...this.pauses]) end();
         return loop.stop();
       },
-    }));
+    };
   }
 
   async stop(): Promise<void> {

@@ -46,7 +46,5 @@ export async function graphCounts(tx: CypherRunner): Promise<GraphCounts> {
  * count from zero does): those statistics no longer describe the store.
  */
 export function countsDiverged(planned: GraphCounts, now: GraphCounts, threshold: number): boolean {
-  return (Object.keys(now) as Array<keyof GraphCounts>).some(
-    (k) => Math.abs(now[k] - planned[k]) > threshold * Math.max(planned[k], 0) || (planned[k] === 0 && now[k] > 0),
-  );
+  return (Object.keys(now) as Array<keyof GraphCounts>).some((k) => Math.abs(now[k] - planned[k]) > threshold * planned[k]);
 }
