@@ -1,6 +1,7 @@
 import {
   DocumentNode,
   getNullableType,
+  GraphQLInputFieldMap,
   GraphQLInputType,
   GraphQLSchema,
   isInputObjectType,
@@ -65,18 +66,17 @@ export function measureInputs(
           const type = typeInfo.getArgument()?.type;
           const filter = node.name.value === 'where';
           const walk = (v: ValueNode, t: GraphQLInputType | undefined, level: number): void => {
-            const nt = t ? getNullableType(t) : undefined;
-            if (isLeaf(nt) && v.kind !== Kind.VARIABLE) return;
+            const s = shapeOf(t);
+            if (s.leaf && v.kind !== Kind.VARIABLE) return;
             switch (v.kind) {
               case Kind.OBJECT: {
                 add(filter);
                 m.depth = Math.max(m.depth, level + 1);
-                const fields = nt && isInputObjectType(nt) ? nt.getFields() : undefined;
-                for (const f of v.fields) walk(f.value, fields?.[f.name.value]?.type, level + 1);
+                for (const f of v.fields) walk(f.value, s.fields?.[f.name.value]?.type, level + 1);
                 return;
               }
               case Kind.LIST: {
-                const item = nt && isListType(nt) ? (nt.ofType as GraphQLInputType) : undefined;
+                const item = s.item;
                 for (const el of v.values) {
                   add(false);
                   walk(el, item, level);
@@ -101,20 +101,20 @@ export function measureInputs(
       if (!(name in variables)) continue;
       const filter = filterVars.has(name);
       const walk = (v: unknown, t: GraphQLInputType | undefined): void => {
-        const nt = t ? getNullableType(t) : undefined;
-        if (isLeaf(nt)) return;
+        const s = shapeOf(t);
+        if (s.leaf) return;
         if (Array.isArray(v)) {
-          const item = nt && isListType(nt) ? (nt.ofType as GraphQLInputType) : undefined;
           for (const el of v) {
             add(false);
-            walk(el, item);
+            walk(el, s.item);
           }
         } else if (v !== null && typeof v === 'object') {
-          const target = nt && isListType(nt) ? getNullableType(nt.ofType as GraphQLInputType) : nt;
-          if (isLeaf(target)) return;
+          if (s.objectLeaf) return;
           add(filter);
-          const fields = target && isInputObjectType(target) ? target.getFields() : undefined;
-          for (const [k, child] of Object.entries(v)) walk(child, fields?.[k]?.type);
+          const fields = s.objectFields;
+          for (const k in v) {
+            if (Object.prototype.hasOwnProperty.call(v, k)) walk((v as Record<string, unknown>)[k], fields?.[k]?.type);
+          }
         }
       };
       walk(variables[name], type);
@@ -126,9 +126,46 @@ export function measureInputs(
   return m;
 }
 
-/** A scalar or enum: its value (the JSON `rawPayload` included) is not walked; its own limits apply. */
-function isLeaf(t: GraphQLInputType | undefined): boolean {
-  return t !== undefined && !isListType(t) && !isInputObjectType(getNullableType(t));
+/** What a walk needs to know of one declared input type, worked out once per type. */
+interface TypeShape {
+  /** A scalar or enum: its value (the JSON `rawPayload` included) is not walked; its own limits apply. */
+  leaf: boolean;
+  /** The element type when the type is a list. */
+  item: GraphQLInputType | undefined;
+  /** The fields when the type is an input object. */
+  fields: GraphQLInputFieldMap | undefined;
+  /** An object value met where this type is declared (a list coerces one value to its element): is it a leaf? */
+  objectLeaf: boolean;
+  /** …and if not, the fields it is read against. */
+  objectFields: GraphQLInputFieldMap | undefined;
+}
+
+const UNTYPED: TypeShape = { leaf: false, item: undefined, fields: undefined, objectLeaf: false, objectFields: undefined };
+
+/**
+ * Types are classified once and kept per type object (a schema's types live as long as it does):
+ * graphql-js's type predicates are costly when they answer no (its development-mode check), and
+ * a 500-event batch asks them thousands of times.
+ */
+const shapes = new WeakMap<GraphQLInputType, TypeShape>();
+
+function shapeOf(t: GraphQLInputType | undefined): TypeShape {
+  if (t === undefined) return UNTYPED;
+  let s = shapes.get(t);
+  if (s) return s;
+  const nt = getNullableType(t);
+  const isLeaf = (x: GraphQLInputType | undefined): boolean => x !== undefined && !isListType(x) && !isInputObjectType(getNullableType(x));
+  const item = isListType(nt) ? (nt.ofType as GraphQLInputType) : undefined;
+  const target = item !== undefined ? getNullableType(item) : nt;
+  s = {
+    leaf: isLeaf(nt),
+    item,
+    fields: isInputObjectType(nt) ? nt.getFields() : undefined,
+    objectLeaf: isLeaf(target),
+    objectFields: isInputObjectType(target) ? target.getFields() : undefined,
+  };
+  shapes.set(t, s);
+  return s;
 }
 
 /** Input-object nesting of a variable value of type `t` (iterative: no recursion on hostile depth). */
@@ -137,16 +174,14 @@ export function valueDepth(value: unknown, t: GraphQLInputType | undefined): num
   const stack: Array<{ v: unknown; t: GraphQLInputType | undefined; level: number }> = [{ v: value, t, level: 0 }];
   while (stack.length > 0) {
     const { v, t: type, level } = stack.pop() as { v: unknown; t: GraphQLInputType | undefined; level: number };
-    const nt = type ? getNullableType(type) : undefined;
-    if (isLeaf(nt)) continue;
+    const s = shapeOf(type);
+    if (s.leaf) continue;
     if (Array.isArray(v)) {
-      const item = nt && isListType(nt) ? (nt.ofType as GraphQLInputType) : undefined;
-      for (const el of v) stack.push({ v: el, t: item, level });
+      for (const el of v) stack.push({ v: el, t: s.item, level });
     } else if (v !== null && typeof v === 'object') {
-      const target = nt && isListType(nt) ? getNullableType(nt.ofType as GraphQLInputType) : nt;
-      if (isLeaf(target)) continue;
+      if (s.objectLeaf) continue;
       max = Math.max(max, level + 1);
-      const fields = target && isInputObjectType(target) ? target.getFields() : undefined;
+      const fields = s.objectFields;
       for (const [k, child] of Object.entries(v)) stack.push({ v: child, t: fields?.[k]?.type, level: level + 1 });
     }
   }

@@ -73,6 +73,21 @@ describe('checkOperationLimits on the app schema', () => {
     expect(check(`{ ${padding} }`)).toMatchObject({ code: 'LIMIT_EXCEEDED', limit: 'complexity' });
   });
 
+  it('refuses variables that cannot be coerced at the first bad item, not after building an error for each', () => {
+    // 5,000 events without their required `source`: graphql-query-complexity alone built 10,000
+    // errors (each printing its item, a second of the event loop) and reported the last one.
+    const input = Array.from({ length: 5_000 }, (_, i) => ({ namespace: 'n', kind: 'MESSAGE', content: `turn ${i}`, sourceEventId: `e${i}` }));
+    const err = checkOperationLimits(
+      schema,
+      parse('mutation($input: [EventInput!]!) { ingestEvents(input: $input) { __typename } }'),
+      { input },
+      undefined,
+      limits,
+    );
+    expect(err?.extensions).toMatchObject({ code: 'BAD_USER_INPUT' });
+    expect(err?.message).toMatch(/at "input\[0\]"; Field "source" of required type "String!" was not provided/);
+  });
+
   it('prices nested lists without a page size at their real maximum', () => {
     const nested = '{ entities(namespace: "n", first: 500) { edges { node { facts { sources { event { id } } } } } } }';
     expect(check(nested)).toMatchObject({ code: 'LIMIT_EXCEEDED', limit: 'complexity' });
