@@ -34,6 +34,7 @@ import { Imports1764400001440 } from './1764400001440-imports';
 import { ErasureScrubsJudgeReasons1764400001450 } from './1764400001450-erasure-scrubs-judge-reasons';
 import { ErasureFencesDerivationFirst1764400001460 } from './1764400001460-erasure-fences-derivation-first';
 import { RetentionFencesDerivation1764400001470 } from './1764400001470-retention-fences-derivation';
+import { PartitionsAttach1764400001480 } from './1764400001480-partitions-attach';
 
 /** Every migration, oldest first. Listed explicitly so no glob depends on the build layout. */
 export const migrations = [
@@ -73,4 +74,5 @@ export const migrations = [
   ErasureScrubsJudgeReasons1764400001450,
   ErasureFencesDerivationFirst1764400001460,
   RetentionFencesDerivation1764400001470,
+  PartitionsAttach1764400001480,
 ];

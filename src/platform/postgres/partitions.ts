@@ -96,16 +96,17 @@ export const PARTITION_LOCK_WAIT_MS = 50;
 export const PARTITION_ATTEMPTS = 40;
 
 /**
- * `bronze.ensure_event_partition(month)` without stalling the readers of bronze.events. Creating
- * a partition (`CREATE TABLE … PARTITION OF`) takes an ACCESS EXCLUSIVE lock on bronze.events, and
- * while it waited for that lock behind a transaction that had read events (a derivation batch,
- * open for seconds), every later reader of the table queued behind it: a search waited 1.9 s in
- * bench/search-under-load when an import brought months that had no partition yet
- * (pg_stat_activity sampled every 100 ms, `BENCH_NEO4J_QUERY_STATS`). So each attempt waits at
- * most `PARTITION_LOCK_WAIT_MS` (readers queue that long at most), gives the table back, and tries
- * again after a short pause that grows (25 ms doubling, at most 250 ms, jittered); after
- * `PARTITION_ATTEMPTS` it waits as long as it takes, so an ingest never fails because the table
- * is busy. A month that exists costs one catalog lookup and takes no lock.
+ * `bronze.ensure_event_partition(month)`, never stalling the readers of bronze.events. The month's
+ * table is made apart and attached (migration 1764400001480), which takes SHARE UPDATE EXCLUSIVE
+ * on bronze.events: readers, writers and a derivation batch's open transaction do not conflict
+ * with it, so the month is made at once. (Made in place, `CREATE TABLE … PARTITION OF` took ACCESS
+ * EXCLUSIVE: it waited behind a derivation batch open for seconds and every later reader queued
+ * behind it, a search 1.9 s and an ingest call 10.8 s.) What still conflicts is maintenance of
+ * bronze.events (ANALYZE, VACUUM) or another month being attached: each attempt waits at most
+ * `PARTITION_LOCK_WAIT_MS`, then tries again after a short pause that grows (25 ms doubling, at
+ * most 250 ms, jittered); after `PARTITION_ATTEMPTS` it waits as long as it takes, so an ingest
+ * never fails because the table is busy. A month that exists costs one catalog lookup and takes no
+ * lock.
  */
 export async function ensureEventPartition(sql: Sql, month: string, opts: { attempts?: number; sleep?: (ms: number) => Promise<void> } = {}): Promise<void> {
   const attempts = opts.attempts ?? PARTITION_ATTEMPTS;
