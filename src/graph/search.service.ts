@@ -32,6 +32,7 @@ import {
   SearchChannel,
   SearchFilterInput,
   toLuceneQuery,
+  warmRanking,
   withRoleNames,
 } from './search-ranking';
 
@@ -332,6 +333,7 @@ export class SearchService {
    * (bench/results/start-stop-before.json), the next ones under 0.1 s.
    */
   async warmUp(): Promise<void> {
+    warmRanking(WARM_UP_QUESTIONS);
     await this.runEveryStatement(WARM_UP_ARGS);
   }
 
