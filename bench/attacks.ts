@@ -63,6 +63,13 @@ const ATTACKS: Attack[] = [
     auth: 'none',
     body: () => gqlBody(`mutation { ingestEvents(input: [${repeat(12_000, () => '{}')}]) { status } }`),
   },
+  {
+    // Under the input bound (10,000 objects and elements): each item is refused by coercion alone.
+    name: '4,900 events each missing a required field, with a token',
+    auth: 'admin',
+    body: () =>
+      gqlBody(ingest, { input: Array.from({ length: 4_900 }, (_, i) => ({ namespace: 'n', kind: 'MESSAGE', content: `turn ${i}`, sourceEventId: `e${i}` })) }),
+  },
   { name: 'array of 130,000 elements as a variable', auth: 'admin', body: () => gqlBody(ingest, { input: Array.from({ length: 130_000 }, () => 1) }) },
   { name: 'a 70 MB body (MAX_REQUEST_BYTES is 64 MB)', auth: 'admin', body: () => gqlBody(`{ viewer { name } }`, { pad: 'x'.repeat(70_000_000) }) },
 ];
