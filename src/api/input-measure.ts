@@ -111,10 +111,7 @@ export function measureInputs(
         } else if (v !== null && typeof v === 'object') {
           if (s.objectLeaf) return;
           add(filter);
-          const fields = s.objectFields;
-          for (const k in v) {
-            if (Object.prototype.hasOwnProperty.call(v, k)) walk((v as Record<string, unknown>)[k], fields?.[k]?.type);
-          }
+          for (const [k, child] of Object.entries(v)) walk(child, s.objectFields?.[k]?.type);
         }
       };
       walk(variables[name], type);
@@ -181,8 +178,7 @@ export function valueDepth(value: unknown, t: GraphQLInputType | undefined): num
     } else if (v !== null && typeof v === 'object') {
       if (s.objectLeaf) continue;
       max = Math.max(max, level + 1);
-      const fields = s.objectFields;
-      for (const [k, child] of Object.entries(v)) stack.push({ v: child, t: fields?.[k]?.type, level: level + 1 });
+      for (const [k, child] of Object.entries(v)) stack.push({ v: child, t: s.objectFields?.[k]?.type, level: level + 1 });
     }
   }
   return max;
