@@ -87,6 +87,24 @@ describe('event context in the projection (the turn before, for the keyword chan
     expect((await contexts())[text.c]).toBe(text.b);
   });
 
+  it("keeps no vector of a turn's earlier text when its changed text (a redaction) comes without one", async () => {
+    const vector = Array.from({ length: 8 }, (_, i) => (i + 1) / 8);
+    const vectorOf = async () =>
+      (await driver.executeQuery(`MATCH (e:Event {id: $id}) RETURN e.embedding AS v, e.embeddingModel AS m`, { id: ids.d })).records.map((r) => [
+        r.get('v') === null ? null : 'vector',
+        r.get('m'),
+      ]);
+    await write((tx) => mergeEventNodes(tx, [{ ...row('d', 'c', null), embedding: vector, embeddingModel: 'm@1' }]));
+    expect(await vectorOf()).toEqual([['vector', 'm@1']]);
+    // The same text again without a vector (an embedder down at a re-projection): the vector stays.
+    await write((tx) => mergeEventNodes(tx, [row('d', 'c', null)]));
+    expect(await vectorOf()).toEqual([['vector', 'm@1']]);
+    // Redacted, and the redacted text could not be embedded: the old vector goes.
+    await write((tx) => mergeEventNodes(tx, [{ ...row('d', 'c', null), content: 'See you at the [redacted].' }]));
+    expect(await vectorOf()).toEqual([[null, null]]);
+    await write((tx) => mergeEventNodes(tx, [row('d', 'c', null)]));
+  });
+
   it('never takes the text of another namespace, whatever id it is given', async () => {
     await write((tx) => mergeEventNodes(tx, [{ ...row('d', null, null, `${ns}-other`), id: randomUUID(), previousEventId: ids.c }]));
     const res = await driver.executeQuery(`MATCH (e:Event) WHERE e.namespace = $other RETURN e.context AS context`, { other: `${ns}-other` });

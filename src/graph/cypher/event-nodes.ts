@@ -67,16 +67,23 @@ export async function mergeEventNodes(tx: CypherRunner, rows: readonly EventNode
   await tx.run(
     `UNWIND $rows AS r
      MERGE (e:Event {id: r.id})
+     WITH e, r, e.content AS before
      SET e.namespace = r.namespace, e.nsKey = r.nsKey, e.source = r.source, e.kind = r.kind, e.conversationId = r.conversationId,
          e.sessionId = r.sessionId, e.sequenceNum = r.sequenceNum, e.role = r.role, e.actor = r.actor, e.content = r.content,
          e.body = r.body, e.stems = r.stems, e.speaker = r.speaker,
          e.occurredAt = datetime(r.occurredAt), e.ingestedAt = datetime(r.ingestedAt), e.projectedAt = datetime(),
          e.contextEventId = r.previousEventId
-     WITH e, r
+     WITH e, r, before
      CALL (e, r) {
        WITH * WHERE r.embedding IS NOT NULL
        CALL db.create.setNodeVectorProperty(e, 'embedding', r.embedding)
        SET e.embeddingModel = r.embeddingModel, e.embeddingDims = size(r.embedding)
+     }
+     // A turn whose text changed (a redaction) and could not be embedded again keeps no vector of
+     // the text it had: no search may rank it by words readers can no longer see.
+     CALL (e, r, before) {
+       WITH * WHERE r.embedding IS NULL AND before IS NOT NULL AND before <> r.content
+       REMOVE e.embedding, e.embeddingModel, e.embeddingDims
      }
      WITH e, r
      // Meet a projector writing a neighbour at the same time: MERGE on the neighbour's id waits for
