@@ -6,6 +6,7 @@ import type { Driver, ManagedTransaction, Session } from 'neo4j-driver';
 import { createLoaders } from '../src/scope/request-scope';
 import { DEFAULT_SEARCH_SETTINGS, SearchService } from '../src/graph/search.service';
 import { entityNameSearch, FactSearchScope, factVectorSearch } from '../src/graph/cypher/search-facts';
+import { eventVectorSearch } from '../src/graph/cypher/search-events';
 import { loadEmbedder } from '../src/app/models';
 import type { Embedder } from '../src/silver/model-ports';
 import fs from 'node:fs';
@@ -201,6 +202,7 @@ export async function searchProfile(): Promise<void> {
         (stage[name] ??= []).push(nowMs() - t0);
         return r;
       };
+      const designCache = new Map<string, Map<string, Float32Array>>();
       for (const a of asked) {
         await time('http: hits alone (kind, score)', () => post(MINIMAL, { ns: a.ns, q: a.q, limit: 10 }));
         await time('http: { __typename }', () => post('{ __typename }', {}));
@@ -239,6 +241,7 @@ export async function searchProfile(): Promise<void> {
           return rankMemoryHits(lists, () => true, DEFAULT_SEARCH_SETTINGS.channelWeights, priors).slice(0, 10);
         });
         await time('use recording', () => app.usage.record(lists.vector.slice(0, 10).map((h) => h.id)));
+        if (process.env.BENCH_PROFILE_DESIGNS) await vectorDesigns(app.neo4j, embedder, a.ns, a.q, time, designCache);
         await time('metrics and tracing', () =>
           traced('search_memory', { [ATTR.operation]: 'search_memory' }, async () => {
             pipelineMetrics.searchChannelSeconds.observe({ channel: 'bench' }, 0);
@@ -621,4 +624,83 @@ export async function searchPasses(): Promise<void> {
       await main.app.stop();
     }
   });
+}
+
+const DESIGN_FACTS = `MATCH (f:Fact) WHERE f.namespace = $ns AND f.embeddingModel = $model AND f.embeddingDims = size($vector)
+  AND f.validTo IS NULL AND f.retiredAt IS NULL RETURN f.id AS id, f.statement AS key`;
+const DESIGN_EVENTS = `MATCH (e:Event) WHERE e.namespace = $ns AND e.embeddingModel = $model AND e.embeddingDims = size($vector)
+  RETURN e.id AS id, e.content AS key`;
+const DESIGN_VECTORS = (label: string) => `MATCH (n:${label}) WHERE n.namespace = $ns AND n.embeddingModel = $model RETURN n.id AS id, n.embedding AS v`;
+
+/** Scratch: Neo4j exact cosine against a Neo4j candidate scan (no vectors read) scored in JS over vectors held here. */
+async function vectorDesigns(
+  driver: Driver,
+  embedder: Embedder,
+  ns: string,
+  q: string,
+  time: <T>(name: string, f: () => Promise<T> | T) => Promise<T>,
+  cache: Map<string, Map<string, Float32Array>>,
+): Promise<void> {
+  const [vector = []] = await embedder.embedQuery([q]);
+  const model = embedder.model;
+  const scope: FactSearchScope = { namespace: ns, factTypes: null, entityId: null, minImportance: null, asOf: null, includeSuperseded: false };
+  const session = driver.session({ defaultAccessMode: 'READ' });
+  try {
+    for (const label of ['Fact', 'Event']) {
+      const key = `${label}:${ns}`;
+      if (!cache.has(key)) {
+        const res = await session.executeRead((tx) => tx.run(DESIGN_VECTORS(label), { ns, model }));
+        cache.set(key, new Map(res.records.map((r) => [r.get('id') as string, Float32Array.from(r.get('v') as number[])])));
+      }
+    }
+    await time('design A: fact vector, Neo4j counted exact', () =>
+      session.executeRead((tx) => factVectorSearch(scope, model, vector).countedExact(tx, 30, DEFAULT_SEARCH_SETTINGS.exactMaxFacts)),
+    );
+    await time('design A: event vector, Neo4j counted exact', () =>
+      session.executeRead((tx) => eventVectorSearch({ namespace: ns, asOf: null }, model, vector).countedExact(tx, 30, DEFAULT_SEARCH_SETTINGS.exactMaxFacts)),
+    );
+    for (const [name, statement] of [
+      ['fact ids only', DESIGN_FACTS.replace(', f.statement AS key', '')],
+      ['event ids only', DESIGN_EVENTS.replace(', e.content AS key', '')],
+      ['fact ids, text, events', DESIGN_FACTS.replace('f.statement AS key', 'f.statement AS key, [(f)-[:DERIVED_FROM]->(ev:Event) | ev.id] AS events')],
+      [
+        'event ids, text, supersededBy',
+        DESIGN_EVENTS.replace(
+          'e.content AS key',
+          'e.content AS key, [(old:Fact)-[:DERIVED_FROM]->(e) WHERE old.validTo IS NOT NULL | [(newer:Fact)-[:SUPERSEDES*1..8]->(old) | newer.id]] AS s',
+        ),
+      ],
+      ['RETURN 1', 'RETURN 1 AS id'],
+    ] as const)
+      await time(`design B: ${name} (Neo4j)`, () => session.executeRead((tx) => tx.run(statement, { ns, model, vector })));
+    for (const [label, statement] of [
+      ['fact', DESIGN_FACTS],
+      ['event', DESIGN_EVENTS],
+    ] as const) {
+      const rows = await time(`design B: ${label} candidates from Neo4j (id, text)`, async () =>
+        (await session.executeRead((tx) => tx.run(statement, { ns, model, vector }))).records.map((r) => r.get('id') as string),
+      );
+      const vectors = cache.get(`${label === 'fact' ? 'Fact' : 'Event'}:${ns}`) as Map<string, Float32Array>;
+      await time(`design B: ${label} cosine in JS over held vectors`, () => {
+        const qv = Float32Array.from(vector);
+        let qn = 0;
+        for (const x of qv) qn += x * x;
+        const scored: Array<{ id: string; score: number }> = [];
+        for (const id of rows) {
+          const v = vectors.get(id);
+          if (!v) continue;
+          let dot = 0;
+          let vn = 0;
+          for (let j = 0; j < v.length; j++) {
+            dot += (v[j] as number) * (qv[j] as number);
+            vn += (v[j] as number) * (v[j] as number);
+          }
+          scored.push({ id, score: (1 + dot / Math.sqrt(qn * vn)) / 2 });
+        }
+        return scored.sort((x, y) => y.score - x.score).slice(0, 30);
+      });
+    }
+  } finally {
+    await session.close();
+  }
 }

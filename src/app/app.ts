@@ -311,6 +311,7 @@ export async function startApp(
           graphOverGold: config.search.graphOverGold,
           speakerBoost: config.search.speakerBoost ?? DEFAULT_SEARCH_SETTINGS.speakerBoost,
           replanInBackground: opts.api === true && config.search.replanEveryMs > 0,
+          heldVectorsBytes: config.search.heldVectorsBytes,
         },
         (m) => log.warn(m),
         usage,

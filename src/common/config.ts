@@ -82,8 +82,15 @@ export interface AppConfig {
    * `speakerBoost`: the weight of a turn's speaker in the event keyword channel (SEARCH_SPEAKER_BOOST; null: the default, `EVENT_SPEAKER_BOOST`).
    * `warmUpMs`: after a start, the API runs warm-up searches for up to this long until the first real search (SEARCH_WARM_UP_SECONDS; 0: none).
    * `replanEveryMs`: searches never wait for Neo4j to plan a statement again; the API checks this often whether the graph moved enough to plan them again in the background (SEARCH_REPLAN_SECONDS; 0: Neo4j replans inside a search).
+   * `heldVectorsBytes`: small namespaces' vectors held in the API's process for the exact vector channels (SEARCH_HELD_VECTORS_MB; 0: Neo4j computes the cosine).
    */
-  readonly search: { readonly graphOverGold: boolean; readonly speakerBoost: number | null; readonly warmUpMs: number; readonly replanEveryMs: number };
+  readonly search: {
+    readonly graphOverGold: boolean;
+    readonly speakerBoost: number | null;
+    readonly warmUpMs: number;
+    readonly replanEveryMs: number;
+    readonly heldVectorsBytes: number;
+  };
   /** How long an approval request stays valid, in seconds (APPROVAL_TTL): past it, it can be neither decided nor executed. */
   readonly approvalTtlSeconds: number;
   /** Re-anchoring overlays after a rebuild (docs/overlays.md): accept ≤ confidence: REANCHORED; review ≤ confidence < accept: REANCHORED for review; below: ORPHANED. */
@@ -338,6 +345,7 @@ const envSchema = z.object({
   SEARCH_SPEAKER_BOOST: z.coerce.number().min(0).max(10).optional(),
   SEARCH_WARM_UP_SECONDS: intIn(0, 3600).default(15),
   SEARCH_REPLAN_SECONDS: intIn(0, 3600).default(30),
+  SEARCH_HELD_VECTORS_MB: intIn(0, 65_536).default(256),
   OVERLAY_REANCHOR_ACCEPT: z.coerce.number().min(0).max(1).default(0.75),
   OVERLAY_REANCHOR_REVIEW: z.coerce.number().min(0).max(1).default(0.5),
   DECAY_AFTER_DAYS: intIn(0, 36_500).default(30),
@@ -460,6 +468,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
       speakerBoost: e.SEARCH_SPEAKER_BOOST ?? null,
       warmUpMs: e.SEARCH_WARM_UP_SECONDS * 1000,
       replanEveryMs: e.SEARCH_REPLAN_SECONDS * 1000,
+      heldVectorsBytes: e.SEARCH_HELD_VECTORS_MB * 1024 * 1024,
     }),
     approvalTtlSeconds: e.APPROVAL_TTL,
     overlays: Object.freeze({ reanchorAccept: e.OVERLAY_REANCHOR_ACCEPT, reanchorReview: e.OVERLAY_REANCHOR_REVIEW }),

@@ -14,7 +14,8 @@ import { countsDiverged, GraphCounts, graphCounts, Replan, withReplan } from './
 import type { Stage } from '../platform/stages';
 import { GraphException, GraphExceptionCode } from './graph.exception';
 import { WARM_UP_NAMESPACE, WARM_UP_QUESTIONS } from './graph-warm-up';
-import { ScoredId, VectorSearch } from './cypher/search-channel';
+import { HeldScan, ScoredId, VectorSearch } from './cypher/search-channel';
+import { HeldVectors } from './held-vectors';
 import { FactUses, NO_USES } from '../silver/usage-recorder';
 import { entityNameSearch, expandFromSeeds, FactSearchScope, factVectorSearch, keywordSearch, roleNames } from './cypher/search-facts';
 import { EVENT_SPEAKER_BOOST, eventKeywordSearch, EventSearchScope, eventVectorSearch } from './cypher/search-events';
@@ -100,6 +101,12 @@ export interface SearchSettings {
    * load), as it does for every other statement.
    */
   replanInBackground: boolean;
+  /**
+   * Up to this many bytes of small namespaces' vectors are held in this process (held-vectors.ts):
+   * the exact vector channels ask Neo4j only which nodes pass their filters, sent before the query
+   * is embedded, and score them here. 0: Neo4j computes the cosine of every node.
+   */
+  heldVectorsBytes: number;
 }
 
 /**
@@ -114,6 +121,7 @@ export const DEFAULT_SEARCH_SETTINGS: SearchSettings = {
   graphOverGold: true,
   speakerBoost: EVENT_SPEAKER_BOOST,
   replanInBackground: false,
+  heldVectorsBytes: 256 * 1024 * 1024,
 };
 /** `refreshPlans` plans the search statements again once a count of the graph moved by more than this share since their last plan. */
 export const REPLAN_DIVERGENCE = 0.5;
@@ -218,7 +226,12 @@ export class SearchService {
     private readonly uses: FactUses = NO_USES,
     /** Called at each search: background stages pause while searches are served (platform/foreground.ts). */
     private readonly reading: () => void = () => undefined,
-  ) {}
+  ) {
+    this.held = new HeldVectors(settings.heldVectorsBytes);
+  }
+
+  /** Small namespaces' vectors, held for the exact vector channels (`heldVectorsBytes`). */
+  private readonly held: HeldVectors;
 
   /** One `search_memory` span (tracing on) and `medallion_search_seconds` per search; no query text in either. */
   async search(auth: AuthContext, args: SearchMemoryArgs, load: SearchLoaders): Promise<MemoryHitRow[]> {
@@ -347,6 +360,20 @@ export class SearchService {
     this.roles.delete(args.namespace);
     await this.channelLists(args);
     await this.read((tx) => expandFromSeeds(tx, scope, ['warm-up'], 30, this.settings.graphOverGold));
+    // A search reads held vectors only for nodes this process has not held yet: planned here all the same.
+    const model = this.held.enabled
+      ? await this.embedder().then(
+          (e) => e.model,
+          () => null,
+        )
+      : null;
+    if (model !== null)
+      await this.read((tx) =>
+        Promise.all([
+          factVectorSearch(scope, model, []).heldVectors(tx, []),
+          eventVectorSearch({ namespace: scope.namespace, asOf: scope.asOf }, model, []).heldVectors(tx, []),
+        ]),
+      );
   }
 
   /**
@@ -418,6 +445,14 @@ export class SearchService {
       });
     };
     const vectors = embedded !== undefined ? Promise.resolve(embedded) : timed('embed', () => this.queryVector(query));
+    // The model's name, known before the query is embedded: the held-vectors scans start at once.
+    const model =
+      embedded !== undefined
+        ? Promise.resolve(embedded?.model ?? null)
+        : this.embedder().then(
+            (e) => e.model,
+            () => null,
+          );
     // The fact vector channel's exact search also gives every scored fact's cosine, which the entity
     // names then rank by instead of reading those facts' vectors again; settled (null: no scores) when
     // that channel does not run or fails, so the names never wait on a rejection of their own.
@@ -426,11 +461,12 @@ export class SearchService {
     const [facts, named, events] = await Promise.all([
       withFacts
         ? this.read(async (tx) => {
+            const scan = this.heldScan(tx, 'Fact', scope.namespace, model, (m) => factVectorSearch(scope, m, []));
             const keywordHits = terms ? timed('keyword', () => keywordSearch(tx, scope, terms, depth)) : Promise.resolve(NO_HITS);
             const vectorHits = vectors
               .then(async (v) => {
                 if (!v) return NO_HITS;
-                const found = await timed('vector', () => this.vectorChannel(tx, scope.namespace, v.model, factVectorSearch(scope, v.model, v.vector), depth));
+                const found = await timed('vector', () => this.vectorChannel(tx, scope.namespace, v, factVectorSearch(scope, v.model, v.vector), depth, scan));
                 factScores(found.scores ?? null);
                 return found.hits;
               })
@@ -455,12 +491,13 @@ export class SearchService {
         : NO_HITS,
       withEvents
         ? this.read(async (tx) => {
+            const scan = this.heldScan(tx, 'Event', scope.namespace, model, (m) => eventVectorSearch(eventScope, m, []));
             const keywordHits = terms
               ? timed('event_keyword', () => eventKeywordSearch(tx, eventScope, terms, depth, this.settings.speakerBoost))
               : Promise.resolve(NO_HITS);
             const vectorHits = vectors.then(async (v) =>
               v
-                ? (await timed('event_vector', () => this.vectorChannel(tx, scope.namespace, v.model, eventVectorSearch(eventScope, v.model, v.vector), depth)))
+                ? (await timed('event_vector', () => this.vectorChannel(tx, scope.namespace, v, eventVectorSearch(eventScope, v.model, v.vector), depth, scan)))
                     .hits
                 : NO_HITS,
             );
@@ -524,20 +561,54 @@ export class SearchService {
   private async vectorChannel(
     tx: CypherRunner,
     namespace: string,
-    model: string,
+    { model, vector }: QueryVector,
     search: VectorSearch,
     k: number,
+    scan: Promise<{ model: string; found: HeldScan } | null>,
   ): Promise<{ hits: ScoredId[]; scores?: Record<string, number> }> {
     let n = this.largeCount(search.label, namespace, model);
     if (n === undefined) {
-      const counted = await search.countedExact(tx, k, this.settings.exactMaxFacts);
-      if (counted.hits) return { hits: counted.hits, ...(counted.scores ? { scores: counted.scores } : {}) };
-      n = counted.embedded;
+      const held = await scan;
+      if (held && held.model === model) {
+        n = held.found.embedded;
+        if (held.found.candidates) {
+          const space = `${search.label}\u0000${model}\u0000${namespace}`;
+          const found = await this.held.topK(space, held.found.candidates, vector, k, (ids) => search.heldVectors(tx, ids));
+          pipelineMetrics.searchHeldVectorBytes.set(this.held.bytes);
+          if (found.read > 0) pipelineMetrics.searchHeldVectorReads.inc(found.read);
+          return found;
+        }
+      } else {
+        const counted = await search.countedExact(tx, k, this.settings.exactMaxFacts);
+        if (counted.hits) return { hits: counted.hits, ...(counted.scores ? { scores: counted.scores } : {}) };
+        n = counted.embedded;
+      }
       this.rememberLargeCount(search.label, namespace, model, n);
     }
     const all = await search.countAll(tx);
     const inTx = <T>(work: (t: CypherRunner) => Promise<T>): Promise<T> => work(tx);
     return { hits: (await oversampledIndexSearch(inTx, search, k, { namespaceFacts: n, allFacts: all }, this.settings)).hits };
+  }
+
+  /**
+   * The held-vectors scan of a vector channel (`heldVectorsBytes`), sent as soon as the embedder's
+   * model is known, before the query is embedded; null when vectors are not held, the embedder is
+   * unavailable, or the namespace is known to take the index path. Never rejects unobserved: a
+   * failure surfaces where `vectorChannel` awaits it, as a failed statement would.
+   */
+  private heldScan(
+    tx: CypherRunner,
+    label: 'Fact' | 'Event',
+    namespace: string,
+    model: Promise<string | null>,
+    search: (model: string) => VectorSearch,
+  ): Promise<{ model: string; found: HeldScan } | null> {
+    if (!this.held.enabled) return Promise.resolve(null);
+    const scan = model.then(async (m) =>
+      m === null || this.largeCount(label, namespace, m) !== undefined ? null : { model: m, found: await search(m).heldScan(tx, this.settings.exactMaxFacts) },
+    );
+    scan.catch(() => undefined);
+    return scan;
   }
 
   private readonly counts = new Map<string, { n: number; at: number }>();

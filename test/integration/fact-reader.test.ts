@@ -1,7 +1,7 @@
 import { Client } from 'pg';
 import { anEvent } from '../builders/event-input';
 import { uniqueNamespace } from '../support/stores';
-import { eventually, gqlOk, startTestApp, TestApp } from '../support/test-app';
+import { eventually, gqlOk, startTestApp, TestApp, settledNamespace } from '../support/test-app';
 import { collect, wsClient } from '../support/ws-client';
 
 /**
@@ -23,24 +23,7 @@ describe('FactReader: one reader for every fact text a caller receives', () => {
   let pg: Client;
   const ns = uniqueNamespace('reader');
 
-  const settled = async () => {
-    await eventually(
-      async () =>
-        (
-          await gqlOk<{ pipelineStatus: { pending: number } }>(t.url, t.adminToken, `query($ns: String!) { pipelineStatus(namespace: $ns) { pending } }`, {
-            ns,
-          })
-        ).pipelineStatus.pending === 0,
-      'derivation',
-      60_000,
-    );
-    await eventually(
-      async () =>
-        (await pg.query<{ n: number }>(`SELECT count(*)::int AS n FROM ops.outbox WHERE processed_at IS NULL AND namespace = $1`, [ns])).rows[0]?.n === 0,
-      'projection',
-      30_000,
-    );
-  };
+  const settled = () => settledNamespace(t, pg, ns);
 
   beforeAll(async () => {
     t = await startTestApp(

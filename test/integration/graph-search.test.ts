@@ -136,14 +136,25 @@ describe('searchMemory: hybrid (vector + keyword + graph) search over the projec
         .flatMap((h) => h.channels)
         .filter((c) => c === 'vector' || c === 'event_vector')
         .sort();
+    // The exact channels with the cosine computed in Neo4j (no vectors held in the API's process).
+    const auth = await t.app.services.tokens.authenticate(`Bearer ${token}`);
+    const inNeo4j = new SearchService(t.app.neo4j, async () => new HashingEmbedder(), { ...DEFAULT_SEARCH_SETTINGS, heldVectorsBytes: 0 });
+    const neo4jChannels = async () => {
+      const { lists } = await inNeo4j.channels(auth, { namespace: old, query: 'where is the bicycle kept?' });
+      return (['event_vector', 'vector'] as const).filter((c) => lists[c].length > 0);
+    };
     expect(await vectorChannels()).toEqual(['event_vector', 'vector']);
+    expect(await neo4jChannels()).toEqual(['event_vector', 'vector']);
     // As an earlier version stored them: a list of 64-bit floats, and no embeddingDims.
     await t.app.neo4j.executeQuery(
       `MATCH (n) WHERE (n:Fact OR n:Event) AND n.namespace = $ns SET n.embedding = [x IN n.embedding | toFloat(x)] REMOVE n.embeddingDims`,
       { ns: old },
     );
-    expect(await vectorChannels()).toEqual([]);
+    // Neo4j's exact statement filters on embeddingDims; vectors held in the API's process are read as any list of numbers.
+    expect(await neo4jChannels()).toEqual([]);
+    expect(await vectorChannels()).toEqual(['event_vector', 'vector']);
     await applyNeo4jSchema(t.app.neo4j);
+    expect(await neo4jChannels()).toEqual(['event_vector', 'vector']);
     expect(await vectorChannels()).toEqual(['event_vector', 'vector']);
     const dims = await t.app.neo4j.executeQuery(`MATCH (n) WHERE (n:Fact OR n:Event) AND n.namespace = $ns RETURN n.embeddingDims AS dims`, { ns: old });
     expect(dims.records.map((r) => r.get('dims'))).toEqual([384, 384]);

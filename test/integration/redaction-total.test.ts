@@ -18,7 +18,7 @@ import { Args, argumentText, literal, queryInChunks, selectParts, strings } from
 import { OpenAIStubServer, startOpenAIStubServer } from '../support/openai-stub-server';
 import { livesInModel } from '../support/scripted-models';
 import { uniqueNamespace } from '../support/stores';
-import { createToken, eventually, gqlOk, startTestApp, TestApp } from '../support/test-app';
+import { createToken, eventually, gqlOk, startTestApp, TestApp, settledNamespace } from '../support/test-app';
 import { collect, wsClient } from '../support/ws-client';
 
 const SECRET = 'ZORBLAX';
@@ -80,23 +80,7 @@ describe('redaction is total for readers without admin', () => {
   let checked = 0;
   const textFields = new Set<string>();
 
-  const settled = async () => {
-    await eventually(
-      async () =>
-        (
-          await gqlOk<{ pipelineStatus: { pending: number } }>(t.url, t.adminToken, `query($ns: String!) { pipelineStatus(namespace: $ns) { pending } }`, {
-            ns,
-          })
-        ).pipelineStatus.pending === 0,
-      'derivation',
-      60_000,
-    );
-    await eventually(
-      async () => (await pg.query<{ n: number }>(`SELECT count(*)::int AS n FROM ops.outbox WHERE processed_at IS NULL`)).rows[0]?.n === 0,
-      'projection',
-      30_000,
-    );
-  };
+  const settled = () => settledNamespace(t, pg, ns);
   const ingest = async (content: string, seq: number): Promise<string> =>
     (
       await gqlOk<{ ingestEvents: Array<{ event: { id: string } }> }>(t.url, t.adminToken, INGEST, {

@@ -131,3 +131,28 @@ export async function eventually<T>(fn: () => Promise<T | undefined | null | fal
     await new Promise((r) => setTimeout(r, 50));
   }
 }
+
+/** Something that answers SQL: a `pg` Client or Pool. */
+interface SqlReader {
+  query<R extends Record<string, unknown>>(text: string, values?: unknown[]): Promise<{ rows: R[] }>;
+}
+
+/**
+ * Waits until the namespace has nothing left to derive (`pipelineStatus.pending`, over the API) and
+ * none of its outbox rows waits for the projector (read with `pg`): what it holds is searchable.
+ */
+export async function settledNamespace(t: TestApp, pg: SqlReader, ns: string, timeoutMs = { derivation: 60_000, projection: 30_000 }): Promise<void> {
+  await eventually(
+    async () =>
+      (await gqlOk<{ pipelineStatus: { pending: number } }>(t.url, t.adminToken, `query($ns: String!) { pipelineStatus(namespace: $ns) { pending } }`, { ns }))
+        .pipelineStatus.pending === 0,
+    'derivation',
+    timeoutMs.derivation,
+  );
+  await eventually(
+    async () =>
+      (await pg.query<{ n: number }>(`SELECT count(*)::int AS n FROM ops.outbox WHERE processed_at IS NULL AND namespace = $1`, [ns])).rows[0]?.n === 0,
+    'projection',
+    timeoutMs.projection,
+  );
+}

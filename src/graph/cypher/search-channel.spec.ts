@@ -6,7 +6,8 @@ const shape: VectorChannelShape = {
   index: 'event_embedding',
   filter: 'e.namespace = $ns',
   returns: 'RETURN e.id AS id, score ORDER BY score DESC, id LIMIT $k',
-  hit: '{id: n.id, score: score}',
+  text: 'content',
+  extra: { name: 'supersededBy', expression: '[]' },
 };
 
 /** A runner that records what it is asked and answers with `rows`. */
@@ -30,7 +31,10 @@ describe('vectorChannel', () => {
 
   it('scopes every statement that reads a namespace to $ns', () => {
     const { statements } = vectorChannel(shape);
-    for (const text of [statements.exact, statements.countedExact, statements.index, statements.countEmbedded]) expect(text).toContain('namespace = $ns');
+    for (const text of [statements.exact, statements.countedExact, statements.index, statements.countEmbedded, statements.heldScan, statements.heldVectors])
+      expect(text).toContain('namespace = $ns');
+    // The held-vectors scan reads no vector and needs none: it is sent before the query is embedded.
+    expect(statements.heldScan).not.toMatch(/embedding\b|\$vector/);
     expect(statements.index).toContain(`db.index.vector.queryNodes('event_embedding', $candidates, $vector) YIELD node AS e, score`);
   });
 
@@ -63,5 +67,25 @@ describe('vectorChannel', () => {
     const large = runner([{ embedded: 9, hits: [], scoredIds: [], scores: [] }]);
     expect(await search.countedExact(large.tx, 1, 5)).toEqual({ embedded: 9, hits: null });
     expect(vectorChannel(shape).statements.countedExact).not.toContain('scoredIds');
+  });
+});
+
+describe('the held-vectors statements', () => {
+  it('return the candidates as parallel lists, only when the namespace is small enough, with what a hit carries', async () => {
+    const search = vectorSearch(vectorChannel(shape), { ns: 'ns1', asOf: null }, 'm', [1, 0]);
+    const small = runner([{ embedded: 2, ids: ['a', 'b'], texts: ['one', null], extras: [[['f1'], ['f2']], []] }]);
+    expect(await search.heldScan(small.tx, 2)).toEqual({
+      embedded: 2,
+      candidates: [
+        { id: 'a', text: 'one', supersededBy: ['f1', 'f2'] },
+        { id: 'b', text: '', supersededBy: [] },
+      ],
+    });
+    expect(Object.keys(small.calls[0]?.params ?? {}).sort()).toEqual(['asOf', 'exactMax', 'model', 'ns']);
+    const large = runner([{ embedded: 3, ids: [], texts: [], extras: [] }]);
+    expect(await search.heldScan(large.tx, 2)).toEqual({ embedded: 3, candidates: null });
+    const vectors = runner([{ id: 'a', text: 'one', vector: [0.5, 0.5] }]);
+    expect(await search.heldVectors(vectors.tx, ['a'])).toEqual([{ id: 'a', text: 'one', vector: [0.5, 0.5] }]);
+    expect(vectors.calls[0]?.params).toEqual({ ns: 'ns1', model: 'm', ids: ['a'] });
   });
 });

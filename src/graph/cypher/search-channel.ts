@@ -1,5 +1,6 @@
 import neo4j from 'neo4j-driver';
 import { assertIdentifier, CypherRunner } from './cypher-runner';
+import type { HeldCandidate, StoredVector } from '../held-vectors';
 
 /**
  * What the search channels share (search-facts.ts, search-events.ts): the hits they return, and the
@@ -50,19 +51,25 @@ export interface VectorChannelShape {
   filter: string;
   /** `RETURN … ORDER BY score DESC, id LIMIT $k` over `node` and `score`. */
   returns: string;
-  /** One hit as a map over `n` and `score`, the columns `returns` gives (the counted search collects them). */
-  hit: string;
   /**
    * The counted exact search also returns the cosine of every node it scored (`CountedExactHits.scores`),
    * so another statement of the same search can rank a subset of them without reading their vectors
    * again (the fact channel: the entity-name channel ranks a named entity's facts by it).
    */
   allScores?: boolean;
+  /** The property holding the text the node's vector embeds (held-vectors.ts keys a held vector by it). */
+  text: string;
+  /**
+   * What a hit carries besides its id and score (one of the columns `returns` gives), as a name and
+   * an expression over `n`: the counted search collects hits as maps of the three, the held-vectors
+   * scan collects it for every candidate.
+   */
+  extra: { name: 'events' | 'supersededBy'; expression: string };
 }
 
 /** A vector channel with its statements, built once (Neo4j caches a plan per statement text). */
 export interface VectorChannel extends VectorChannelShape {
-  statements: { exact: string; countedExact: string; index: string; countEmbedded: string; countAll: string };
+  statements: { exact: string; countedExact: string; index: string; countEmbedded: string; countAll: string; heldScan: string; heldVectors: string };
 }
 
 /** What an exact search that counts first returns: the namespace's embedded nodes, and the hits when there were at most `exactMax`. */
@@ -78,6 +85,13 @@ export interface CountedExactHits {
   scores?: Record<string, number>;
 }
 
+/** What the held-vectors scan returns: the namespace's embedded nodes, and the candidates when there were at most `exactMax`. */
+export interface HeldScan {
+  embedded: number;
+  /** Every node of the namespace embedded by the model that passes the filter, when `embedded <= exactMax`; null above. */
+  candidates: HeldCandidate[] | null;
+}
+
 /** One vector channel for one scope and query vector: what `SearchService.vectorChannel` chooses between. */
 export interface VectorSearch {
   readonly label: VectorChannelShape['label'];
@@ -87,6 +101,10 @@ export interface VectorSearch {
   countedExact(tx: CypherRunner, k: number, exactMax: number): Promise<CountedExactHits>;
   /** The label's nodes in every namespace (label count store): sizes the index path's oversampling. */
   countAll(tx: CypherRunner): Promise<number>;
+  /** The namespace's embedded count, with its candidates (no vectors) when it is at most `exactMax`: needs no query vector. */
+  heldScan(tx: CypherRunner, exactMax: number): Promise<HeldScan>;
+  /** The vectors of `ids` (of the namespace and model), with the text each embeds. */
+  heldVectors(tx: CypherRunner, ids: string[]): Promise<StoredVector[]>;
 }
 
 /**
@@ -100,7 +118,8 @@ export interface VectorSearch {
 export function vectorChannel(shape: VectorChannelShape): VectorChannel {
   const [label, v, index] = [assertIdentifier(shape.label), assertIdentifier(shape.node), assertIdentifier(shape.index)];
   if (v === 'n') throw new Error('vectorChannel: the node variable n is taken by the counted search');
-  const { filter, returns, hit } = shape;
+  const { filter, returns, extra } = shape;
+  const hit = `{id: n.id, score: score, ${assertIdentifier(extra.name)}: ${extra.expression}}`;
   return {
     ...shape,
     statements: {
@@ -119,6 +138,18 @@ export function vectorChannel(shape: VectorChannelShape): VectorChannel {
      ${returns}`,
       countEmbedded: `MATCH (${v}:${label}) WHERE ${v}.namespace = $ns AND ${v}.embeddingModel = $model RETURN count(${v}) AS n`,
       countAll: `MATCH (${v}:${label}) RETURN count(${v}) AS n`,
+      // The exact search's filter without the vector: sent before the query is embedded.
+      heldScan: `MATCH (n:${label}) WHERE n.namespace = $ns AND n.embeddingModel = $model
+     WITH collect(n) AS embedded
+     CALL (embedded) {
+       UNWIND CASE WHEN size(embedded) <= $exactMax THEN embedded ELSE [] END AS n
+       WITH n AS ${v} WHERE ${filter}
+       WITH ${v} AS n
+       RETURN collect(n.id) AS ids, collect(n.${assertIdentifier(shape.text)}) AS texts, collect(${shape.extra.expression}) AS extras
+     }
+     RETURN size(embedded) AS embedded, ids, texts, extras`,
+      heldVectors: `MATCH (n:${label}) WHERE n.id IN $ids AND n.namespace = $ns AND n.embeddingModel = $model AND n.embedding IS NOT NULL
+     RETURN n.id AS id, n.${assertIdentifier(shape.text)} AS text, n.embedding AS vector`,
     },
   };
 }
@@ -179,6 +210,28 @@ export function vectorSearch(channel: VectorChannel, scope: Record<string, unkno
       return { embedded, hits, scores };
     },
     countAll: (tx) => countAll(tx, channel),
+    heldScan: async (tx, exactMax) => {
+      const res = await tx.run(s.heldScan, { ...scope, model, exactMax: neo4j.int(exactMax) });
+      const row = res.records[0];
+      const embedded = Number(row?.get('embedded') ?? 0);
+      if (embedded > exactMax) return { embedded, candidates: null };
+      // Parallel lists rather than a map per node: the driver decodes them at a fraction of the cost.
+      const ids = (row?.get('ids') ?? []) as string[];
+      const texts = (row?.get('texts') ?? []) as Array<string | null>;
+      const extras = (row?.get('extras') ?? []) as unknown[];
+      const name = channel.extra.name;
+      return {
+        embedded,
+        candidates: ids.map((id, i) => {
+          const extra = extras[i] as string[] | string[][];
+          return { id, text: texts[i] ?? '', [name]: name === 'supersededBy' ? (extra as string[][]).flat() : extra };
+        }),
+      };
+    },
+    heldVectors: async (tx, ids) => {
+      const res = await tx.run(s.heldVectors, { ns: scope.ns, model, ids });
+      return res.records.map((r) => ({ id: r.get('id') as string, text: (r.get('text') as string | null) ?? '', vector: r.get('vector') as number[] }));
+    },
   };
 }
 

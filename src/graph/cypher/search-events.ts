@@ -33,8 +33,11 @@ const EVENT_VECTOR = vectorChannel({
   index: 'event_embedding',
   filter: EVENT_FILTER,
   returns: RETURN_EVENT,
-  hit: `{id: n.id, score: score,
-      supersededBy: [(old:Fact)-[:DERIVED_FROM]->(n) WHERE old.validTo IS NOT NULL | [(newer:Fact)-[:SUPERSEDES*1..8]->(old) | newer.id]]}`,
+  text: 'content',
+  extra: {
+    name: 'supersededBy',
+    expression: `[(old:Fact)-[:DERIVED_FROM]->(n) WHERE old.validTo IS NOT NULL | [(newer:Fact)-[:SUPERSEDES*1..8]->(old) | newer.id]]`,
+  },
 });
 
 /** The event vector channel of `scope` for `vector` of `model` (the statements of the fact channel, over events). */

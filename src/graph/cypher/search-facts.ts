@@ -81,8 +81,9 @@ const FACT_VECTOR = vectorChannel({
   index: 'fact_embedding',
   filter: FACT_FILTER,
   returns: RETURN_FACT,
-  hit: `{id: n.id, score: score, events: [(n)-[:DERIVED_FROM]->(ev:Event) | ev.id]}`,
   allScores: true,
+  text: 'statement',
+  extra: { name: 'events', expression: `[(n)-[:DERIVED_FROM]->(ev:Event) | ev.id]` },
 });
 
 /** The fact vector channel of `scope` for `vector` of `model`. */

@@ -1,4 +1,4 @@
-import { Counter, Histogram, Registry } from 'prom-client';
+import { Counter, Gauge, Histogram, Registry } from 'prom-client';
 
 /**
  * Prometheus metrics observed below the API floor (models, jobs, search, projection, MCP tools):
@@ -67,6 +67,17 @@ export const pipelineMetrics = {
   searchReplans: new Counter({
     name: 'medallion_search_replans_total',
     help: 'Times the API planned the search statements again in the background because the graph had grown or shrunk (SEARCH_REPLAN_SECONDS)',
+    registers: [telemetryRegistry],
+  }),
+  /** Vectors the API holds for the exact vector channels (graph/held-vectors.ts), and those it read from Neo4j. */
+  searchHeldVectorBytes: new Gauge({
+    name: 'medallion_search_held_vector_bytes',
+    help: "Bytes of small namespaces' vectors held in the API's process for the exact vector channels (SEARCH_HELD_VECTORS_MB)",
+    registers: [telemetryRegistry],
+  }),
+  searchHeldVectorReads: new Counter({
+    name: 'medallion_search_held_vector_reads_total',
+    help: 'Vectors the API read from Neo4j because a node was new to it or its text had changed (an overlay, a redaction)',
     registers: [telemetryRegistry],
   }),
   backgroundYieldSeconds: new Counter({
