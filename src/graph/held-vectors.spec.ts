@@ -44,13 +44,16 @@ describe('HeldVectors', () => {
     expect(after.scores).toEqual({ a: 0.5, b: 0.5 });
   });
 
-  it('drops what the candidates no longer name, and whole namespaces least recently searched first past its bound', async () => {
+  it("drops what an unfiltered search's candidates no longer name, and whole namespaces least recently searched first past its bound", async () => {
     const vectors = Object.fromEntries(Array.from({ length: 100 }, (_, i) => [`f${i}`, { text: `t${i}`, vector: [1, i] }]));
     const s = store(vectors);
     const all = Object.keys(vectors);
     const held = new HeldVectors(1 << 20);
     await held.topK('ns', candidates(s, all), [1, 0], 5, s.read);
     const full = held.bytes;
+    // A filtered search (a type, a time) names fewer candidates and keeps the rest held.
+    await held.topK('ns', candidates(s, all.slice(0, 10)), [1, 0], 5, s.read, false);
+    expect(held.bytes).toBe(full);
     // 90 of 100 erased: the space keeps only the 10 still named.
     await held.topK('ns', candidates(s, all.slice(0, 10)), [1, 0], 5, s.read);
     expect(held.bytes).toBeLessThan(full / 5);

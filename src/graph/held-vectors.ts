@@ -65,7 +65,9 @@ export class HeldVectors {
    * The exact top `k` of `candidates` by cosine to `query` (Neo4j's `vector.similarity.cosine`:
    * (1 + cos) / 2, ties by id), and every scored candidate's score. Vectors missing here, or held
    * under another text, are read through `read` first. Candidates whose vector is not of the
-   * query's length are not scored (as the Cypher channel's `embeddingDims` filter).
+   * query's length are not scored (as the Cypher channel's `embeddingDims` filter). `complete`:
+   * the candidates are every node the space's unfiltered search may score (no type, entity,
+   * importance or time filter), so what they do not name may leave (`prune`).
    */
   async topK(
     space: string,
@@ -73,6 +75,7 @@ export class HeldVectors {
     query: readonly number[],
     k: number,
     read: (ids: string[]) => Promise<StoredVector[]>,
+    complete = true,
   ): Promise<{ hits: ScoredId[]; scores: Record<string, number>; read: number }> {
     const s = this.touch(space);
     const keys = candidates.map((c) => textHash(c.text));
@@ -100,7 +103,7 @@ export class HeldVectors {
       scored.push({ id: c.id, score, ...(c.events ? { events: c.events } : {}), ...(c.supersededBy ? { supersededBy: c.supersededBy } : {}) });
     }
     scored.sort((a, b) => b.score - a.score || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
-    this.prune(s, candidates);
+    if (complete) this.prune(s, candidates);
     this.evict(space);
     return { hits: scored.slice(0, k), scores, read: missing.length };
   }
@@ -128,9 +131,9 @@ export class HeldVectors {
   }
 
   /**
-   * Entries the space's candidates no longer name (erased, hidden, superseded) leave once they are
-   * more than a quarter of it: a filtered search (asOf, includeSuperseded) names fewer candidates
-   * and does not empty the space each time.
+   * Entries an unfiltered search's candidates no longer name (erased, hidden, superseded) leave
+   * once they are more than a quarter of the space (a filtered search never prunes: it names fewer
+   * candidates, and searches alternating filters would read the namespace again each time).
    */
   private prune(s: Space, candidates: readonly HeldCandidate[]): void {
     if (s.byId.size <= candidates.length + Math.max(16, candidates.length / 4)) return;

@@ -207,6 +207,11 @@ async function shownContent(events: ReadonlyMap<string, BronzeEvent>, load: Sear
   );
 }
 
+/** A fact scope that filters nothing but the namespace and what is current now. */
+function unfilteredFacts(s: FactSearchScope): boolean {
+  return s.factTypes === null && s.entityId === null && s.minImportance === null && s.asOf === null && !s.includeSuperseded;
+}
+
 function invalid(message: string): GraphException {
   return new GraphException(GraphExceptionCode.INVALID_ARGUMENT, message);
 }
@@ -466,7 +471,9 @@ export class SearchService {
             const vectorHits = vectors
               .then(async (v) => {
                 if (!v) return NO_HITS;
-                const found = await timed('vector', () => this.vectorChannel(tx, scope.namespace, v, factVectorSearch(scope, v.model, v.vector), depth, scan));
+                const found = await timed('vector', () =>
+                  this.vectorChannel(tx, scope.namespace, v, factVectorSearch(scope, v.model, v.vector), depth, scan, unfilteredFacts(scope)),
+                );
                 factScores(found.scores ?? null);
                 return found.hits;
               })
@@ -497,8 +504,11 @@ export class SearchService {
               : Promise.resolve(NO_HITS);
             const vectorHits = vectors.then(async (v) =>
               v
-                ? (await timed('event_vector', () => this.vectorChannel(tx, scope.namespace, v, eventVectorSearch(eventScope, v.model, v.vector), depth, scan)))
-                    .hits
+                ? (
+                    await timed('event_vector', () =>
+                      this.vectorChannel(tx, scope.namespace, v, eventVectorSearch(eventScope, v.model, v.vector), depth, scan, eventScope.asOf === null),
+                    )
+                  ).hits
                 : NO_HITS,
             );
             const [vector, keyword] = await Promise.all([vectorHits, keywordHits]);
@@ -565,6 +575,8 @@ export class SearchService {
     search: VectorSearch,
     k: number,
     scan: Promise<{ model: string; found: HeldScan } | null>,
+    /** The scope filters nothing but the namespace and what is current: its candidates are all the held vectors may keep. */
+    unfiltered: boolean,
   ): Promise<{ hits: ScoredId[]; scores?: Record<string, number> }> {
     let n = this.largeCount(search.label, namespace, model);
     if (n === undefined) {
@@ -573,7 +585,7 @@ export class SearchService {
         n = held.found.embedded;
         if (held.found.candidates) {
           const space = `${search.label}\u0000${model}\u0000${namespace}`;
-          const found = await this.held.topK(space, held.found.candidates, vector, k, (ids) => search.heldVectors(tx, ids));
+          const found = await this.held.topK(space, held.found.candidates, vector, k, (ids) => search.heldVectors(tx, ids), unfiltered);
           pipelineMetrics.searchHeldVectorBytes.set(this.held.bytes);
           if (found.read > 0) pipelineMetrics.searchHeldVectorReads.inc(found.read);
           return found;
