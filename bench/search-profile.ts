@@ -189,6 +189,8 @@ export async function searchProfile(): Promise<void> {
         httpAll.push(ms);
       }
       const c1 = cpu();
+      // Vectors the service read from Neo4j during its warm-up and the HTTP pass (held-vectors.ts): a namespace's, once.
+      const heldVectorReads = (await pipelineMetrics.searchHeldVectorReads.get()).values[0]?.value ?? 0;
       const nodeCpu = process.cpuUsage(c0.node);
       const cpuPerSearch = {
         serviceAndClientNode: round((nodeCpu.user + nodeCpu.system) / 1000 / asked.length),
@@ -269,6 +271,7 @@ export async function searchProfile(): Promise<void> {
         httpByConversation: Object.fromEntries(Object.entries(http).map(([k, v]) => [k, summary(v)])),
         ms,
         cpuMsPerHttpSearch: cpuPerSearch,
+        heldVectorReads,
         neo4jPerSearch: { transactions: round(counts.tx / (2 * asked.length)), statements: round(counts.statements / (2 * asked.length)) },
         loadAverage1m: round(os.loadavg()[0] as number),
         note: 'API process without workers; http rows: one request at a time with keep-alive from this process; the hits-alone request leaves out evidence, statements and contents; neo4j statement rows overlap (three transactions at once); cpuMsPerHttpSearch over the full HTTP pass (node: this process, the service and its client together)',

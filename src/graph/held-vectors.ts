@@ -108,6 +108,24 @@ export class HeldVectors {
     return { hits: scored.slice(0, k), scores, read: missing.length };
   }
 
+  /** Whether `space` has been read (it may hold nothing: a namespace without vectors) and not evicted since. */
+  holds(space: string): boolean {
+    return this.spaces.has(space);
+  }
+
+  /** The ids of `candidates` whose vector is not held under their current text. */
+  missing(space: string, candidates: readonly HeldCandidate[]): string[] {
+    const s = this.spaces.get(space);
+    return candidates.filter((c) => s?.byId.get(c.id)?.key !== textHash(c.text)).map((c) => c.id);
+  }
+
+  /** Holds vectors read apart from a search (`SearchService` fills a namespace new to the process in the background). */
+  hold(space: string, vectors: readonly StoredVector[]): void {
+    const s = this.touch(space);
+    for (const r of vectors) this.put(s, r.id, { key: textHash(r.text), unit: unitVector(r.vector) });
+    this.evict(space);
+  }
+
   /** Drops every vector held for `space` (e.g. a namespace erased); the next search reads them again. */
   forget(space: string): void {
     const s = this.spaces.get(space);

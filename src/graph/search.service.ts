@@ -15,7 +15,7 @@ import type { Stage } from '../platform/stages';
 import { GraphException, GraphExceptionCode } from './graph.exception';
 import { WARM_UP_NAMESPACE, WARM_UP_QUESTIONS } from './graph-warm-up';
 import { HeldScan, ScoredId, VectorSearch } from './cypher/search-channel';
-import { HeldVectors } from './held-vectors';
+import { HeldCandidate, HeldVectors } from './held-vectors';
 import { FactUses, NO_USES } from '../silver/usage-recorder';
 import { entityNameSearch, expandFromSeeds, FactSearchScope, factVectorSearch, keywordSearch, roleNames } from './cypher/search-facts';
 import { EVENT_SPEAKER_BOOST, eventKeywordSearch, EventSearchScope, eventVectorSearch } from './cypher/search-events';
@@ -133,6 +133,8 @@ const MAX_FACT_TYPES = 50;
 /** Graph seeds: the best few vector/keyword hits whose entities are expanded. */
 const GRAPH_SEEDS = 5;
 const MAX_NAME_MATCHED_ENTITIES = 10;
+/** Up to this many vectors new to the process (or a tenth of the candidates) are read inside a search; more, in the background. */
+const MAX_INLINE_VECTOR_READS = 32;
 
 const NO_HITS: ScoredId[] = [];
 const FACT_LISTS = ['vector', 'keyword', 'graph'] as const;
@@ -205,6 +207,11 @@ async function shownContent(events: ReadonlyMap<string, BronzeEvent>, load: Sear
       return [id, { id: e.id, actor: e.actor, occurredAt: e.occurredAt, content }];
     }),
   );
+}
+
+/** Where a channel's held vectors of a namespace are kept: one space per label, model and namespace. */
+function heldSpace(label: string, model: string, namespace: string): string {
+  return `${label}\u0000${model}\u0000${namespace}`;
 }
 
 /** A fact scope that filters nothing but the namespace and what is current now. */
@@ -365,20 +372,22 @@ export class SearchService {
     this.roles.delete(args.namespace);
     await this.channelLists(args);
     await this.read((tx) => expandFromSeeds(tx, scope, ['warm-up'], 30, this.settings.graphOverGold));
-    // A search reads held vectors only for nodes this process has not held yet: planned here all the same.
+    // Which vector statements a search sends depends on what this process holds (held-vectors.ts):
+    // every one of them is planned here, whichever this round's search took.
     const model = this.held.enabled
       ? await this.embedder().then(
           (e) => e.model,
           () => null,
         )
       : null;
-    if (model !== null)
+    if (model !== null) {
+      const channels = [factVectorSearch(scope, model, [0]), eventVectorSearch({ namespace: scope.namespace, asOf: scope.asOf }, model, [0])];
       await this.read((tx) =>
-        Promise.all([
-          factVectorSearch(scope, model, []).heldVectors(tx, []),
-          eventVectorSearch({ namespace: scope.namespace, asOf: scope.asOf }, model, []).heldVectors(tx, []),
-        ]),
+        Promise.all(
+          channels.flatMap((c) => [c.heldScan(tx, this.settings.exactMaxFacts), c.heldVectors(tx, []), c.countedExact(tx, 1, this.settings.exactMaxFacts)]),
+        ),
       );
+    }
   }
 
   /**
@@ -581,16 +590,17 @@ export class SearchService {
     let n = this.largeCount(search.label, namespace, model);
     if (n === undefined) {
       const held = await scan;
-      if (held && held.model === model) {
-        n = held.found.embedded;
-        if (held.found.candidates) {
-          const space = `${search.label}\u0000${model}\u0000${namespace}`;
-          const found = await this.held.topK(space, held.found.candidates, vector, k, (ids) => search.heldVectors(tx, ids), unfiltered);
-          pipelineMetrics.searchHeldVectorBytes.set(this.held.bytes);
-          if (found.read > 0) pipelineMetrics.searchHeldVectorReads.inc(found.read);
-          return found;
-        }
-      } else {
+      const found = held && held.model === model ? held.found : null;
+      const space = heldSpace(search.label, model, namespace);
+      if (found?.candidates && !this.fillFirst(space, found.candidates, search)) {
+        const top = await this.held.topK(space, found.candidates, vector, k, (ids) => search.heldVectors(tx, ids), unfiltered);
+        pipelineMetrics.searchHeldVectorBytes.set(this.held.bytes);
+        if (top.read > 0) pipelineMetrics.searchHeldVectorReads.inc(top.read);
+        return top;
+      }
+      if (found && !found.candidates) n = found.embedded;
+      else {
+        // Not held (disabled, another model, or being read for the next search): Neo4j's exact cosine.
         const counted = await search.countedExact(tx, k, this.settings.exactMaxFacts);
         if (counted.hits) return { hits: counted.hits, ...(counted.scores ? { scores: counted.scores } : {}) };
         n = counted.embedded;
@@ -601,6 +611,42 @@ export class SearchService {
     const inTx = <T>(work: (t: CypherRunner) => Promise<T>): Promise<T> => work(tx);
     return { hits: (await oversampledIndexSearch(inTx, search, k, { namespaceFacts: n, allFacts: all }, this.settings)).hits };
   }
+
+  /**
+   * True when many of a held namespace's candidates are new to this process (a large batch just
+   * projected): reading their vectors would be one more statement, dependent on the scan, inside
+   * this search (bench/scenarios, one question per fresh namespace: p50/p95 34/65 -> 71/171 ms
+   * when every first search read them inline). Neo4j's exact cosine answers this search instead,
+   * and the vectors are read apart for the next one (`fill`; a failed read is tried again by a
+   * later search). A few new nodes (an active conversation) are read inline.
+   */
+  private fillFirst(space: string, candidates: readonly HeldCandidate[], search: VectorSearch): boolean {
+    const missing = this.held.missing(space, candidates);
+    if (missing.length <= Math.max(MAX_INLINE_VECTOR_READS, candidates.length / 10)) return false;
+    this.fill(space, search);
+    return true;
+  }
+
+  /** Reads the vectors of `space` this process does not hold, in a read transaction of its own; one at a time per space. */
+  private fill(space: string, search: VectorSearch): void {
+    if (this.filling.has(space)) return;
+    this.filling.add(space);
+    this.read(async (tx) => {
+      const { candidates } = await search.heldScan(tx, this.settings.exactMaxFacts);
+      const missing = candidates ? this.held.missing(space, candidates) : [];
+      return missing.length > 0 ? search.heldVectors(tx, missing) : [];
+    })
+      .then((vectors) => {
+        this.held.hold(space, vectors);
+        pipelineMetrics.searchHeldVectorBytes.set(this.held.bytes);
+        pipelineMetrics.searchHeldVectorReads.inc(vectors.length);
+      })
+      .catch((err: unknown) => this.warn(`searchMemory: reading vectors to hold failed: ${err instanceof Error ? err.message : String(err)}`))
+      .finally(() => this.filling.delete(space));
+  }
+
+  /** Namespaces (label, model) whose vectors are being read in the background. */
+  private readonly filling = new Set<string>();
 
   /**
    * The held-vectors scan of a vector channel (`heldVectorsBytes`), sent as soon as the embedder's
@@ -616,9 +662,17 @@ export class SearchService {
     search: (model: string) => VectorSearch,
   ): Promise<{ model: string; found: HeldScan } | null> {
     if (!this.held.enabled) return Promise.resolve(null);
-    const scan = model.then(async (m) =>
-      m === null || this.largeCount(label, namespace, m) !== undefined ? null : { model: m, found: await search(m).heldScan(tx, this.settings.exactMaxFacts) },
-    );
+    const scan = model.then(async (m) => {
+      if (m === null || this.largeCount(label, namespace, m) !== undefined) return null;
+      const space = heldSpace(label, m, namespace);
+      // A namespace new to this process: Neo4j's exact cosine answers this search, as with nothing
+      // held, and the namespace's vectors are read apart for the next one (`fill`).
+      if (!this.held.holds(space)) {
+        this.fill(space, search(m));
+        return null;
+      }
+      return { model: m, found: await search(m).heldScan(tx, this.settings.exactMaxFacts) };
+    });
     scan.catch(() => undefined);
     return scan;
   }

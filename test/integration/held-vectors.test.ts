@@ -56,13 +56,19 @@ describe('vectors held in the API process', () => {
   };
   /**
    * The same hits in the same order, each score within 1e-5 (Neo4j computes the cosine in 32-bit
-   * floats, this process in 64-bit: they differ in the 7th place).
+   * floats, this process in 64-bit: they differ in the 7th place, so two hits closer than that may
+   * swap, and one at the k-th place may be another of the same score).
    */
+  const expectSameList = (held: ReadonlyArray<readonly [string, number]>, neo4j: ReadonlyArray<readonly [string, number]>) => {
+    expect(held.length).toBe(neo4j.length);
+    held.forEach(([id, score], i) => {
+      const [otherId, otherScore] = neo4j[i] ?? ['', NaN];
+      expect(Math.abs(score - otherScore)).toBeLessThan(1e-5);
+      if (id !== otherId) expect(Math.abs(score - (neo4j.find(([x]) => x === id)?.[1] ?? score))).toBeLessThan(1e-5);
+    });
+  };
   const expectSame = (lists: Awaited<ReturnType<typeof vectorLists>>) => {
-    for (const channel of ['vector', 'event_vector'] as const) {
-      expect(lists.held[channel].map(([id]) => id)).toEqual(lists.neo4j[channel].map(([id]) => id));
-      lists.held[channel].forEach(([, score], i) => expect(Math.abs(score - (lists.neo4j[channel][i]?.[1] ?? NaN))).toBeLessThan(1e-5));
-    }
+    for (const channel of ['vector', 'event_vector'] as const) expectSameList(lists.held[channel], lists.neo4j[channel]);
   };
 
   beforeAll(async () => {
@@ -84,6 +90,12 @@ describe('vectors held in the API process', () => {
       1,
     );
     await settled();
+    // A namespace's first search is answered by Neo4j while its vectors are read apart (the third
+    // test): the comparisons below run once the service holds them.
+    const reads = async () => total(await scrape(t.url), 'medallion_search_held_vector_reads_total');
+    const before = await reads();
+    await heldService.channels(auth, { namespace: ns, query: 'where does the user live?' });
+    await eventually(async () => (await reads()) > before, 'the namespace held', 10_000);
   }, 240_000);
   afterAll(async () => {
     await pg?.end();
@@ -136,5 +148,37 @@ describe('vectors held in the API process', () => {
     expectSame(after);
     const redacted = after.held.event_vector.find(([id]) => id === secret);
     expect(redacted === undefined || (redacted[1] as number) < scoreBefore).toBe(true);
+  });
+  it('answers a namespace new to the process from Neo4j once, reads its vectors apart, and holds them for the next search', async () => {
+    const fresh = uniqueNamespace('held-fill');
+    await gqlOk(t.url, t.adminToken, INGEST, {
+      input: Array.from({ length: 40 }, (_, i) =>
+        anEvent(fresh)
+          .inConversation('c1', i + 1)
+          .by(i % 2 === 0 ? 'USER' : 'ASSISTANT')
+          .saying(`Day ${i + 1} of the walking tour went through village number ${i + 1}`)
+          .at('2026-05-01T09:00:00.000Z')
+          .build(),
+      ),
+    });
+    await settledNamespace(t, pg, fresh);
+    const service = new SearchService(t.app.neo4j, embedder, DEFAULT_SEARCH_SETTINGS);
+    const reads = async () => total(await scrape(t.url), 'medallion_search_held_vector_reads_total');
+    const lists = async () => {
+      const [a, b] = await Promise.all([
+        service.channels(auth, { namespace: fresh, query: 'which village on day 12?' }),
+        inNeo4j.channels(auth, { namespace: fresh, query: 'which village on day 12?' }),
+      ]);
+      const shape = (l: ScoredId[]) => l.map((h) => [h.id, h.score] as const);
+      expectSameList(shape(a.lists.event_vector), shape(b.lists.event_vector));
+      expect(a.lists.event_vector.length).toBeGreaterThan(0);
+    };
+    const before = await reads();
+    await lists();
+    // The 40 turns' vectors are read in a transaction of their own, after the search answered.
+    await eventually(async () => (await reads()) >= before + 40, 'the vectors held', 10_000);
+    const held = await reads();
+    await lists();
+    expect(await reads()).toBe(held);
   });
 });
