@@ -635,7 +635,14 @@ const DESIGN_EVENTS = `MATCH (e:Event) WHERE e.namespace = $ns AND e.embeddingMo
   RETURN e.id AS id, e.content AS key`;
 const DESIGN_VECTORS = (label: string) => `MATCH (n:${label}) WHERE n.namespace = $ns AND n.embeddingModel = $model RETURN n.id AS id, n.embedding AS v`;
 
-/** Scratch: Neo4j exact cosine against a Neo4j candidate scan (no vectors read) scored in JS over vectors held here. */
+/**
+ * `BENCH_PROFILE_DESIGNS=1`: where the exact vector channels could score (docs/search.md, "Held
+ * vectors"), each statement alone in its own read transaction per question: Neo4j's counted exact
+ * cosine (as with SEARCH_HELD_VECTORS_MB=0) against a scan of the current nodes without their
+ * vectors (ids; ids and text; with what a hit carries; a transaction's floor, `RETURN 1`) and the
+ * cosine in JavaScript over vectors read once per namespace. The scans use the channels' namespace,
+ * model and currency filter only: what the statements cost, not what the service sends.
+ */
 async function vectorDesigns(
   driver: Driver,
   embedder: Embedder,
