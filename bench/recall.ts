@@ -451,26 +451,22 @@ export async function recallBench(): Promise<void> {
           await silverApi.app.stop();
         }
       }
+      // The same questions on the same Silver and Gold through an API process that holds no vectors
+      // (SEARCH_HELD_VECTORS_MB=0: the exact vector channels score in Neo4j, 32-bit), against the
+      // default (held vectors, 64-bit): docs/search.md, "Held vectors".
+      const neo4jVectorsApi = await b.startApp({ SEARCH_HELD_VECTORS_MB: '0' }, { api: true, worker: false });
+      let neo4jVectors: AskedQuestion[];
+      try {
+        neo4jVectors = (await askAll(poster(neo4jVectorsApi.url, adminToken))).slice(0, asked.length);
+      } finally {
+        await neo4jVectorsApi.app.stop();
+      }
       const { main, ours, bm25 } = recallFigures(asked);
       const adversarial = asked.filter((q) => q.category === 5);
       const fresh = await searchableAtOnce(post, Number(process.env.BENCH_FRESH_N ?? 20));
       const hitKinds = main.reduce((a, q) => ({ FACT: a.FACT + q.kinds.FACT, EVENT: a.EVENT + q.kinds.EVENT }), { FACT: 0, EVENT: 0 });
       const silver = silverGraph ? recallFigures(silverGraph).ours : null;
-      // Question by question (both runs ask them in the same order): recall up or down, and pages that differ at all.
-      const changed = silverGraph
-        ? asked.reduce(
-            (a, q, i) => {
-              const other = (silverGraph as AskedQuestion[])[i] as AskedQuestion;
-              const main4 = q.category >= 1 && q.category <= 4;
-              return {
-                better: a.better + (main4 && q.recall > other.recall ? 1 : 0),
-                worse: a.worse + (main4 && q.recall < other.recall ? 1 : 0),
-                differentPage: a.differentPage + (q.page.join('|') !== other.page.join('|') ? 1 : 0),
-              };
-            },
-            { better: 0, worse: 0, differentPage: 0 },
-          )
-        : null;
+      const changed = silverGraph ? questionByQuestion(asked, silverGraph) : null;
       const graphHits = (xs: readonly AskedQuestion[]) => xs.reduce((a, q) => a + q.graphHits, 0);
 
       // The raw-turn fusion baseline, after every latency above was taken: the service's embedder
@@ -584,6 +580,13 @@ export async function recallBench(): Promise<void> {
           definition:
             "per question (categories 1-4 with an answer), the share of the answer's words found in the text of the first 10 hits (ours: fact statements and event contents as searchMemory returns them; BM25 and the fusion: their first 10 turns' contents), then the mean. oursWithEvidence: the same over what MCP's search_memory text shows an agent, each hit with the turns it rests on (up to 3 per fact hit); not the issue's measure, shown beside it. Answer words: lowercase runs of letters or digits of LoCoMo's answer, stop words (package stopword, English) and single letters out, numbers kept, a light plural stem (bench/measures.ts) on both sides",
         },
+        heldVectorsEffect: {
+          held: ours.recallAt10,
+          neo4jCosine: recallFigures(neo4jVectors).ours.recallAt10,
+          difference: round(ours.recallAt10 - recallFigures(neo4jVectors).ours.recallAt10, 3),
+          ...questionByQuestion(asked, neo4jVectors),
+          note: 'the same questions on the same Silver and Gold, asked again through an API process with SEARCH_HELD_VECTORS_MB=0 (the exact vector channels score in Neo4j); better/worse: questions of categories 1-4 whose recall the default (held vectors) raised or lowered',
+        },
         goldEffect: silver
           ? {
               graphOverGold: ours.recallAt10,
@@ -677,4 +680,20 @@ function byFifth(ms: readonly number[]): Array<{ n: number; p50: number; p95: nu
     .map((i) => ms.slice(i * size, (i + 1) * size))
     .filter((xs) => xs.length > 0)
     .map((xs) => summarize(xs));
+}
+
+/** Question by question (both runs ask them in the same order): recall up or down in `a` against `b`, and pages that differ at all. */
+function questionByQuestion(a: readonly AskedQuestion[], b: readonly AskedQuestion[]): { better: number; worse: number; differentPage: number } {
+  return a.reduce(
+    (n, q, i) => {
+      const other = b[i] as AskedQuestion;
+      const main4 = q.category >= 1 && q.category <= 4;
+      return {
+        better: n.better + (main4 && q.recall > other.recall ? 1 : 0),
+        worse: n.worse + (main4 && q.recall < other.recall ? 1 : 0),
+        differentPage: n.differentPage + (q.page.join('|') !== other.page.join('|') ? 1 : 0),
+      };
+    },
+    { better: 0, worse: 0, differentPage: 0 },
+  );
 }

@@ -384,7 +384,12 @@ export class SearchService {
       const channels = [factVectorSearch(scope, model, [0]), eventVectorSearch({ namespace: scope.namespace, asOf: scope.asOf }, model, [0])];
       await this.read((tx) =>
         Promise.all(
-          channels.flatMap((c) => [c.heldScan(tx, this.settings.exactMaxFacts), c.heldVectors(tx, []), c.countedExact(tx, 1, this.settings.exactMaxFacts)]),
+          // The vector read with a list of ids, as a search sends it (Neo4j keys a plan by its parameters' types too).
+          channels.flatMap((c) => [
+            c.heldScan(tx, this.settings.exactMaxFacts),
+            c.heldVectors(tx, ['warm-up']),
+            c.countedExact(tx, 1, this.settings.exactMaxFacts),
+          ]),
         ),
       );
     }
@@ -631,11 +636,15 @@ export class SearchService {
   private fill(space: string, search: VectorSearch): void {
     if (this.filling.has(space)) return;
     this.filling.add(space);
-    this.read(async (tx) => {
-      const { candidates } = await search.heldScan(tx, this.settings.exactMaxFacts);
-      const missing = candidates ? this.held.missing(space, candidates) : [];
-      return missing.length > 0 ? search.heldVectors(tx, missing) : [];
-    })
+    // Outside a plans refresh's context (its statements are sent with replan=force): a read like any search's.
+    this.replanning
+      .exit(() =>
+        this.read(async (tx) => {
+          const { candidates } = await search.heldScan(tx, this.settings.exactMaxFacts);
+          const missing = candidates ? this.held.missing(space, candidates) : [];
+          return missing.length > 0 ? search.heldVectors(tx, missing) : [];
+        }),
+      )
       .then((vectors) => {
         this.held.hold(space, vectors);
         pipelineMetrics.searchHeldVectorBytes.set(this.held.bytes);
