@@ -1,15 +1,15 @@
-import { HeldCandidate, HeldVectors, StoredVector } from './held-vectors';
+import { HeldCandidate, HeldVectors, StoredVector, textHash } from './held-vectors';
 
 /** A store the held vectors read from, counting what they ask for. */
 function store(vectors: Record<string, { text: string; vector: number[] }>) {
   const asked: string[][] = [];
   const read = async (ids: string[]): Promise<StoredVector[]> => {
     asked.push(ids);
-    return ids.flatMap((id) => (vectors[id] ? [{ id, ...vectors[id] }] : []));
+    return ids.flatMap((id) => (vectors[id] ? [{ id, key: textHash(vectors[id].text), vector: vectors[id].vector }] : []));
   };
   return { asked, read, vectors };
 }
-const candidates = (s: ReturnType<typeof store>, ids: string[]): HeldCandidate[] => ids.map((id) => ({ id, text: s.vectors[id]?.text ?? '' }));
+const candidates = (s: ReturnType<typeof store>, ids: string[]): HeldCandidate[] => ids.map((id) => ({ id, key: textHash(s.vectors[id]?.text ?? '') }));
 
 describe('HeldVectors', () => {
   it("ranks by Neo4j's cosine, (1 + cos) / 2, ties by id, and reads each vector once while its text stays", async () => {

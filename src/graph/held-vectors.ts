@@ -17,16 +17,16 @@ import { ScoredId } from './cypher/search-channel';
  */
 export interface HeldCandidate {
   id: string;
-  /** The text the node's vector embeds, as Neo4j holds it now (composed: overlays and redactions applied). */
-  text: string;
+  /** `textHash` of the text the node's vector embeds, as Neo4j holds it now (composed: overlays and redactions applied). */
+  key: number;
   events?: string[];
   supersededBy?: string[];
 }
 
-/** A node's vector as Neo4j holds it, with the text it embeds. */
+/** A node's vector as Neo4j holds it, with `textHash` of the text it embeds. */
 export interface StoredVector {
   id: string;
-  text: string;
+  key: number;
   vector: readonly number[];
 }
 
@@ -77,13 +77,12 @@ export class HeldVectors {
     read: (ids: string[]) => Promise<StoredVector[]>,
     complete = true,
   ): Promise<{ hits: ScoredId[]; scores: Record<string, number>; read: number }> {
+    const missing = this.missing(space, candidates);
     const s = this.touch(space);
-    const keys = candidates.map((c) => textHash(c.text));
-    const missing = candidates.filter((c, i) => s.byId.get(c.id)?.key !== keys[i]).map((c) => c.id);
     const fresh = new Map<string, Held>();
     if (missing.length > 0) {
       for (const r of await read(missing)) {
-        const held = { key: textHash(r.text), unit: unitVector(r.vector) };
+        const held = { key: r.key, unit: unitVector(r.vector) };
         fresh.set(r.id, held);
         this.put(s, r.id, held);
       }
@@ -97,7 +96,7 @@ export class HeldVectors {
       const isFresh = fresh.get(c.id);
       const held = isFresh ?? s.byId.get(c.id);
       // Held under another text (changed between the two reads): not scored rather than scored stale.
-      if (held === undefined || held.unit.length !== dims || (isFresh === undefined && held.key !== keys[i])) continue;
+      if (held === undefined || held.unit.length !== dims || (isFresh === undefined && held.key !== c.key)) continue;
       const score = (1 + Math.max(-1, Math.min(1, dot(held.unit, q, dims)))) / 2;
       scores[c.id] = score;
       scored.push({ id: c.id, score, ...(c.events ? { events: c.events } : {}), ...(c.supersededBy ? { supersededBy: c.supersededBy } : {}) });
@@ -116,22 +115,14 @@ export class HeldVectors {
   /** The ids of `candidates` whose vector is not held under their current text. */
   missing(space: string, candidates: readonly HeldCandidate[]): string[] {
     const s = this.spaces.get(space);
-    return candidates.filter((c) => s?.byId.get(c.id)?.key !== textHash(c.text)).map((c) => c.id);
+    return candidates.filter((c) => s?.byId.get(c.id)?.key !== c.key).map((c) => c.id);
   }
 
   /** Holds vectors read apart from a search (`SearchService` fills a namespace new to the process in the background). */
   hold(space: string, vectors: readonly StoredVector[]): void {
     const s = this.touch(space);
-    for (const r of vectors) this.put(s, r.id, { key: textHash(r.text), unit: unitVector(r.vector) });
+    for (const r of vectors) this.put(s, r.id, { key: r.key, unit: unitVector(r.vector) });
     this.evict(space);
-  }
-
-  /** Drops every vector held for `space` (e.g. a namespace erased); the next search reads them again. */
-  forget(space: string): void {
-    const s = this.spaces.get(space);
-    if (!s) return;
-    this.total -= s.bytes;
-    this.spaces.delete(space);
   }
 
   private touch(space: string): Space {

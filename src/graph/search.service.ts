@@ -374,12 +374,7 @@ export class SearchService {
     await this.read((tx) => expandFromSeeds(tx, scope, ['warm-up'], 30, this.settings.graphOverGold));
     // Which vector statements a search sends depends on what this process holds (held-vectors.ts):
     // every one of them is planned here, whichever this round's search took.
-    const model = this.held.enabled
-      ? await this.embedder().then(
-          (e) => e.model,
-          () => null,
-        )
-      : null;
+    const model = this.held.enabled ? await this.embedderModel() : null;
     if (model !== null) {
       const channels = [factVectorSearch(scope, model, [0]), eventVectorSearch({ namespace: scope.namespace, asOf: scope.asOf }, model, [0])];
       await this.read((tx) =>
@@ -465,13 +460,7 @@ export class SearchService {
     };
     const vectors = embedded !== undefined ? Promise.resolve(embedded) : timed('embed', () => this.queryVector(query));
     // The model's name, known before the query is embedded: the held-vectors scans start at once.
-    const model =
-      embedded !== undefined
-        ? Promise.resolve(embedded?.model ?? null)
-        : this.embedder().then(
-            (e) => e.model,
-            () => null,
-          );
+    const model = embedded !== undefined ? Promise.resolve(embedded?.model ?? null) : this.embedderModel();
     // The fact vector channel's exact search also gives every scored fact's cosine, which the entity
     // names then rank by instead of reading those facts' vectors again; settled (null: no scores) when
     // that channel does not run or fails, so the names never wait on a rejection of their own.
@@ -599,8 +588,7 @@ export class SearchService {
       const space = heldSpace(search.label, model, namespace);
       if (found?.candidates && !this.fillFirst(space, found.candidates, search)) {
         const top = await this.held.topK(space, found.candidates, vector, k, (ids) => search.heldVectors(tx, ids), unfiltered);
-        pipelineMetrics.searchHeldVectorBytes.set(this.held.bytes);
-        if (top.read > 0) pipelineMetrics.searchHeldVectorReads.inc(top.read);
+        this.heldMetrics(top.read);
         return top;
       }
       if (found && !found.candidates) n = found.embedded;
@@ -647,11 +635,24 @@ export class SearchService {
       )
       .then((vectors) => {
         this.held.hold(space, vectors);
-        pipelineMetrics.searchHeldVectorBytes.set(this.held.bytes);
-        pipelineMetrics.searchHeldVectorReads.inc(vectors.length);
+        this.heldMetrics(vectors.length);
       })
       .catch((err: unknown) => this.warn(`searchMemory: reading vectors to hold failed: ${err instanceof Error ? err.message : String(err)}`))
       .finally(() => this.filling.delete(space));
+  }
+
+  /** `medallion_search_held_vector_bytes` now, and `read` more vectors read from Neo4j. */
+  private heldMetrics(read: number): void {
+    pipelineMetrics.searchHeldVectorBytes.set(this.held.bytes);
+    if (read > 0) pipelineMetrics.searchHeldVectorReads.inc(read);
+  }
+
+  /** The embedder's model name without embedding anything; null when the embedder does not load. */
+  private embedderModel(): Promise<string | null> {
+    return this.embedder().then(
+      (e) => e.model,
+      () => null,
+    );
   }
 
   /** Namespaces (label, model) whose vectors are being read in the background. */

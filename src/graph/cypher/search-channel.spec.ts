@@ -1,3 +1,4 @@
+import { textHash } from '../held-vectors';
 import { vectorChannel, VectorChannelShape, vectorSearch } from './search-channel';
 
 const shape: VectorChannelShape = {
@@ -77,15 +78,15 @@ describe('the held-vectors statements', () => {
     expect(await search.heldScan(small.tx, 2)).toEqual({
       embedded: 2,
       candidates: [
-        { id: 'a', text: 'one', supersededBy: ['f1', 'f2'] },
-        { id: 'b', text: '', supersededBy: [] },
+        { id: 'a', key: textHash('one'), supersededBy: ['f1', 'f2'] },
+        { id: 'b', key: textHash(''), supersededBy: [] },
       ],
     });
     expect(Object.keys(small.calls[0]?.params ?? {}).sort()).toEqual(['asOf', 'exactMax', 'model', 'ns']);
     const large = runner([{ embedded: 3, ids: [], texts: [], extras: [] }]);
     expect(await search.heldScan(large.tx, 2)).toEqual({ embedded: 3, candidates: null });
     const vectors = runner([{ id: 'a', text: 'one', vector: [0.5, 0.5] }]);
-    expect(await search.heldVectors(vectors.tx, ['a'])).toEqual([{ id: 'a', text: 'one', vector: [0.5, 0.5] }]);
+    expect(await search.heldVectors(vectors.tx, ['a'])).toEqual([{ id: 'a', key: textHash('one'), vector: [0.5, 0.5] }]);
     expect(vectors.calls[0]?.params).toEqual({ ns: 'ns1', model: 'm', ids: ['a'] });
   });
 });

@@ -1,6 +1,6 @@
 import neo4j from 'neo4j-driver';
 import { assertIdentifier, CypherRunner } from './cypher-runner';
-import type { HeldCandidate, StoredVector } from '../held-vectors';
+import { HeldCandidate, StoredVector, textHash } from '../held-vectors';
 
 /**
  * What the search channels share (search-facts.ts, search-events.ts): the hits they return, and the
@@ -224,13 +224,17 @@ export function vectorSearch(channel: VectorChannel, scope: Record<string, unkno
         embedded,
         candidates: ids.map((id, i) => {
           const extra = extras[i] as string[] | string[][];
-          return { id, text: texts[i] ?? '', [name]: name === 'supersededBy' ? (extra as string[][]).flat() : extra };
+          return { id, key: textHash(texts[i] ?? ''), [name]: name === 'supersededBy' ? (extra as string[][]).flat() : extra };
         }),
       };
     },
     heldVectors: async (tx, ids) => {
       const res = await tx.run(s.heldVectors, { ns: scope.ns, model, ids });
-      return res.records.map((r) => ({ id: r.get('id') as string, text: (r.get('text') as string | null) ?? '', vector: r.get('vector') as number[] }));
+      return res.records.map((r) => ({
+        id: r.get('id') as string,
+        key: textHash((r.get('text') as string | null) ?? ''),
+        vector: r.get('vector') as number[],
+      }));
     },
   };
 }
